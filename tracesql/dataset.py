@@ -1,0 +1,128 @@
+"""Opening a dataset: DuckDB views over the Parquet tables plus the analysis views in ``sql/``.
+
+Layout of a dataset directory::
+
+    DATASET/traces/trace_id=<id>/<table>.parquet   one file per table per trace (see schema.py)
+    DATASET/catalog.duckdb                        views with absolute paths: `duckdb DATASET/catalog.duckdb`
+    DATASET/init.sql                              the same views as SQL: `duckdb -init DATASET/init.sql`
+    DATASET/.staging/                             private work directories of running ingests
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from .errors import DatasetError
+from .schema import TABLES, empty_select
+
+
+def sql_dir() -> Path:
+    """The shipped ``sql/`` folder (inside the installed package, or the repository's top level)."""
+    here = Path(__file__).resolve().parent
+    for cand in (here / "sql", here.parent / "sql"):
+        if cand.is_dir():
+            return cand
+    raise DatasetError("the tracesql sql/ folder is missing from the installation")
+
+
+def sql_files() -> list[Path]:
+    return sorted(p for p in sql_dir().rglob("*.sql"))
+
+
+def _quote(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def table_statements(dataset: Path) -> list[str]:
+    """CREATE VIEW statements for the stored tables, with absolute paths."""
+    tdir = Path(dataset).resolve() / "traces"
+    has_traces = any(tdir.glob("trace_id=*/traces.parquet")) if tdir.is_dir() else False
+    out = []
+    for table in TABLES:
+        if has_traces:
+            glob = _quote(f"{tdir}/trace_id=*/{table}.parquet")
+            out.append(f"CREATE OR REPLACE VIEW {table} AS SELECT trace_id, * EXCLUDE (trace_id) FROM read_parquet("
+                       f"{glob}, hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}}, "
+                       f"union_by_name = true);")
+        else:
+            out.append(f"CREATE OR REPLACE VIEW {table} AS {empty_select(table)};")
+    return out
+
+
+def catalog_statements(dataset: Path) -> list[str]:
+    stmts = table_statements(dataset)
+    for f in sql_files():
+        stmts.append(f"-- {f.name}\n" + f.read_text())
+    return stmts
+
+
+def write_catalog(dataset: Path) -> None:
+    """(Re)write DATASET/init.sql and DATASET/catalog.duckdb, each replaced atomically."""
+    dataset = Path(dataset)
+    stmts = catalog_statements(dataset)
+    tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    init_tmp = dataset / f".init.sql.{tag}"
+    init_tmp.write_text("-- Views of this tracesql dataset. Use: duckdb -init init.sql\n" + "\n".join(stmts) + "\n")
+    os.replace(init_tmp, dataset / "init.sql")
+    cat_tmp = dataset / f".catalog.{tag}.duckdb"
+    con = duckdb.connect(str(cat_tmp))
+    try:
+        for s in stmts:
+            con.execute(s)
+    finally:
+        con.close()
+    os.replace(cat_tmp, dataset / "catalog.duckdb")
+    wal = dataset / f".catalog.{tag}.duckdb.wal"
+    if wal.exists():
+        wal.unlink()
+
+
+class Dataset:
+    """A tracesql dataset opened in an in-memory DuckDB connection with every table and view defined.
+
+    ``ds.sql(query)`` returns a polars DataFrame; ``ds.con`` is the DuckDB connection for power users.
+    """
+
+    def __init__(self, path, threads: int | None = None):
+        self.path = Path(path)
+        if not (self.path / "traces").is_dir():
+            raise DatasetError(f"{path}: not a tracesql dataset (no traces/ folder); create one with "
+                               "`tracesql ingest TRACE --out {path}`")
+        config = {"threads": threads} if threads else {}
+        self.con = duckdb.connect(config=config)
+        for s in catalog_statements(self.path):
+            self.con.execute(s)
+
+    def sql(self, query: str, params=None) -> pl.DataFrame:
+        """Run a query and return the result as a polars DataFrame."""
+        return self.con.execute(query, params).pl() if params is not None else self.con.sql(query).pl()
+
+    def execute(self, query: str, params=None):
+        return self.con.execute(query, params) if params is not None else self.con.execute(query)
+
+    def tables(self) -> list[str]:
+        """The stored tables (one Parquet file per trace each)."""
+        return list(TABLES)
+
+    def views(self) -> list[str]:
+        """The analysis views defined by the shipped SQL files."""
+        rows = self.con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary "
+                                "ORDER BY view_name").fetchall()
+        return [r[0] for r in rows if r[0] not in TABLES]
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def open(path, threads: int | None = None) -> Dataset:  # noqa: A001 - mirrors tracesql.open(DATASET)
+    return Dataset(path, threads=threads)

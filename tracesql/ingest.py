@@ -1,0 +1,667 @@
+"""Streaming ingest of trace files into a dataset of Parquet tables.
+
+Pipeline for one file (memory stays flat whatever the file size):
+
+1. ``TraceSplitter`` streams the decompressed JSON text and cuts ``traceEvents`` into chunks of whole events.
+2. Two worker threads each give a chunk to DuckDB's JSON reader (``read_json`` with an explicit column list)
+   and write the parsed rows as a raw Parquet unit in a private staging directory.
+   ``ts``/``dur`` are converted to int64 ns: from the parsed double when that is exact (fewer than 14 integer
+   digits), otherwise from the decimal text (the chunk's ``"ts": 1712195495519689.047`` values are quoted
+   first and cast through DECIMAL).
+3. When the file is done, one SQL pass per table routes the raw rows into the final tables (``schema.py``),
+   normalising categories and extracting typed args columns.
+4. The staging directory is renamed to ``traces/trace_id=<id>`` in one atomic step; the trace id is derived
+   from the content hash, so a file that is already in the dataset is detected and not added twice.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import shutil
+import threading
+import time
+import uuid
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import orjson
+
+from . import __version__
+from .errors import TraceError
+from .jsonstream import ByteSource, EventChunk, TraceSplitter, exact_spans
+from .progress import Progress
+from .schema import EVENT_TABLES, TABLES, columns
+
+TRACE_SUFFIXES = (".json", ".json.gz", ".gz")
+
+# ts values with 14+ integer digits and a fraction (or 16+ digits) are not exact as doubles at ns precision.
+_NEEDS_EXACT = re.compile(rb'"ts"\s*:\s*-?(?:\d{14,}\.|\d{16})')
+_QUOTE_TIME = re.compile(rb'("(?:ts|dur)"\s*:\s*)(-?[0-9][0-9.eE+-]*)')
+
+_EXTRA_KEYS = ["tts", "tdur", "id", "id2", "bp", "s", "cname", "scope", "bind_id", "flow_in", "flow_out", "sf",
+               "stack"]
+
+
+def _read_columns(exact: bool) -> str:
+    t = "VARCHAR" if exact else "DOUBLE"
+    cols = {"ph": "VARCHAR", "cat": "VARCHAR", "name": "VARCHAR", "pid": "JSON", "tid": "JSON", "ts": t, "dur": t,
+            "args": "JSON"}
+    for k in _EXTRA_KEYS:
+        cols[k] = "JSON"
+    return "{" + ", ".join(f"'{k}': '{v}'" for k, v in cols.items()) + "}"
+
+
+def _time_expr(col: str, exact: bool) -> str:
+    if exact:
+        return f"CAST(round(CAST({col} AS DECIMAL(38,9)) * 1000) AS BIGINT)"
+    # floor() is exact for doubles; the fraction has < 0.5 ns error below 2^43 µs.
+    return f"(CAST(floor({col}) AS BIGINT) * 1000 + CAST(round(({col} - floor({col})) * 1000) AS BIGINT))"
+
+
+def _json_text(col: str) -> str:
+    """JSON scalar as text: strings unquoted, numbers as written."""
+    return f"CASE WHEN left({col}::VARCHAR, 1) = '\"' THEN json_extract_string({col}, '$') ELSE {col}::VARCHAR END"
+
+
+def _unit_sql(json_path: str, out_path: str, unit: int, exact: bool) -> str:
+    extra = ", ".join(f'"{k}"' for k in _EXTRA_KEYS)
+    return f"""
+COPY (
+  SELECT {unit}::INTEGER AS unit, ordinality::BIGINT AS ord, ph, cat, name,
+         {_json_text('pid')} AS pid, {_json_text('tid')} AS tid,
+         {_time_expr('ts', exact)} AS ts_ns, {_time_expr('dur', exact)} AS dur_ns,
+         args, {extra}
+  FROM read_json('{json_path}', format = 'array', columns = {_read_columns(exact)},
+                 maximum_object_size = 1073741824) WITH ORDINALITY
+) TO '{out_path}' (FORMAT parquet, COMPRESSION lz4_raw)
+"""
+
+
+@dataclass
+class IngestResult:
+    path: str
+    trace_id: str | None = None
+    status: str = "ingested"  # ingested | duplicate | failed
+    error: str | None = None
+    row_counts: dict = field(default_factory=dict)
+    events_read: int = 0
+    skipped: dict = field(default_factory=dict)
+    json_bytes: int = 0
+    seconds: float = 0.0
+    truncated: bool = False
+    rank: int | None = None
+
+    def summary_line(self) -> str:
+        if self.status == "failed":
+            return f"tracesql: error: {self.error}"
+        name = os.path.basename(self.path)
+        if self.status == "duplicate":
+            return f"{name}: already in the dataset as trace {self.trace_id} (same content hash); skipped"
+        rc = ", ".join(f"{k} {v:,}" for k, v in self.row_counts.items() if v)
+        sk = sum(self.skipped.values())
+        skipped = "0 skipped" if not sk else f"{sk:,} skipped (" + ", ".join(
+            f"{k}: {v:,}" for k, v in self.skipped.items()) + ")"
+        mbs = self.json_bytes / 1e6 / self.seconds if self.seconds > 0 else 0.0
+        trunc = "; TRUNCATED file salvaged" if self.truncated else ""
+        rank = f" rank {self.rank}" if self.rank is not None else ""
+        return (f"{name} -> trace {self.trace_id}{rank}: {self.events_read:,} events read in {self.seconds:.2f} s "
+                f"({mbs:.0f} MB/s); {rc}; {skipped}{trunc}")
+
+
+def find_trace_files(paths: list[str]) -> list[str]:
+    """Expand directories into the trace files inside them (recursively), sorted."""
+    out: list[str] = []
+    for p in paths:
+        pp = Path(p)
+        if pp.is_dir():
+            for f in sorted(pp.rglob("*")):
+                if f.is_file() and f.name.endswith(TRACE_SUFFIXES) and not f.name.startswith("."):
+                    out.append(str(f))
+        else:
+            out.append(str(pp))
+    return out
+
+
+class _Workers:
+    """Thread pool whose threads each own a DuckDB connection (one thread each)."""
+
+    def __init__(self, n: int):
+        self.local = threading.local()
+        self.pool = ThreadPoolExecutor(max_workers=n)
+        self.cons: list[duckdb.DuckDBPyConnection] = []
+        self.lock = threading.Lock()
+
+    def con(self) -> duckdb.DuckDBPyConnection:
+        c = getattr(self.local, "con", None)
+        if c is None:
+            c = duckdb.connect(config={"threads": 1, "memory_limit": "384MB", "preserve_insertion_order": True})
+            self.local.con = c
+            with self.lock:
+                self.cons.append(c)
+        return c
+
+    def close(self):
+        self.pool.shutdown(wait=True)
+        for c in self.cons:
+            c.close()
+
+
+class _TraceIngest:
+    def __init__(self, path: str, staging: Path, salvage: bool, chunk_size: int, progress: Progress | None,
+                 workers: _Workers):
+        self.path = path
+        self.staging = staging
+        self.salvage = salvage
+        self.chunk_size = chunk_size
+        self.progress = progress
+        self.workers = workers
+        self.units: list[tuple[int, str, int]] = []  # (unit no, raw parquet path, first element index)
+        self.next_unit = 0
+        self.elements = 0  # elements of traceEvents accounted for so far
+        self.issues: list[tuple] = []  # (event_id, byte_offset, kind, detail)
+        self.exact_any = False
+
+    # -- parsing units ----------------------------------------------------------------------------
+    def _new_unit(self) -> tuple[int, str, str]:
+        u = self.next_unit
+        self.next_unit += 1
+        return u, str(self.staging / f"chunk_{u:06d}.json"), str(self.staging / f"raw_{u:06d}.parquet")
+
+    def _parse(self, con, data: bytes, unit: int, json_path: str, raw_path: str) -> int:
+        exact = _NEEDS_EXACT.search(data) is not None
+        if exact:
+            self.exact_any = True
+            data = _QUOTE_TIME.sub(rb'\1"\2"', data)
+        with open(json_path, "wb") as f:
+            f.write(b"[")
+            f.write(data)
+            f.write(b"]")
+        try:
+            n = con.execute(_unit_sql(json_path, raw_path, unit, exact)).fetchone()[0]
+        finally:
+            os.unlink(json_path)
+        return n
+
+    def _parse_job(self, data: bytes, unit: int, json_path: str, raw_path: str):
+        try:
+            return self._parse(self.workers.con(), data, unit, json_path, raw_path), None
+        except duckdb.Error as e:
+            if os.path.exists(raw_path):
+                os.unlink(raw_path)
+            return None, e
+
+    def _fallback(self, chunk: EventChunk, first_error: Exception) -> None:
+        """A chunk DuckDB rejected: find its exact event spans and isolate any bad event."""
+        con = self.workers.con() if False else duckdb.connect(config={"threads": 1})
+        try:
+            scan = exact_spans(chunk.data)
+            items: list[tuple[int, int] | tuple[str, int, bytes]] = []
+            # merge spans and garbage in text order
+            g = sorted(scan.garbage)
+            gi = 0
+            for sp in scan.spans:
+                while gi < len(g) and g[gi][0] < sp.start:
+                    items.append(("garbage", g[gi][0], g[gi][1]))
+                    gi += 1
+                items.append((sp.start, sp.end))
+            items.extend(("garbage", off, txt) for off, txt in g[gi:])
+            if scan.array_end is not None:
+                raise TraceError(self.path, "could not find the end of traceEvents (trailing fields hold lists "
+                                 "of objects larger than 1 MB)", offset=chunk.offset + scan.array_end)
+            if scan.incomplete_from is not None:
+                raise TraceError(self.path, "malformed JSON: unbalanced brackets inside an event",
+                                 offset=chunk.offset + scan.incomplete_from, event_index=self.elements + len(items))
+            run: list[tuple[int, int]] = []
+            for it in items:
+                if isinstance(it[0], str):
+                    self._flush_spans(con, chunk, run)
+                    run = []
+                    self._bad(chunk.offset + it[1], self.elements, "not an object: " + it[2][:40].decode(
+                        "utf-8", "replace"))
+                    self.elements += 1
+                else:
+                    run.append(it)
+            self._flush_spans(con, chunk, run)
+        finally:
+            con.close()
+
+    def _flush_spans(self, con, chunk: EventChunk, spans: list[tuple[int, int]]) -> None:
+        if not spans:
+            return
+        data = b",".join(chunk.data[s:e] for s, e in spans)
+        unit, jp, rp = self._new_unit()
+        try:
+            n = self._parse(con, data, unit, jp, rp)
+            self.units.append((unit, rp, self.elements))
+            self.elements += n
+            return
+        except duckdb.Error as e:
+            if os.path.exists(rp):
+                os.unlink(rp)
+            if len(spans) == 1:
+                msg = str(e).splitlines()[0]
+                msg = re.sub(r' in file "[^"]*",?', "", msg).replace("Invalid Input Error: ", "")
+                self._bad(chunk.offset + spans[0][0], self.elements, f"malformed event: {msg}")
+                self.elements += 1
+                return
+        mid = len(spans) // 2
+        self._flush_spans(con, chunk, spans[:mid])
+        self._flush_spans(con, chunk, spans[mid:])
+
+    def _bad(self, offset: int, index: int, detail: str) -> None:
+        if not self.salvage:
+            raise TraceError(self.path, detail + "; rerun with --salvage to skip bad events", offset=offset,
+                             event_index=index)
+        self.issues.append((index, offset, "skipped_malformed_event", detail))
+
+    # -- the whole file ---------------------------------------------------------------------------
+    def run(self) -> tuple[ByteSource, TraceSplitter]:
+        src = ByteSource(self.path)
+        splitter = TraceSplitter(src, chunk_size=self.chunk_size, salvage=self.salvage)
+        pending: deque = deque()
+
+        def collect(block: bool):
+            while pending and (block or pending[0][1].done()):
+                chunk, fut, unit, rp = pending.popleft()
+                n, err = fut.result()
+                if err is None:
+                    self.units.append((unit, rp, self.elements))
+                    self.elements += n
+                else:
+                    self._fallback(chunk, err)
+                if self.progress:
+                    self.progress.update(src.raw_bytes)
+
+        for chunk in splitter.chunks():
+            unit, jp, rp = self._new_unit()
+            fut = self.workers.pool.submit(self._parse_job, chunk.data, unit, jp, rp)
+            pending.append((chunk, fut, unit, rp))
+            while len(pending) >= 3:
+                collect(block=True)
+            collect(block=False)
+            if self.progress:
+                self.progress.update(src.raw_bytes)
+        collect(block=True)
+        if splitter.truncated:
+            self.issues.append((None, splitter.tail_offset, "truncated_tail",
+                                f"file ends inside an event: {splitter.dropped_tail_bytes} bytes of an incomplete "
+                                f"last event dropped" + (" (gzip stream cut short)" if src.gzip_truncated else "")))
+        return src, splitter
+
+
+# ---- finalize: raw units -> tables ---------------------------------------------------------------
+
+_LAUNCH_KIND = """CASE
+  WHEN regexp_matches(name, '(?i)graphlaunch') THEN 'graph'
+  WHEN regexp_matches(name, '^(cuda|cu|hip)Memcpy') THEN 'memcpy'
+  WHEN regexp_matches(name, '^(cuda|cu|hip)Memset') THEN 'memset'
+  WHEN regexp_matches(name, '^(cuda|cu|hip)[A-Za-z]*Launch[A-Za-z]*Kernel') THEN 'kernel'
+END"""
+
+# 'External id' ('external id' in PyTorch 1.8 traces; DuckDB struct keys ignore case, so read it apart)
+_EXT_ID = """coalesce(a."External id", json_extract_string(args, '$."external id"'))"""
+_GPU_CATS = "('kernel', 'gpu_memcpy', 'gpu_memset', 'cuda_sync')"
+
+
+def _bigint(expr: str) -> str:
+    return f"TRY_CAST({expr} AS BIGINT)"
+
+
+def _finalize_sql(table: str, out: str) -> str:
+    a = "json_transform(args, '{sig}')"
+    if table == "events":
+        sig = ('{"External id":"VARCHAR","correlation":"VARCHAR","correlation_id":"VARCHAR",'
+               '"Sequence number":"VARCHAR","Fwd thread id":"VARCHAR","Python id":"VARCHAR",'
+               '"Python parent id":"VARCHAR"}')
+        sel = f"""SELECT event_id, ph, cat, cat_raw, name, pid, tid, ts_ns, dur_ns,
+            {_bigint(_EXT_ID)} AS external_id,
+            {_bigint('coalesce(a.correlation, a.correlation_id)')} AS correlation,
+            {_bigint('a."Sequence number"')} AS sequence_number,
+            {_bigint('a."Fwd thread id"')} AS fwd_thread_id,
+            {_bigint('a."Python id"')} AS python_id,
+            {_bigint('a."Python parent id"')} AS python_parent_id,
+            args, extra
+          FROM (SELECT *, {a.format(sig=sig)} AS a FROM n WHERE route = 'events')"""
+    elif table == "launches":
+        sig = ('{"External id":"VARCHAR","correlation":"VARCHAR","correlation_id":"VARCHAR",'
+               '"cbid":"VARCHAR"}')
+        sel = f"""SELECT event_id, name, launch_kind, pid, tid, ts_ns, dur_ns,
+            {_bigint('coalesce(a.correlation, a.correlation_id)')} AS correlation,
+            {_bigint(_EXT_ID)} AS external_id,
+            {_bigint('a.cbid')} AS cbid
+          FROM (SELECT *, {_LAUNCH_KIND} AS launch_kind, {a.format(sig=sig)} AS a
+                FROM n WHERE route = 'events' AND cat IN ('cuda_runtime', 'cuda_driver'))
+          WHERE launch_kind IS NOT NULL"""
+    elif table == "kernels":
+        sig = ('{"device":"VARCHAR","stream":"VARCHAR","correlation":"VARCHAR","correlation_id":"VARCHAR",'
+               '"External id":"VARCHAR","context":"VARCHAR","grid":"JSON","block":"JSON",'
+               '"registers per thread":"VARCHAR","shared memory":"VARCHAR","blocks per SM":"VARCHAR",'
+               '"warps per SM":"VARCHAR","est. achieved occupancy %":"VARCHAR","queued":"VARCHAR",'
+               '"bytes":"VARCHAR","memory bandwidth (GB/s)":"VARCHAR","kernel_details":"VARCHAR"}')
+        dims = []
+        for d in ("grid", "block"):
+            for i, ax in enumerate("xyz"):
+                dims.append(f"coalesce({_bigint(f'a.{d}->>{i}')}, "
+                            f"{_bigint(f'''string_split(regexp_extract(a.kernel_details, '{d}:([0-9,]+)', 1), ',')[{i + 1}]''')}"
+                            f") AS {d}_{ax}")
+        sel = f"""SELECT event_id, cat, cat_raw, name, pid, tid, ts_ns, dur_ns,
+            CAST(coalesce({_bigint('a.device')}, dev.device) AS INTEGER) AS device,
+            coalesce({_bigint('a.stream')}, CASE WHEN dev.device IS NOT NULL THEN {_bigint('tid')} END) AS stream,
+            {_bigint('coalesce(a.correlation, a.correlation_id)')} AS correlation,
+            {_bigint(_EXT_ID)} AS external_id,
+            {_bigint('a.context')} AS context,
+            {', '.join(dims)},
+            {_bigint('a."registers per thread"')} AS registers_per_thread,
+            {_bigint('a."shared memory"')} AS shared_memory_bytes,
+            TRY_CAST(a."blocks per SM" AS DOUBLE) AS blocks_per_sm,
+            TRY_CAST(a."warps per SM" AS DOUBLE) AS warps_per_sm,
+            TRY_CAST(a."est. achieved occupancy %" AS DOUBLE) AS est_occupancy_pct,
+            {_bigint('a.queued')} AS queued,
+            {_bigint('a.bytes')} AS bytes,
+            TRY_CAST(a."memory bandwidth (GB/s)" AS DOUBLE) AS memory_bandwidth_gbps,
+            args
+          FROM (SELECT *, {a.format(sig=sig)} AS a FROM n WHERE route = 'kernels') k
+          LEFT JOIN device_pids dev USING (pid)"""
+    elif table == "correlations":
+        sel = f"""SELECT event_id, ph, cat_raw AS cat, name,
+            {_bigint("json_extract_string(id, '$')")} AS flow_id, json_extract_string(id, '$') AS flow_id_raw,
+            pid, tid, ts_ns, json_extract_string(bp, '$') AS binding_point
+          FROM n WHERE route = 'correlations'"""
+    elif table == "instants":
+        sel = """SELECT event_id, ph, cat_raw AS cat, name, pid, tid, ts_ns, json_extract_string(s, '$') AS scope, args
+          FROM n WHERE route = 'instants'"""
+    elif table == "metadata":
+        sel = """SELECT event_id, name, pid, tid, ts_ns,
+            coalesce(json_extract_string(args, '$.name'), json_extract_string(args, '$.labels'),
+                     json_extract_string(args, '$.sort_index')) AS value, args
+          FROM n WHERE route = 'metadata'"""
+    elif table == "counters":
+        sel = """SELECT event_id, name, cat_raw AS cat, pid, tid, ts_ns, args FROM n WHERE route = 'counters'"""
+    elif table == "gpu_user_annotations":
+        sig = '{"device":"VARCHAR","stream":"VARCHAR","External id":"VARCHAR"}'
+        sel = f"""SELECT event_id, name, pid, tid, ts_ns, dur_ns,
+            CAST(coalesce({_bigint('a.device')}, {_bigint('pid')}) AS INTEGER) AS device,
+            coalesce({_bigint('a.stream')}, {_bigint('tid')}) AS stream,
+            {_bigint(_EXT_ID)} AS external_id, args
+          FROM (SELECT *, {a.format(sig=sig)} AS a FROM n WHERE route = 'gpu_user_annotations')"""
+    elif table == "other_events":
+        sel = """SELECT event_id, ph, cat_raw AS cat, name, pid, tid, ts_ns, dur_ns, args, extra
+          FROM n WHERE route = 'other_events'"""
+    else:
+        raise KeyError(table)
+    cols = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t, _ in columns(table))
+    return f"COPY (SELECT {cols} FROM ({sel})) TO '{out}' (FORMAT parquet, COMPRESSION zstd)"
+
+
+def _route_view(units: list[tuple[int, str, int]], jax: bool) -> str:
+    files = "[" + ", ".join(f"'{p}'" for _, p, _ in units) + "]"
+    bases = "[" + ", ".join(str(b) for _, _, b in sorted(units)) + "]"
+    extra = ", ".join(f"'{k}', \"{k}\"" for k in _EXTRA_KEYS)
+    jax_host = """
+      WHEN ph = 'X' AND regexp_matches(name, '^(cuda|cu|hip)[A-Z]') THEN 'cuda_runtime'
+      WHEN ph = 'X' AND starts_with(name, '$') THEN 'python_function'
+      WHEN ph = 'X' THEN 'user_annotation'""" if jax else ""
+    return f"""
+CREATE OR REPLACE TEMP VIEW r AS
+  SELECT {bases}[unit + 1] + ord - 1 AS event_id, * EXCLUDE (unit, ord),
+         CASE WHEN {' AND '.join(f'"{k}" IS NULL' for k in _EXTRA_KEYS)} THEN NULL
+              ELSE json_merge_patch('{{}}', json_object({extra})) END AS extra
+  FROM read_parquet({files});
+CREATE OR REPLACE TEMP VIEW n AS
+  SELECT event_id, ph, cat AS cat_raw, c AS cat, name, pid, tid, ts_ns, dur_ns, args, id, bp, s, extra,
+    CASE
+      WHEN ph IS NULL AND name IS NULL AND cat IS NULL AND pid IS NULL AND tid IS NULL AND ts_ns IS NULL
+           AND args IS NULL AND extra IS NULL THEN 'empty'
+      WHEN ph = 'X' AND c IN {_GPU_CATS} THEN 'kernels'
+      WHEN ph = 'X' AND c = 'gpu_user_annotation' THEN 'gpu_user_annotations'
+      WHEN ph IN ('X', 'B', 'E') THEN 'events'
+      WHEN ph IN ('s', 'f', 't') THEN 'correlations'
+      WHEN ph IN ('i', 'I') THEN 'instants'
+      WHEN ph = 'M' THEN 'metadata'
+      WHEN ph = 'C' THEN 'counters'
+      ELSE 'other_events'
+    END AS route
+  FROM (
+    SELECT *, CASE
+      WHEN cat IS NOT NULL THEN CASE cat WHEN 'Operator' THEN 'cpu_op' WHEN 'Runtime' THEN 'cuda_runtime'
+        WHEN 'Kernel' THEN 'kernel' WHEN 'Memcpy' THEN 'gpu_memcpy' WHEN 'Memset' THEN 'gpu_memset' ELSE cat END
+      WHEN ph = 'X' AND pid IN (SELECT pid FROM device_pids) THEN CASE
+        WHEN json_extract_string(args, '$.memcpy_details') IS NOT NULL OR name ILIKE '%memcpy%' THEN 'gpu_memcpy'
+        WHEN name ILIKE '%memset%' THEN 'gpu_memset' ELSE 'kernel' END{jax_host}
+    END AS c FROM r
+  );
+"""
+
+
+def _rank_from_name(name: str) -> int | None:
+    m = re.search(r"rank[-_]?(\d+)", name, re.I)
+    return int(m.group(1)) if m else None
+
+
+def _int(v) -> int | None:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, out_dir: Path, started: float):
+    h = splitter.header
+    units = ing.units
+    con.execute("CREATE OR REPLACE TEMP TABLE device_pids (pid VARCHAR, device INTEGER)")
+    counts = {t: 0 for t in EVENT_TABLES + ["launches"]}
+    n_empty = 0
+    jax = False
+    if units:
+        files = "[" + ", ".join(f"'{p}'" for _, p, _ in units) + "]"
+        con.execute(f"""INSERT INTO device_pids
+            SELECT DISTINCT pid, TRY_CAST(regexp_extract(json_extract_string(args, '$.name'),
+                                          '^/device:[A-Za-z_]+:([0-9]+)', 1) AS INTEGER)
+            FROM read_parquet({files})
+            WHERE ph = 'M' AND name = 'process_name' AND json_extract_string(args, '$.name') LIKE '/device:%'""")
+        has_cat = con.execute(f"SELECT count(*) FROM read_parquet({files}) WHERE ph = 'X' AND cat IS NOT NULL"
+                              ).fetchone()[0]
+        jax = has_cat == 0 and con.execute("SELECT count(*) FROM device_pids").fetchone()[0] > 0
+        con.execute(_route_view(units, jax))
+        for table in EVENT_TABLES + ["launches"]:
+            counts[table] = con.execute(_finalize_sql(table, str(out_dir / f"{table}.parquet"))).fetchone()[0]
+        empties = con.execute("SELECT event_id FROM n WHERE route = 'empty' ORDER BY event_id").fetchall()
+        n_empty = len(empties)
+        for (eid,) in empties:
+            ing.issues.append((eid, None, "skipped_empty_event", "event has none of the trace-event fields "
+                                                                 "(e.g. the trailing {} that JAX writes)"))
+    else:
+        for table in EVENT_TABLES + ["launches"]:
+            con.execute(f"COPY ({_empty_typed(table)}) TO '{out_dir / (table + '.parquet')}' (FORMAT parquet)")
+    # ingest_issues
+    con.execute("CREATE OR REPLACE TEMP TABLE issues (event_id BIGINT, byte_offset BIGINT, kind VARCHAR, "
+                "detail VARCHAR)")
+    if ing.issues:
+        con.executemany("INSERT INTO issues VALUES (?, ?, ?, ?)", [list(i) for i in ing.issues])
+    con.execute(f"COPY (SELECT * FROM issues ORDER BY event_id NULLS FIRST) TO '{out_dir / 'ingest_issues.parquet'}'"
+                " (FORMAT parquet)")
+    skipped: dict[str, int] = {}
+    for _, _, kind, _ in ing.issues:
+        if kind.startswith("skipped_"):
+            skipped[kind[len("skipped_"):]] = skipped.get(kind[len("skipped_"):], 0) + 1
+    events_read = sum(counts[t] for t in EVENT_TABLES) + sum(skipped.values())
+
+    # traces row
+    dist = h.get("distributedInfo") if isinstance(h.get("distributedInfo"), dict) else {}
+    rank, rank_source = _int(dist.get("rank")), "distributedInfo"
+    if rank is None:
+        rank, rank_source = _rank_from_name(os.path.basename(ing.path)), "file_name"
+        if rank is None:
+            rank_source = None
+    devs = h.get("deviceProperties") if isinstance(h.get("deviceProperties"), list) else None
+    flags = {k: h[k] for k in ("record_shapes", "with_stack", "profile_memory", "with_flops", "with_modules",
+                               "cuda_runtime_version", "cuda_driver_version", "cupti_version",
+                               "hip_runtime_version", "hip_driver_version", "roctracer_version") if k in h}
+    fmt = "jax" if jax else ("kineto" if ("schemaVersion" in h or "deviceProperties" in h or
+                                          counts["kernels"] or counts["events"] and not jax) else "chrome")
+    content_hash = src.content_hash
+    row = {
+        "trace_id": content_hash[:16],
+        "source_path": os.path.abspath(ing.path),
+        "file_name": os.path.basename(ing.path),
+        "content_hash": content_hash,
+        "size_bytes": os.path.getsize(ing.path),
+        "json_bytes": src.json_bytes,
+        "compressed": src.compressed,
+        "format": fmt,
+        "rank": rank,
+        "rank_source": rank_source,
+        "world_size": _int(dist.get("world_size")),
+        "distributed_backend": dist.get("backend"),
+        "base_time_ns": _int(h.get("baseTimeNanoseconds")),
+        "schema_version": _int(h.get("schemaVersion")),
+        "trace_name": h.get("traceName") if isinstance(h.get("traceName"), str) else None,
+        "display_time_unit": h.get("displayTimeUnit") if isinstance(h.get("displayTimeUnit"), str) else None,
+        "device_count": len(devs) if devs is not None else None,
+        "device_properties": orjson.dumps(devs).decode() if devs is not None else None,
+        "distributed_info": orjson.dumps(dist).decode() if dist else None,
+        "profiler_flags": orjson.dumps(flags).decode(),
+        "header": orjson.dumps(h, option=orjson.OPT_SERIALIZE_NUMPY).decode(),
+        "events_read": events_read,
+        "events_skipped": sum(skipped.values()),
+        "row_counts": orjson.dumps(counts).decode(),
+        "truncated": splitter.truncated,
+        "exact_ts_text": ing.exact_any,
+        "ingested_at": _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None),
+        "ingest_seconds": time.time() - started,
+        "tracesql_version": __version__,
+    }
+    cols = [("trace_id", "VARCHAR")] + [(c, t) for c, t, _ in columns("traces")]
+    placeholders = ", ".join(f"CAST(? AS {t}) AS \"{c}\"" for c, t in cols if c != "trace_id")
+    values = [row[c] for c, _ in cols if c != "trace_id"]
+    con.execute(f"COPY (SELECT {placeholders}) TO '{out_dir / 'traces.parquet'}' (FORMAT parquet)", values)
+    return row, counts, skipped
+
+
+def _empty_typed(table: str) -> str:
+    cols = ", ".join(f"NULL::{t} AS \"{c}\"" for c, t, _ in columns(table))
+    return f"SELECT {cols} WHERE false"
+
+
+# ---- the dataset side -------------------------------------------------------------------------------
+
+def _known_sizes(dataset: Path) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    tdir = dataset / "traces"
+    if not tdir.exists() or not any(tdir.glob("trace_id=*/traces.parquet")):
+        return out
+    con = duckdb.connect()
+    try:
+        rows = con.execute(
+            f"SELECT size_bytes, content_hash FROM read_parquet('{tdir}/trace_id=*/traces.parquet')").fetchall()
+    finally:
+        con.close()
+    for size, h in rows:
+        out.setdefault(size, []).append(h)
+    return out
+
+
+def _hash_file(path: str) -> str:
+    src = ByteSource(path)
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(8 << 20)
+            if not b:
+                break
+            src.hash.update(b)
+    return src.content_hash
+
+
+def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = True,
+                chunk_size: int = 16 << 20, workers: _Workers | None = None) -> IngestResult:
+    """Ingest one trace file into ``dataset`` atomically. Raises TraceError for bad input."""
+    started = time.time()
+    res = IngestResult(path=path)
+    if not os.path.isfile(path):
+        raise TraceError(path, "no such file" if not os.path.exists(path) else "not a regular file")
+    size = os.path.getsize(path)
+    known = _known_sizes(dataset)
+    if size in known:
+        h = _hash_file(path)
+        if h in known[size]:
+            res.status, res.trace_id = "duplicate", h[:16]
+            return res
+    staging_root = dataset / ".staging"
+    staging_root.mkdir(parents=True, exist_ok=True)
+    staging = staging_root / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    staging.mkdir()
+    out_dir = staging / "out"
+    out_dir.mkdir()
+    own_workers = workers is None
+    workers = workers or _Workers(2)
+    progress = Progress(os.path.basename(path), size, enabled=not quiet and size > 4 << 20)
+    try:
+        ing = _TraceIngest(path, staging, salvage, chunk_size, progress, workers)
+        src, splitter = ing.run()
+        con = duckdb.connect(config={"threads": 2, "memory_limit": "512MB", "temp_directory": str(staging / "tmp"),
+                                     "preserve_insertion_order": True})
+        try:
+            row, counts, skipped = _finalize(con, ing, src, splitter, out_dir, started)
+        finally:
+            con.close()
+        trace_id = row["trace_id"]
+        final = dataset / "traces" / f"trace_id={trace_id}"
+        final.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(out_dir, final)  # atomic publish
+        except OSError:
+            if final.exists():
+                res.status, res.trace_id = "duplicate", trace_id
+                return res
+            raise
+        res.trace_id = trace_id
+        res.row_counts = counts
+        res.events_read = row["events_read"]
+        res.skipped = skipped
+        res.json_bytes = src.json_bytes
+        res.truncated = splitter.truncated
+        res.rank = row["rank"]
+        res.seconds = time.time() - started
+        return res
+    finally:
+        progress.close()
+        if own_workers:
+            workers.close()
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def ingest(paths, out="tracesql_data", salvage: bool = False, quiet: bool = True, on_result=None) -> list[IngestResult]:
+    """Ingest trace files (or directories of them) into the dataset at ``out``.
+
+    Bad files do not stop the others: each yields an IngestResult with status 'failed' and a one-line error.
+    """
+    from .dataset import write_catalog
+
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [str(paths)]
+    dataset = Path(out)
+    dataset.mkdir(parents=True, exist_ok=True)
+    (dataset / "traces").mkdir(exist_ok=True)
+    files = find_trace_files([str(p) for p in paths])
+    results = []
+    workers = _Workers(2)
+    try:
+        for f in files:
+            try:
+                r = ingest_file(f, dataset, salvage=salvage, quiet=quiet, workers=workers)
+            except TraceError as e:
+                r = IngestResult(path=f, status="failed", error=str(e))
+            except (OSError, duckdb.Error) as e:
+                msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+                r = IngestResult(path=f, status="failed", error=f"{f}: {msg}")
+            results.append(r)
+            if on_result:
+                on_result(r)
+    finally:
+        workers.close()
+    write_catalog(dataset)
+    return results

@@ -1,0 +1,354 @@
+"""Streaming access to a Chrome-trace JSON document without parsing it in Python.
+
+The document is read as decompressed byte blocks. ``TraceSplitter`` finds the ``traceEvents`` array and
+cuts its contents into chunks of whole events (``{...},{...},...``) that DuckDB's JSON reader parses.
+Header fields before and after ``traceEvents`` are small and are parsed with orjson.
+
+Chunk boundaries are found with a fast heuristic (the last ``}`` ``,`` ``{`` in the tail of a block).
+A wrong guess (inside a string or a nested list) always makes the chunk invalid JSON, so the parser rejects
+it and the caller falls back to ``exact_spans``, a bracket/string scanner that is slow but never wrong.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import zlib
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import orjson
+
+from .errors import TraceError
+
+GZIP_MAGIC = b"\x1f\x8b"
+BLOCK_SIZE = 4 << 20
+
+# `}` `,` `{` with optional whitespace: a likely boundary between two events of the array.
+_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+# Tokens the exact scanner needs: whole strings (possibly cut by the end of the buffer) and brackets.
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\]]', re.S)
+_HEADER_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\]:,]', re.S)
+_WS = b" \t\r\n"
+
+
+class ByteSource:
+    """Yields the decompressed bytes of a trace file in blocks and hashes the raw file bytes.
+
+    gzip is recognised by its magic number, not the file name. A gzip stream that ends early sets
+    ``gzip_truncated`` (the bytes decompressed so far are still yielded).
+    """
+
+    def __init__(self, path: str, block_size: int = BLOCK_SIZE):
+        self.path = str(path)
+        self.block_size = block_size
+        self.hash = hashlib.blake2b(digest_size=16)
+        self.raw_bytes = 0
+        self.json_bytes = 0
+        self.gzip_truncated = False
+        with open(self.path, "rb") as f:
+            self.compressed = f.read(2) == GZIP_MAGIC
+
+    def blocks(self) -> Iterator[bytes]:
+        with open(self.path, "rb") as f:
+            if not self.compressed:
+                while True:
+                    raw = f.read(self.block_size)
+                    if not raw:
+                        return
+                    self.hash.update(raw)
+                    self.raw_bytes += len(raw)
+                    self.json_bytes += len(raw)
+                    yield raw
+            d = zlib.decompressobj(31)
+            fed = False  # whether the current gzip member has received any input
+            while True:
+                raw = f.read(self.block_size)
+                if not raw:
+                    break
+                self.hash.update(raw)
+                self.raw_bytes += len(raw)
+                while raw:
+                    fed = True
+                    try:
+                        out = d.decompress(raw, self.block_size)
+                    except zlib.error as e:
+                        raise TraceError(self.path, f"corrupt gzip data: {e}", offset=self.raw_bytes) from None
+                    if out:
+                        self.json_bytes += len(out)
+                        yield out
+                    if d.eof:  # end of one gzip member; a concatenated member may follow
+                        raw = d.unused_data.lstrip(b"\x00")
+                        d = zlib.decompressobj(31)
+                        fed = False
+                    else:
+                        raw = d.unconsumed_tail
+            if fed and not d.eof:
+                out = d.flush()
+                if out:
+                    self.json_bytes += len(out)
+                    yield out
+                self.gzip_truncated = True
+
+    @property
+    def content_hash(self) -> str:
+        return self.hash.hexdigest()
+
+
+@dataclass
+class EventChunk:
+    """Whole events ``{..},{..}`` (no enclosing brackets); ``offset`` is the byte offset of ``data[0]``."""
+
+    data: bytes
+    offset: int
+
+
+@dataclass
+class Span:
+    start: int
+    end: int
+
+
+@dataclass
+class ExactScan:
+    """Result of ``exact_spans``: each element of the array, where it closes, and what went wrong."""
+
+    spans: list[Span] = field(default_factory=list)
+    array_end: int | None = None  # index of the `]` that closes the array, if seen
+    incomplete_from: int | None = None  # start of an element the data ends inside of
+    garbage: list[tuple[int, bytes]] = field(default_factory=list)  # (offset, text) between elements
+
+
+def exact_spans(data: bytes, start: int = 0) -> ExactScan:
+    """Scan ``data`` (positioned inside the events array, between elements) exactly.
+
+    Strings are skipped whole, so brackets inside names never confuse it. Elements that are not
+    objects or lists (bare numbers, strings, garbage) are reported in ``garbage``.
+    """
+    res = ExactScan()
+    depth = 0
+    ev_start = 0
+    prev_end = start
+    for m in _TOKEN.finditer(data, start):
+        p = m.start()
+        c = data[p]
+        if c == 0x22:  # string
+            if depth == 0:
+                res.garbage.append((p, m.group()[:80]))
+            continue
+        if c == 0x7B or c == 0x5B:  # { [
+            if depth == 0:
+                gap = data[prev_end:p].strip(_WS)
+                if gap not in (b"", b","):
+                    res.garbage.append((prev_end, gap[:80]))
+                ev_start = p
+            depth += 1
+        else:  # } ]
+            depth -= 1
+            if depth == 0:
+                res.spans.append(Span(ev_start, m.end()))
+                prev_end = m.end()
+            elif depth < 0:
+                gap = data[prev_end:p].strip(_WS)
+                if gap not in (b"", b","):
+                    res.garbage.append((prev_end, gap[:80]))
+                res.array_end = p
+                return res
+    if depth > 0:
+        res.incomplete_from = ev_start
+    return res
+
+
+def _last_boundary(data: bytes, window: int = 1 << 18):
+    """Position of the last `}` and of the `{` after it in a `}` `,` `{` pattern near the end of data."""
+    n = len(data)
+    while True:
+        lo = max(0, n - window)
+        last = None
+        for last in _BOUNDARY.finditer(data, lo):
+            pass
+        if last is not None:
+            return last.start(), last.end() - 1
+        if lo == 0:
+            return None
+        window *= 4
+
+
+class TraceSplitter:
+    """Splits the ``traceEvents`` array of a trace document into ``EventChunk``s.
+
+    After ``chunks()`` is exhausted: ``header`` holds every top-level field except ``traceEvents``,
+    ``truncated`` tells whether the document ended early (only possible with ``salvage``), and
+    ``dropped_tail_bytes`` how many bytes of an incomplete last event were dropped.
+    """
+
+    def __init__(self, source: ByteSource, chunk_size: int = 16 << 20, salvage: bool = False):
+        self.source = source
+        self.path = source.path
+        self.chunk_size = chunk_size
+        self.salvage = salvage
+        self.header: dict = {}
+        self.top_level_array = False
+        self.truncated = False
+        self.dropped_tail_bytes = 0
+        self.tail_offset: int | None = None
+        self.garbage: list[tuple[int, bytes]] = []
+
+    # ---- phase 1: the header up to `"traceEvents": [` -------------------------------------------
+    def _read_header(self, blocks: Iterator[bytes]) -> tuple[bytes, int]:
+        """Returns (bytes after the `[` of traceEvents, their offset in the document)."""
+        buf = b""
+        while True:
+            pos = 0
+            n = len(buf)
+            while pos < n and buf[pos] in _WS:
+                pos += 1
+            if pos < n:
+                break
+            blk = next(blocks, None)
+            if blk is None:
+                if self.source.gzip_truncated:
+                    raise TraceError(self.path, "gzip stream ends early and holds no JSON")
+                raise TraceError(self.path, "empty file: no JSON text")
+            buf += blk
+        first = buf[pos]
+        if first == 0x5B:  # a bare array of events (Chrome "JSON Array Format")
+            self.top_level_array = True
+            return buf[pos + 1:], pos + 1
+        if first != 0x7B:
+            raise TraceError(self.path, f"not JSON: starts with {buf[pos:pos + 16]!r}", offset=pos)
+        # Walk the top-level object until the member "traceEvents". A string token at depth 1 directly
+        # followed by ':' is a key. Unterminated strings at the end of the buffer mean: read more.
+        while True:
+            found = self._find_events_key(buf, pos)
+            if found is None or found[0] == "more":
+                blk = next(blocks, None)
+                if blk is None:
+                    if found is None:
+                        raise TraceError(self.path, "no traceEvents array in the document")
+                    raise TraceError(self.path, "JSON ends in the header before traceEvents", offset=len(buf))
+                buf += blk
+                continue
+            _, key_start, value_pos = found
+            if buf[value_pos] != 0x5B:
+                raise TraceError(self.path, "traceEvents is not a list", offset=value_pos)
+            self._parse_members(buf[pos + 1:key_start], pos + 1)
+            return buf[value_pos + 1:], value_pos + 1
+
+    @staticmethod
+    def _find_events_key(buf: bytes, pos: int):
+        """('more',) when buf ends too early, None when the object closes without traceEvents,
+        else ('ok', key_start, value_pos)."""
+        depth = 0
+        last_str = None
+        for m in _HEADER_TOKEN.finditer(buf, pos):
+            p = m.start()
+            c = buf[p]
+            if c == 0x22:
+                if m.end() == len(buf) and (m.end() - p < 2 or buf[m.end() - 1] != 0x22 or
+                                            buf[m.end() - 2] == 0x5C):
+                    return ("more",)
+                last_str = (p, m.end()) if depth == 1 else None
+            elif c == 0x3A:  # ':'
+                if depth == 1 and last_str is not None and buf[last_str[0]:last_str[1]] == b'"traceEvents"':
+                    j = m.end()
+                    while j < len(buf) and buf[j] in _WS:
+                        j += 1
+                    if j >= len(buf):
+                        return ("more",)
+                    return ("ok", last_str[0], j)
+                last_str = None
+            elif c == 0x2C:  # ','
+                last_str = None
+            elif c in (0x7B, 0x5B):
+                depth += 1
+                last_str = None
+            else:
+                depth -= 1
+                last_str = None
+                if depth == 0:
+                    return None
+        return ("more",)
+
+    def _parse_members(self, text: bytes, offset: int, where: str = "header") -> None:
+        text = text.strip(_WS).rstrip(b",").strip(_WS)
+        if text.startswith(b","):
+            text = text[1:]
+        if not text:
+            return
+        try:
+            members = orjson.loads(b"{" + text + b"}")
+        except orjson.JSONDecodeError as e:
+            raise TraceError(self.path, f"malformed JSON in the {where}: {e}", offset=offset) from None
+        self.header.update(members)
+
+    # ---- phase 2: the events ------------------------------------------------------------------
+    def chunks(self) -> Iterator[EventChunk]:
+        blocks = self.source.blocks()
+        rest, base = self._read_header(blocks)
+        parts = [rest]
+        size = len(rest)
+        for blk in blocks:
+            parts.append(blk)
+            size += len(blk)
+            if size < self.chunk_size:
+                continue
+            data = b"".join(parts)
+            cut = _last_boundary(data)
+            if cut is None:  # one huge event: keep reading
+                parts = [data]
+                continue
+            close, open_ = cut
+            yield EventChunk(data[:close + 1], base)
+            parts = [data[open_:]]
+            size = len(data) - open_
+            base += open_
+        data = b"".join(parts)
+        yield from self._tail(data, base)
+
+    def _tail(self, data: bytes, base: int) -> Iterator[EventChunk]:
+        """The last piece: events, the `]` closing the array, and the trailing header fields.
+
+        All but the last ~1 MB is cut off by the usual heuristic; the rest is scanned exactly, which
+        finds the closing `]` even when the trailing fields hold lists of objects.
+        """
+        keep = 1 << 20
+        if len(data) > 2 * keep:
+            cut = _last_boundary(data[:len(data) - keep])
+            if cut is not None:
+                close, open_ = cut
+                yield EventChunk(data[:close + 1], base)
+                data = data[open_:]
+                base += open_
+        scan = exact_spans(data)
+        if scan.array_end is not None:
+            end = scan.array_end
+            self._parse_trailer(data[end + 1:], base + end + 1)
+            events = data[:end].rstrip(_WS)
+            if events:
+                yield EventChunk(events, base)
+            return
+        # The document ends inside traceEvents: truncated.
+        cut_at = scan.spans[-1].end if scan.spans else 0
+        gz = " (its gzip stream is cut short too)" if self.source.gzip_truncated else ""
+        if not self.salvage:
+            raise TraceError(
+                self.path,
+                f"truncated trace: the JSON ends inside traceEvents{gz}; "
+                "rerun with --salvage to keep the complete events",
+                offset=base + len(data),
+            )
+        self.truncated = True
+        self.dropped_tail_bytes = len(data) - cut_at
+        self.tail_offset = base + cut_at
+        if cut_at:
+            yield EventChunk(data[:cut_at], base)
+
+    def _parse_trailer(self, trailer: bytes, offset: int) -> None:
+        t = trailer.strip(_WS)
+        if self.top_level_array:
+            if t:
+                raise TraceError(self.path, "unexpected text after the events array", offset=offset)
+            return
+        if not t.endswith(b"}"):
+            raise TraceError(self.path, "JSON ends before the top-level object closes", offset=offset + len(trailer))
+        self._parse_members(t[:-1], offset, where="fields after traceEvents")

@@ -1,0 +1,218 @@
+"""The dataset's tables: one Parquet file per table per trace, with these explicit schemas.
+
+Every table carries ``trace_id``: it is the partition key of the dataset layout
+``DATASET/traces/trace_id=<id>/<table>.parquet`` and the first column of every view over it.
+Times are int64 nanoseconds parsed exactly from the decimal text of ``ts``/``dur`` (µs in the file);
+``ts_ns`` is the file's own clock (relative to ``traces.base_time_ns`` when the trace has one).
+``event_id`` is the 0-based position of the event in the file's ``traceEvents`` array, unique per trace
+and shared by all tables, so an event can be found again in the source file.
+"""
+from __future__ import annotations
+
+# (column, duckdb type, description)
+Column = tuple[str, str, str]
+
+_COMMON_HEAD: list[Column] = [
+    ("event_id", "BIGINT", "0-based index of the event in the file's traceEvents array"),
+]
+_PLACE: list[Column] = [
+    ("pid", "VARCHAR", "process id as written (an integer or a label such as 'Spans')"),
+    ("tid", "VARCHAR", "thread id as written (an integer or a label such as 'stream 7')"),
+]
+
+TABLES: dict[str, dict] = {
+    "traces": {
+        "doc": "One row per ingested trace file.",
+        "columns": [
+            ("source_path", "VARCHAR", "absolute path of the file when it was ingested"),
+            ("file_name", "VARCHAR", "base name of the file"),
+            ("content_hash", "VARCHAR", "BLAKE2b-128 hex digest of the file's bytes; trace_id is its first 16 digits"),
+            ("size_bytes", "BIGINT", "size of the file on disk"),
+            ("json_bytes", "BIGINT", "size of the (decompressed) JSON text"),
+            ("compressed", "BOOLEAN", "whether the file was gzip-compressed"),
+            ("format", "VARCHAR", "'kineto' (PyTorch profiler), 'jax' (no cat field) or 'chrome' (other)"),
+            ("rank", "INTEGER", "distributed rank: distributedInfo.rank, else a 'rank<N>' in the file name"),
+            ("rank_source", "VARCHAR", "'distributedInfo', 'file_name' or NULL"),
+            ("world_size", "INTEGER", "distributedInfo.world_size"),
+            ("distributed_backend", "VARCHAR", "distributedInfo.backend (nccl, gloo, ...)"),
+            ("base_time_ns", "BIGINT", "baseTimeNanoseconds: epoch ns of ts = 0 when ts is relative, else NULL"),
+            ("schema_version", "INTEGER", "schemaVersion of the Kineto format"),
+            ("trace_name", "VARCHAR", "traceName header field"),
+            ("display_time_unit", "VARCHAR", "displayTimeUnit header field"),
+            ("device_count", "INTEGER", "number of entries in deviceProperties"),
+            ("device_properties", "JSON", "deviceProperties list (GPU name, SM count, memory, ...)"),
+            ("distributed_info", "JSON", "distributedInfo object (process groups, ranks, backend)"),
+            ("profiler_flags", "JSON", "record_shapes, with_stack, profile_memory, with_flops, with_modules, "
+                                       "runtime/driver/CUPTI/ROCTracer versions present in the header"),
+            ("header", "JSON", "every top-level field except traceEvents"),
+            ("events_read", "BIGINT", "elements of traceEvents read (rows written + events skipped)"),
+            ("events_skipped", "BIGINT", "elements not written to any table (see ingest_issues)"),
+            ("row_counts", "JSON", "rows written per table for this trace"),
+            ("truncated", "BOOLEAN", "the file ended early and was salvaged (--salvage)"),
+            ("exact_ts_text", "BOOLEAN", "ts values needed the exact decimal-text path (>= 14 integer digits)"),
+            ("ingested_at", "TIMESTAMP", "when the ingest finished (UTC)"),
+            ("ingest_seconds", "DOUBLE", "wall time of the ingest"),
+            ("tracesql_version", "VARCHAR", "version of tracesql that wrote the rows"),
+        ],
+    },
+    "events": {
+        "doc": "Duration events on CPU threads: cpu_op, python_function, user_annotation, cuda_runtime, "
+               "cuda_driver, Trace spans, overhead, ... (ph X; B/E begin/end events too, with dur_ns NULL).",
+        "columns": _COMMON_HEAD + [
+            ("ph", "VARCHAR", "phase: X complete event, B/E begin/end"),
+            ("cat", "VARCHAR", "normalised category (Operator->cpu_op, Runtime->cuda_runtime; JAX host: "
+                               "cuda_runtime for launch APIs, python_function for '$' frames, else user_annotation)"),
+            ("cat_raw", "VARCHAR", "category exactly as written (NULL when the event has none)"),
+            ("name", "VARCHAR", "event name"),
+        ] + _PLACE + [
+            ("ts_ns", "BIGINT", "start, ns"),
+            ("dur_ns", "BIGINT", "duration, ns"),
+            ("external_id", "BIGINT", "args 'External id' (links ops to runtime calls and kernels)"),
+            ("correlation", "BIGINT", "args correlation (runtime/driver calls; JAX correlation_id)"),
+            ("sequence_number", "BIGINT", "args 'Sequence number' (forward/backward op pairing)"),
+            ("fwd_thread_id", "BIGINT", "args 'Fwd thread id'"),
+            ("python_id", "BIGINT", "args 'Python id' (python_function)"),
+            ("python_parent_id", "BIGINT", "args 'Python parent id' (python_function)"),
+            ("args", "JSON", "the full args object as written"),
+            ("extra", "JSON", "other top-level fields (tts, id, bp, s, cname, ...) when present"),
+        ],
+    },
+    "launches": {
+        "doc": "Runtime/driver API calls that launch GPU work (a subset of events): kernel launches "
+               "(cudaLaunchKernel*, cuLaunchKernel*, hip*LaunchKernel), graph launches (cudaGraphLaunch, "
+               "hipGraphLaunch), memcpy and memset APIs.",
+        "columns": _COMMON_HEAD + [
+            ("name", "VARCHAR", "API name"),
+            ("launch_kind", "VARCHAR", "'kernel', 'graph', 'memcpy' or 'memset'"),
+        ] + _PLACE + [
+            ("ts_ns", "BIGINT", "start of the API call, ns"),
+            ("dur_ns", "BIGINT", "duration of the API call, ns"),
+            ("correlation", "BIGINT", "correlation id shared with the GPU work it launched"),
+            ("external_id", "BIGINT", "args 'External id' of the call"),
+            ("cbid", "BIGINT", "CUPTI callback id"),
+        ],
+    },
+    "kernels": {
+        "doc": "GPU-side activity on a device stream: kernel, gpu_memcpy, gpu_memset and cuda_sync events "
+               "(Kernel/Memcpy/Memset in PyTorch 1.8 traces; events on /device: processes in JAX traces).",
+        "columns": _COMMON_HEAD + [
+            ("cat", "VARCHAR", "normalised category: kernel, gpu_memcpy, gpu_memset, cuda_sync"),
+            ("cat_raw", "VARCHAR", "category exactly as written"),
+            ("name", "VARCHAR", "kernel or activity name"),
+        ] + _PLACE + [
+            ("ts_ns", "BIGINT", "start on the GPU, ns"),
+            ("dur_ns", "BIGINT", "duration on the GPU, ns"),
+            ("device", "INTEGER", "args device (JAX: N of /device:GPU:N)"),
+            ("stream", "BIGINT", "args stream (JAX: the tid of the stream thread)"),
+            ("correlation", "BIGINT", "args correlation (JAX correlation_id): links to launches.correlation"),
+            ("external_id", "BIGINT", "args 'External id'"),
+            ("context", "BIGINT", "args context"),
+            ("grid_x", "BIGINT", "grid dimensions"), ("grid_y", "BIGINT", ""), ("grid_z", "BIGINT", ""),
+            ("block_x", "BIGINT", "block dimensions"), ("block_y", "BIGINT", ""), ("block_z", "BIGINT", ""),
+            ("registers_per_thread", "BIGINT", "args 'registers per thread'"),
+            ("shared_memory_bytes", "BIGINT", "args 'shared memory'"),
+            ("blocks_per_sm", "DOUBLE", "args 'blocks per SM'"),
+            ("warps_per_sm", "DOUBLE", "args 'warps per SM'"),
+            ("est_occupancy_pct", "DOUBLE", "args 'est. achieved occupancy %'"),
+            ("queued", "BIGINT", "args queued"),
+            ("bytes", "BIGINT", "args bytes (memcpy/memset)"),
+            ("memory_bandwidth_gbps", "DOUBLE", "args 'memory bandwidth (GB/s)'"),
+            ("args", "JSON", "the full args object as written"),
+        ],
+    },
+    "correlations": {
+        "doc": "Flow events (ph s/f/t): ac2g links from a launch to its GPU work, fwdbwd links from a forward "
+               "op to its backward op, async links in old traces.",
+        "columns": _COMMON_HEAD + [
+            ("ph", "VARCHAR", "s start, f finish, t step"),
+            ("cat", "VARCHAR", "flow category: ac2g, fwdbwd, async, ..."),
+            ("name", "VARCHAR", "flow name"),
+            ("flow_id", "BIGINT", "flow id (for ac2g: the correlation id)"),
+            ("flow_id_raw", "VARCHAR", "flow id as written"),
+        ] + _PLACE + [
+            ("ts_ns", "BIGINT", "timestamp of the flow end point, ns"),
+            ("binding_point", "VARCHAR", "bp ('e': binds to the enclosing slice)"),
+        ],
+    },
+    "instants": {
+        "doc": "Instant events (ph i/I): [memory] allocator samples, Iteration Start, Record Window End.",
+        "columns": _COMMON_HEAD + [
+            ("ph", "VARCHAR", "i or I"),
+            ("cat", "VARCHAR", "category as written"),
+            ("name", "VARCHAR", "event name"),
+        ] + _PLACE + [
+            ("ts_ns", "BIGINT", "timestamp, ns"),
+            ("scope", "VARCHAR", "s: g global, p process, t thread"),
+            ("args", "JSON", "args as written (memory: Bytes, Total Allocated, Total Reserved, Device Id, Addr)"),
+        ],
+    },
+    "metadata": {
+        "doc": "Metadata events (ph M): process_name, thread_name, process_labels, sort indexes.",
+        "columns": _COMMON_HEAD + [
+            ("name", "VARCHAR", "metadata kind: process_name, thread_name, process_sort_index, ..."),
+        ] + _PLACE + [
+            ("ts_ns", "BIGINT", "timestamp when present, ns"),
+            ("value", "VARCHAR", "args.name, args.labels or args.sort_index as text"),
+            ("args", "JSON", "args as written"),
+        ],
+    },
+    "counters": {
+        "doc": "Counter events (ph C).",
+        "columns": _COMMON_HEAD + [
+            ("name", "VARCHAR", "counter name"),
+            ("cat", "VARCHAR", "category as written"),
+        ] + _PLACE + [
+            ("ts_ns", "BIGINT", "timestamp, ns"),
+            ("args", "JSON", "counter values"),
+        ],
+    },
+    "gpu_user_annotations": {
+        "doc": "user_annotation ranges projected onto a GPU stream (cat gpu_user_annotation).",
+        "columns": _COMMON_HEAD + [
+            ("name", "VARCHAR", "annotation name"),
+        ] + _PLACE + [
+            ("ts_ns", "BIGINT", "start, ns"),
+            ("dur_ns", "BIGINT", "duration, ns"),
+            ("device", "INTEGER", "args device, else pid when it is an integer"),
+            ("stream", "BIGINT", "args stream, else tid when it is an integer"),
+            ("external_id", "BIGINT", "args 'External id'"),
+            ("args", "JSON", "args as written"),
+        ],
+    },
+    "other_events": {
+        "doc": "Events of any other phase (async b/e/n, samples, unknown ph), kept whole so nothing is lost.",
+        "columns": _COMMON_HEAD + [
+            ("ph", "VARCHAR", "phase as written"),
+            ("cat", "VARCHAR", "category as written"),
+            ("name", "VARCHAR", "event name"),
+        ] + _PLACE + [
+            ("ts_ns", "BIGINT", "timestamp, ns"),
+            ("dur_ns", "BIGINT", "duration, ns"),
+            ("args", "JSON", "args as written"),
+            ("extra", "JSON", "other top-level fields when present"),
+        ],
+    },
+    "ingest_issues": {
+        "doc": "Everything the ingester skipped or repaired, one row per event or per kind of repair.",
+        "columns": [
+            ("event_id", "BIGINT", "index of the event in traceEvents (NULL for file-level issues)"),
+            ("byte_offset", "BIGINT", "offset in the JSON text where the problem starts"),
+            ("kind", "VARCHAR", "skipped_empty_event, skipped_malformed_event, truncated_tail, ..."),
+            ("detail", "VARCHAR", "one-line explanation"),
+        ],
+    },
+}
+
+# Tables whose rows count toward "events read" (every element of traceEvents lands in exactly one).
+EVENT_TABLES = ["events", "kernels", "correlations", "instants", "metadata", "counters",
+                "gpu_user_annotations", "other_events"]
+
+
+def columns(table: str) -> list[Column]:
+    return TABLES[table]["columns"]
+
+
+def empty_select(table: str) -> str:
+    """A SELECT with the table's schema and no rows (for datasets without traces)."""
+    cols = ", ".join(f"NULL::{t} AS \"{c}\"" for c, t, _ in columns(table))
+    return f"SELECT NULL::VARCHAR AS trace_id, {cols} WHERE false"
