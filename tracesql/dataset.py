@@ -54,9 +54,17 @@ def table_statements(dataset: Path) -> list[str]:
 
 
 def catalog_statements(dataset: Path) -> list[str]:
+    """Table views, then every shipped SQL file in name order.
+
+    In SQL files, ``${SQL_DIR}`` stands for the absolute path of the shipped sql/ folder (e.g. for rule CSVs)
+    and ``${DATASET}`` for the absolute path of the dataset.
+    """
     stmts = table_statements(dataset)
+    sd = str(sql_dir()).replace("'", "''")
+    ds = str(Path(dataset).resolve()).replace("'", "''")
     for f in sql_files():
-        stmts.append(f"-- {f.name}\n" + f.read_text())
+        text = f.read_text().replace("${SQL_DIR}", sd).replace("${DATASET}", ds)
+        stmts.append(f"-- {f.name}\n" + text)
     return stmts
 
 
@@ -113,6 +121,37 @@ class Dataset:
         rows = self.con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary "
                                 "ORDER BY view_name").fetchall()
         return [r[0] for r in rows if r[0] not in TABLES]
+
+    # Analyses (each a thin wrapper over SQL views; see the modules named).
+    def tree(self, **kw) -> pl.DataFrame:
+        """Call tree with GPU time per node (tracesql.tree.tree)."""
+        from .tree import tree
+
+        return tree(self, **kw)
+
+    def categories(self, **kw) -> pl.DataFrame:
+        """GPU time per kernel category (tracesql.categories.categories)."""
+        from .categories import categories
+
+        return categories(self, **kw)
+
+    def kernel_summary(self, **kw) -> pl.DataFrame:
+        """Per-kernel-name statistics (tracesql.analysis.kernel_summary)."""
+        from .analysis import kernel_summary
+
+        return kernel_summary(self, **kw)
+
+    def timeline(self, **kw) -> pl.DataFrame:
+        """GPU time breakdown per trace and device (tracesql.analysis.timeline)."""
+        from .analysis import timeline
+
+        return timeline(self, **kw)
+
+    def gaps(self, **kw) -> pl.DataFrame:
+        """Idle gaps between GPU events (tracesql.analysis.gaps)."""
+        from .analysis import gaps
+
+        return gaps(self, **kw)
 
     def close(self) -> None:
         self.con.close()
