@@ -1,0 +1,102 @@
+-- GPU activity: the GPU-side events of every trace, classified, with the CPU call that launched them.
+--
+-- Helpers used by the timeline, gap, launch and peer-style views (sql/31_* ... sql/41_*).
+
+-- _us_f64(ns): a time in ns as the float64 µs value a JSON parser gives for the trace's decimal text.
+-- Below 2^53 ns the int64 -> double conversion is exact and the division correctly rounded, so the
+-- result equals the parsed text; above it (epoch-ns clocks) the decimal text is rebuilt and cast.
+-- Used only by the peer styles (tracelens, hta), which compute in float64 µs; native views use int64 ns.
+CREATE OR REPLACE MACRO _us_f64(ns) AS
+    CASE WHEN ns IS NULL THEN NULL::DOUBLE
+         WHEN abs(ns) < 9007199254740992 THEN ns::DOUBLE / 1000.0
+         ELSE printf('%d.%03d', ns // 1000, ns % 1000)::DOUBLE END;
+
+-- _interval_union(tbl): length of the union of closed intervals [s, e] per (trace_id, grp, set_name).
+-- tbl names a view/table with columns trace_id, grp, set_name, s, e (any numeric type; grp any type).
+-- Islands by window functions: sorted by start, an interval opens a new island when it starts after
+-- the largest end seen so far (touching intervals merge). One row per group:
+--   union_len    total length covered (sum over islands of last end - first start; same unit as s, e)
+--   first_s      earliest start;  last_e  latest end
+--   n_intervals  input intervals;  n_islands  disjoint islands after merging
+CREATE OR REPLACE MACRO _interval_union(tbl) AS TABLE
+WITH ordered AS (
+    SELECT trace_id, grp, set_name, s, e,
+           max(e) OVER (PARTITION BY trace_id, grp, set_name ORDER BY s, e
+                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_max_e
+    FROM query_table(tbl)
+), islands AS (
+    SELECT *, sum(CASE WHEN prev_max_e IS NULL OR s > prev_max_e THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY trace_id, grp, set_name ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
+    FROM ordered
+), merged AS (
+    SELECT trace_id, grp, set_name, island, min(s) AS s, max(e) AS e, count(*) AS n
+    FROM islands GROUP BY ALL
+)
+SELECT trace_id, grp, set_name, sum(e - s) AS union_len, min(s) AS first_s, max(e) AS last_e,
+       sum(n) AS n_intervals, count(*) AS n_islands
+FROM merged GROUP BY ALL;
+
+-- _short_kernel_name(name): a readable kernel name: the leading 'void ', template arguments <...>,
+-- parameter lists (...) and the return type are removed, so 'void at::native::elementwise_kernel<128,
+-- 4, ...>(int, ...)' becomes 'at::native::elementwise_kernel'. Nested brackets are removed innermost
+-- first (up to 12 levels). Names without brackets, or without '::' and a leading 'void ' (such as
+-- 'Memset (Device)' or 'Memcpy HtoD (Pageable -> Device)'), are returned unchanged.
+CREATE OR REPLACE MACRO _strip_innermost(s) AS
+    regexp_replace(regexp_replace(s, '<[^<>]*>', '', 'g'), '\([^()]*\)', '', 'g');
+CREATE OR REPLACE MACRO _short_kernel_name(name) AS
+    CASE WHEN name IS NULL OR NOT regexp_matches(name, '[<(]') OR NOT regexp_matches(name, '::|^void ') THEN name ELSE
+    nullif(trim(regexp_replace(regexp_replace(
+        _strip_innermost(_strip_innermost(_strip_innermost(_strip_innermost(_strip_innermost(_strip_innermost(
+        _strip_innermost(_strip_innermost(_strip_innermost(_strip_innermost(_strip_innermost(_strip_innermost(
+            replace(replace(name, '(anonymous namespace)', '{anonymous}'), 'operator()', 'operator{}')
+        )))))))))))),
+        '^(void|[A-Za-z_][A-Za-z0-9_:]*\s+)\s*', ''), '[<>()]', '', 'g')), '') END;
+
+-- Class of a GPU event (native definition):
+--   comm     kernel whose name contains nccl, rccl, msccl or cross_device_reduce (any case): collectives
+--   memcpy   cat gpu_memcpy, and ROCm copy kernels (MEMORY_COPY_*, __amd_rocclr_copyBuffer*)
+--   memset   cat gpu_memset, and ROCm fill kernels (__amd_rocclr_fillBuffer*)
+--   sync     cat cuda_sync (the stream waiting on an event: not work, never counted as busy)
+--   compute  every other kernel
+CREATE OR REPLACE MACRO _gpu_activity_class(cat, name) AS
+    CASE WHEN cat = 'cuda_sync' THEN 'sync'
+         WHEN cat = 'gpu_memcpy' THEN 'memcpy'
+         WHEN cat = 'gpu_memset' THEN 'memset'
+         WHEN regexp_matches(name, '^(MEMORY_COPY_(HOST_TO_DEVICE|DEVICE_TO_HOST|DEVICE_TO_DEVICE)|__amd_rocclr_copyBuffer(Rect)?(Aligned)?)(\.kd)?$') THEN 'memcpy'
+         WHEN regexp_matches(name, '^__amd_rocclr_fillBuffer(Aligned)?(\.kd)?$') THEN 'memset'
+         WHEN regexp_matches(name, '(?i)nccl|rccl|msccl|cross_device_reduce') THEN 'comm'
+         ELSE 'compute' END;
+
+-- _gpu_steps: ProfilerStep#N ranges on the CPU (user annotations named 'ProfilerStep#<N>').
+CREATE OR REPLACE VIEW _gpu_steps AS
+SELECT trace_id, event_id AS step_event_id, name AS step, TRY_CAST(substr(name, 14) AS BIGINT) AS step_number,
+       ts_ns AS step_ts_ns, ts_ns + dur_ns AS step_end_ns
+FROM events
+WHERE name LIKE 'ProfilerStep#%' AND dur_ns IS NOT NULL;
+
+-- gpu_activity: one row per GPU-side event (every row of `kernels`), with its class and its launch.
+--   trace_id, event_id           the GPU event
+--   device, stream               where it ran (device NULL when the trace does not say)
+--   cat, name                    normalised category (kernel, gpu_memcpy, gpu_memset, cuda_sync) and name
+--   short_name                   _short_kernel_name(name)
+--   activity_class               compute | comm | memcpy | memset | sync (see _gpu_activity_class)
+--   ts_ns, dur_ns, end_ns        start, duration and end on the GPU, ns (end_ns = ts_ns + dur_ns)
+--   correlation                  correlation id linking it to its launch
+--   launch_event_id              event_id of the runtime/driver call with the same (trace_id, correlation)
+--                                in `launches`, NULL when the launch is not in the trace (warm-up work)
+--   launch_name, launch_kind     API name (cudaLaunchKernel, cuLaunchKernelEx, hipGraphLaunch, ...) and
+--                                kind (kernel, graph, memcpy, memset)
+--   launch_ts_ns, launch_dur_ns  start and duration of the launching call, ns
+--   launch_tid                   CPU thread of the launching call
+--   step, step_number            ProfilerStep#N whose CPU range contains the launch start (NULL if none)
+CREATE OR REPLACE VIEW gpu_activity AS
+SELECT k.trace_id, k.event_id, k.device, k.stream, k.cat, k.name, _short_kernel_name(k.name) AS short_name,
+       _gpu_activity_class(k.cat, k.name) AS activity_class,
+       k.ts_ns, k.dur_ns, k.ts_ns + k.dur_ns AS end_ns, k.correlation,
+       l.event_id AS launch_event_id, l.name AS launch_name, l.launch_kind,
+       l.ts_ns AS launch_ts_ns, l.dur_ns AS launch_dur_ns, l.tid AS launch_tid,
+       st.step, st.step_number
+FROM kernels k
+LEFT JOIN launches l ON l.trace_id = k.trace_id AND l.correlation = k.correlation
+LEFT JOIN _gpu_steps st ON st.trace_id = k.trace_id AND l.ts_ns >= st.step_ts_ns AND l.ts_ns < st.step_end_ns
+WHERE k.ts_ns IS NOT NULL AND k.dur_ns IS NOT NULL;

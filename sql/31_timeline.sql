@@ -1,0 +1,106 @@
+-- GPU timeline (native definition): how the time between the first and the last GPU activity of a device
+-- is spent: computation, communication, memory operations, idle.
+--
+-- Which events count: every row of gpu_activity except cuda_sync waits, whether or not its launch is in
+-- the trace (warm-up kernels launched before the CPU window count too: the GPU was busy with them).
+-- Classes (see _gpu_activity_class): compute, comm (collective kernels), memory = memcpy + memset.
+-- Times are lengths of unions of closed intervals [ts, ts + dur] (touching intervals merge), exact in ns.
+-- "span" is first GPU start to last GPU end of the rows' events; the profiler window (first to last
+-- event of any kind in the trace) is given beside it as window_ns.
+
+-- _gt_members: each GPU event once per interval set it belongs to, per grouping.
+--   grp = {pooled, device, step}: pooled rows union all devices of the trace (device NULL); step NULL is
+--   the whole trace.
+--   sets: C compute, K comm, M memory, CK compute+comm, ALL every counted event.
+CREATE OR REPLACE VIEW _gt_members AS
+WITH ev AS (
+    SELECT trace_id, device, step, ts_ns AS s, end_ns AS e,
+           CASE activity_class WHEN 'compute' THEN ['C', 'CK', 'ALL'] WHEN 'comm' THEN ['K', 'CK', 'ALL']
+                ELSE ['M', 'ALL'] END AS sets
+    FROM gpu_activity WHERE activity_class <> 'sync'
+), g AS (
+    SELECT trace_id, {'pooled': false, 'device': device, 'step': NULL::VARCHAR} AS grp, s, e, sets FROM ev
+    UNION ALL
+    SELECT trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': NULL::VARCHAR}, s, e, sets FROM ev
+    UNION ALL
+    SELECT trace_id, {'pooled': false, 'device': device, 'step': step}, s, e, sets FROM ev WHERE step IS NOT NULL
+    UNION ALL
+    SELECT trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': step}, s, e, sets FROM ev
+    WHERE step IS NOT NULL
+)
+SELECT trace_id, grp, unnest(sets) AS set_name, s, e FROM g;
+
+CREATE OR REPLACE VIEW _gt_unions AS SELECT * FROM _interval_union('_gt_members');
+
+-- _trace_window: the profiler window of each trace: first start to last end over CPU and GPU events.
+CREATE OR REPLACE VIEW _trace_window AS
+SELECT trace_id, min(s) AS window_start_ns, max(e) AS window_end_ns
+FROM (SELECT trace_id, ts_ns AS s, ts_ns + coalesce(dur_ns, 0) AS e FROM events
+      UNION ALL SELECT trace_id, ts_ns, ts_ns + dur_ns FROM kernels)
+GROUP BY trace_id;
+
+-- gpu_timeline_all: one row per (trace, device, step) grouping; device NULL = all devices of the trace
+-- pooled (a moment counts as busy when any device is busy), step NULL = the whole trace, else the GPU
+-- events launched inside that ProfilerStep#N.
+--   trace_id, device, step       the grouping
+--   pooled                       true for the all-devices row (device NULL there)
+--   n_events                     GPU events counted (cuda_sync excluded)
+--   first_start_ns, last_end_ns  first GPU start and last GPU end of those events, ns
+--   span_ns                      last_end_ns - first_start_ns: the "total" of this table
+--   compute_ns                   |U(compute)|
+--   comm_ns, comm_exposed_ns     |U(comm)|, and the part not overlapped by compute |U(comm) - U(compute)|
+--   memory_ns, memory_exposed_ns |U(memcpy, memset)|, and the part overlapped by neither compute nor comm
+--   busy_ns                      |U(all counted events)|
+--   idle_ns                      span_ns - busy_ns
+--   *_pct                        each of the above as a percentage of span_ns
+--   comm_overlap_pct             share of comm time overlapped by compute: 100 (comm - exposed) / comm
+--   window_ns                    whole-trace rows: the profiler window (first to last event of any kind in
+--                                the trace); step rows: the ProfilerStep's CPU duration
+CREATE OR REPLACE VIEW gpu_timeline_all AS
+WITH p AS (
+    PIVOT (SELECT trace_id, grp, set_name, union_len, first_s, last_e, n_intervals FROM _gt_unions)
+    ON set_name IN ('C', 'K', 'M', 'CK', 'ALL')
+    USING first(union_len) AS len, first(first_s) AS fs, first(last_e) AS le, first(n_intervals) AS n
+), t AS (
+    SELECT trace_id, grp.pooled AS pooled, grp.device AS device, grp.step AS step, ALL_n::BIGINT AS n_events,
+           ALL_fs AS first_start_ns, ALL_le AS last_end_ns, ALL_le - ALL_fs AS span_ns,
+           coalesce(C_len, 0)::BIGINT AS compute_ns, coalesce(K_len, 0)::BIGINT AS comm_ns,
+           (coalesce(CK_len, 0) - coalesce(C_len, 0))::BIGINT AS comm_exposed_ns,
+           coalesce(M_len, 0)::BIGINT AS memory_ns, (ALL_len - coalesce(CK_len, 0))::BIGINT AS memory_exposed_ns,
+           ALL_len::BIGINT AS busy_ns, ((ALL_le - ALL_fs) - ALL_len)::BIGINT AS idle_ns
+    FROM p
+)
+SELECT t.*,
+       100.0 * compute_ns / nullif(span_ns, 0) AS compute_pct,
+       100.0 * comm_ns / nullif(span_ns, 0) AS comm_pct,
+       100.0 * comm_exposed_ns / nullif(span_ns, 0) AS comm_exposed_pct,
+       100.0 * memory_ns / nullif(span_ns, 0) AS memory_pct,
+       100.0 * memory_exposed_ns / nullif(span_ns, 0) AS memory_exposed_pct,
+       100.0 * busy_ns / nullif(span_ns, 0) AS busy_pct,
+       100.0 * idle_ns / nullif(span_ns, 0) AS idle_pct,
+       100.0 * (comm_ns - comm_exposed_ns) / nullif(comm_ns, 0) AS comm_overlap_pct,
+       CASE WHEN t.step IS NULL THEN w.window_end_ns - w.window_start_ns
+            ELSE st.step_end_ns - st.step_ts_ns END AS window_ns
+FROM t
+LEFT JOIN _trace_window w USING (trace_id)
+LEFT JOIN _gpu_steps st ON st.trace_id = t.trace_id AND st.step = t.step;
+
+-- gpu_timeline: gpu_timeline_all for whole traces (step IS NULL): one row per (trace, device) plus one
+-- row per trace with device NULL (all devices pooled; equal to the device row when there is one device).
+CREATE OR REPLACE VIEW gpu_timeline AS
+SELECT * EXCLUDE (step) FROM gpu_timeline_all WHERE step IS NULL;
+
+-- gpu_timeline_by_step: gpu_timeline_all per ProfilerStep#N (GPU events whose launch started inside the
+-- step's CPU range; the span runs from the first to the last of those events on the GPU).
+CREATE OR REPLACE VIEW gpu_timeline_by_step AS
+SELECT * FROM gpu_timeline_all WHERE step IS NOT NULL;
+
+-- comm_compute_overlap: per (trace, device) with communication (device NULL: pooled), how much of the
+-- communication time is overlapped by computation.
+--   comm_ns                  |U(comm)|;  overlapped_ns  |U(comm) ∩ U(compute)|
+--   exposed_ns               comm_ns - overlapped_ns
+--   overlap_pct              100 overlapped_ns / comm_ns
+CREATE OR REPLACE VIEW comm_compute_overlap AS
+SELECT trace_id, pooled, device, comm_ns, comm_ns - comm_exposed_ns AS overlapped_ns, comm_exposed_ns AS exposed_ns,
+       comm_overlap_pct AS overlap_pct
+FROM gpu_timeline WHERE comm_ns > 0;
