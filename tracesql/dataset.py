@@ -2,7 +2,8 @@
 
 Layout of a dataset directory::
 
-    DATASET/traces/trace_id=<id>/<table>.parquet   one file per table per trace (see schema.py)
+    DATASET/traces/trace_id=<id>/<table>/part-N.parquet   a table's rows for one trace (see schema.py),
+                                                        one part per chunk of the file (in file order)
     DATASET/catalog.duckdb                        views with absolute paths: `duckdb DATASET/catalog.duckdb`
     DATASET/init.sql                              the same views as SQL: `duckdb -init DATASET/init.sql`
     DATASET/.staging/                             private work directories of running ingests
@@ -40,11 +41,11 @@ def _quote(s: str) -> str:
 def table_statements(dataset: Path) -> list[str]:
     """CREATE VIEW statements for the stored tables, with absolute paths."""
     tdir = Path(dataset).resolve() / "traces"
-    has_traces = any(tdir.glob("trace_id=*/traces.parquet")) if tdir.is_dir() else False
+    has_traces = any(tdir.glob("trace_id=*/traces/*.parquet")) if tdir.is_dir() else False
     out = []
     for table in TABLES:
         if has_traces:
-            glob = _quote(f"{tdir}/trace_id=*/{table}.parquet")
+            glob = _quote(f"{tdir}/trace_id=*/{table}/*.parquet")
             out.append(f"CREATE OR REPLACE VIEW {table} AS SELECT trace_id, * EXCLUDE (trace_id) FROM read_parquet("
                        f"{glob}, hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}}, "
                        f"union_by_name = true);")

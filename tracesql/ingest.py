@@ -19,6 +19,8 @@ import datetime as _dt
 import os
 import re
 import shutil
+import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -67,18 +69,39 @@ def _json_text(col: str) -> str:
     return f"CASE WHEN left({col}::VARCHAR, 1) = '\"' THEN json_extract_string({col}, '$') ELSE {col}::VARCHAR END"
 
 
-def _unit_sql(json_path: str, out_path: str, unit: int, exact: bool) -> str:
+_GPU_CATS = "('kernel', 'gpu_memcpy', 'gpu_memset', 'cuda_sync')"
+
+# Category as written -> normalised category (PyTorch 1.8 names); other categories are kept as they are.
+_CAT_NORM = """CASE cat WHEN 'Operator' THEN 'cpu_op' WHEN 'Runtime' THEN 'cuda_runtime' WHEN 'Kernel' THEN 'kernel'
+  WHEN 'Memcpy' THEN 'gpu_memcpy' WHEN 'Memset' THEN 'gpu_memset' ELSE cat END"""
+
+# Which table a row goes to. Complete events without a category ('x_nocat': JAX and other non-Kineto
+# writers) are resolved when the whole file has been read, because that needs the process names.
+_ROUTE = f"""CASE
+  WHEN ph IS NULL AND name IS NULL AND cat IS NULL AND pid IS NULL AND tid IS NULL AND ts IS NULL AND args IS NULL
+       AND {' AND '.join(f'"{k}" IS NULL' for k in _EXTRA_KEYS)} THEN 'empty'
+  WHEN ph = 'X' AND cat IS NULL THEN 'x_nocat'
+  WHEN ph = 'X' AND ({_CAT_NORM}) IN {_GPU_CATS} THEN 'kernels'
+  WHEN ph = 'X' AND cat = 'gpu_user_annotation' THEN 'gpu_user_annotations'
+  WHEN ph IN ('X', 'B', 'E') THEN 'events'
+  WHEN ph IN ('s', 'f', 't') THEN 'correlations'
+  WHEN ph IN ('i', 'I') THEN 'instants'
+  WHEN ph = 'M' THEN 'metadata'
+  WHEN ph = 'C' THEN 'counters'
+  ELSE 'other_events'
+END"""
+
+
+def _chunk_select(json_path: str, exact: bool, ord_offset: int) -> str:
+    """Rows of one chunk file: raw fields, ns times, normalised category and target table."""
     extra = ", ".join(f'"{k}"' for k in _EXTRA_KEYS)
     return f"""
-COPY (
-  SELECT {unit}::INTEGER AS unit, ordinality::BIGINT AS ord, ph, cat, name,
+  SELECT (ordinality + {ord_offset})::BIGINT AS ord, ph, cat AS cat_raw, {_CAT_NORM} AS cat, name,
          {_json_text('pid')} AS pid, {_json_text('tid')} AS tid,
          {_time_expr('ts', exact)} AS ts_ns, {_time_expr('dur', exact)} AS dur_ns,
-         args, {extra}
+         args, {extra}, {_ROUTE} AS route
   FROM read_json('{json_path}', format = 'array', columns = {_read_columns(exact)},
-                 maximum_object_size = 1073741824) WITH ORDINALITY
-) TO '{out_path}' (FORMAT parquet, COMPRESSION lz4_raw)
-"""
+                 maximum_object_size = 67108864) WITH ORDINALITY"""
 
 
 @dataclass
@@ -138,7 +161,9 @@ class _Workers:
     def con(self) -> duckdb.DuckDBPyConnection:
         c = getattr(self.local, "con", None)
         if c is None:
-            c = duckdb.connect(config={"threads": 1, "memory_limit": "384MB", "preserve_insertion_order": True})
+            c = duckdb.connect(config={"threads": 1, "memory_limit": "384MB", "preserve_insertion_order": True,
+                                       "temp_directory": os.path.join(tempfile.gettempdir(), "tracesql-spill")})
+            c.execute("CREATE TEMP TABLE device_pids (pid VARCHAR, device INTEGER)")
             self.local.con = c
             with self.lock:
                 self.cons.append(c)
@@ -150,142 +175,210 @@ class _Workers:
             c.close()
 
 
+class _Job:
+    """One chunk on its way through a worker. ``next_base`` (index of the first element of the next chunk) is
+    published as soon as this chunk is parsed, so the next worker can number its events while this one writes."""
+
+    def __init__(self, index: int, chunk: EventChunk, prev: "_Job | None"):
+        self.index = index
+        self.chunk = chunk
+        self.prev = prev
+        self.next_base: int | None = None
+        self.next_ready = threading.Event()
+
+
 class _TraceIngest:
+    """The per-file state: workers parse chunks into an in-memory table and write one Parquet part per table."""
+
     def __init__(self, path: str, staging: Path, salvage: bool, chunk_size: int, progress: Progress | None,
                  workers: _Workers):
         self.path = path
         self.staging = staging
+        self.out = staging / "out"
+        self.pending = staging / "pending"
         self.salvage = salvage
         self.chunk_size = chunk_size
         self.progress = progress
         self.workers = workers
-        self.units: list[tuple[int, str, int]] = []  # (unit no, raw parquet path, first element index)
-        self.next_unit = 0
-        self.elements = 0  # elements of traceEvents accounted for so far
+        self.lock = threading.Lock()
         self.issues: list[tuple] = []  # (event_id, byte_offset, kind, detail)
+        self.counts: dict[str, int] = {t: 0 for t in EVENT_TABLES + ["launches"]}
+        self.empty = 0
+        self.x_with_cat = 0  # complete events that have a category (0 in JAX traces)
+        self.device_pids: dict[str, int | None] = {}
+        self.pending_parts: list[str] = []
+        self.elements = 0
         self.exact_any = False
+        self.seq = 0  # for file names of chunk texts
 
-    # -- parsing units ----------------------------------------------------------------------------
-    def _new_unit(self) -> tuple[int, str, str]:
-        u = self.next_unit
-        self.next_unit += 1
-        return u, str(self.staging / f"chunk_{u:06d}.json"), str(self.staging / f"raw_{u:06d}.parquet")
-
-    def _parse(self, con, data: bytes, unit: int, json_path: str, raw_path: str) -> int:
+    # -- parsing ----------------------------------------------------------------------------------
+    def _load(self, con, data: bytes, ord_offset: int, create: bool) -> int:
+        """Parse ``data`` (events joined by commas) into temp table c; returns the number of rows."""
         exact = _NEEDS_EXACT.search(data) is not None
         if exact:
             self.exact_any = True
             data = _QUOTE_TIME.sub(rb'\1"\2"', data)
-        with open(json_path, "wb") as f:
+        with self.lock:
+            self.seq += 1
+            jp = str(self.staging / f"chunk_{self.seq:06d}.json")
+        with open(jp, "wb") as f:
             f.write(b"[")
             f.write(data)
             f.write(b"]")
         try:
-            n = con.execute(_unit_sql(json_path, raw_path, unit, exact)).fetchone()[0]
+            sel = _chunk_select(jp, exact, ord_offset)
+            if create:
+                con.execute(f"CREATE OR REPLACE TEMP TABLE c AS {sel}")
+                return con.execute("SELECT count(*) FROM c").fetchone()[0]
+            return con.execute(f"INSERT INTO c {sel}").fetchone()[0]
         finally:
-            os.unlink(json_path)
-        return n
+            os.unlink(jp)
 
-    def _parse_job(self, data: bytes, unit: int, json_path: str, raw_path: str):
-        try:
-            return self._parse(self.workers.con(), data, unit, json_path, raw_path), None
-        except duckdb.Error as e:
-            if os.path.exists(raw_path):
-                os.unlink(raw_path)
-            return None, e
+    def _load_exact(self, con, chunk: EventChunk, local_issues: list) -> int:
+        """The fallback for a chunk DuckDB rejected: exact spans, and bisection down to any bad event."""
+        if os.environ.get("TRACESQL_DEBUG"):
+            print(f"tracesql: re-parsing the chunk at byte {chunk.offset} event by event", file=sys.stderr)
+        self._load(con, b"{}", 0, create=True)  # the table with its schema
+        con.execute("DELETE FROM c")
+        scan = exact_spans(chunk.data)
+        if scan.array_end is not None:
+            raise TraceError(self.path, "could not find the end of traceEvents (fields after it hold lists of "
+                             "objects larger than 1 MB)", offset=chunk.offset + scan.array_end)
+        items: list = [("span", sp.start, sp.end) for sp in scan.spans]
+        items += [("garbage", off, txt) for off, txt in scan.garbage]
+        items.sort(key=lambda it: it[1])
+        if scan.incomplete_from is not None:
+            raise TraceError(self.path, "malformed JSON: unbalanced brackets in an event",
+                             offset=chunk.offset + scan.incomplete_from)
+        run: list[tuple[int, int, int]] = []  # (local index, start, end)
+        for i, it in enumerate(items):
+            if it[0] == "garbage":
+                self._load_spans(con, chunk, run, local_issues)
+                run = []
+                local_issues.append((i, chunk.offset + it[1], "skipped_malformed_event",
+                                     "not an object: " + it[2][:40].decode("utf-8", "replace")))
+            else:
+                run.append((i, it[1], it[2]))
+        self._load_spans(con, chunk, run, local_issues)
+        return len(items)
 
-    def _fallback(self, chunk: EventChunk, first_error: Exception) -> None:
-        """A chunk DuckDB rejected: find its exact event spans and isolate any bad event."""
-        con = self.workers.con() if False else duckdb.connect(config={"threads": 1})
-        try:
-            scan = exact_spans(chunk.data)
-            items: list[tuple[int, int] | tuple[str, int, bytes]] = []
-            # merge spans and garbage in text order
-            g = sorted(scan.garbage)
-            gi = 0
-            for sp in scan.spans:
-                while gi < len(g) and g[gi][0] < sp.start:
-                    items.append(("garbage", g[gi][0], g[gi][1]))
-                    gi += 1
-                items.append((sp.start, sp.end))
-            items.extend(("garbage", off, txt) for off, txt in g[gi:])
-            if scan.array_end is not None:
-                raise TraceError(self.path, "could not find the end of traceEvents (trailing fields hold lists "
-                                 "of objects larger than 1 MB)", offset=chunk.offset + scan.array_end)
-            if scan.incomplete_from is not None:
-                raise TraceError(self.path, "malformed JSON: unbalanced brackets inside an event",
-                                 offset=chunk.offset + scan.incomplete_from, event_index=self.elements + len(items))
-            run: list[tuple[int, int]] = []
-            for it in items:
-                if isinstance(it[0], str):
-                    self._flush_spans(con, chunk, run)
-                    run = []
-                    self._bad(chunk.offset + it[1], self.elements, "not an object: " + it[2][:40].decode(
-                        "utf-8", "replace"))
-                    self.elements += 1
-                else:
-                    run.append(it)
-            self._flush_spans(con, chunk, run)
-        finally:
-            con.close()
-
-    def _flush_spans(self, con, chunk: EventChunk, spans: list[tuple[int, int]]) -> None:
+    def _load_spans(self, con, chunk: EventChunk, spans: list, local_issues: list) -> None:
         if not spans:
             return
-        data = b",".join(chunk.data[s:e] for s, e in spans)
-        unit, jp, rp = self._new_unit()
+        # ord numbers inside one run are consecutive: ordinality + (first index)
+        data = b",".join(chunk.data[s:e] for _, s, e in spans)
         try:
-            n = self._parse(con, data, unit, jp, rp)
-            self.units.append((unit, rp, self.elements))
-            self.elements += n
+            self._load(con, data, spans[0][0], create=False)
             return
         except duckdb.Error as e:
-            if os.path.exists(rp):
-                os.unlink(rp)
             if len(spans) == 1:
                 msg = str(e).splitlines()[0]
                 msg = re.sub(r' in file "[^"]*",?', "", msg).replace("Invalid Input Error: ", "")
-                self._bad(chunk.offset + spans[0][0], self.elements, f"malformed event: {msg}")
-                self.elements += 1
+                msg = re.sub(r",? in record/value \d+", "", msg)
+                local_issues.append((spans[0][0], chunk.offset + spans[0][1], "skipped_malformed_event",
+                                     f"malformed event: {msg}"))
                 return
         mid = len(spans) // 2
-        self._flush_spans(con, chunk, spans[:mid])
-        self._flush_spans(con, chunk, spans[mid:])
+        self._load_spans(con, chunk, spans[:mid], local_issues)
+        self._load_spans(con, chunk, spans[mid:], local_issues)
 
-    def _bad(self, offset: int, index: int, detail: str) -> None:
-        if not self.salvage:
-            raise TraceError(self.path, detail + "; rerun with --salvage to skip bad events", offset=offset,
-                             event_index=index)
-        self.issues.append((index, offset, "skipped_malformed_event", detail))
+    # -- one chunk in a worker --------------------------------------------------------------------
+    def _work(self, job: _Job) -> None:
+        con = self.workers.con()
+        n = None
+        error: BaseException | None = None
+        local_issues: list = []
+        try:
+            try:
+                n = self._load(con, job.chunk.data, 0, create=True)
+            except duckdb.Error:
+                n = self._load_exact(con, job.chunk, local_issues)
+        except BaseException as e:  # noqa: BLE001 - handed to the main thread
+            error = e
+        if job.prev is None:
+            base = 0
+        else:
+            job.prev.next_ready.wait()
+            base = job.prev.next_base
+        if error is not None or base is None:
+            job.next_base = None
+            job.next_ready.set()
+            if error is not None:
+                raise error
+            return  # an earlier chunk failed; its error is reported
+        job.next_base = base + n
+        job.next_ready.set()
+        job.chunk = None  # free the text
+        for li, off, kind, detail in local_issues:
+            if not self.salvage:
+                raise TraceError(self.path, detail + "; rerun with --salvage to skip bad events", offset=off,
+                                 event_index=base + li)
+        self._write_parts(con, base, job.index, [(base + li, off, kind, d) for li, off, kind, d in local_issues])
+
+    def _write_parts(self, con, base: int, index: int, issues: list) -> None:
+        stats = con.execute("""SELECT route, count(*), count(*) FILTER (WHERE ph = 'X' AND cat_raw IS NOT NULL)
+                               FROM c GROUP BY route""").fetchall()
+        dev = con.execute("""SELECT DISTINCT pid, TRY_CAST(regexp_extract(json_extract_string(args, '$.name'),
+                                    '^/device:[A-Za-z_]+:([0-9]+)', 1) AS INTEGER)
+                             FROM c WHERE ph = 'M' AND name = 'process_name'
+                               AND json_extract_string(args, '$.name') LIKE '/device:%'""").fetchall()
+        counts: dict[str, int] = {}
+        src_tpl = f"(SELECT {base} + ord - 1 AS event_id, * EXCLUDE (ord) FROM c WHERE route = '{{r}}')"
+        for route, n, _ in stats:
+            if route == "empty":
+                for (eid,) in con.execute(f"SELECT {base} + ord - 1 FROM c WHERE route = 'empty'").fetchall():
+                    issues.append((eid, None, "skipped_empty_event",
+                                   "event has none of the trace-event fields (e.g. the trailing {} JAX writes)"))
+                continue
+            if route == "x_nocat":
+                part = str(self.pending / f"part-{index:05d}.parquet")
+                con.execute(f"COPY {src_tpl.format(r=route)} TO '{part}' (FORMAT parquet, COMPRESSION lz4_raw)")
+                with self.lock:
+                    self.pending_parts.append(part)
+                continue
+            counts[route] = self._copy(con, route, src_tpl.format(r=route), index)
+            if route == "events":
+                counts["launches"] = self._copy(con, "launches", src_tpl.format(r=route), index)
+        with self.lock:
+            for t, n in counts.items():
+                self.counts[t] += n
+            self.issues.extend(issues)
+            self.x_with_cat += sum(r[2] for r in stats)
+            self.device_pids.update({pid: d for pid, d in dev})
+
+    def _copy(self, con, table: str, src: str, index: int) -> int:
+        d = self.out / table
+        d.mkdir(exist_ok=True)
+        return con.execute(_table_copy(table, src, str(d / f"part-{index:05d}.parquet"))).fetchone()[0]
 
     # -- the whole file ---------------------------------------------------------------------------
     def run(self) -> tuple[ByteSource, TraceSplitter]:
+        self.out.mkdir()
+        self.pending.mkdir()
         src = ByteSource(self.path)
         splitter = TraceSplitter(src, chunk_size=self.chunk_size, salvage=self.salvage)
-        pending: deque = deque()
-
-        def collect(block: bool):
-            while pending and (block or pending[0][1].done()):
-                chunk, fut, unit, rp = pending.popleft()
-                n, err = fut.result()
-                if err is None:
-                    self.units.append((unit, rp, self.elements))
-                    self.elements += n
-                else:
-                    self._fallback(chunk, err)
+        inflight: deque = deque()
+        prev = None
+        try:
+            for i, chunk in enumerate(splitter.chunks()):
+                job = _Job(i, chunk, prev)
+                inflight.append(self.workers.pool.submit(self._work, job))
+                prev = job
+                while len(inflight) >= 3 or (inflight and inflight[0].done()):
+                    inflight.popleft().result()
+                    if self.progress:
+                        self.progress.update(src.raw_bytes)
                 if self.progress:
                     self.progress.update(src.raw_bytes)
-
-        for chunk in splitter.chunks():
-            unit, jp, rp = self._new_unit()
-            fut = self.workers.pool.submit(self._parse_job, chunk.data, unit, jp, rp)
-            pending.append((chunk, fut, unit, rp))
-            while len(pending) >= 3:
-                collect(block=True)
-            collect(block=False)
-            if self.progress:
-                self.progress.update(src.raw_bytes)
-        collect(block=True)
+            while inflight:
+                inflight.popleft().result()
+        finally:
+            for f in inflight:  # after an error: let running jobs finish before the staging dir goes
+                try:
+                    f.result()
+                except BaseException:  # noqa: BLE001
+                    pass
+        self.elements = prev.next_base if prev is not None else 0
         if splitter.truncated:
             self.issues.append((None, splitter.tail_offset, "truncated_tail",
                                 f"file ends inside an event: {splitter.dropped_tail_bytes} bytes of an incomplete "
@@ -293,7 +386,7 @@ class _TraceIngest:
         return src, splitter
 
 
-# ---- finalize: raw units -> tables ---------------------------------------------------------------
+# ---- rows of one table --------------------------------------------------------------------------------
 
 _LAUNCH_KIND = """CASE
   WHEN regexp_matches(name, '(?i)graphlaunch') THEN 'graph'
@@ -304,14 +397,21 @@ END"""
 
 # 'External id' ('external id' in PyTorch 1.8 traces; DuckDB struct keys ignore case, so read it apart)
 _EXT_ID = """coalesce(a."External id", json_extract_string(args, '$."external id"'))"""
-_GPU_CATS = "('kernel', 'gpu_memcpy', 'gpu_memset', 'cuda_sync')"
 
 
 def _bigint(expr: str) -> str:
     return f"TRY_CAST({expr} AS BIGINT)"
 
 
-def _finalize_sql(table: str, out: str) -> str:
+def _extra_json() -> str:
+    pairs = ", ".join(f"'{k}', \"{k}\"" for k in _EXTRA_KEYS)
+    nulls = " AND ".join(f'"{k}" IS NULL' for k in _EXTRA_KEYS)
+    return f"CASE WHEN {nulls} THEN NULL ELSE json_merge_patch('{{}}', json_object({pairs})) END"
+
+
+def _table_copy(table: str, src: str, out: str) -> str:
+    """COPY the rows of ``src`` (event_id + chunk columns, already filtered to this table) into a Parquet part
+    with the table's schema (schema.py), extracting typed columns from args."""
     a = "json_transform(args, '{sig}')"
     if table == "events":
         sig = ('{"External id":"VARCHAR","correlation":"VARCHAR","correlation_id":"VARCHAR",'
@@ -324,17 +424,16 @@ def _finalize_sql(table: str, out: str) -> str:
             {_bigint('a."Fwd thread id"')} AS fwd_thread_id,
             {_bigint('a."Python id"')} AS python_id,
             {_bigint('a."Python parent id"')} AS python_parent_id,
-            args, extra
-          FROM (SELECT *, {a.format(sig=sig)} AS a FROM n WHERE route = 'events')"""
+            args, {_extra_json()} AS extra
+          FROM (SELECT *, {a.format(sig=sig)} AS a FROM {src})"""
     elif table == "launches":
-        sig = ('{"External id":"VARCHAR","correlation":"VARCHAR","correlation_id":"VARCHAR",'
-               '"cbid":"VARCHAR"}')
+        sig = '{"External id":"VARCHAR","correlation":"VARCHAR","correlation_id":"VARCHAR","cbid":"VARCHAR"}'
         sel = f"""SELECT event_id, name, launch_kind, pid, tid, ts_ns, dur_ns,
             {_bigint('coalesce(a.correlation, a.correlation_id)')} AS correlation,
             {_bigint(_EXT_ID)} AS external_id,
             {_bigint('a.cbid')} AS cbid
           FROM (SELECT *, {_LAUNCH_KIND} AS launch_kind, {a.format(sig=sig)} AS a
-                FROM n WHERE route = 'events' AND cat IN ('cuda_runtime', 'cuda_driver'))
+                FROM {src} WHERE cat IN ('cuda_runtime', 'cuda_driver'))
           WHERE launch_kind IS NOT NULL"""
     elif table == "kernels":
         sig = ('{"device":"VARCHAR","stream":"VARCHAR","correlation":"VARCHAR","correlation_id":"VARCHAR",'
@@ -345,12 +444,11 @@ def _finalize_sql(table: str, out: str) -> str:
         dims = []
         for d in ("grid", "block"):
             for i, ax in enumerate("xyz"):
-                dims.append(f"coalesce({_bigint(f'a.{d}->>{i}')}, "
-                            f"{_bigint(f'''string_split(regexp_extract(a.kernel_details, '{d}:([0-9,]+)', 1), ',')[{i + 1}]''')}"
-                            f") AS {d}_{ax}")
+                jax_dim = f"string_split(regexp_extract(a.kernel_details, '{d}:([0-9,]+)', 1), ',')[{i + 1}]"
+                dims.append(f"coalesce({_bigint(f'a.{d}->>{i}')}, {_bigint(jax_dim)}) AS {d}_{ax}")
         sel = f"""SELECT event_id, cat, cat_raw, name, pid, tid, ts_ns, dur_ns,
             CAST(coalesce({_bigint('a.device')}, dev.device) AS INTEGER) AS device,
-            coalesce({_bigint('a.stream')}, CASE WHEN dev.device IS NOT NULL THEN {_bigint('tid')} END) AS stream,
+            coalesce({_bigint('a.stream')}, CASE WHEN dev.pid IS NOT NULL THEN {_bigint('tid')} END) AS stream,
             {_bigint('coalesce(a.correlation, a.correlation_id)')} AS correlation,
             {_bigint(_EXT_ID)} AS external_id,
             {_bigint('a.context')} AS context,
@@ -364,77 +462,37 @@ def _finalize_sql(table: str, out: str) -> str:
             {_bigint('a.bytes')} AS bytes,
             TRY_CAST(a."memory bandwidth (GB/s)" AS DOUBLE) AS memory_bandwidth_gbps,
             args
-          FROM (SELECT *, {a.format(sig=sig)} AS a FROM n WHERE route = 'kernels') k
+          FROM (SELECT *, {a.format(sig=sig)} AS a FROM {src}) k
           LEFT JOIN device_pids dev USING (pid)"""
     elif table == "correlations":
         sel = f"""SELECT event_id, ph, cat_raw AS cat, name,
             {_bigint("json_extract_string(id, '$')")} AS flow_id, json_extract_string(id, '$') AS flow_id_raw,
             pid, tid, ts_ns, json_extract_string(bp, '$') AS binding_point
-          FROM n WHERE route = 'correlations'"""
+          FROM {src}"""
     elif table == "instants":
-        sel = """SELECT event_id, ph, cat_raw AS cat, name, pid, tid, ts_ns, json_extract_string(s, '$') AS scope, args
-          FROM n WHERE route = 'instants'"""
+        sel = f"""SELECT event_id, ph, cat_raw AS cat, name, pid, tid, ts_ns,
+            json_extract_string(s, '$') AS scope, args FROM {src}"""
     elif table == "metadata":
-        sel = """SELECT event_id, name, pid, tid, ts_ns,
+        sel = f"""SELECT event_id, name, pid, tid, ts_ns,
             coalesce(json_extract_string(args, '$.name'), json_extract_string(args, '$.labels'),
                      json_extract_string(args, '$.sort_index')) AS value, args
-          FROM n WHERE route = 'metadata'"""
+          FROM {src}"""
     elif table == "counters":
-        sel = """SELECT event_id, name, cat_raw AS cat, pid, tid, ts_ns, args FROM n WHERE route = 'counters'"""
+        sel = f"SELECT event_id, name, cat_raw AS cat, pid, tid, ts_ns, args FROM {src}"
     elif table == "gpu_user_annotations":
         sig = '{"device":"VARCHAR","stream":"VARCHAR","External id":"VARCHAR"}'
         sel = f"""SELECT event_id, name, pid, tid, ts_ns, dur_ns,
             CAST(coalesce({_bigint('a.device')}, {_bigint('pid')}) AS INTEGER) AS device,
             coalesce({_bigint('a.stream')}, {_bigint('tid')}) AS stream,
             {_bigint(_EXT_ID)} AS external_id, args
-          FROM (SELECT *, {a.format(sig=sig)} AS a FROM n WHERE route = 'gpu_user_annotations')"""
+          FROM (SELECT *, {a.format(sig=sig)} AS a FROM {src})"""
     elif table == "other_events":
-        sel = """SELECT event_id, ph, cat_raw AS cat, name, pid, tid, ts_ns, dur_ns, args, extra
-          FROM n WHERE route = 'other_events'"""
+        sel = f"""SELECT event_id, ph, cat_raw AS cat, name, pid, tid, ts_ns, dur_ns, args,
+            {_extra_json()} AS extra FROM {src}"""
     else:
         raise KeyError(table)
     cols = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t, _ in columns(table))
     return f"COPY (SELECT {cols} FROM ({sel})) TO '{out}' (FORMAT parquet, COMPRESSION zstd)"
-
-
-def _route_view(units: list[tuple[int, str, int]], jax: bool) -> str:
-    files = "[" + ", ".join(f"'{p}'" for _, p, _ in units) + "]"
-    bases = "[" + ", ".join(str(b) for _, _, b in sorted(units)) + "]"
-    extra = ", ".join(f"'{k}', \"{k}\"" for k in _EXTRA_KEYS)
-    jax_host = """
-      WHEN ph = 'X' AND regexp_matches(name, '^(cuda|cu|hip)[A-Z]') THEN 'cuda_runtime'
-      WHEN ph = 'X' AND starts_with(name, '$') THEN 'python_function'
-      WHEN ph = 'X' THEN 'user_annotation'""" if jax else ""
-    return f"""
-CREATE OR REPLACE TEMP VIEW r AS
-  SELECT {bases}[unit + 1] + ord - 1 AS event_id, * EXCLUDE (unit, ord),
-         CASE WHEN {' AND '.join(f'"{k}" IS NULL' for k in _EXTRA_KEYS)} THEN NULL
-              ELSE json_merge_patch('{{}}', json_object({extra})) END AS extra
-  FROM read_parquet({files});
-CREATE OR REPLACE TEMP VIEW n AS
-  SELECT event_id, ph, cat AS cat_raw, c AS cat, name, pid, tid, ts_ns, dur_ns, args, id, bp, s, extra,
-    CASE
-      WHEN ph IS NULL AND name IS NULL AND cat IS NULL AND pid IS NULL AND tid IS NULL AND ts_ns IS NULL
-           AND args IS NULL AND extra IS NULL THEN 'empty'
-      WHEN ph = 'X' AND c IN {_GPU_CATS} THEN 'kernels'
-      WHEN ph = 'X' AND c = 'gpu_user_annotation' THEN 'gpu_user_annotations'
-      WHEN ph IN ('X', 'B', 'E') THEN 'events'
-      WHEN ph IN ('s', 'f', 't') THEN 'correlations'
-      WHEN ph IN ('i', 'I') THEN 'instants'
-      WHEN ph = 'M' THEN 'metadata'
-      WHEN ph = 'C' THEN 'counters'
-      ELSE 'other_events'
-    END AS route
-  FROM (
-    SELECT *, CASE
-      WHEN cat IS NOT NULL THEN CASE cat WHEN 'Operator' THEN 'cpu_op' WHEN 'Runtime' THEN 'cuda_runtime'
-        WHEN 'Kernel' THEN 'kernel' WHEN 'Memcpy' THEN 'gpu_memcpy' WHEN 'Memset' THEN 'gpu_memset' ELSE cat END
-      WHEN ph = 'X' AND pid IN (SELECT pid FROM device_pids) THEN CASE
-        WHEN json_extract_string(args, '$.memcpy_details') IS NOT NULL OR name ILIKE '%memcpy%' THEN 'gpu_memcpy'
-        WHEN name ILIKE '%memset%' THEN 'gpu_memset' ELSE 'kernel' END{jax_host}
-    END AS c FROM r
-  );
-"""
 
 
 def _rank_from_name(name: str) -> int | None:
@@ -449,45 +507,53 @@ def _int(v) -> int | None:
         return None
 
 
-def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, out_dir: Path, started: float):
+# JAX host events (no category): launch APIs, Python frames ('$file:line fn') and TraceMe annotations.
+_JAX_HOST_CAT = """CASE WHEN regexp_matches(name, '^(cuda|cu|hip)[A-Z]') THEN 'cuda_runtime'
+  WHEN starts_with(name, '$') THEN 'python_function' ELSE 'user_annotation' END"""
+
+
+def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, started: float):
     h = splitter.header
-    units = ing.units
+    out = ing.out
     con.execute("CREATE OR REPLACE TEMP TABLE device_pids (pid VARCHAR, device INTEGER)")
-    counts = {t: 0 for t in EVENT_TABLES + ["launches"]}
-    n_empty = 0
-    jax = False
-    if units:
-        files = "[" + ", ".join(f"'{p}'" for _, p, _ in units) + "]"
-        con.execute(f"""INSERT INTO device_pids
-            SELECT DISTINCT pid, TRY_CAST(regexp_extract(json_extract_string(args, '$.name'),
-                                          '^/device:[A-Za-z_]+:([0-9]+)', 1) AS INTEGER)
-            FROM read_parquet({files})
-            WHERE ph = 'M' AND name = 'process_name' AND json_extract_string(args, '$.name') LIKE '/device:%'""")
-        has_cat = con.execute(f"SELECT count(*) FROM read_parquet({files}) WHERE ph = 'X' AND cat IS NOT NULL"
-                              ).fetchone()[0]
-        jax = has_cat == 0 and con.execute("SELECT count(*) FROM device_pids").fetchone()[0] > 0
-        con.execute(_route_view(units, jax))
-        for table in EVENT_TABLES + ["launches"]:
-            counts[table] = con.execute(_finalize_sql(table, str(out_dir / f"{table}.parquet"))).fetchone()[0]
-        empties = con.execute("SELECT event_id FROM n WHERE route = 'empty' ORDER BY event_id").fetchall()
-        n_empty = len(empties)
-        for (eid,) in empties:
-            ing.issues.append((eid, None, "skipped_empty_event", "event has none of the trace-event fields "
-                                                                 "(e.g. the trailing {} that JAX writes)"))
-    else:
-        for table in EVENT_TABLES + ["launches"]:
-            con.execute(f"COPY ({_empty_typed(table)}) TO '{out_dir / (table + '.parquet')}' (FORMAT parquet)")
+    if ing.device_pids:
+        con.executemany("INSERT INTO device_pids VALUES (?, ?)", [list(kv) for kv in ing.device_pids.items()])
+    jax = ing.x_with_cat == 0 and bool(ing.device_pids)
+    if ing.pending_parts:
+        # Complete events without a category: on a /device: process they are GPU activity, else CPU events.
+        files = "[" + ", ".join(f"'{p}'" for p in sorted(ing.pending_parts)) + "]"
+        host_cat = _JAX_HOST_CAT if jax else "NULL"
+        con.execute(f"""CREATE OR REPLACE TEMP VIEW p AS
+            SELECT * EXCLUDE (cat, route),
+              CASE WHEN pid IN (SELECT pid FROM device_pids) THEN CASE
+                     WHEN json_extract_string(args, '$.memcpy_details') IS NOT NULL OR name ILIKE '%memcpy%'
+                       THEN 'gpu_memcpy'
+                     WHEN name ILIKE '%memset%' THEN 'gpu_memset' ELSE 'kernel' END
+                   ELSE {host_cat} END AS cat,
+              CASE WHEN pid IN (SELECT pid FROM device_pids) THEN 'kernels' ELSE 'events' END AS route
+            FROM read_parquet({files})""")
+        last = 99999
+        for route in ("kernels", "events"):
+            ing.counts[route] += ing._copy(con, route, f"(SELECT * FROM p WHERE route = '{route}')", last)
+        ing.counts["launches"] += ing._copy(con, "launches", "(SELECT * FROM p WHERE route = 'events')", last)
+    for table in EVENT_TABLES + ["launches"]:
+        d = out / table
+        if not d.exists() or not any(d.iterdir()):
+            d.mkdir(exist_ok=True)
+            con.execute(f"COPY ({_empty_typed(table)}) TO '{d / 'part-00000.parquet'}' (FORMAT parquet)")
     # ingest_issues
     con.execute("CREATE OR REPLACE TEMP TABLE issues (event_id BIGINT, byte_offset BIGINT, kind VARCHAR, "
                 "detail VARCHAR)")
     if ing.issues:
         con.executemany("INSERT INTO issues VALUES (?, ?, ?, ?)", [list(i) for i in ing.issues])
-    con.execute(f"COPY (SELECT * FROM issues ORDER BY event_id NULLS FIRST) TO '{out_dir / 'ingest_issues.parquet'}'"
-                " (FORMAT parquet)")
+    (out / "ingest_issues").mkdir()
+    con.execute(f"COPY (SELECT * FROM issues ORDER BY event_id NULLS FIRST) TO "
+                f"'{out / 'ingest_issues' / 'part-00000.parquet'}' (FORMAT parquet)")
     skipped: dict[str, int] = {}
     for _, _, kind, _ in ing.issues:
         if kind.startswith("skipped_"):
             skipped[kind[len("skipped_"):]] = skipped.get(kind[len("skipped_"):], 0) + 1
+    counts = {t: ing.counts[t] for t in EVENT_TABLES + ["launches"]}
     events_read = sum(counts[t] for t in EVENT_TABLES) + sum(skipped.values())
 
     # traces row
@@ -538,7 +604,8 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
     cols = [("trace_id", "VARCHAR")] + [(c, t) for c, t, _ in columns("traces")]
     placeholders = ", ".join(f"CAST(? AS {t}) AS \"{c}\"" for c, t in cols if c != "trace_id")
     values = [row[c] for c, _ in cols if c != "trace_id"]
-    con.execute(f"COPY (SELECT {placeholders}) TO '{out_dir / 'traces.parquet'}' (FORMAT parquet)", values)
+    (out / "traces").mkdir()
+    con.execute(f"COPY (SELECT {placeholders}) TO '{out / 'traces' / 'part-00000.parquet'}' (FORMAT parquet)", values)
     return row, counts, skipped
 
 
@@ -552,12 +619,12 @@ def _empty_typed(table: str) -> str:
 def _known_sizes(dataset: Path) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     tdir = dataset / "traces"
-    if not tdir.exists() or not any(tdir.glob("trace_id=*/traces.parquet")):
+    if not tdir.exists() or not any(tdir.glob("trace_id=*/traces/*.parquet")):
         return out
     con = duckdb.connect()
     try:
         rows = con.execute(
-            f"SELECT size_bytes, content_hash FROM read_parquet('{tdir}/trace_id=*/traces.parquet')").fetchall()
+            f"SELECT size_bytes, content_hash FROM read_parquet('{tdir}/trace_id=*/traces/*.parquet')").fetchall()
     finally:
         con.close()
     for size, h in rows:
@@ -594,8 +661,6 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
     staging_root.mkdir(parents=True, exist_ok=True)
     staging = staging_root / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
     staging.mkdir()
-    out_dir = staging / "out"
-    out_dir.mkdir()
     own_workers = workers is None
     workers = workers or _Workers(2)
     progress = Progress(os.path.basename(path), size, enabled=not quiet and size > 4 << 20)
@@ -605,14 +670,14 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
         con = duckdb.connect(config={"threads": 2, "memory_limit": "512MB", "temp_directory": str(staging / "tmp"),
                                      "preserve_insertion_order": True})
         try:
-            row, counts, skipped = _finalize(con, ing, src, splitter, out_dir, started)
+            row, counts, skipped = _finalize(con, ing, src, splitter, started)
         finally:
             con.close()
         trace_id = row["trace_id"]
         final = dataset / "traces" / f"trace_id={trace_id}"
         final.parent.mkdir(parents=True, exist_ok=True)
         try:
-            os.rename(out_dir, final)  # atomic publish
+            os.rename(ing.out, final)  # atomic publish
         except OSError:
             if final.exists():
                 res.status, res.trace_id = "duplicate", trace_id

@@ -1,7 +1,7 @@
 """The dataset's tables: one Parquet file per table per trace, with these explicit schemas.
 
 Every table carries ``trace_id``: it is the partition key of the dataset layout
-``DATASET/traces/trace_id=<id>/<table>.parquet`` and the first column of every view over it.
+``DATASET/traces/trace_id=<id>/<table>/part-N.parquet`` and the first column of every view over it.
 Times are int64 nanoseconds parsed exactly from the decimal text of ``ts``/``dur`` (µs in the file);
 ``ts_ns`` is the file's own clock (relative to ``traces.base_time_ns`` when the trace has one).
 ``event_id`` is the 0-based position of the event in the file's ``traceEvents`` array, unique per trace

@@ -1,0 +1,236 @@
+"""Ingest of every shared trace: row counts per table and category equal counts taken independently from the
+JSON (parsed here with the standard library), and timestamps are exact nanoseconds."""
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import pytest
+
+import tracesql
+from tracesql.errors import TraceError
+
+from .conftest import TRACES, good_trace_files
+
+GPU_CATS = {"kernel": "kernel", "gpu_memcpy": "gpu_memcpy", "gpu_memset": "gpu_memset", "cuda_sync": "cuda_sync",
+            "Kernel": "kernel", "Memcpy": "gpu_memcpy", "Memset": "gpu_memset"}
+CPU_RENAME = {"Operator": "cpu_op", "Runtime": "cuda_runtime"}
+
+
+def load(rel: str):
+    with gzip.open(TRACES / rel, "rb") as f:
+        doc = json.loads(f.read(), parse_float=Decimal)
+    return doc if isinstance(doc, dict) else {"traceEvents": doc}
+
+
+def expected_counts(doc) -> tuple[Counter, Counter, Counter, int]:
+    """(rows per table, events rows per normalised cat, kernels rows per cat, skipped) by the documented rules."""
+    evs = doc["traceEvents"]
+    device_pids = {e.get("pid") for e in evs if e.get("ph") == "M" and e.get("name") == "process_name"
+                   and str((e.get("args") or {}).get("name", "")).startswith("/device:")}
+    jax = bool(device_pids) and not any(e.get("ph") == "X" and e.get("cat") is not None for e in evs)
+    tables, ev_cats, k_cats = Counter(), Counter(), Counter()
+    skipped = 0
+    for e in evs:
+        ph, cat = e.get("ph"), e.get("cat")
+        if not e:
+            skipped += 1
+        elif ph == "X" and (cat in GPU_CATS or (jax and cat is None and e.get("pid") in device_pids)):
+            tables["kernels"] += 1
+            k_cats[GPU_CATS.get(cat, "gpu_memcpy" if "memcpy" in e["name"].lower() else "kernel")] += 1
+        elif ph == "X" and cat == "gpu_user_annotation":
+            tables["gpu_user_annotations"] += 1
+        elif ph in ("X", "B", "E"):
+            tables["events"] += 1
+            if cat is None and jax:
+                n = e["name"]
+                cat = ("cuda_runtime" if n[:2] in ("cu", "hi") and n.startswith(("cuda", "cu", "hip"))
+                       and n[len("hip" if n.startswith("hip") else "cuda" if n.startswith("cuda") else "cu")].isupper()
+                       else "python_function" if n.startswith("$") else "user_annotation")
+            ev_cats[CPU_RENAME.get(cat, cat)] += 1
+        elif ph in ("s", "f", "t"):
+            tables["correlations"] += 1
+        elif ph in ("i", "I"):
+            tables["instants"] += 1
+        elif ph == "M":
+            tables["metadata"] += 1
+        elif ph == "C":
+            tables["counters"] += 1
+        else:
+            tables["other_events"] += 1
+    return tables, ev_cats, k_cats, skipped
+
+
+@pytest.mark.parametrize("rel", good_trace_files())
+def test_counts_match_json(ds, trace_ids, rel):
+    tid = trace_ids[rel]
+    doc = load(rel)
+    tables, ev_cats, k_cats, skipped = expected_counts(doc)
+    for table in ["events", "kernels", "correlations", "instants", "metadata", "counters", "gpu_user_annotations",
+                  "other_events"]:
+        got = ds.con.execute(f"SELECT count(*) FROM {table} WHERE trace_id = ?", [tid]).fetchone()[0]
+        assert got == tables[table], (rel, table)
+    got_ev = dict(ds.con.execute("SELECT coalesce(cat, '<none>'), count(*) FROM events WHERE trace_id = ? GROUP BY 1",
+                                 [tid]).fetchall())
+    assert got_ev == {("<none>" if k is None else k): v for k, v in ev_cats.items()}, rel
+    got_k = dict(ds.con.execute("SELECT cat, count(*) FROM kernels WHERE trace_id = ? GROUP BY 1", [tid]).fetchall())
+    assert got_k == dict(k_cats), rel
+    read, skip = ds.con.execute("SELECT events_read, events_skipped FROM traces WHERE trace_id = ?", [tid]).fetchone()
+    assert read == len(doc["traceEvents"])
+    assert skip == skipped
+    issues = ds.con.execute("SELECT count(*) FROM ingest_issues WHERE trace_id = ?", [tid]).fetchone()[0]
+    assert issues == skipped
+
+
+def _ns(v) -> int:
+    return int((Decimal(v) * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+@pytest.mark.parametrize("rel", ["nvidia/hta_ns_resolution_rank0.json.gz",  # 19-digit epoch µs with 3 decimals
+                                 "nvidia/h100_qwen_infer.json.gz",  # relative µs with 3 decimals
+                                 "nvidia/kineto_2021_v1_8.json.gz",  # integer epoch µs
+                                 "jax/mi300_conv_trace.json.gz",  # 17-significant-digit decimals
+                                 "nvidia/gpumodel_relative_ts.json.gz"])
+def test_every_timestamp_is_exact_ns(ds, trace_ids, rel):
+    tid = trace_ids[rel]
+    doc = load(rel)
+    want = {i: (_ns(e["ts"]), _ns(e["dur"])) for i, e in enumerate(doc["traceEvents"])
+            if e.get("ph") == "X" and "ts" in e and "dur" in e}
+    got = {}
+    for table in ("events", "kernels", "gpu_user_annotations"):
+        got.update({r[0]: (r[1], r[2]) for r in ds.con.execute(
+            f"SELECT event_id, ts_ns, dur_ns FROM {table} WHERE trace_id = ?", [tid]).fetchall()})
+    assert got == want
+
+
+def test_spot_values(ds, trace_ids):
+    t = trace_ids["nvidia/hta_ns_resolution_rank0.json.gz"]
+    # first event of the file: "ts": 1712195495519689.047 — a double would give ...689.0
+    assert ds.con.execute("SELECT ts_ns FROM events WHERE trace_id = ? AND event_id = 0", [t]).fetchone()[0] \
+        == 1712195495519689047
+    q = trace_ids["nvidia/h100_qwen_infer.json.gz"]
+    row = ds.con.execute("SELECT base_time_ns, format, device_count, exact_ts_text FROM traces WHERE trace_id = ?",
+                         [q]).fetchone()
+    assert row == (1751410836000000000, "kineto", 1, False)
+    # kernels: typed args
+    k = ds.con.execute("""SELECT count(*), count(DISTINCT stream), min(device), max(device), count(correlation),
+                                 count(grid_x) FROM kernels WHERE trace_id = ?""", [q]).fetchone()
+    assert k[0] == 1707 and k[2] == k[3] == 0 and k[4] == 1707
+    assert k[5] == 1465  # every kernel has a grid, memcpy/memset have none
+
+
+def test_old_format_categories_normalised(ds, trace_ids):
+    t = trace_ids["nvidia/kineto_2021_v1_8.json.gz"]
+    rows = dict(ds.con.execute("SELECT cat_raw || '->' || cat, count(*) FROM kernels WHERE trace_id = ? GROUP BY 1",
+                               [t]).fetchall())
+    assert rows == {"Kernel->kernel": 9564, "Memcpy->gpu_memcpy": 12, "Memset->gpu_memset": 439}
+    ev = dict(ds.con.execute("SELECT cat_raw || '->' || cat, count(*) FROM events WHERE trace_id = ? AND cat_raw IN "
+                             "('Operator', 'Runtime') GROUP BY 1", [t]).fetchall())
+    assert ev == {"Operator->cpu_op": 33384, "Runtime->cuda_runtime": 10920}
+    # the lowercase 'external id' of PyTorch 1.8 kernels is read too
+    assert ds.con.execute("SELECT count(external_id) FROM kernels WHERE trace_id = ?", [t]).fetchone()[0] == 10015
+
+
+def test_string_pid_tid_kept(ds, trace_ids):
+    t = trace_ids["nvidia/kineto_2021_v1_8.json.gz"]
+    assert ds.con.execute("SELECT count(*) FROM events WHERE trace_id = ? AND pid = 'Traces' "
+                          "AND tid = 'PyTorch Profiler'", [t]).fetchone()[0] == 1
+    assert ds.con.execute("SELECT count(*) FROM instants WHERE trace_id = ? AND pid = '' AND tid = ''",
+                          [t]).fetchone()[0] == 1
+
+
+def test_jax_trace(ds, trace_ids):
+    t = trace_ids["jax/mi300_conv_trace.json.gz"]
+    assert ds.con.execute("SELECT format FROM traces WHERE trace_id = ?", [t]).fetchone()[0] == "jax"
+    k = ds.con.execute("""SELECT count(*), min(device), max(device), count(correlation), count(grid_x), count(stream)
+                          FROM kernels WHERE trace_id = ?""", [t]).fetchone()
+    assert k[0] == 235 and k[1] == 0 and k[2] == 7 and k[3] == 235 and k[5] == 235
+    # the trailing {} that JAX writes is counted as skipped, with its index
+    iss = ds.con.execute("SELECT event_id, kind FROM ingest_issues WHERE trace_id = ?", [t]).fetchall()
+    assert iss == [(3524, "skipped_empty_event")]
+    # launches on the host side link to GPU events through correlation_id
+    linked = ds.con.execute("""SELECT count(*) FROM kernels k JOIN launches l USING (trace_id, correlation)
+                               WHERE trace_id = ?""", [t]).fetchone()[0]
+    assert linked == 231  # 4 GPU events share a correlation id with hipStreamWaitEvent/hipLaunchHostFunc
+
+
+def test_rank_and_distributed_info(ds, trace_ids):
+    ranks = dict(ds.con.execute("""SELECT file_name, rank FROM traces WHERE source_path LIKE '%dlrm_8rank%'""").fetchall())
+    assert ranks == {f"rank{i}.json.gz": i for i in range(8)}
+    r = ds.con.execute("SELECT rank, rank_source, world_size, distributed_backend FROM traces WHERE trace_id = ?",
+                       [trace_ids["cpu/hta_cpu_only_rank34.json.gz"]]).fetchone()
+    assert r == (34, "distributedInfo", 300, "gloo")
+
+
+def test_launches(ds, trace_ids):
+    t = trace_ids["nvidia/hta_cuda_graphs_rank0.json.gz"]
+    kinds = dict(ds.con.execute("SELECT launch_kind, count(*) FROM launches WHERE trace_id = ? GROUP BY 1",
+                                [t]).fetchall())
+    assert kinds["graph"] > 0 and kinds["kernel"] > 0 and kinds["memcpy"] > 0
+    a = trace_ids["amd/mi300_qwen_infer.json.gz"]
+    names = {r[0] for r in ds.con.execute("SELECT DISTINCT name FROM launches WHERE trace_id = ?", [a]).fetchall()}
+    assert "hipExtModuleLaunchKernel" in names or "hipLaunchKernel" in names
+
+
+def test_header_after_trace_events(ds, trace_ids):
+    # this file writes traceName and baseTimeNanoseconds after traceEvents
+    t = trace_ids["nvidia/h100_qwen_infer.json.gz"]
+    name, hdr = ds.con.execute("SELECT trace_name, header->>'$.traceName' FROM traces WHERE trace_id = ?",
+                               [t]).fetchone()
+    assert name == hdr == "/tmp/tmp8f047i33/file.json"
+
+
+# ---- dataset behaviour --------------------------------------------------------------------------------
+
+def test_duplicate_ingest_is_detected(tmp_path, shared_traces):
+    f = shared_traces / "nvidia/gpumodel_relative_ts.json.gz"
+    r1 = tracesql.ingest([f], out=tmp_path / "ds")
+    r2 = tracesql.ingest([f], out=tmp_path / "ds")
+    assert [r.status for r in r1] == ["ingested"]
+    assert [r.status for r in r2] == ["duplicate"] and r2[0].trace_id == r1[0].trace_id
+    with tracesql.open(tmp_path / "ds") as d:
+        assert d.sql("SELECT count(*) AS n FROM traces")["n"][0] == 1
+        assert d.sql("SELECT count(*) AS n FROM kernels")["n"][0] == 5
+    assert not list((tmp_path / "ds" / ".staging").iterdir())
+
+
+def test_truncated_traces_error_and_salvage(tmp_path, shared_traces):
+    for name, kept in [("alexnet_truncated_json.json.gz", 868), ("alexnet_truncated_gzip.json.gz", 974)]:
+        f = shared_traces / "damaged" / name
+        r = tracesql.ingest([f], out=tmp_path / "strict")[0]
+        assert r.status == "failed" and "truncated trace" in r.error and "--salvage" in r.error
+        assert "\n" not in r.error
+        r = tracesql.ingest([f], out=tmp_path / "salvaged", salvage=True)[0]
+        assert r.status == "ingested" and r.truncated and r.events_read == kept
+    with tracesql.open(tmp_path / "salvaged") as d:
+        assert d.sql("SELECT count(*) AS n FROM traces WHERE truncated")["n"][0] == 2
+        kinds = d.sql("SELECT kind, count(*) AS n FROM ingest_issues GROUP BY kind")
+        assert kinds.rows() == [("truncated_tail", 2)]
+    with tracesql.open(tmp_path / "strict") as d:
+        assert d.sql("SELECT count(*) AS n FROM traces")["n"][0] == 0
+
+
+def test_dataset_opens_from_any_directory(tmp_path, shared_traces, monkeypatch):
+    import duckdb
+
+    tracesql.ingest([shared_traces / "nvidia/hta_triton_example.json.gz"], out=tmp_path / "ds")
+    monkeypatch.chdir("/")
+    con = duckdb.connect(str(tmp_path / "ds" / "catalog.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM kernels").fetchone()[0] == 1
+    con.close()
+    con = duckdb.connect()
+    con.execute((tmp_path / "ds" / "init.sql").read_text())
+    assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 7
+
+
+def test_bad_file_one_line_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("this is not json")
+    with pytest.raises(TraceError) as ei:
+        import importlib
+
+        importlib.import_module("tracesql.ingest").ingest_file(str(bad), tmp_path / "ds")
+    assert str(ei.value).startswith(str(bad)) and "not JSON" in str(ei.value)
