@@ -1,0 +1,401 @@
+#!/usr/bin/env python3
+"""Measure ``tracesql ingest`` on large traces (and optionally HTA on the same file).
+
+    # measure given files
+    python benchmarks/run_ingest.py benchmarks/data/qwen_1g.json
+
+    # generate replicated traces if missing (benchmarks/data/qwen_<size>.json), measure each
+    python benchmarks/run_ingest.py --sizes 100MB,1GB,4GB
+
+    # also generate a 500 MB trace and run HTA and tracesql on it, print the ratios
+    python benchmarks/run_ingest.py --sizes 100MB,1GB,4GB --hta 500MB
+
+Each measurement runs the tool as a child process: ``tracesql ingest PATH --out
+DATASET --quiet`` into a fresh temporary dataset directory (removed afterwards
+unless ``--keep``).  Reported per run:
+
+* wall seconds from spawning the child to its exit (interpreter start-up
+  included: this is what a user waits for);
+* MB/s of *uncompressed* JSON (decimal MB; for ``.json.gz`` the decompressed
+  size), and events/s when the generator's ``.stats`` sidecar is present;
+* peak RSS of the child, from ``os.wait4``'s resource usage (the same number
+  as ``/usr/bin/time -v``'s "Maximum resident set size": the largest RSS of
+  the child or any descendant it waited for);
+* the size of the dataset directory written.
+
+The trace file is read once before each run so that every tool starts with
+it in the page cache (``--no-prewarm`` to skip).  With ``--repeat N`` the
+fastest of N runs is reported, and the highest peak RSS among them.
+
+The output is a markdown block (command line, machine, tables) meant to be
+pasted into benchmarks/README.md; ``--json-out`` also saves the raw numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.metadata as md
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from make_trace import parse_size  # noqa: E402  (shared size syntax)
+
+DEFAULT_SOURCE = ROOT.parent / "shared" / "traces" / "nvidia" / "h100_qwen_infer.json.gz"
+HTA_PYTHON = HERE / ".hta-venv" / "bin" / "python"
+
+
+# -- helpers -------------------------------------------------------------------
+def size_label(n: int) -> str:
+    """100_000_000 -> '100m', 4_000_000_000 -> '4g' (used in file names)."""
+    for unit, div in (("g", 10**9), ("m", 10**6), ("k", 10**3)):
+        if n % div == 0:
+            return f"{n // div}{unit}"
+    return str(n)
+
+
+def rel(p: Path) -> str:
+    """Path as shown in reports: relative to the project root when inside it."""
+    try:
+        return str(Path(p).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(p)
+
+
+def sidecar(path: Path) -> dict | None:
+    """Stats written by make_trace.py next to a generated trace, if any."""
+    s = path.with_name(path.name + ".stats")
+    if not s.is_file():
+        return None
+    try:
+        return json.loads(s.read_text())
+    except ValueError:
+        return None
+
+
+def json_bytes(path: Path) -> int:
+    """Size of the uncompressed JSON text."""
+    meta = sidecar(path)
+    if meta and meta.get("file_bytes") == path.stat().st_size:
+        return int(meta["json_bytes"])
+    if path.name.endswith(".gz"):
+        n = 0
+        with gzip.open(path, "rb") as fh:
+            while chunk := fh.read(16 << 20):
+                n += len(chunk)
+        return n
+    return path.stat().st_size
+
+
+def prewarm(path: Path) -> None:
+    """Read the file once so that each tool finds it in the page cache."""
+    with open(path, "rb", buffering=0) as fh:
+        while fh.read(64 << 20):
+            pass
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def measure(cmd: list[str], env: dict | None = None) -> dict:
+    """Run cmd as a child; wall seconds, peak RSS (KiB), exit code, output."""
+    with tempfile.TemporaryFile() as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        # wait4 reaps exactly this child and returns its own resource usage.
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    return {"wall_s": wall, "maxrss_kb": usage.ru_maxrss, "rc": proc.returncode, "output": text}
+
+
+def best_of(runs: list[dict]) -> dict:
+    ok = [r for r in runs if r["rc"] == 0]
+    if not ok:
+        return runs[-1]
+    best = dict(min(ok, key=lambda r: r["wall_s"]))
+    best["maxrss_kb"] = max(r["maxrss_kb"] for r in ok)
+    best["runs"] = len(runs)
+    return best
+
+
+def fail_note(run: dict) -> str:
+    tail = run["output"].strip().splitlines()[-15:]
+    return f"exit code {run['rc']}:\n    " + "\n    ".join(tail)
+
+
+# -- trace preparation -----------------------------------------------------------
+def ensure_trace(size: int, args) -> Path:
+    """benchmarks/data/<prefix>_<size>.json, generated unless already there."""
+    name = f"{args.prefix}_{size_label(size)}.json" + (".gz" if args.gzip else "")
+    path = args.data_dir / name
+    meta = sidecar(path)
+    if (path.is_file() and meta and meta.get("requested_bytes") == size
+            and Path(meta.get("source", "")).name == args.source.name
+            and meta.get("file_bytes") == path.stat().st_size):
+        print(f"using existing {rel(path)}", file=sys.stderr)
+        return path
+    cmd = [sys.executable, str(HERE / "make_trace.py"), "--source", str(args.source),
+           "--size", str(size), "--out", str(path)]
+    if args.gzip:
+        cmd.append("--gzip")
+    print("generating: " + shlex.join(cmd), file=sys.stderr)
+    subprocess.run(cmd, check=True, stdout=sys.stderr)
+    return path
+
+
+# -- tools -------------------------------------------------------------------------
+def find_tracesql(explicit: str | None) -> str:
+    if explicit:
+        return explicit
+    beside = Path(sys.executable).parent / "tracesql"  # same venv as this script
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("tracesql")
+    if not found:
+        sys.exit("tracesql not found: install the package (pip install -e .) "
+                 "or pass --tracesql PATH")
+    return found
+
+
+def run_tracesql(exe: str, trace: Path, args) -> dict:
+    runs = []
+    for _ in range(args.repeat):
+        if not args.no_prewarm:
+            prewarm(trace)
+        work = Path(tempfile.mkdtemp(prefix="ingest-", dir=args.work_dir))
+        dataset = work / "dataset"  # fresh path inside a fresh directory
+        try:
+            run = measure([exe, "ingest", str(trace), "--out", str(dataset), "--quiet"])
+            run["dataset_bytes"] = dir_bytes(dataset) if dataset.exists() else None
+        finally:
+            if args.keep:
+                print(f"kept dataset {dataset}", file=sys.stderr)
+            else:
+                shutil.rmtree(work, ignore_errors=True)
+        runs.append(run)
+        if run["rc"] != 0:
+            break
+    return best_of(runs)
+
+
+def ensure_hta() -> None:
+    if not HTA_PYTHON.exists():
+        print("creating the HTA environment (benchmarks/hta_env.sh)", file=sys.stderr)
+        subprocess.run(["bash", str(HERE / "hta_env.sh")], check=True, stdout=sys.stderr)
+
+
+def run_hta(trace: Path, args) -> dict:
+    env = dict(os.environ, HTA_DISABLE_NS_ROUNDING="1")
+    runs = []
+    for _ in range(args.repeat):
+        if not args.no_prewarm:
+            prewarm(trace)
+        run = measure([str(HTA_PYTHON), str(HERE / "hta_load.py"), str(trace)], env=env)
+        for line in run["output"].splitlines():
+            if line.startswith("HTA_RESULT "):
+                run["detail"] = json.loads(line[len("HTA_RESULT "):])
+        runs.append(run)
+        if run["rc"] != 0:
+            break
+    return best_of(runs)
+
+
+# -- report --------------------------------------------------------------------------
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 2**20:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores{mem}, {platform.system()} {platform.release()}"
+
+
+def versions(with_hta: bool) -> str:
+    parts = [f"Python {platform.python_version()}"]
+    for pkg in ("tracesql", "duckdb", "orjson", "pyarrow"):
+        try:
+            parts.append(f"{pkg} {md.version(pkg)}")
+        except md.PackageNotFoundError:
+            pass
+    if with_hta and HTA_PYTHON.exists():
+        code = ("import importlib.metadata as m; print(' '.join("
+                "f'{p} {m.version(p)}' for p in ('holistictraceanalysis','pandas','numpy')))")
+        out = subprocess.run([str(HTA_PYTHON), "-c", code], capture_output=True, text=True)
+        if out.returncode == 0:
+            parts.append("HTA env: " + out.stdout.strip())
+    return ", ".join(parts)
+
+
+def mb_text(n: int) -> str:
+    mb = n / 1e6
+    return f"{mb:,.0f}" if mb >= 10 else f"{mb:.2f}" if mb >= 0.01 else "<0.01"
+
+
+def fmt_row(cells) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def mib(kb) -> str:
+    return f"{kb / 1024:,.0f}" if kb else "–"
+
+
+def report(rows: list[dict], comparisons: list[dict], args) -> str:
+    cmd = "python " + shlex.join([rel(Path(sys.argv[0]))] + sys.argv[1:])
+    lines = [
+        f"Command: `{cmd}`  ",
+        f"Machine: {machine()}  ",
+        f"Software: {versions(bool(comparisons))}  ",
+        f"Date: {time.strftime('%Y-%m-%d')}; page cache "
+        + ("cold/as-is" if args.no_prewarm else "warm (trace read once before each run)")
+        + (f"; best of {args.repeat} runs" if args.repeat > 1 else "; one run each"),
+        "",
+        fmt_row(["trace", "JSON MB", "events", "tool", "wall s", "MB/s", "events/s",
+                 "peak RSS MiB", "dataset MB"]),
+        fmt_row(["---", "---:", "---:", "---", "---:", "---:", "---:", "---:", "---:"]),
+    ]
+    for r in rows:
+        run = r["run"]
+        ok = run["rc"] == 0
+        mb = r["json_bytes"] / 1e6
+        ev = r.get("events")
+        lines.append(fmt_row([
+            f"`{Path(r['trace']).name}`", f"{mb:,.0f}", f"{ev:,}" if ev else "–", r["tool"],
+            f"{run['wall_s']:.1f}" if ok else "FAILED",
+            f"{mb / run['wall_s']:,.0f}" if ok else "–",
+            f"{ev / run['wall_s']:,.0f}" if ok and ev else "–",
+            mib(run["maxrss_kb"]) if ok else "–",
+            mb_text(run["dataset_bytes"]) if ok and run.get("dataset_bytes") else "–",
+        ]))
+    for c in comparisons:
+        hta, tsql = c["hta"], c["tracesql"]
+        lines += ["", f"HTA vs tracesql on `{Path(c['trace']).name}` "
+                  f"({c['json_bytes'] / 1e6:,.0f} MB JSON):", ""]
+        if hta["rc"] != 0 or tsql["rc"] != 0:
+            lines.append("comparison incomplete: a run failed (see above / stderr)")
+            continue
+        d = hta.get("detail", {})
+        lines += [
+            fmt_row(["", "HTA 0.5.0 (parse + temporal breakdown)", "tracesql ingest", "ratio HTA / tracesql"]),
+            fmt_row(["---", "---:", "---:", "---:"]),
+            fmt_row(["wall s", f"{hta['wall_s']:.1f}", f"{tsql['wall_s']:.1f}",
+                     f"{hta['wall_s'] / tsql['wall_s']:.1f}×"]),
+            fmt_row(["peak RSS MiB", mib(hta["maxrss_kb"]), mib(tsql["maxrss_kb"]),
+                     f"{hta['maxrss_kb'] / tsql['maxrss_kb']:.1f}×"]),
+        ]
+        if d:
+            lines += ["", f"HTA detail: TraceAnalysis() {d['load_s']:.1f} s, "
+                      f"get_temporal_breakdown() {d['breakdown_s']:.1f} s, "
+                      f"imports {d['import_s']:.1f} s (wall includes interpreter start-up)."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("traces", nargs="*", type=Path, help="trace files to measure")
+    ap.add_argument("--sizes", help="comma-separated sizes to generate if missing and measure, "
+                    "e.g. 100MB,1GB,4GB")
+    ap.add_argument("--hta", metavar="SIZE", help="also run HTA and tracesql on a generated "
+                    "trace of this size (e.g. 500MB) and print the ratios")
+    ap.add_argument("--source", type=Path, default=DEFAULT_SOURCE,
+                    help=f"trace to replicate (default {rel(DEFAULT_SOURCE)})")
+    ap.add_argument("--prefix", default=None,
+                    help="generated file name prefix (default 'qwen' for the default source, "
+                    "else the source's stem)")
+    ap.add_argument("--data-dir", type=Path, default=HERE / "data",
+                    help="where generated traces live (default benchmarks/data)")
+    ap.add_argument("--work-dir", type=Path, default=None,
+                    help="where temporary datasets go (default: --data-dir)")
+    ap.add_argument("--gzip", action="store_true", help="generate .json.gz traces instead")
+    ap.add_argument("--tracesql", help="tracesql executable (default: the one beside this "
+                    "interpreter, else PATH)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per measurement; best is kept")
+    ap.add_argument("--keep", action="store_true", help="keep the ingested datasets")
+    ap.add_argument("--no-prewarm", action="store_true", help="do not pre-read traces")
+    ap.add_argument("--json-out", type=Path, help="also write raw results as JSON here")
+    args = ap.parse_args(argv)
+
+    if not (args.traces or args.sizes or args.hta):
+        ap.error("give trace files, --sizes or --hta")
+    if args.prefix is None:
+        args.prefix = ("qwen" if args.source.resolve() == DEFAULT_SOURCE.resolve()
+                       else args.source.name.split(".")[0])
+    args.data_dir.mkdir(parents=True, exist_ok=True)
+    args.work_dir = args.work_dir or args.data_dir
+    args.work_dir.mkdir(parents=True, exist_ok=True)
+    if (args.sizes or args.hta) and not args.source.is_file():
+        sys.exit(f"source trace not found: {args.source} (is ../shared present?)")
+
+    exe = find_tracesql(args.tracesql)
+    traces = [p for p in args.traces]
+    for s in (args.sizes.split(",") if args.sizes else []):
+        traces.append(ensure_trace(parse_size(s), args))
+    hta_trace = ensure_trace(parse_size(args.hta), args) if args.hta else None
+    if hta_trace:
+        ensure_hta()
+
+    rows, comparisons = [], []
+
+    def add(trace: Path, tool: str, run: dict) -> None:
+        meta = sidecar(trace) or {}
+        row = {"trace": str(trace), "tool": tool, "json_bytes": json_bytes(trace),
+               "events": meta.get("total_events"), "run": run}
+        rows.append(row)
+        status = f"{run['wall_s']:.1f} s, {mib(run['maxrss_kb'])} MiB" if run["rc"] == 0 \
+            else "FAILED " + fail_note(run)
+        print(f"{tool:>8} {rel(trace)}: {status}", file=sys.stderr)
+
+    for trace in traces:
+        if not trace.is_file():
+            sys.exit(f"no such trace: {trace}")
+        add(trace, "tracesql", run_tracesql(exe, trace, args))
+    if hta_trace:
+        tsql = next((r["run"] for r in rows if Path(r["trace"]).resolve() == hta_trace.resolve()),
+                    None)
+        if tsql is None:
+            tsql = run_tracesql(exe, hta_trace, args)
+            add(hta_trace, "tracesql", tsql)
+        hta = run_hta(hta_trace, args)
+        add(hta_trace, "HTA", hta)
+        comparisons.append({"trace": str(hta_trace), "json_bytes": json_bytes(hta_trace),
+                            "hta": hta, "tracesql": tsql})
+
+    text = report(rows, comparisons, args)
+    print(text)
+    if args.json_out:
+        strip = lambda run: {k: v for k, v in run.items() if k != "output"}  # noqa: E731
+        args.json_out.write_text(json.dumps({
+            "command": sys.argv,
+            "rows": [dict(r, run=strip(r["run"])) for r in rows],
+            "comparisons": [{"trace": c["trace"], "json_bytes": c["json_bytes"],
+                             "hta": strip(c["hta"]), "tracesql": strip(c["tracesql"])}
+                            for c in comparisons],
+        }, indent=2))
+    return 0 if all(r["run"]["rc"] == 0 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
