@@ -1,0 +1,42 @@
+-- Kernel summary: statistics of GPU event durations per kernel name.
+--
+-- Which events count: every row of gpu_activity except cuda_sync waits (kernels, memcpy and memset, linked
+-- to a launch in the trace or not). Percentages are of the trace's (or step's) counted events.
+
+-- kernel_summary_of(step_name, full_names): one row per (trace, name); a table macro so that the command
+-- line can pick one ProfilerStep and short or full names.
+--   step_name    NULL for the whole trace, else a step name such as 'ProfilerStep#6' (GPU events launched
+--                inside that step's CPU range)
+--   full_names   false: group by short_name (template and parameter lists removed), true: by full name
+-- Columns:
+--   trace_id; name               the (short or full) kernel name
+--   activity_class               compute | comm | memcpy | memset (the first one seen, by name)
+--   count                        GPU events
+--   total_ns, avg_ns, min_ns, max_ns   sum, mean, minimum, maximum duration, ns
+--   std_ns                       sample standard deviation of the duration, ns (0 for a single event)
+--   launches_pct                 100 count / all counted events of the trace (or step)
+--   time_pct                     100 total_ns / summed duration of all counted events of the trace (or step)
+--   n_names                      distinct full names merged into this row (1 with full_names)
+CREATE OR REPLACE MACRO kernel_summary_of(step_name, full_names) AS TABLE
+WITH ev AS (
+    SELECT trace_id, CASE WHEN full_names THEN name ELSE coalesce(short_name, name) END AS kname, name,
+           activity_class, dur_ns
+    FROM gpu_activity
+    WHERE activity_class <> 'sync' AND (step_name IS NULL OR step = step_name)
+), g AS (
+    SELECT trace_id, kname AS name, min(activity_class) AS activity_class, count(*) AS count,
+           sum(dur_ns)::BIGINT AS total_ns, avg(dur_ns) AS avg_ns, min(dur_ns) AS min_ns, max(dur_ns) AS max_ns,
+           coalesce(stddev_samp(dur_ns), 0.0) AS std_ns, count(DISTINCT name) AS n_names
+    FROM ev GROUP BY trace_id, kname
+)
+SELECT trace_id, name, activity_class, count, total_ns, avg_ns, min_ns, max_ns, std_ns,
+       100.0 * count / sum(count) OVER (PARTITION BY trace_id) AS launches_pct,
+       100.0 * total_ns / nullif(sum(total_ns) OVER (PARTITION BY trace_id), 0) AS time_pct,
+       n_names
+FROM g;
+
+-- kernel_summary: kernel_summary_of(NULL, false): whole traces, short names; one row per (trace, short name).
+CREATE OR REPLACE VIEW kernel_summary AS SELECT * FROM kernel_summary_of(NULL, false);
+
+-- kernel_summary_full: kernel_summary_of(NULL, true): whole traces, one row per (trace, full kernel name).
+CREATE OR REPLACE VIEW kernel_summary_full AS SELECT * FROM kernel_summary_of(NULL, true);
