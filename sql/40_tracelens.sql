@@ -1,0 +1,69 @@
+-- TraceLens (0.1.0) style: the peer's definitions, reproduced so that its numbers can be checked against
+-- ours (`tracesql report --style tracelens`). Facts about TraceLens's definitions are credited to
+-- TraceLens (AMD-AGI/TraceLens, MIT licence); see ../shared/PEERS.md. The code is ours.
+--
+-- TraceLens works in float64 µs: ts and dur as parsed from the JSON text, ends as ts + dur. The views
+-- below do the same arithmetic (_us_f64) so that the results agree with TraceLens to float precision.
+
+-- _tl_linked_gpu: GPU events TraceLens links to a CPU launch: the launch call is in the trace and either
+-- it is a graph launch (cudaGraphLaunch/hipGraphLaunch: every GPU event with its correlation) or both
+-- ends ('s' and 'f') of the ac2g flow with that correlation id are in the trace.
+CREATE OR REPLACE VIEW _tl_linked_gpu AS
+WITH flows AS (
+    SELECT trace_id, flow_id FROM correlations WHERE cat = 'ac2g' GROUP BY trace_id, flow_id
+    HAVING count(*) FILTER (WHERE ph = 's') > 0 AND count(*) FILTER (WHERE ph = 'f') > 0
+)
+SELECT a.trace_id, a.event_id
+FROM gpu_activity a
+LEFT JOIN flows f ON f.trace_id = a.trace_id AND f.flow_id = a.correlation
+WHERE a.launch_event_id IS NOT NULL AND (a.launch_kind = 'graph' OR f.flow_id IS NOT NULL);
+
+-- _tl_timeline_bucket(cat, name): TraceLens's gpu_timeline bucket, first match: memcpy (cat gpu_memcpy,
+-- ROCm copy kernels), computation (ROCm fill kernels), communication (name contains nccl, rccl or
+-- cross_device_reduce, any case), computation (everything else, memsets included).
+CREATE OR REPLACE MACRO _tl_timeline_bucket(cat, name) AS
+    CASE WHEN cat = 'gpu_memcpy' THEN 'memcpy'
+         WHEN regexp_matches(name, '^(MEMORY_COPY_(HOST_TO_DEVICE|DEVICE_TO_HOST|DEVICE_TO_DEVICE)|__amd_rocclr_copyBuffer(Rect)?(Aligned)?)(\.kd)?$') THEN 'memcpy'
+         WHEN regexp_matches(name, '^__amd_rocclr_fillBuffer(Aligned)?(\.kd)?$') THEN 'computation'
+         WHEN regexp_matches(name, '(?i)nccl|rccl|cross_device_reduce') THEN 'communication'
+         ELSE 'computation' END;
+
+-- _tl_gpu: the GPU events of TraceLens's gpu_timeline (cat kernel, gpu_memcpy, gpu_memset; linked only),
+-- all devices and streams of a trace pooled, with their bucket and float64 µs start/end.
+CREATE OR REPLACE VIEW _tl_gpu AS
+SELECT a.trace_id, a.event_id, a.cat, a.name, _tl_timeline_bucket(a.cat, a.name) AS bucket,
+       _us_f64(a.ts_ns) AS s, _us_f64(a.ts_ns) + _us_f64(a.dur_ns) AS e
+FROM gpu_activity a JOIN _tl_linked_gpu USING (trace_id, event_id)
+WHERE a.cat IN ('kernel', 'gpu_memcpy', 'gpu_memset');
+
+CREATE OR REPLACE VIEW _tl_members AS
+SELECT trace_id, 0 AS grp, unnest(CASE bucket WHEN 'computation' THEN ['C', 'CK', 'ALL']
+                                   WHEN 'communication' THEN ['K', 'CK', 'ALL'] ELSE ['M', 'ALL'] END) AS set_name,
+       s, e
+FROM _tl_gpu;
+
+-- tl_gpu_timeline: TraceLens's gpu_timeline, 8 rows per trace in TraceLens's order.
+--   type        computation_time |U(comp)|, exposed_comm_time |U(comm) - U(comp)|, exposed_memcpy_time
+--               |U(memcpy) - U(comp) - U(comm)|, busy_time |U(all)|, idle_time total - busy, total_time
+--               last end - first start, total_comm_time |U(comm)|, total_memcpy_time |U(memcpy)|
+--   time ms     the time in ms
+--   percent     100 time / total_time
+CREATE OR REPLACE VIEW tl_gpu_timeline AS
+WITH p AS (
+    PIVOT (SELECT trace_id, set_name, union_len, first_s, last_e FROM _interval_union('_tl_members'))
+    ON set_name IN ('C', 'K', 'M', 'CK', 'ALL') USING first(union_len) AS len, first(first_s) AS fs, first(last_e) AS le
+), v AS (
+    SELECT trace_id, coalesce(C_len, 0.0) AS comp, coalesce(CK_len, 0.0) - coalesce(C_len, 0.0) AS exp_comm,
+           ALL_len - coalesce(CK_len, 0.0) AS exp_memcpy, ALL_len AS busy, (ALL_le - ALL_fs) - ALL_len AS idle,
+           ALL_le - ALL_fs AS total, coalesce(K_len, 0.0) AS comm, coalesce(M_len, 0.0) AS memcpy
+    FROM p
+), r AS (
+    UNPIVOT v ON comp, exp_comm, exp_memcpy, busy, idle, total, comm, memcpy INTO NAME k VALUE us
+)
+SELECT r.trace_id,
+       CASE k WHEN 'comp' THEN 'computation_time' WHEN 'exp_comm' THEN 'exposed_comm_time'
+              WHEN 'exp_memcpy' THEN 'exposed_memcpy_time' WHEN 'busy' THEN 'busy_time' WHEN 'idle' THEN 'idle_time'
+              WHEN 'total' THEN 'total_time' WHEN 'comm' THEN 'total_comm_time' ELSE 'total_memcpy_time' END AS "type",
+       us / 1000 AS "time ms", 100 * us / v.total AS "percent"
+FROM r JOIN v USING (trace_id)
+ORDER BY r.trace_id, list_position(['comp', 'exp_comm', 'exp_memcpy', 'busy', 'idle', 'total', 'comm', 'memcpy'], k);
