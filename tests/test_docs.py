@@ -17,6 +17,6 @@ def test_readme_documents_every_column():
 
 def test_readme_commands_exist():
     sub = build_parser()._subparsers._group_actions[0].choices
-    for cmd in ["ingest", "query", "tables", "shell"]:
+    for cmd in ["ingest", "query", "tables", "shell", "catalog"]:
         assert cmd in sub
         assert f"tracesql {cmd} " in README

@@ -216,7 +216,10 @@ def test_truncated_traces_error_and_salvage(tmp_path, shared_traces):
 def test_dataset_opens_from_any_directory(tmp_path, shared_traces, monkeypatch):
     import duckdb
 
+    from tracesql.cli import main
+
     tracesql.ingest([shared_traces / "nvidia/hta_triton_example.json.gz"], out=tmp_path / "ds")
+    assert main(["catalog", str(tmp_path / "ds")]) == 0
     monkeypatch.chdir("/")
     con = duckdb.connect(str(tmp_path / "ds" / "catalog.duckdb"), read_only=True)
     assert con.execute("SELECT count(*) FROM kernels").fetchone()[0] == 1

@@ -138,12 +138,21 @@ def cmd_tables(args) -> int:
     return 0
 
 
+def cmd_catalog(args) -> int:
+    from .dataset import write_catalog, write_init_sql
+
+    _open(args.dataset).close()  # validates the dataset
+    print(write_init_sql(args.dataset))
+    print(write_catalog(args.dataset))
+    return 0
+
+
 def cmd_shell(args) -> int:
-    from .dataset import write_catalog
+    from .dataset import write_init_sql
 
     ds_path = args.dataset
     _open(ds_path).close()  # validates the dataset
-    write_catalog(ds_path)
+    write_init_sql(ds_path)
     exe = shutil.which("duckdb")
     init = os.path.join(ds_path, "init.sql")
     if exe:
@@ -202,6 +211,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("dataset", metavar="DATASET")
     s.add_argument("--format", "-f", choices=["table", "csv", "json"], default="table")
     s.set_defaults(func=cmd_tables)
+
+    s = sub.add_parser("catalog", help="write DATASET/catalog.duckdb and DATASET/init.sql (views with absolute "
+                       "paths) for use from a plain duckdb shell")
+    s.add_argument("dataset", metavar="DATASET")
+    s.set_defaults(func=cmd_catalog)
 
     s = sub.add_parser("shell", help="interactive SQL shell (the duckdb CLI when installed)")
     s.add_argument("dataset", metavar="DATASET")

@@ -4,8 +4,8 @@ Layout of a dataset directory::
 
     DATASET/traces/trace_id=<id>/<table>/part-N.parquet   a table's rows for one trace (see schema.py),
                                                         one part per chunk of the file (in file order)
-    DATASET/catalog.duckdb                        views with absolute paths: `duckdb DATASET/catalog.duckdb`
-    DATASET/init.sql                              the same views as SQL: `duckdb -init DATASET/init.sql`
+    DATASET/init.sql                              the views as SQL, absolute paths: `duckdb -init DATASET/init.sql`
+    DATASET/catalog.duckdb                        the same views in a database (`tracesql catalog DATASET`)
     DATASET/.staging/                             private work directories of running ingests
 """
 from __future__ import annotations
@@ -69,25 +69,34 @@ def catalog_statements(dataset: Path) -> list[str]:
     return stmts
 
 
-def write_catalog(dataset: Path) -> None:
-    """(Re)write DATASET/init.sql and DATASET/catalog.duckdb, each replaced atomically."""
+def write_init_sql(dataset: Path) -> Path:
+    """(Re)write DATASET/init.sql (views with absolute paths), replaced atomically. Cheap: text only."""
     dataset = Path(dataset)
     stmts = catalog_statements(dataset)
     tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    init_tmp = dataset / f".init.sql.{tag}"
-    init_tmp.write_text("-- Views of this tracesql dataset. Use: duckdb -init init.sql\n" + "\n".join(stmts) + "\n")
-    os.replace(init_tmp, dataset / "init.sql")
-    cat_tmp = dataset / f".catalog.{tag}.duckdb"
-    con = duckdb.connect(str(cat_tmp))
+    tmp = dataset / f".init.sql.{tag}"
+    tmp.write_text("-- Views of this tracesql dataset. Use: duckdb -init init.sql\n" + "\n".join(stmts) + "\n")
+    os.replace(tmp, dataset / "init.sql")
+    return dataset / "init.sql"
+
+
+def write_catalog(dataset: Path) -> Path:
+    """Write DATASET/catalog.duckdb: a DuckDB database holding every view (open it with `duckdb FILE`)."""
+    dataset = Path(dataset)
+    stmts = catalog_statements(dataset)
+    tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = dataset / f".catalog.{tag}.duckdb"
+    con = duckdb.connect(str(tmp))
     try:
         for s in stmts:
             con.execute(s)
     finally:
         con.close()
-    os.replace(cat_tmp, dataset / "catalog.duckdb")
+    os.replace(tmp, dataset / "catalog.duckdb")
     wal = dataset / f".catalog.{tag}.duckdb.wal"
     if wal.exists():
         wal.unlink()
+    return dataset / "catalog.duckdb"
 
 
 class Dataset:

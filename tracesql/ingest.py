@@ -50,10 +50,11 @@ _EXTRA_KEYS = ["tts", "tdur", "id", "id2", "bp", "s", "cname", "scope", "bind_id
 
 def _read_columns(exact: bool) -> str:
     t = "VARCHAR" if exact else "DOUBLE"
-    cols = {"ph": "VARCHAR", "cat": "VARCHAR", "name": "VARCHAR", "pid": "JSON", "tid": "JSON", "ts": t, "dur": t,
+    # pid/tid as VARCHAR: numbers come as their text, strings unquoted.
+    cols = {"ph": "VARCHAR", "cat": "VARCHAR", "name": "VARCHAR", "pid": "VARCHAR", "tid": "VARCHAR", "ts": t, "dur": t,
             "args": "JSON"}
-    for k in _EXTRA_KEYS:
-        cols[k] = "JSON"
+    for k in _EXTRA_KEYS:  # VARCHAR is much cheaper to read than JSON; values are re-typed in _extra_json
+        cols[k] = "VARCHAR"
     return "{" + ", ".join(f"'{k}': '{v}'" for k, v in cols.items()) + "}"
 
 
@@ -75,19 +76,20 @@ _GPU_CATS = "('kernel', 'gpu_memcpy', 'gpu_memset', 'cuda_sync')"
 _CAT_NORM = """CASE cat WHEN 'Operator' THEN 'cpu_op' WHEN 'Runtime' THEN 'cuda_runtime' WHEN 'Kernel' THEN 'kernel'
   WHEN 'Memcpy' THEN 'gpu_memcpy' WHEN 'Memset' THEN 'gpu_memset' ELSE cat END"""
 
-# Which table a row goes to. Complete events without a category ('x_nocat': JAX and other non-Kineto
-# writers) are resolved when the whole file has been read, because that needs the process names.
+# Which table a row goes to (``cat`` here is the normalised category). Complete events without a category
+# ('x_nocat': JAX and other non-Kineto writers) are resolved when the whole file has been read, because that
+# needs the process names.
 _ROUTE = f"""CASE
-  WHEN ph IS NULL AND name IS NULL AND cat IS NULL AND pid IS NULL AND tid IS NULL AND ts IS NULL AND args IS NULL
-       AND {' AND '.join(f'"{k}" IS NULL' for k in _EXTRA_KEYS)} THEN 'empty'
-  WHEN ph = 'X' AND cat IS NULL THEN 'x_nocat'
-  WHEN ph = 'X' AND ({_CAT_NORM}) IN {_GPU_CATS} THEN 'kernels'
+  WHEN ph = 'X' AND cat IN {_GPU_CATS} THEN 'kernels'
   WHEN ph = 'X' AND cat = 'gpu_user_annotation' THEN 'gpu_user_annotations'
+  WHEN ph = 'X' AND cat IS NULL THEN 'x_nocat'
   WHEN ph IN ('X', 'B', 'E') THEN 'events'
   WHEN ph IN ('s', 'f', 't') THEN 'correlations'
   WHEN ph IN ('i', 'I') THEN 'instants'
   WHEN ph = 'M' THEN 'metadata'
   WHEN ph = 'C' THEN 'counters'
+  WHEN ph IS NULL AND name IS NULL AND cat IS NULL AND pid IS NULL AND tid IS NULL AND ts_ns IS NULL
+       AND args IS NULL AND {' AND '.join(f'"{k}" IS NULL' for k in _EXTRA_KEYS)} THEN 'empty'
   ELSE 'other_events'
 END"""
 
@@ -96,12 +98,11 @@ def _chunk_select(json_path: str, exact: bool, ord_offset: int) -> str:
     """Rows of one chunk file: raw fields, ns times, normalised category and target table."""
     extra = ", ".join(f'"{k}"' for k in _EXTRA_KEYS)
     return f"""
-  SELECT (ordinality + {ord_offset})::BIGINT AS ord, ph, cat AS cat_raw, {_CAT_NORM} AS cat, name,
-         {_json_text('pid')} AS pid, {_json_text('tid')} AS tid,
-         {_time_expr('ts', exact)} AS ts_ns, {_time_expr('dur', exact)} AS dur_ns,
-         args, {extra}, {_ROUTE} AS route
-  FROM read_json('{json_path}', format = 'array', columns = {_read_columns(exact)},
-                 maximum_object_size = 67108864) WITH ORDINALITY"""
+  SELECT *, {_ROUTE} AS route FROM (
+    SELECT (ordinality + {ord_offset})::BIGINT AS ord, ph, cat AS cat_raw, {_CAT_NORM} AS cat, name, pid, tid,
+           {_time_expr('ts', exact)} AS ts_ns, {_time_expr('dur', exact)} AS dur_ns, args, {extra}
+    FROM read_json('{json_path}', format = 'array', columns = {_read_columns(exact)},
+                   maximum_object_size = 67108864) WITH ORDINALITY)"""
 
 
 @dataclass
@@ -404,7 +405,9 @@ def _bigint(expr: str) -> str:
 
 
 def _extra_json() -> str:
-    pairs = ", ".join(f"'{k}', \"{k}\"" for k in _EXTRA_KEYS)
+    # the extra fields were read as text: numbers/objects/lists are valid JSON again, bare strings are re-quoted
+    pairs = ", ".join(f"'{k}', CASE WHEN json_valid(\"{k}\") THEN json(\"{k}\") ELSE to_json(\"{k}\") END"
+                      for k in _EXTRA_KEYS)
     nulls = " AND ".join(f'"{k}" IS NULL' for k in _EXTRA_KEYS)
     return f"CASE WHEN {nulls} THEN NULL ELSE json_merge_patch('{{}}', json_object({pairs})) END"
 
@@ -466,12 +469,11 @@ def _table_copy(table: str, src: str, out: str) -> str:
           LEFT JOIN device_pids dev USING (pid)"""
     elif table == "correlations":
         sel = f"""SELECT event_id, ph, cat_raw AS cat, name,
-            {_bigint("json_extract_string(id, '$')")} AS flow_id, json_extract_string(id, '$') AS flow_id_raw,
-            pid, tid, ts_ns, json_extract_string(bp, '$') AS binding_point
+            {_bigint("id")} AS flow_id, id AS flow_id_raw, pid, tid, ts_ns, bp AS binding_point
           FROM {src}"""
     elif table == "instants":
         sel = f"""SELECT event_id, ph, cat_raw AS cat, name, pid, tid, ts_ns,
-            json_extract_string(s, '$') AS scope, args FROM {src}"""
+            s AS scope, args FROM {src}"""
     elif table == "metadata":
         sel = f"""SELECT event_id, name, pid, tid, ts_ns,
             coalesce(json_extract_string(args, '$.name'), json_extract_string(args, '$.labels'),
@@ -492,7 +494,7 @@ def _table_copy(table: str, src: str, out: str) -> str:
     else:
         raise KeyError(table)
     cols = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t, _ in columns(table))
-    return f"COPY (SELECT {cols} FROM ({sel})) TO '{out}' (FORMAT parquet, COMPRESSION zstd)"
+    return f"COPY (SELECT {cols} FROM ({sel})) TO '{out}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)"
 
 
 def _rank_from_name(name: str) -> int | None:
@@ -704,7 +706,7 @@ def ingest(paths, out="tracesql_data", salvage: bool = False, quiet: bool = True
 
     Bad files do not stop the others: each yields an IngestResult with status 'failed' and a one-line error.
     """
-    from .dataset import write_catalog
+    from .dataset import write_init_sql
 
     if isinstance(paths, (str, os.PathLike)):
         paths = [str(paths)]
@@ -728,5 +730,5 @@ def ingest(paths, out="tracesql_data", salvage: bool = False, quiet: bool = True
                 on_result(r)
     finally:
         workers.close()
-    write_catalog(dataset)
+    write_init_sql(dataset)
     return results
