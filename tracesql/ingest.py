@@ -634,6 +634,28 @@ def _known_sizes(dataset: Path) -> dict[int, list[str]]:
     return out
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale_staging(staging_root: Path) -> None:
+    """Remove work areas left by ingests that were killed (their process no longer exists)."""
+    for d in staging_root.iterdir():
+        pid = d.name.split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+    for f in staging_root.parent.glob(".init.sql.*"):
+        pid = f.name.split(".")[-1].split("-", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            f.unlink(missing_ok=True)
+
+
 def _hash_file(path: str) -> str:
     src = ByteSource(path)
     with open(path, "rb") as f:
@@ -661,6 +683,7 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
             return res
     staging_root = dataset / ".staging"
     staging_root.mkdir(parents=True, exist_ok=True)
+    _remove_stale_staging(staging_root)
     staging = staging_root / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
     staging.mkdir()
     own_workers = workers is None

@@ -210,6 +210,12 @@ class TraceSplitter:
                     raise TraceError(self.path, "gzip stream ends early and holds no JSON")
                 raise TraceError(self.path, "empty file: no JSON text")
             buf += blk
+        if buf.startswith(b"\xef\xbb\xbf", pos):  # UTF-8 byte order mark
+            pos += 3
+            while pos < len(buf) and buf[pos] in _WS:
+                pos += 1
+            if pos >= len(buf):
+                raise TraceError(self.path, "empty file: no JSON text after the byte order mark")
         first = buf[pos]
         if first == 0x5B:  # a bare array of events (Chrome "JSON Array Format")
             self.top_level_array = True
