@@ -47,8 +47,7 @@ def table_statements(dataset: Path) -> list[str]:
         if has_traces:
             glob = _quote(f"{tdir}/trace_id=*/{table}/*.parquet")
             out.append(f"CREATE OR REPLACE VIEW {table} AS SELECT trace_id, * EXCLUDE (trace_id) FROM read_parquet("
-                       f"{glob}, hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}}, "
-                       f"union_by_name = true);")
+                       f"{glob}, hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}});")
         else:
             out.append(f"CREATE OR REPLACE VIEW {table} AS {empty_select(table)};")
     return out
