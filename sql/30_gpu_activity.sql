@@ -74,6 +74,12 @@ SELECT trace_id, event_id AS step_event_id, name AS step, TRY_CAST(substr(name, 
 FROM events
 WHERE name LIKE 'ProfilerStep#%' AND dur_ns IS NOT NULL;
 
+-- _gpu_names: each distinct (cat, name) of the GPU events with its short name and class (computed once per
+-- name rather than once per event: the name rewriting is regex work).
+CREATE OR REPLACE VIEW _gpu_names AS
+SELECT cat, name, _short_kernel_name(name) AS short_name, _gpu_activity_class(cat, name) AS activity_class
+FROM (SELECT DISTINCT cat, name FROM kernels);
+
 -- gpu_activity: one row per GPU-side event (every row of `kernels`), with its class and its launch.
 --   trace_id, event_id           the GPU event
 --   device, stream               where it ran (device NULL when the trace does not say)
@@ -90,13 +96,13 @@ WHERE name LIKE 'ProfilerStep#%' AND dur_ns IS NOT NULL;
 --   launch_tid                   CPU thread of the launching call
 --   step, step_number            ProfilerStep#N whose CPU range contains the launch start (NULL if none)
 CREATE OR REPLACE VIEW gpu_activity AS
-SELECT k.trace_id, k.event_id, k.device, k.stream, k.cat, k.name, _short_kernel_name(k.name) AS short_name,
-       _gpu_activity_class(k.cat, k.name) AS activity_class,
+SELECT k.trace_id, k.event_id, k.device, k.stream, k.cat, k.name, n.short_name, n.activity_class,
        k.ts_ns, k.dur_ns, k.ts_ns + k.dur_ns AS end_ns, k.correlation,
        l.event_id AS launch_event_id, l.name AS launch_name, l.launch_kind,
        l.ts_ns AS launch_ts_ns, l.dur_ns AS launch_dur_ns, l.tid AS launch_tid,
        st.step, st.step_number
 FROM kernels k
+JOIN _gpu_names n ON n.cat IS NOT DISTINCT FROM k.cat AND n.name IS NOT DISTINCT FROM k.name
 LEFT JOIN launches l ON l.trace_id = k.trace_id AND l.correlation = k.correlation
 LEFT JOIN _gpu_steps st ON st.trace_id = k.trace_id AND l.ts_ns >= st.step_ts_ns AND l.ts_ns < st.step_end_ns
 WHERE k.ts_ns IS NOT NULL AND k.dur_ns IS NOT NULL;

@@ -9,28 +9,51 @@
 -- event of any kind in the trace) is given beside it as window_ns.
 
 -- _gt_members: each GPU event once per interval set it belongs to, per grouping.
---   grp = {pooled, device, step}: pooled rows union all devices of the trace (device NULL); step NULL is
---   the whole trace.
+--   grp = {pooled, device, step}: device rows, plus pooled rows (device NULL: all devices of the trace
+--   unioned) for traces with several devices (for one device the pooled row is a copy, made below);
+--   step NULL is the whole trace (_gt_members), else the ProfilerStep (_gt_step_members).
 --   sets: C compute, K comm, M memory, CK compute+comm, ALL every counted event.
+CREATE OR REPLACE VIEW _gt_events AS
+SELECT a.trace_id, a.device, a.step, a.ts_ns AS s, a.end_ns AS e, d.n_devices,
+       CASE a.activity_class WHEN 'compute' THEN ['C', 'CK', 'ALL'] WHEN 'comm' THEN ['K', 'CK', 'ALL']
+            ELSE ['M', 'ALL'] END AS sets
+FROM gpu_activity a
+JOIN (SELECT trace_id, count(DISTINCT coalesce(device, -1)) AS n_devices FROM gpu_activity GROUP BY trace_id) d
+  USING (trace_id)
+WHERE a.activity_class <> 'sync';
+
 CREATE OR REPLACE VIEW _gt_members AS
-WITH ev AS (
-    SELECT trace_id, device, step, ts_ns AS s, end_ns AS e,
-           CASE activity_class WHEN 'compute' THEN ['C', 'CK', 'ALL'] WHEN 'comm' THEN ['K', 'CK', 'ALL']
-                ELSE ['M', 'ALL'] END AS sets
-    FROM gpu_activity WHERE activity_class <> 'sync'
-), g AS (
-    SELECT trace_id, {'pooled': false, 'device': device, 'step': NULL::VARCHAR} AS grp, s, e, sets FROM ev
+WITH g AS (
+    SELECT trace_id, {'pooled': false, 'device': device, 'step': NULL::VARCHAR} AS grp, s, e, sets FROM _gt_events
     UNION ALL
-    SELECT trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': NULL::VARCHAR}, s, e, sets FROM ev
-    UNION ALL
-    SELECT trace_id, {'pooled': false, 'device': device, 'step': step}, s, e, sets FROM ev WHERE step IS NOT NULL
-    UNION ALL
-    SELECT trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': step}, s, e, sets FROM ev
-    WHERE step IS NOT NULL
+    SELECT trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': NULL::VARCHAR}, s, e, sets FROM _gt_events
+    WHERE n_devices > 1
 )
 SELECT trace_id, grp, unnest(sets) AS set_name, s, e FROM g;
 
-CREATE OR REPLACE VIEW _gt_unions AS SELECT * FROM _interval_union('_gt_members');
+CREATE OR REPLACE VIEW _gt_step_members AS
+WITH g AS (
+    SELECT trace_id, {'pooled': false, 'device': device, 'step': step} AS grp, s, e, sets FROM _gt_events
+    WHERE step IS NOT NULL
+    UNION ALL
+    SELECT trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': step}, s, e, sets FROM _gt_events
+    WHERE step IS NOT NULL AND n_devices > 1
+)
+SELECT trace_id, grp, unnest(sets) AS set_name, s, e FROM g;
+
+-- _gt_unions / _gt_step_unions: union lengths per grouping and set; the pooled grouping of a one-device
+-- trace is a copy of its device grouping.
+CREATE OR REPLACE MACRO _gt_with_pooled_copy(members) AS TABLE
+WITH u AS (SELECT * FROM _interval_union(members)),
+single AS (SELECT trace_id FROM _gt_events GROUP BY trace_id HAVING max(n_devices) = 1)
+SELECT * FROM u
+UNION ALL
+SELECT u.trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': u.grp.step}, u.set_name, u.union_len,
+       u.first_s, u.last_e, u.n_intervals, u.n_islands
+FROM u JOIN single USING (trace_id);
+
+CREATE OR REPLACE VIEW _gt_unions AS SELECT * FROM _gt_with_pooled_copy('_gt_members');
+CREATE OR REPLACE VIEW _gt_step_unions AS SELECT * FROM _gt_with_pooled_copy('_gt_step_members');
 
 -- _trace_window: the profiler window of each trace: first start to last end over CPU and GPU events.
 CREATE OR REPLACE VIEW _trace_window AS
@@ -39,7 +62,7 @@ FROM (SELECT trace_id, ts_ns AS s, ts_ns + coalesce(dur_ns, 0) AS e FROM events
       UNION ALL SELECT trace_id, ts_ns, ts_ns + dur_ns FROM kernels)
 GROUP BY trace_id;
 
--- gpu_timeline_all: one row per (trace, device, step) grouping; device NULL = all devices of the trace
+-- gpu_timeline_all (rows by _gt_rows): one row per (trace, device, step) grouping; device NULL = all devices of the trace
 -- pooled (a moment counts as busy when any device is busy), step NULL = the whole trace, else the GPU
 -- events launched inside that ProfilerStep#N.
 --   trace_id, device, step       the grouping
@@ -56,9 +79,9 @@ GROUP BY trace_id;
 --   comm_overlap_pct             share of comm time overlapped by compute: 100 (comm - exposed) / comm
 --   window_ns                    whole-trace rows: the profiler window (first to last event of any kind in
 --                                the trace); step rows: the ProfilerStep's CPU duration
-CREATE OR REPLACE VIEW gpu_timeline_all AS
+CREATE OR REPLACE MACRO _gt_rows(unions) AS TABLE
 WITH p AS (
-    PIVOT (SELECT trace_id, grp, set_name, union_len, first_s, last_e, n_intervals FROM _gt_unions)
+    PIVOT (SELECT trace_id, grp, set_name, union_len, first_s, last_e, n_intervals FROM query_table(unions))
     ON set_name IN ('C', 'K', 'M', 'CK', 'ALL')
     USING first(union_len) AS len, first(first_s) AS fs, first(last_e) AS le, first(n_intervals) AS n
 ), t AS (
@@ -85,15 +108,18 @@ FROM t
 LEFT JOIN _trace_window w USING (trace_id)
 LEFT JOIN _gpu_steps st ON st.trace_id = t.trace_id AND st.step = t.step;
 
+CREATE OR REPLACE VIEW gpu_timeline_all AS
+SELECT * FROM _gt_rows('_gt_unions') UNION ALL SELECT * FROM _gt_rows('_gt_step_unions');
+
 -- gpu_timeline: gpu_timeline_all for whole traces (step IS NULL): one row per (trace, device) plus one
 -- row per trace with device NULL (all devices pooled; equal to the device row when there is one device).
 CREATE OR REPLACE VIEW gpu_timeline AS
-SELECT * EXCLUDE (step) FROM gpu_timeline_all WHERE step IS NULL;
+SELECT * EXCLUDE (step) FROM _gt_rows('_gt_unions');
 
 -- gpu_timeline_by_step: gpu_timeline_all per ProfilerStep#N (GPU events whose launch started inside the
 -- step's CPU range; the span runs from the first to the last of those events on the GPU).
 CREATE OR REPLACE VIEW gpu_timeline_by_step AS
-SELECT * FROM gpu_timeline_all WHERE step IS NOT NULL;
+SELECT * FROM _gt_rows('_gt_step_unions');
 
 -- comm_compute_overlap: per (trace, device) with communication (device NULL: pooled), how much of the
 -- communication time is overlapped by computation.

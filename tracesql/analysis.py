@@ -17,19 +17,37 @@ def _q(ds, query: str, params: dict | None = None) -> pl.DataFrame:
     return ds.con.sql(query, params=params).pl() if params else ds.con.sql(query).pl()
 
 
+# Views that several analyses read: materialize() snapshots them once per connection.
+MATERIALIZED = ["gpu_activity", "gpu_gaps", "_hta_gpu"]
+
+
+def materialize(ds, names: list[str] | None = None) -> None:
+    """Compute the shared base views once for this connection (a report reads them many times).
+
+    Each is copied into a TEMP table of the same name, which DuckDB resolves before the view of the main
+    schema, so every view built on it reads the copy. The copies are a snapshot of the dataset as it is
+    now: use it on a Dataset opened for one analysis (the command line does).
+    """
+    done = {r[0] for r in ds.con.sql("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
+    db = ds.con.sql("SELECT current_database()").fetchall()[0][0]
+    for name in names or MATERIALIZED:
+        if name not in done and has_view(ds, name):
+            ds.con.sql(f'CREATE TEMP TABLE {name} AS SELECT * FROM "{db}".main.{name}')
+
+
 def has_view(ds, name: str) -> bool:
-    return bool(ds.con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]).fetchone()[0])
+    return bool(ds.con.sql("SELECT count(*) FROM duckdb_views() WHERE view_name = $n", params={"n": name}).fetchall()[0][0])
 
 
 def trace_ids(ds, trace: str | None = None) -> list[str]:
     """trace_ids matching a trace_id, a file name or a path suffix (all traces when trace is None)."""
     if trace is None:
-        rows = ds.con.execute("SELECT trace_id FROM traces ORDER BY file_name, trace_id").fetchall()
+        rows = ds.con.sql("SELECT trace_id FROM traces ORDER BY file_name, trace_id").fetchall()
     else:
-        rows = ds.con.execute(
+        rows = ds.con.sql(
             "SELECT trace_id FROM traces WHERE trace_id = $t OR file_name = $t OR source_path = $t "
             "OR ends_with(source_path, '/' || $t) OR file_name = $t || '.json.gz' OR file_name = $t || '.json' "
-            "ORDER BY file_name, trace_id", {"t": trace}).fetchall()
+            "ORDER BY file_name, trace_id", params={"t": trace}).fetchall()
         if not rows:
             from .errors import DatasetError
 
@@ -102,9 +120,9 @@ def timeline(ds, trace: str | None = None, by_step: bool = False, pooled_only: b
            g.compute_pct, g.comm_pct, g.comm_exposed_pct, g.memory_pct, g.memory_exposed_pct, g.busy_pct,
            g.idle_pct, g.comm_overlap_pct, g.window_ns / 1e3 AS window_us
     FROM {view} g JOIN traces t USING (trace_id)
-    LEFT JOIN _gpu_steps s ON s.trace_id = g.trace_id AND s.step = g.step
+    {'LEFT JOIN _gpu_steps s ON s.trace_id = g.trace_id AND s.step = g.step' if by_step else ''}
     WHERE g.trace_id IN {_in(ids)}{where}
-    ORDER BY trace, s.step_number NULLS FIRST, g.step NULLS FIRST, g.pooled DESC, g.device
+    ORDER BY trace, {'s.step_number, g.step, ' if by_step else ''}g.pooled DESC, g.device
     """)
 
 

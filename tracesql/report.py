@@ -1,0 +1,162 @@
+"""`tracesql report`: every analysis section of a dataset, in our native definitions or a peer's.
+
+Styles:
+  native     gpu_timeline, gpu_timeline_by_step, comm_compute_overlap, kernel_summary, gaps_by_stream,
+             gap_histogram, kernel_transitions, idle_breakdown, launch_stats (+ the op summaries of the call
+             tree views when they are present)
+  tracelens  gpu_timeline, kernel_summary, ops_summary, ops_summary_by_category, ops_unique_args,
+             short_kernel_histogram, short_kernels_summary: TraceLens's file names, columns and definitions
+  hta        temporal_breakdown, idle_time_breakdown, kernel_type_breakdown, cuda_kernel_launch_stats,
+             comm_comp_overlap: HTA's file names, columns and definitions
+
+Peer-style sections are per trace: with several traces and --out, each trace gets a sub-folder named
+after its file. A section whose views are not defined in this installation is skipped with a note.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from . import analysis
+
+STYLES = ("native", "tracelens", "hta")
+
+
+def _q(ds, query: str, params=None) -> pl.DataFrame:
+    return analysis._q(ds, query, params)
+
+
+# ---- section builders: each returns a DataFrame (or None when its views are missing) ------------------
+
+def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
+    inn = analysis._in(ids)
+    a = analysis
+    out = {
+        "gpu_timeline": lambda: a.timeline(ds, trace=trace),
+        "gpu_timeline_by_step": lambda: a.timeline(ds, trace=trace, by_step=True),
+        "comm_compute_overlap": lambda: _q(ds, f"""SELECT t.file_name AS trace, CASE WHEN c.pooled THEN 'all'
+            ELSE c.device::VARCHAR END AS device, c.comm_ns / 1e3 AS comm_us, c.overlapped_ns / 1e3 AS overlapped_us,
+            c.exposed_ns / 1e3 AS exposed_us, c.overlap_pct FROM comm_compute_overlap c JOIN traces t USING (trace_id)
+            WHERE c.trace_id IN {inn} ORDER BY trace, c.pooled DESC, c.device"""),
+        "kernel_summary": lambda: a.kernel_summary(ds, trace=trace),
+        "gaps_by_stream": lambda: a.gaps(ds, trace=trace),
+        "gap_histogram": lambda: a.gaps(ds, trace=trace, what="histogram"),
+        "kernel_transitions": lambda: a.gaps(ds, trace=trace, what="transitions", top=50),
+        "idle_breakdown": lambda: a.gaps(ds, trace=trace, what="idle"),
+        "launch_stats": lambda: a.launch_stats(ds, trace=trace),
+    }
+    if a.has_view(ds, "op_summary"):
+        out["op_summary"] = lambda: _q(ds, f"SELECT t.file_name AS trace, o.* EXCLUDE (trace_id) FROM op_summary o "
+                                       f"JOIN traces t USING (trace_id) WHERE o.trace_id IN {inn}")
+    return out
+
+
+# Peer sections: (file name, view, ORDER BY) per style; the view has trace_id first, dropped on output.
+TRACELENS = [
+    ("gpu_timeline", "tl_gpu_timeline", None),
+    ("kernel_summary", "tl_kernel_summary", None),
+    ("ops_summary", "tl_ops_summary", None),
+    ("ops_summary_by_category", "tl_ops_summary_by_category", None),
+    ("ops_unique_args", "tl_ops_unique_args", None),
+    ("short_kernel_histogram", "tl_short_kernel_histogram", None),
+    ("short_kernels_summary", "tl_short_kernels_summary", None),
+]
+HTA = [
+    ("temporal_breakdown", "hta_temporal_breakdown", None),
+    ("idle_time_breakdown", "hta_idle_time_breakdown",
+     "SELECT rank, stream, idle_category, idle_time, idle_time_ratio FROM {v} WHERE trace_id = $t "
+     "ORDER BY stream, idle_category"),
+    ("kernel_type_breakdown", "hta_kernel_type_breakdown_by_trace",
+     "SELECT kernel_type, sum, percentage FROM {v} WHERE trace_id = $t ORDER BY sum DESC"),
+    ("cuda_kernel_launch_stats", "hta_cuda_kernel_launch_stats",
+     "SELECT correlation, cpu_duration, gpu_duration, launch_delay FROM {v} WHERE trace_id = $t"),
+    ("comm_comp_overlap", "hta_comm_comp_overlap", None),
+]
+
+
+def _peer_section(ds, view: str, query: str | None, trace_id: str) -> pl.DataFrame | None:
+    if not analysis.has_view(ds, view):
+        return None
+    q = (query or "SELECT * EXCLUDE (trace_id) FROM {v} WHERE trace_id = $t").format(v=view)
+    return _q(ds, q, {"t": trace_id})
+
+
+def _safe_name(s: str) -> str:
+    s = re.sub(r"\.json(\.gz)?$", "", s)
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", s) or "trace"
+
+
+def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str, str | None, pl.DataFrame]]:
+    """All sections of a report: a list of (section name, trace file name or None, DataFrame).
+
+    Sections whose views are not defined are reported on stderr and left out.
+    """
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)}")
+    ids = analysis.trace_ids(ds, trace)
+    analysis.materialize(ds, ["gpu_activity", "gpu_gaps"] if style == "native" else
+                         ["gpu_activity", "_hta_gpu"])
+    out = []
+    if style == "native":
+        for name, fn in _native_sections(ds, ids, trace).items():
+            out.append((name, None, fn()))
+        return out
+    names = dict(ds.con.sql(f"SELECT trace_id, file_name FROM traces WHERE trace_id IN {analysis._in(ids)}")
+                 .fetchall())
+    sections = TRACELENS if style == "tracelens" else HTA
+    missing = [view for _, view, _ in sections if not analysis.has_view(ds, view)]
+    if missing:
+        print(f"tracesql report: views not available in this installation, sections skipped: {', '.join(missing)}",
+              file=sys.stderr)
+    for tid in ids:
+        for fname, view, query in sections:
+            df = _peer_section(ds, view, query, tid)
+            if df is not None:
+                out.append((fname, names.get(tid, tid), df))
+    return out
+
+
+def write(sections, fmt: str = "table", out: str | None = None, stream=None) -> list[Path]:
+    """Print the sections (no out) or write one file per section into the folder out."""
+    from .cli import format_table
+
+    stream = stream or sys.stdout
+    written = []
+    traces = {t for _, t, _ in sections if t is not None}
+    for name, trace, df in sections:
+        if out is None:
+            title = name if trace is None else f"{name} ({trace})"
+            if fmt == "table":
+                stream.write(f"== {title}\n{format_table(df)}\n\n")
+            elif fmt == "csv":
+                stream.write(f"# {title}\n{df.write_csv()}\n")
+            else:
+                stream.write(df.write_json() + "\n")
+            continue
+        folder = Path(out)
+        if trace is not None and len(traces) > 1:
+            folder = folder / _safe_name(trace)
+        folder.mkdir(parents=True, exist_ok=True)
+        ext = {"table": "txt", "csv": "csv", "json": "json"}[fmt]
+        path = folder / f"{name}.{ext}"
+        if fmt == "csv":
+            df.write_csv(path)
+        elif fmt == "json":
+            path.write_text(df.write_json() + "\n")
+        else:
+            path.write_text(format_table(df, max_rows=10**9) + "\n")
+        written.append(path)
+    return written
+
+
+def report(ds, style: str = "native", fmt: str = "table", out: str | None = None, trace: str | None = None):
+    """Build and print/write a report; returns the files written (empty when printing)."""
+    try:
+        sections = build(ds, style=style, trace=trace)
+    except duckdb.Error as e:
+        raise RuntimeError(f"report failed: {str(e).splitlines()[0]}") from e
+    return write(sections, fmt=fmt, out=out)
