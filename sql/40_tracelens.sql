@@ -5,18 +5,11 @@
 -- TraceLens works in float64 µs: ts and dur as parsed from the JSON text, ends as ts + dur. The views
 -- below do the same arithmetic (_us_f64) so that the results agree with TraceLens to float precision.
 
--- _tl_linked_gpu: GPU events TraceLens links to a CPU launch: the launch call is in the trace and either
--- it is a graph launch (cudaGraphLaunch/hipGraphLaunch: every GPU event with its correlation) or both
--- ends ('s' and 'f') of the ac2g flow with that correlation id are in the trace.
+-- _tl_linked_gpu: GPU events TraceLens links to a CPU launch (gpu_launch_links.tl_linked, sql/11: a graph
+-- launch owns every GPU event with its correlation; other calls reach their GPU event through an ac2g
+-- flow start and end).
 CREATE OR REPLACE VIEW _tl_linked_gpu AS
-WITH flows AS (
-    SELECT trace_id, flow_id FROM correlations WHERE cat = 'ac2g' GROUP BY trace_id, flow_id
-    HAVING count(*) FILTER (WHERE ph = 's') > 0 AND count(*) FILTER (WHERE ph = 'f') > 0
-)
-SELECT a.trace_id, a.event_id
-FROM gpu_activity a
-LEFT JOIN flows f ON f.trace_id = a.trace_id AND f.flow_id = a.correlation
-WHERE a.launch_event_id IS NOT NULL AND (a.launch_kind = 'graph' OR f.flow_id IS NOT NULL);
+SELECT trace_id, event_id FROM gpu_launch_links WHERE tl_linked;
 
 -- _tl_timeline_bucket(cat, name): TraceLens's gpu_timeline bucket, first match: memcpy (cat gpu_memcpy,
 -- ROCm copy kernels), computation (ROCm fill kernels), communication (name contains nccl, rccl or
