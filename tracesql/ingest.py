@@ -43,26 +43,66 @@ TRACE_SUFFIXES = (".json", ".json.gz", ".gz")
 # ts values with 14+ integer digits and a fraction (or 16+ digits) are not exact as doubles at ns precision.
 _NEEDS_EXACT = re.compile(rb'"ts"\s*:\s*-?(?:\d{14,}\.|\d{16})')
 _QUOTE_TIME = re.compile(rb'("(?:ts|dur)"\s*:\s*)(-?[0-9][0-9.eE+-]*)')
+# A ts/dur whose value is not a plain JSON number: a string, true/false, null, NaN, Infinity, an object or a list.
+# One scan per chunk finds the first ts that needs exact text (group 1) or is odd; dur is checked by a second.
+# Both have a literal prefix, which keeps them fast; an odd value sends the chunk down the careful path.
+_TS_SCAN = re.compile(rb'"ts"\s*:\s*(?:(-?(?:\d{14,}\.|\d{16}))|[^-0-9\s]|-[^0-9])')
+_TS_ODD = re.compile(rb'"ts"\s*:\s*(?:[^-0-9\s]|-[^0-9])')
+_DUR_ODD = re.compile(rb'"dur"\s*:\s*(?:[^-0-9\s]|-[^0-9])')
+# Careful path: a ts/dur given as a JSON string is read through a renamed key, so that SQL can tell it from a number
+# (which is quoted by _QUOTE_TIME to keep its exact text).
+_STR_KEY = "__tracesql_str_"
+_STR_TIME = re.compile(rb'"(ts|dur)"(\s*:\s*")')
 
 _EXTRA_KEYS = ["tts", "tdur", "id", "id2", "bp", "s", "cname", "scope", "bind_id", "flow_in", "flow_out", "sf",
                "stack"]
 
 
-def _read_columns(exact: bool) -> str:
-    t = "VARCHAR" if exact else "DOUBLE"
+def _read_columns(exact: bool, odd: bool = False) -> str:
+    t = "VARCHAR" if exact or odd else "DOUBLE"
     # pid/tid as VARCHAR: numbers come as their text, strings unquoted.
     cols = {"ph": "VARCHAR", "cat": "VARCHAR", "name": "VARCHAR", "pid": "VARCHAR", "tid": "VARCHAR", "ts": t, "dur": t,
             "args": "JSON"}
+    if odd:
+        cols[_STR_KEY + "ts"] = cols[_STR_KEY + "dur"] = "VARCHAR"
     for k in _EXTRA_KEYS:  # VARCHAR is much cheaper to read than JSON; values are re-typed in _extra_json
         cols[k] = "VARCHAR"
     return "{" + ", ".join(f"'{k}': '{v}'" for k, v in cols.items()) + "}"
 
 
-def _time_expr(col: str, exact: bool) -> str:
+def _time_expr(col: str, exact: bool, odd: bool = False) -> str:
+    if odd:
+        # col holds a number's exact text (quoted by _QUOTE_TIME) or a literal (true, NaN, {...}) as text;
+        # the renamed key holds the value of a JSON string. Anything that is not a finite number in range is an
+        # error, which makes the bisection isolate the event as malformed.
+        s = f'"{_STR_KEY}{col}"'
+        txt = f"coalesce({col}, trim({s}))"
+        dec = f"TRY_CAST({txt} AS DECIMAL(38,9))"
+        return f"""(CASE WHEN {col} IS NULL AND {s} IS NULL THEN NULL
+            WHEN {col} IS NOT NULL AND {s} IS NOT NULL THEN error('duplicate key "{col}"')
+            WHEN abs({dec}) < 9223372036854775 THEN CAST(round({dec} * 1000) AS BIGINT)
+            WHEN {dec} IS NOT NULL THEN error('{col} out of range: ' || left({txt}, 40))
+            ELSE error('{col} is not a number: ' || left(CASE WHEN {s} IS NULL THEN {col}
+                                                          ELSE '"' || {s} || '"' END, 40)) END)"""
     if exact:
         return f"CAST(round(CAST({col} AS DECIMAL(38,9)) * 1000) AS BIGINT)"
     # floor() is exact for doubles; the fraction has < 0.5 ns error below 2^43 µs.
     return f"(CAST(floor({col}) AS BIGINT) * 1000 + CAST(round(({col} - floor({col})) * 1000) AS BIGINT))"
+
+
+def _time_repair_expr(odd: bool) -> str:
+    """Text naming the ts/dur values that were JSON strings (careful path), else NULL."""
+    if not odd:
+        return "NULL::VARCHAR"
+    return (f"""nullif(concat_ws(', ', 'ts "' || "{_STR_KEY}ts" || '"', 'dur "' || "{_STR_KEY}dur" || '"'), '')""")
+
+
+def _args_expr(odd: bool) -> str:
+    """args as written: on the careful path, keys renamed by _STR_TIME inside args are renamed back."""
+    if not odd:
+        return "args"
+    return (f"""CASE WHEN contains(args::VARCHAR, '"{_STR_KEY}') THEN replace(replace(args::VARCHAR,
+                '"{_STR_KEY}ts"', '"ts"'), '"{_STR_KEY}dur"', '"dur"')::JSON ELSE args END""")
 
 
 def _json_text(col: str) -> str:
@@ -94,14 +134,15 @@ _ROUTE = f"""CASE
 END"""
 
 
-def _chunk_select(json_path: str, exact: bool, ord_offset: int) -> str:
+def _chunk_select(json_path: str, exact: bool, ord_offset: int, odd: bool = False) -> str:
     """Rows of one chunk file: raw fields, ns times, normalised category and target table."""
     extra = ", ".join(f'"{k}"' for k in _EXTRA_KEYS)
     return f"""
   SELECT *, {_ROUTE} AS route FROM (
     SELECT (ordinality + {ord_offset})::BIGINT AS ord, ph, cat AS cat_raw, {_CAT_NORM} AS cat, name, pid, tid,
-           {_time_expr('ts', exact)} AS ts_ns, {_time_expr('dur', exact)} AS dur_ns, args, {extra}
-    FROM read_json('{json_path}', format = 'array', columns = {_read_columns(exact)},
+           {_time_expr('ts', exact, odd)} AS ts_ns, {_time_expr('dur', exact, odd)} AS dur_ns,
+           {_args_expr(odd)} AS args, {extra}, {_time_repair_expr(odd)} AS time_repair
+    FROM read_json('{json_path}', format = 'array', columns = {_read_columns(exact, odd)},
                    maximum_object_size = 67108864) WITH ORDINALITY)"""
 
 
@@ -118,6 +159,7 @@ class IngestResult:
     seconds: float = 0.0
     truncated: bool = False
     rank: int | None = None
+    noted: dict = field(default_factory=dict)  # ingest_issues rows that are not skipped events, by kind
 
     def summary_line(self) -> str:
         if self.status == "failed":
@@ -132,8 +174,11 @@ class IngestResult:
         mbs = self.json_bytes / 1e6 / self.seconds if self.seconds > 0 else 0.0
         trunc = "; TRUNCATED file salvaged" if self.truncated else ""
         rank = f" rank {self.rank}" if self.rank is not None else ""
+        noted = ""
+        if self.noted:
+            noted = "; noted in ingest_issues: " + ", ".join(f"{k} {v:,}" for k, v in self.noted.items())
         return (f"{name} -> trace {self.trace_id}{rank}: {self.events_read:,} events read in {self.seconds:.2f} s "
-                f"({mbs:.0f} MB/s); {rc}; {skipped}{trunc}")
+                f"({mbs:.0f} MB/s); {rc}; {skipped}{noted}{trunc}")
 
 
 def find_trace_files(paths: list[str]) -> list[str]:
@@ -158,12 +203,14 @@ class _Workers:
         self.pool = ThreadPoolExecutor(max_workers=n)
         self.cons: list[duckdb.DuckDBPyConnection] = []
         self.lock = threading.Lock()
+        # private to this process: concurrent ingests must not share DuckDB's spill files
+        self.spill = os.path.join(tempfile.gettempdir(), f"tracesql-spill-{os.getpid()}-{uuid.uuid4().hex[:8]}")
 
     def con(self) -> duckdb.DuckDBPyConnection:
         c = getattr(self.local, "con", None)
         if c is None:
             c = duckdb.connect(config={"threads": 1, "memory_limit": "384MB", "preserve_insertion_order": True,
-                                       "temp_directory": os.path.join(tempfile.gettempdir(), "tracesql-spill")})
+                                       "temp_directory": self.spill})
             c.execute("CREATE TEMP TABLE device_pids (pid VARCHAR, device INTEGER)")
             self.local.con = c
             with self.lock:
@@ -174,6 +221,7 @@ class _Workers:
         self.pool.shutdown(wait=True)
         for c in self.cons:
             c.close()
+        shutil.rmtree(self.spill, ignore_errors=True)
 
 
 class _Job:
@@ -211,13 +259,28 @@ class _TraceIngest:
         self.elements = 0
         self.exact_any = False
         self.seq = 0  # for file names of chunk texts
+        self.local = threading.local()  # per worker thread: odd (the chunk took the careful path)
+        self.noted: dict[str, int] = {}  # issues that are not skipped events, by kind (set by _finalize)
 
     # -- parsing ----------------------------------------------------------------------------------
     def _load(self, con, data: bytes, ord_offset: int, create: bool) -> int:
         """Parse ``data`` (events joined by commas) into temp table c; returns the number of rows."""
-        exact = _NEEDS_EXACT.search(data) is not None
+        m = _TS_SCAN.search(data)
+        if m is None:
+            exact = False
+            odd = _DUR_ODD.search(data) is not None
+        elif m.group(1) is not None:  # no odd ts before this one
+            exact = True
+            odd = _TS_ODD.search(data, m.start()) is not None or _DUR_ODD.search(data) is not None
+        else:  # no ts needing exact text before this one
+            odd = True
+            exact = _NEEDS_EXACT.search(data, m.start()) is not None
         if exact:
             self.exact_any = True
+        if odd:  # first rename the keys of string values, then quote the numbers
+            self.local.odd = True
+            data = _STR_TIME.sub(b'"' + _STR_KEY.encode() + rb'\1"\2', data)
+        if exact or odd:
             data = _QUOTE_TIME.sub(rb'\1"\2"', data)
         with self.lock:
             self.seq += 1
@@ -227,7 +290,7 @@ class _TraceIngest:
             f.write(data)
             f.write(b"]")
         try:
-            sel = _chunk_select(jp, exact, ord_offset)
+            sel = _chunk_select(jp, exact, ord_offset, odd)
             if create:
                 con.execute(f"CREATE OR REPLACE TEMP TABLE c AS {sel}")
                 return con.execute("SELECT count(*) FROM c").fetchone()[0]
@@ -243,6 +306,9 @@ class _TraceIngest:
         con.execute("DELETE FROM c")
         scan = exact_spans(chunk.data)
         if scan.array_end is not None:
+            if chunk.data[scan.array_end] == 0x7D:  # }
+                raise TraceError(self.path, "malformed JSON: a '}' that closes nothing",
+                                 offset=chunk.offset + scan.array_end)
             raise TraceError(self.path, "could not find the end of traceEvents (fields after it hold lists of "
                              "objects larger than 1 MB)", offset=chunk.offset + scan.array_end)
         items: list = [("span", sp.start, sp.end) for sp in scan.spans]
@@ -251,6 +317,9 @@ class _TraceIngest:
         if scan.incomplete_from is not None:
             raise TraceError(self.path, "malformed JSON: unbalanced brackets in an event",
                              offset=chunk.offset + scan.incomplete_from)
+        # a missing or extra comma is repaired (with --salvage) and recorded; it belongs to no event
+        local_issues.extend((None, chunk.offset + off, "repaired_separator", f"malformed JSON: {what}")
+                            for off, what in scan.separators)
         run: list[tuple[int, int, int]] = []  # (local index, start, end)
         for i, it in enumerate(items):
             if it[0] == "garbage":
@@ -273,9 +342,9 @@ class _TraceIngest:
             return
         except duckdb.Error as e:
             if len(spans) == 1:
-                msg = str(e).splitlines()[0]
+                msg = str(e).splitlines()[0] if str(e) else type(e).__name__
                 msg = re.sub(r' in file "[^"]*",?', "", msg).replace("Invalid Input Error: ", "")
-                msg = re.sub(r",? in record/value \d+", "", msg)
+                msg = re.sub(r",? in record/value \d+", "", msg).strip()
                 local_issues.append((spans[0][0], chunk.offset + spans[0][1], "skipped_malformed_event",
                                      f"malformed event: {msg}"))
                 return
@@ -289,6 +358,7 @@ class _TraceIngest:
         n = None
         error: BaseException | None = None
         local_issues: list = []
+        self.local.odd = False
         try:
             try:
                 n = self._load(con, job.chunk.data, 0, create=True)
@@ -310,11 +380,13 @@ class _TraceIngest:
         job.next_base = base + n
         job.next_ready.set()
         job.chunk = None  # free the text
+        local_issues.sort(key=lambda it: it[1])
         for li, off, kind, detail in local_issues:
             if not self.salvage:
                 raise TraceError(self.path, detail + "; rerun with --salvage to skip bad events", offset=off,
-                                 event_index=base + li)
-        self._write_parts(con, base, job.index, [(base + li, off, kind, d) for li, off, kind, d in local_issues])
+                                 event_index=None if li is None else base + li)
+        self._write_parts(con, base, job.index, [(None if li is None else base + li, off, kind, d)
+                                                 for li, off, kind, d in local_issues])
 
     def _write_parts(self, con, base: int, index: int, issues: list) -> None:
         stats = con.execute("""SELECT route, count(*), count(*) FILTER (WHERE ph = 'X' AND cat_raw IS NOT NULL)
@@ -324,6 +396,10 @@ class _TraceIngest:
                              FROM c WHERE ph = 'M' AND name = 'process_name'
                                AND json_extract_string(args, '$.name') LIKE '/device:%'""").fetchall()
         counts: dict[str, int] = {}
+        if self.local.odd:
+            issues = issues + [(eid, None, "repaired_string_time", f"{what} given as a JSON string; read as a number")
+                               for eid, what in con.execute(f"""SELECT {base} + ord - 1, time_repair FROM c
+                                   WHERE time_repair IS NOT NULL ORDER BY ord""").fetchall()]
         src_tpl = f"(SELECT {base} + ord - 1 AS event_id, * EXCLUDE (ord) FROM c WHERE route = '{{r}}')"
         for route, n, _ in stats:
             if route == "empty":
@@ -356,7 +432,7 @@ class _TraceIngest:
     def run(self) -> tuple[ByteSource, TraceSplitter]:
         self.out.mkdir()
         self.pending.mkdir()
-        src = ByteSource(self.path)
+        src = ByteSource(self.path, salvage=self.salvage)
         splitter = TraceSplitter(src, chunk_size=self.chunk_size, salvage=self.salvage)
         inflight: deque = deque()
         prev = None
@@ -380,24 +456,42 @@ class _TraceIngest:
                 except BaseException:  # noqa: BLE001
                     pass
         self.elements = prev.next_base if prev is not None else 0
+        gz = ""
+        if src.gzip_truncated:
+            gz = f" ({src.gzip_error})" if src.gzip_error else " (gzip stream cut short)"
+        if self.elements == 0:
+            if splitter.truncated:
+                raise TraceError(self.path, f"truncated trace{gz}: no complete event before the end of the file",
+                                 offset=splitter.tail_offset)
+            raise TraceError(self.path, "traceEvents is empty: nothing to ingest", offset=splitter.events_offset)
         if splitter.truncated:
             self.issues.append((None, splitter.tail_offset, "truncated_tail",
                                 f"file ends inside an event: {splitter.dropped_tail_bytes} bytes of an incomplete "
-                                f"last event dropped" + (" (gzip stream cut short)" if src.gzip_truncated else "")))
+                                f"last event dropped{gz}"))
+        elif src.gzip_truncated:
+            # the JSON text is complete, but the gzip stream is cut short or corrupt after it (e.g. no trailer):
+            # nothing is lost, the stream's checksum could not be verified
+            self.issues.append((None, src.json_bytes, "gzip_damaged",
+                                (src.gzip_error or "gzip stream cut short") + " after the end of the JSON text; "
+                                "nothing lost, its checksum not verified"))
         return src, splitter
 
 
 # ---- rows of one table --------------------------------------------------------------------------------
 
+# Launch APIs by name: graph launches (cudaGraphLaunch, hipGraphLaunch, cuGraphLaunch), memcpy/memset APIs
+# (cudaMemcpyAsync, cuMemsetD32Async, hipMemcpyWithStream, ...) and kernel launches
+# (cudaLaunchKernel[ExC], cuLaunchKernel[Ex], hipLaunchKernel, hipExtModuleLaunchKernel, ...).
 _LAUNCH_KIND = """CASE
-  WHEN regexp_matches(name, '(?i)graphlaunch') THEN 'graph'
-  WHEN regexp_matches(name, '^(cuda|cu|hip)Memcpy') THEN 'memcpy'
-  WHEN regexp_matches(name, '^(cuda|cu|hip)Memset') THEN 'memset'
-  WHEN regexp_matches(name, '^(cuda|cu|hip)[A-Za-z]*Launch[A-Za-z]*Kernel') THEN 'kernel'
+  WHEN name ILIKE '%graphlaunch%' THEN 'graph'
+  WHEN name LIKE 'cudaMemcpy%' OR name LIKE 'cuMemcpy%' OR name LIKE 'hipMemcpy%' THEN 'memcpy'
+  WHEN name LIKE 'cudaMemset%' OR name LIKE 'cuMemset%' OR name LIKE 'hipMemset%' THEN 'memset'
+  WHEN (name LIKE 'cu%' OR name LIKE 'hip%') AND name LIKE '%Launch%Kernel%' THEN 'kernel'
 END"""
 
 # 'External id' ('external id' in PyTorch 1.8 traces; DuckDB struct keys ignore case, so read it apart)
-_EXT_ID = """coalesce(a."External id", json_extract_string(args, '$."external id"'))"""
+_EXT_ID = """coalesce(a."External id", CASE WHEN cat_raw IN ('Operator', 'Runtime', 'Kernel', 'Memcpy', 'Memset')
+  THEN TRY_CAST(json_extract_string(args, '$."external id"') AS BIGINT) END)"""
 
 
 def _bigint(expr: str) -> str:
@@ -417,54 +511,43 @@ def _table_copy(table: str, src: str, out: str) -> str:
     with the table's schema (schema.py), extracting typed columns from args."""
     a = "json_transform(args, '{sig}')"
     if table == "events":
-        sig = ('{"External id":"VARCHAR","correlation":"VARCHAR","correlation_id":"VARCHAR",'
-               '"Sequence number":"VARCHAR","Fwd thread id":"VARCHAR","Python id":"VARCHAR",'
-               '"Python parent id":"VARCHAR"}')
+        sig = ('{"External id":"BIGINT","correlation":"BIGINT","correlation_id":"BIGINT","Sequence number":"BIGINT",'
+               '"Fwd thread id":"BIGINT","Python id":"BIGINT","Python parent id":"BIGINT"}')
         sel = f"""SELECT event_id, ph, cat, cat_raw, name, pid, tid, ts_ns, dur_ns,
-            {_bigint(_EXT_ID)} AS external_id,
-            {_bigint('coalesce(a.correlation, a.correlation_id)')} AS correlation,
-            {_bigint('a."Sequence number"')} AS sequence_number,
-            {_bigint('a."Fwd thread id"')} AS fwd_thread_id,
-            {_bigint('a."Python id"')} AS python_id,
-            {_bigint('a."Python parent id"')} AS python_parent_id,
+            {_EXT_ID} AS external_id, coalesce(a.correlation, a.correlation_id) AS correlation,
+            a."Sequence number" AS sequence_number, a."Fwd thread id" AS fwd_thread_id,
+            a."Python id" AS python_id, a."Python parent id" AS python_parent_id,
             args, {_extra_json()} AS extra
           FROM (SELECT *, {a.format(sig=sig)} AS a FROM {src})"""
     elif table == "launches":
-        sig = '{"External id":"VARCHAR","correlation":"VARCHAR","correlation_id":"VARCHAR","cbid":"VARCHAR"}'
+        sig = '{"External id":"BIGINT","correlation":"BIGINT","correlation_id":"BIGINT","cbid":"BIGINT"}'
         sel = f"""SELECT event_id, name, launch_kind, pid, tid, ts_ns, dur_ns,
-            {_bigint('coalesce(a.correlation, a.correlation_id)')} AS correlation,
-            {_bigint(_EXT_ID)} AS external_id,
-            {_bigint('a.cbid')} AS cbid
-          FROM (SELECT *, {_LAUNCH_KIND} AS launch_kind, {a.format(sig=sig)} AS a
-                FROM {src} WHERE cat IN ('cuda_runtime', 'cuda_driver'))
-          WHERE launch_kind IS NOT NULL"""
+            coalesce(a.correlation, a.correlation_id) AS correlation, {_EXT_ID} AS external_id, a.cbid AS cbid
+          FROM (SELECT *, {a.format(sig=sig)} AS a FROM (
+                  SELECT *, {_LAUNCH_KIND} AS launch_kind FROM {src} WHERE cat IN ('cuda_runtime', 'cuda_driver'))
+                WHERE launch_kind IS NOT NULL)"""
     elif table == "kernels":
-        sig = ('{"device":"VARCHAR","stream":"VARCHAR","correlation":"VARCHAR","correlation_id":"VARCHAR",'
-               '"External id":"VARCHAR","context":"VARCHAR","grid":"JSON","block":"JSON",'
-               '"registers per thread":"VARCHAR","shared memory":"VARCHAR","blocks per SM":"VARCHAR",'
-               '"warps per SM":"VARCHAR","est. achieved occupancy %":"VARCHAR","queued":"VARCHAR",'
-               '"bytes":"VARCHAR","memory bandwidth (GB/s)":"VARCHAR","kernel_details":"VARCHAR"}')
+        sig = ('{"device":"INTEGER","stream":"BIGINT","correlation":"BIGINT","correlation_id":"BIGINT",'
+               '"External id":"BIGINT","context":"BIGINT","grid":"BIGINT[]","block":"BIGINT[]",'
+               '"registers per thread":"BIGINT","shared memory":"BIGINT","blocks per SM":"DOUBLE",'
+               '"warps per SM":"DOUBLE","est. achieved occupancy %":"DOUBLE","queued":"BIGINT",'
+               '"bytes":"BIGINT","memory bandwidth (GB/s)":"DOUBLE","kernel_details":"VARCHAR"}')
         dims = []
         for d in ("grid", "block"):
             for i, ax in enumerate("xyz"):
+                # JAX writes "kernel_details": " grid:1,1,1 block:512,1,1 ..." instead of lists
                 jax_dim = f"string_split(regexp_extract(a.kernel_details, '{d}:([0-9,]+)', 1), ',')[{i + 1}]"
-                dims.append(f"coalesce({_bigint(f'a.{d}->>{i}')}, {_bigint(jax_dim)}) AS {d}_{ax}")
+                dims.append(f"CASE WHEN a.kernel_details IS NULL THEN a.{d}[{i + 1}] "
+                            f"ELSE {_bigint(jax_dim)} END AS {d}_{ax}")
         sel = f"""SELECT event_id, cat, cat_raw, name, pid, tid, ts_ns, dur_ns,
-            CAST(coalesce({_bigint('a.device')}, dev.device) AS INTEGER) AS device,
-            coalesce({_bigint('a.stream')}, CASE WHEN dev.pid IS NOT NULL THEN {_bigint('tid')} END) AS stream,
-            {_bigint('coalesce(a.correlation, a.correlation_id)')} AS correlation,
-            {_bigint(_EXT_ID)} AS external_id,
-            {_bigint('a.context')} AS context,
-            {', '.join(dims)},
-            {_bigint('a."registers per thread"')} AS registers_per_thread,
-            {_bigint('a."shared memory"')} AS shared_memory_bytes,
-            TRY_CAST(a."blocks per SM" AS DOUBLE) AS blocks_per_sm,
-            TRY_CAST(a."warps per SM" AS DOUBLE) AS warps_per_sm,
-            TRY_CAST(a."est. achieved occupancy %" AS DOUBLE) AS est_occupancy_pct,
-            {_bigint('a.queued')} AS queued,
-            {_bigint('a.bytes')} AS bytes,
-            TRY_CAST(a."memory bandwidth (GB/s)" AS DOUBLE) AS memory_bandwidth_gbps,
-            args
+            coalesce(a.device, dev.device) AS device,
+            coalesce(a.stream, CASE WHEN dev.pid IS NOT NULL THEN {_bigint('tid')} END) AS stream,
+            coalesce(a.correlation, a.correlation_id) AS correlation, {_EXT_ID} AS external_id,
+            a.context AS context, {', '.join(dims)},
+            a."registers per thread" AS registers_per_thread, a."shared memory" AS shared_memory_bytes,
+            a."blocks per SM" AS blocks_per_sm, a."warps per SM" AS warps_per_sm,
+            a."est. achieved occupancy %" AS est_occupancy_pct, a.queued AS queued, a.bytes AS bytes,
+            a."memory bandwidth (GB/s)" AS memory_bandwidth_gbps, args
           FROM (SELECT *, {a.format(sig=sig)} AS a FROM {src}) k
           LEFT JOIN device_pids dev USING (pid)"""
     elif table == "correlations":
@@ -482,11 +565,10 @@ def _table_copy(table: str, src: str, out: str) -> str:
     elif table == "counters":
         sel = f"SELECT event_id, name, cat_raw AS cat, pid, tid, ts_ns, args FROM {src}"
     elif table == "gpu_user_annotations":
-        sig = '{"device":"VARCHAR","stream":"VARCHAR","External id":"VARCHAR"}'
+        sig = '{"device":"INTEGER","stream":"BIGINT","External id":"BIGINT"}'
         sel = f"""SELECT event_id, name, pid, tid, ts_ns, dur_ns,
-            CAST(coalesce({_bigint('a.device')}, {_bigint('pid')}) AS INTEGER) AS device,
-            coalesce({_bigint('a.stream')}, {_bigint('tid')}) AS stream,
-            {_bigint(_EXT_ID)} AS external_id, args
+            coalesce(a.device, TRY_CAST(pid AS INTEGER)) AS device, coalesce(a.stream, {_bigint('tid')}) AS stream,
+            {_EXT_ID} AS external_id, args
           FROM (SELECT *, {a.format(sig=sig)} AS a FROM {src})"""
     elif table == "other_events":
         sel = f"""SELECT event_id, ph, cat_raw AS cat, name, pid, tid, ts_ns, dur_ns, args,
@@ -498,15 +580,46 @@ def _table_copy(table: str, src: str, out: str) -> str:
 
 
 def _rank_from_name(name: str) -> int | None:
-    m = re.search(r"rank[-_]?(\d+)", name, re.I)
+    m = re.search(r"rank[-_]?(\d{1,9})(?!\d)", name, re.I)
     return int(m.group(1)) if m else None
 
 
-def _int(v) -> int | None:
+def _int(v, bits: int = 32) -> int | None:
+    """An integer header value, or None when it is not one or does not fit the column (INTEGER by default)."""
     try:
-        return int(v)
-    except (TypeError, ValueError):
+        i = int(v)
+    except (TypeError, ValueError, OverflowError):
         return None
+    return i if -(1 << (bits - 1)) <= i < (1 << (bits - 1)) else None
+
+
+def _kept_issues(con, out: Path) -> None:
+    """Events kept as written although odd, found by SQL over the written parts: negative dur, a complete event
+    without dur, a pid/tid that is a JSON object or list. One row each in the temp table issues."""
+    def src(t: str) -> str:
+        return f"read_parquet('{out / t}/*.parquet')"
+
+    nonscalar = "(starts_with({c}, '{{') OR starts_with({c}, '[')) AND json_valid({c})"
+    odd = []
+    for t in EVENT_TABLES:
+        has_dur = t in ("events", "kernels", "gpu_user_annotations", "other_events")
+        missing = {"events": "ph = 'X' AND dur_ns IS NULL", "kernels": "dur_ns IS NULL",
+                   "gpu_user_annotations": "dur_ns IS NULL"}.get(t, "false")
+        conds = [nonscalar.format(c="pid"), nonscalar.format(c="tid")] + (["dur_ns < 0", missing] if has_dur else [])
+        odd.append(f"""SELECT event_id, {'dur_ns' if has_dur else 'NULL::BIGINT AS dur_ns'},
+                              ({missing}) AS missing, pid, tid FROM {src(t)} WHERE {' OR '.join(conds)}""")
+    con.execute("CREATE OR REPLACE TEMP TABLE kept AS " + " UNION ALL ".join(odd))
+    con.execute(f"""INSERT INTO issues
+        SELECT event_id, NULL, 'kept_negative_duration', 'dur ' || dur_ns || ' ns is negative; kept as written'
+          FROM kept WHERE dur_ns < 0
+        UNION ALL SELECT event_id, NULL, 'kept_missing_duration',
+               'complete event (ph X) without dur; kept with dur_ns NULL' FROM kept WHERE missing
+        UNION ALL SELECT event_id, NULL, 'kept_nonscalar_pid',
+               'pid is a JSON ' || lower(json_type(pid)) || '; kept as its JSON text'
+          FROM kept WHERE {nonscalar.format(c="pid")}
+        UNION ALL SELECT event_id, NULL, 'kept_nonscalar_tid',
+               'tid is a JSON ' || lower(json_type(tid)) || '; kept as its JSON text'
+          FROM kept WHERE {nonscalar.format(c="tid")}""")
 
 
 # JAX host events (no category): launch APIs, Python frames ('$file:line fn') and TraceMe annotations.
@@ -548,13 +661,18 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
                 "detail VARCHAR)")
     if ing.issues:
         con.executemany("INSERT INTO issues VALUES (?, ?, ?, ?)", [list(i) for i in ing.issues])
+    _kept_issues(con, out)
     (out / "ingest_issues").mkdir()
-    con.execute(f"COPY (SELECT * FROM issues ORDER BY event_id NULLS FIRST) TO "
+    con.execute(f"COPY (SELECT * FROM issues ORDER BY event_id NULLS FIRST, kind, byte_offset) TO "
                 f"'{out / 'ingest_issues' / 'part-00000.parquet'}' (FORMAT parquet)")
     skipped: dict[str, int] = {}
-    for _, _, kind, _ in ing.issues:
+    noted: dict[str, int] = {}
+    for kind, n in con.execute("SELECT kind, count(*) FROM issues GROUP BY kind ORDER BY kind").fetchall():
         if kind.startswith("skipped_"):
-            skipped[kind[len("skipped_"):]] = skipped.get(kind[len("skipped_"):], 0) + 1
+            skipped[kind[len("skipped_"):]] = n
+        else:
+            noted[kind] = n
+    ing.noted = noted
     counts = {t: ing.counts[t] for t in EVENT_TABLES + ["launches"]}
     events_read = sum(counts[t] for t in EVENT_TABLES) + sum(skipped.values())
 
@@ -584,8 +702,8 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
         "rank": rank,
         "rank_source": rank_source,
         "world_size": _int(dist.get("world_size")),
-        "distributed_backend": dist.get("backend"),
-        "base_time_ns": _int(h.get("baseTimeNanoseconds")),
+        "distributed_backend": dist.get("backend") if isinstance(dist.get("backend"), str) else None,
+        "base_time_ns": _int(h.get("baseTimeNanoseconds"), 64),
         "schema_version": _int(h.get("schemaVersion")),
         "trace_name": h.get("traceName") if isinstance(h.get("traceName"), str) else None,
         "display_time_unit": h.get("displayTimeUnit") if isinstance(h.get("displayTimeUnit"), str) else None,
@@ -715,6 +833,7 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
         res.json_bytes = src.json_bytes
         res.truncated = splitter.truncated
         res.rank = row["rank"]
+        res.noted = ing.noted
         res.seconds = time.time() - started
         return res
     finally:
@@ -748,6 +867,14 @@ def ingest(paths, out="tracesql_data", salvage: bool = False, quiet: bool = True
             except (OSError, duckdb.Error) as e:
                 msg = str(e).splitlines()[0] if str(e) else type(e).__name__
                 r = IngestResult(path=f, status="failed", error=f"{f}: {msg}")
+            except (KeyboardInterrupt, SystemExit, MemoryError):
+                raise
+            except Exception as e:  # noqa: BLE001 - a bug must not stop the other files; reported in one line
+                msg = str(e).splitlines()[0] if str(e) else ""
+                r = IngestResult(path=f, status="failed",
+                                 error=f"{f}: internal error ({type(e).__name__}: {msg}); please report it")
+            if r.status == "ingested":
+                write_init_sql(dataset)  # the dataset's init.sql is current after every published trace
             results.append(r)
             if on_result:
                 on_result(r)
