@@ -1,0 +1,140 @@
+-- 10_tree_nesting.sql — the call stack of every CPU thread, rebuilt from timestamps in set-based SQL.
+--
+-- Rule (our native definition; every tree view uses it):
+--   * Nesting is per thread (trace_id, pid, tid). Events are taken in "nesting order": by start,
+--     longer first on equal starts (ts_ns, end desc), host ranges before Python frames, then event_id.
+--   * Two families: host ranges (cpu_op, user_annotation, cuda_runtime, cuda_driver and any other
+--     category) and Python frames (python_function). Each is written by one recorder with one clock and
+--     is a proper stack on its own.
+--   * Overrun inside the host family (a child that ends after its parent, e.g. a few hundred ns of
+--     clock jitter between a CUPTI runtime call and its op): the child is clipped to its parent's end.
+--   * Python frames never break host ranges. A frame that starts inside host range A and ends after A
+--     is clipped to A's end. A frame inside which a host range B starts and that ends before B ends is
+--     clipped to B's start (so B is not its child). Real traces need both: `ProfilerStep#N` starts
+--     inside the Python call `_record_function_enter_new` and outlives it by 47 ms; the frame
+--     `profiler.py(...): step` starts inside `ProfilerStep#N` and ends after it; torch.compile's
+--     `RecordFunctionFast.__enter__` overlaps the cpu_op it opens by 20 µs; 190-620 ns overlaps between
+--     Python frames and cpu_ops are common.
+--   * Zero-duration events are leaves: they nest inside whatever is open at their start and never
+--     contain anything. An event that starts exactly when another ends is not inside it.
+--   * After clipping the intervals are laminar: depth is a running sum over the sorted start/end
+--     boundaries (ends before starts at equal times), and the parent is found with an ASOF join to the
+--     latest earlier event one level up.
+-- Two sorts of the boundaries in all (raw, then clipped). ts_ns/dur_ns are never changed; nest_end_ns is
+-- the end used for nesting.
+
+-- Helper: an exact integer key per CPU thread (trace_id, pid, tid), so the sorts below compare integers.
+CREATE OR REPLACE VIEW _tree_threads AS
+SELECT trace_id, pid, tid, row_number() OVER (ORDER BY trace_id, pid, tid) AS thread_key
+FROM (SELECT DISTINCT trace_id, pid, tid FROM events WHERE dur_ns IS NOT NULL);
+
+-- Helper: every CPU duration event that takes part in nesting, with its family flags.
+CREATE OR REPLACE VIEW _tree_slices AS
+SELECT t.thread_key, e.trace_id, e.event_id, e.pid, e.tid, e.cat, e.name, e.ts_ns,
+       greatest(e.dur_ns, 0) AS dur_ns,
+       e.ts_ns + greatest(e.dur_ns, 0) AS end_ns,
+       CASE WHEN e.cat = 'python_function' THEN 1 ELSE 0 END AS grp
+FROM events e JOIN _tree_threads t USING (trace_id, pid, tid)
+WHERE e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL AND e.event_id IS NOT NULL;
+
+-- Helper: pass 1 over the raw boundaries. For every event: the number of host ranges and of Python frames
+-- open at its start (hdepth, pdepth), the host range one level up (the host parent of a host range; the
+-- innermost host range around a Python frame), and for frames the host range that starts inside them one
+-- level deeper and is still open at their end. nest_end_ns applies the clipping rules above.
+CREATE OR REPLACE VIEW _tree_clip AS
+WITH s AS MATERIALIZED (
+    SELECT thread_key, event_id, ts_ns, end_ns, grp FROM _tree_slices
+), b AS (
+    SELECT thread_key, ts_ns AS t, 1 AS kind, -end_ns AS neg_end, grp, event_id, end_ns,
+           CASE WHEN grp = 0 AND end_ns > ts_ns THEN 1 ELSE 0 END AS dh,
+           CASE WHEN grp = 1 AND end_ns > ts_ns THEN 1 ELSE 0 END AS dp
+    FROM s
+    UNION ALL
+    SELECT thread_key, end_ns, 0, 0, 0, NULL, NULL, -1, 0 FROM s WHERE grp = 0 AND end_ns > ts_ns
+), d AS MATERIALIZED (
+    SELECT * FROM (
+        SELECT *, sum(dh) OVER w - dh AS hdepth, row_number() OVER w AS pos
+        FROM b
+        WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id
+                     ROWS UNBOUNDED PRECEDING))
+    WHERE kind = 1
+), hosts AS (
+    SELECT thread_key, pos, hdepth, t, end_ns FROM d WHERE dh = 1
+), a AS (   -- host range one level up (open at the start)
+    SELECT c.thread_key, c.event_id, c.grp, c.t, c.end_ns, c.hdepth, h.end_ns AS a_end_ns
+    FROM d c ASOF LEFT JOIN hosts h
+      ON c.thread_key = h.thread_key AND c.hdepth - 1 = h.hdepth AND c.pos > h.pos
+), ab AS (  -- frames only: latest host range at the frame's host depth that starts before the frame ends
+    SELECT a.thread_key, a.event_id, a.end_ns, a.a_end_ns, h.t AS b_ts_ns, h.end_ns AS b_end_ns
+    FROM (SELECT * FROM a WHERE grp = 1) a ASOF LEFT JOIN hosts h
+      ON a.thread_key = h.thread_key AND a.hdepth = h.hdepth AND a.end_ns > h.t
+)
+SELECT thread_key, event_id, least(end_ns, coalesce(a_end_ns, end_ns)) AS nest_end_ns
+FROM a WHERE grp = 0
+UNION ALL
+SELECT thread_key, event_id,
+       CASE WHEN a_end_ns < end_ns THEN a_end_ns
+            WHEN b_end_ns > end_ns THEN b_ts_ns
+            ELSE end_ns END
+FROM ab;
+
+-- cpu_nesting: one row per CPU duration event (every row of `events` with a duration) and its place in
+-- the call stack of its thread, under the rule at the top of this file.
+--   trace_id, event_id      the event (join key)
+--   pid, tid, cat, name     as in `events`
+--   ts_ns, dur_ns, end_ns   start, duration and end as recorded (ns; a negative duration reads as 0)
+--   nest_end_ns             end used for nesting: end_ns, or earlier when clipped (see the rule)
+--   clipped                 nest_end_ns < end_ns
+--   parent_event_id         the innermost event that encloses this one on its thread (NULL for a root)
+--   depth                   number of enclosing events (0 for a root)
+--   op_depth                number of enclosing cpu_op events
+--   module_depth            number of enclosing `nn.Module: ...` python_function frames
+--   annotation_depth        number of enclosing user_annotation ranges
+--   step_depth              number of enclosing `ProfilerStep#N` user_annotation ranges
+--   runtime_depth           number of enclosing cuda_runtime / cuda_driver calls
+--   thread_key              integer id of (trace_id, pid, tid) within this query
+--   nest_pos                position in the thread's nesting order (starts and ends interleaved, so with
+--                           gaps): an ancestor always has a smaller nest_pos than its descendants
+CREATE OR REPLACE VIEW cpu_nesting AS
+WITH s AS MATERIALIZED (
+    SELECT sl.*, c.nest_end_ns,
+           CASE WHEN c.nest_end_ns > sl.ts_ns THEN 1 ELSE 0 END AS pos_dur,
+           (sl.cat = 'cpu_op')::INTEGER AS f_op,
+           (sl.cat = 'python_function' AND starts_with(sl.name, 'nn.Module: '))::INTEGER AS f_mod,
+           (sl.cat = 'user_annotation')::INTEGER AS f_ann,
+           (sl.cat = 'user_annotation' AND starts_with(sl.name, 'ProfilerStep#'))::INTEGER AS f_step,
+           (sl.cat IN ('cuda_runtime', 'cuda_driver'))::INTEGER AS f_rt
+    FROM _tree_slices sl JOIN _tree_clip c USING (thread_key, event_id)
+), b AS (
+    SELECT thread_key, ts_ns AS t, 1 AS kind, -nest_end_ns AS neg_end, grp, event_id,
+           pos_dur AS d_all, pos_dur * f_op AS d_op, pos_dur * f_mod AS d_mod, pos_dur * f_ann AS d_ann,
+           pos_dur * f_step AS d_step, pos_dur * f_rt AS d_rt
+    FROM s
+    UNION ALL
+    SELECT thread_key, nest_end_ns, 0, 0, 0, NULL, -1, -f_op, -f_mod, -f_ann, -f_step, -f_rt
+    FROM s WHERE pos_dur = 1
+), d AS MATERIALIZED (
+    SELECT * FROM (
+        SELECT thread_key, kind, event_id, d_all,
+               sum(d_all) OVER w - d_all AS depth,
+               sum(d_op) OVER w - d_op AS op_depth,
+               sum(d_mod) OVER w - d_mod AS module_depth,
+               sum(d_ann) OVER w - d_ann AS annotation_depth,
+               sum(d_step) OVER w - d_step AS step_depth,
+               sum(d_rt) OVER w - d_rt AS runtime_depth,
+               row_number() OVER w AS nest_pos
+        FROM b
+        WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id
+                     ROWS UNBOUNDED PRECEDING))
+    WHERE kind = 1
+), p AS (
+    SELECT c.*, q.event_id AS parent_event_id
+    FROM d c ASOF LEFT JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE d_all = 1) q
+      ON c.thread_key = q.thread_key AND c.depth - 1 = q.depth AND c.nest_pos > q.nest_pos
+)
+SELECT s.trace_id, s.event_id, s.pid, s.tid, s.cat, s.name, s.ts_ns, s.dur_ns, s.end_ns, s.nest_end_ns,
+       s.nest_end_ns < s.end_ns AS clipped, p.parent_event_id, p.depth::INTEGER AS depth,
+       p.op_depth::INTEGER AS op_depth, p.module_depth::INTEGER AS module_depth,
+       p.annotation_depth::INTEGER AS annotation_depth, p.step_depth::INTEGER AS step_depth,
+       p.runtime_depth::INTEGER AS runtime_depth, s.thread_key, p.nest_pos
+FROM s JOIN p USING (thread_key, event_id);
