@@ -60,3 +60,90 @@ SELECT r.trace_id,
        us / 1000 AS "time ms", 100 * us / v.total AS "percent"
 FROM r JOIN v USING (trace_id)
 ORDER BY r.trace_id, list_position(['comp', 'exp_comm', 'exp_memcpy', 'busy', 'idle', 'total', 'comm', 'memcpy'], k);
+
+-- _tl_op_category_of(op_name, first_kernel): TraceLens's op category of a CPU op (PEERS.md): its exact
+-- op-name registry first, then 'triton' / 'record_param_comms' by name prefix, then by the name of the
+-- op's first kernel when it starts with 'void at::native' (elementwise, reduce, multi_tensor_apply),
+-- else 'other'.
+CREATE OR REPLACE MACRO _tl_op_category_of(op_name, first_kernel) AS
+    CASE
+      WHEN op_name IN ('aten::mm', 'aten::addmm', 'aten::_scaled_mm', 'aten::bmm', 'aten::baddbmm') THEN 'GEMM'
+      WHEN op_name IN ('aten::convolution', 'aten::_convolution', 'aten::cudnn_convolution',
+                       'aten::miopen_convolution') THEN 'CONV_fwd'
+      WHEN op_name IN ('aten::convolution_backward', 'aten::cudnn_convolution_backward',
+                       'aten::miopen_convolution_backward') THEN 'CONV_bwd'
+      WHEN op_name IN ('aten::_scaled_dot_product_flash_attention', 'aten::_scaled_dot_product_efficient_attention',
+                       'aten::_scaled_dot_product_cudnn_attention')
+           OR (starts_with(op_name, 'flash_attn::') AND NOT contains(op_name, 'backward')) THEN 'SDPA_fwd'
+      WHEN op_name IN ('aten::_scaled_dot_product_flash_attention_backward',
+                       'aten::_scaled_dot_product_efficient_attention_backward',
+                       'aten::_scaled_dot_product_cudnn_attention_backward')
+           OR (starts_with(op_name, 'flash_attn::') AND contains(op_name, 'backward')) THEN 'SDPA_bwd'
+      WHEN op_name IN ('aten::copy', 'aten::copy_', 'aten::clamp_min', 'aten::clamp_min_', 'aten::clamp_max',
+                       'aten::clamp_max_', 'aten::sigmoid', 'aten::rsqrt', 'aten::silu', 'aten::neg', 'aten::pow',
+                       'aten::div', 'aten::div_', 'aten::mul', 'aten::mul_', 'aten::add', 'aten::add_',
+                       'aten::sigmoid_backward', 'aten::threshold_backward')
+           OR regexp_matches(op_name, '^aten::(replication_pad|upsample_)') THEN 'elementwise'
+      WHEN op_name IN ('aten::sum', 'aten::mean', 'aten::max', 'aten::min', 'aten::norm', 'aten::linalg_norm',
+                       'aten::linalg_vector_norm', 'aten::std', 'aten::var', 'aten::logsumexp', 'aten::cumsum',
+                       'aten::cumprod', 'aten::amin', 'aten::amax') THEN 'reduce'
+      WHEN op_name IN ('aten::batch_norm', 'aten::native_batch_norm', 'aten::cudnn_batch_norm',
+                       'aten::miopen_batch_norm', 'aten::layer_norm', 'aten::native_layer_norm', 'aten::group_norm',
+                       'aten::native_group_norm', 'aten::instance_norm', 'aten::rms_norm',
+                       'aten::_fused_rms_norm') THEN 'NORM_fwd'
+      WHEN op_name IN ('aten::native_batch_norm_backward', 'aten::cudnn_batch_norm_backward',
+                       'aten::miopen_batch_norm_backward', 'aten::native_layer_norm_backward',
+                       'aten::native_group_norm_backward', 'aten::_fused_rms_norm_backward') THEN 'NORM_bwd'
+      WHEN starts_with(op_name, 'triton') THEN 'triton'
+      WHEN starts_with(op_name, 'record_param_comms') THEN 'record_param_comms'
+      WHEN starts_with(first_kernel, 'void at::native') AND contains(first_kernel, 'elementwise') THEN 'elementwise'
+      WHEN starts_with(first_kernel, 'void at::native') AND contains(first_kernel, 'reduce') THEN 'reduce'
+      WHEN starts_with(first_kernel, 'void at::native') AND contains(first_kernel, 'multi_tensor_apply')
+           THEN 'multi_tensor_apply'
+      ELSE 'other' END;
+
+-- _tl_kernel_parents: each GPU event with TraceLens's parent cpu_op and its op category: for an event
+-- under a cpu_op, _tl_op_category_of(op, first kernel launched under that op instance); for an event
+-- whose parent is its launch call, 'graph' (the call's name contains cudagraph or graphlaunch, any case)
+-- or 'runtime'; NULL keys for events TraceLens does not link.
+CREATE OR REPLACE VIEW _tl_kernel_parents AS
+WITH o AS (
+    SELECT e.trace_id, e.event_id, e.name, e.cat, e.stream, e.ts_ns, e.dur_ns, e.op_event_id, e.tl_parent_cpu_op,
+           e.launch_name, e.tl_linked, f.first_kernel
+    FROM gpu_event_ops e
+    LEFT JOIN (SELECT trace_id, op_event_id, arg_min(name, (ts_ns, event_id)) AS first_kernel FROM gpu_event_ops
+               WHERE tl_linked AND op_event_id IS NOT NULL GROUP BY ALL) f
+      ON f.trace_id = e.trace_id AND f.op_event_id = e.op_event_id
+)
+SELECT *, CASE WHEN tl_parent_cpu_op IS NULL THEN NULL
+               WHEN op_event_id IS NOT NULL THEN _tl_op_category_of(tl_parent_cpu_op, first_kernel)
+               WHEN regexp_matches(launch_name, '(?i)cudagraph|graphlaunch') THEN 'graph'
+               ELSE 'runtime' END AS tl_op_category
+FROM o;
+
+-- tl_kernel_summary: TraceLens's kernel_summary: every `kernel` event (linked or not; memcpy/memset left
+-- out) grouped by (Parent op category, Parent cpu_op, Kernel name, Kernel stream), missing keys as ''.
+--   Kernel duration (µs)_sum/_count/_mean/_min/_max   over the group, µs
+--   Percent of kernels time (%)   100 sum / sum over all kernel events of the trace
+--   Percent of total time (%)     100 sum / TraceLens's gpu_timeline total_time (so the column can add up
+--                                 to more than 100 when unlinked kernels run outside that span)
+-- Rows in decreasing order of the sum (equal sums: the group seen first in the file first).
+CREATE OR REPLACE VIEW tl_kernel_summary AS
+WITH k AS (
+    SELECT trace_id, coalesce(tl_op_category, '') AS cat_, coalesce(tl_parent_cpu_op, '') AS op_, name,
+           stream, event_id, _us_f64(dur_ns) AS dur_us
+    FROM _tl_kernel_parents WHERE cat = 'kernel'
+), g AS (
+    SELECT trace_id, cat_, op_, name, stream, sum(dur_us) AS s, count(*) AS n, min(dur_us) AS mn, max(dur_us) AS mx,
+           min(event_id) AS first_event_id
+    FROM k GROUP BY trace_id, cat_, op_, name, stream
+), tot AS (
+    SELECT trace_id, "time ms" * 1000 AS total_us FROM tl_gpu_timeline WHERE "type" = 'total_time'
+)
+SELECT g.trace_id, cat_ AS "Parent op category", op_ AS "Parent cpu_op", name AS "Kernel name",
+       stream AS "Kernel stream", s AS "Kernel duration (µs)_sum", n AS "Kernel duration (µs)_count",
+       s / n AS "Kernel duration (µs)_mean", mn AS "Kernel duration (µs)_min", mx AS "Kernel duration (µs)_max",
+       100 * s / sum(s) OVER (PARTITION BY g.trace_id) AS "Percent of kernels time (%)",
+       100 * s / tot.total_us AS "Percent of total time (%)"
+FROM g LEFT JOIN tot USING (trace_id)
+ORDER BY g.trace_id, s DESC, first_event_id;

@@ -166,3 +166,37 @@ def test_cli_commands(all_dataset, capsys):
     assert "busy_time,31.905483154296" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["kernels", path, "--sort", "bogus"])
+
+
+KERNEL_SUMMARY_REFS = [
+    ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz"),
+    ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz"),
+    ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz"),
+    ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz"),
+    ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz"),
+    ("amd/mi300_normalization", "amd/mi300_normalization.json.gz"),
+    ("amd/mi300_torch_compile_triton", "amd/mi300_torch_compile_triton.json.gz"),
+    ("amd/mi210_gpu_only", "amd/mi210_gpu_only.json.gz"),
+]
+
+
+@pytest.mark.parametrize("ref,trace", KERNEL_SUMMARY_REFS)
+def test_tracelens_kernel_summary_equals_reference(ds, trace_ids, reference_dir, ref, trace):
+    want = read_csv(reference_dir / "tracelens" / ref / "kernel_summary.csv")
+    got = ds.con.sql("SELECT * EXCLUDE (trace_id) FROM tl_kernel_summary WHERE trace_id = $t",
+                     params={"t": trace_ids[trace]}).pl()
+    assert got.columns == list(want[0])
+    assert got.height == len(want)
+    for g, w in zip(got.iter_rows(named=True), want):
+        for k, v in w.items():
+            if k in ("Parent op category", "Parent cpu_op", "Kernel name"):
+                assert g[k] == v, (k, g[k], v)
+            else:
+                assert abs(float(g[k]) - float(v)) <= 1e-6 * max(abs(float(v)), 1e-12), (k, g[k], v)
+
+
+def test_tracelens_kernel_summary_percent_of_total_exceeds_100(ds, trace_ids):
+    """TraceLens divides by its gpu_timeline total, which leaves out unlinked kernels (PEERS.md)."""
+    pct = q(ds, 'SELECT sum("Percent of total time (%)"), sum("Percent of kernels time (%)") FROM tl_kernel_summary '
+                "WHERE trace_id = $t", {"t": trace_ids[QWEN]})[0]
+    assert 130 < pct[0] < 131 and abs(pct[1] - 100) < 1e-9
