@@ -167,7 +167,7 @@ class IngestResult:
         name = os.path.basename(self.path)
         if self.status == "duplicate":
             return f"{name}: already in the dataset as trace {self.trace_id} (same content hash); skipped"
-        rc = ", ".join(f"{k} {v:,}" for k, v in self.row_counts.items() if v)
+        rc = ", ".join(f"{k} {v:,}" for k, v in self.row_counts.items() if v) or "no rows"
         sk = sum(self.skipped.values())
         skipped = "0 skipped" if not sk else f"{sk:,} skipped (" + ", ".join(
             f"{k}: {v:,}" for k, v in self.skipped.items()) + ")"
@@ -345,6 +345,9 @@ class _TraceIngest:
                 msg = str(e).splitlines()[0] if str(e) else type(e).__name__
                 msg = re.sub(r' in file "[^"]*",?', "", msg).replace("Invalid Input Error: ", "")
                 msg = re.sub(r",? in record/value \d+", "", msg).strip()
+                msg = re.sub(r"^Malformed JSON(?: at byte \d+)?: ", "", msg).rstrip(". ")
+                msg = re.sub(r"^Conversion Error: Type DOUBLE with value (\S+) can't be cast because the value is "
+                             r"out of range for the destination type INT64", r"ts or dur out of range: \1", msg)
                 local_issues.append((spans[0][0], chunk.offset + spans[0][1], "skipped_malformed_event",
                                      f"malformed event: {msg}"))
                 return
@@ -404,8 +407,8 @@ class _TraceIngest:
         for route, n, _ in stats:
             if route == "empty":
                 for (eid,) in con.execute(f"SELECT {base} + ord - 1 FROM c WHERE route = 'empty'").fetchall():
-                    issues.append((eid, None, "skipped_empty_event",
-                                   "event has none of the trace-event fields (e.g. the trailing {} JAX writes)"))
+                    issues.append((eid, None, "skipped_empty_event", "event is {} or null, or has none of "
+                                   "the trace-event fields (e.g. the trailing {} JAX writes)"))
                 continue
             if route == "x_nocat":
                 part = str(self.pending / f"part-{index:05d}.parquet")
@@ -465,9 +468,9 @@ class _TraceIngest:
                                  offset=splitter.tail_offset)
             raise TraceError(self.path, "traceEvents is empty: nothing to ingest", offset=splitter.events_offset)
         if splitter.truncated:
-            self.issues.append((None, splitter.tail_offset, "truncated_tail",
-                                f"file ends inside an event: {splitter.dropped_tail_bytes} bytes of an incomplete "
-                                f"last event dropped{gz}"))
+            self.issues.append((None, splitter.tail_offset, "truncated_tail", (splitter.tail_detail or (
+                f"file ends inside an event: {splitter.dropped_tail_bytes} bytes of an incomplete last event "
+                "dropped")) + gz))
         elif src.gzip_truncated:
             # the JSON text is complete, but the gzip stream is cut short or corrupt after it (e.g. no trailer):
             # nothing is lost, the stream's checksum could not be verified
@@ -594,21 +597,17 @@ def _int(v, bits: int = 32) -> int | None:
 
 
 def _kept_issues(con, out: Path) -> None:
-    """Events kept as written although odd, found by SQL over the written parts: negative dur, a complete event
-    without dur, a pid/tid that is a JSON object or list. One row each in the temp table issues."""
-    def src(t: str) -> str:
-        return f"read_parquet('{out / t}/*.parquet')"
-
+    """Events kept as written although odd, found by one SQL scan over the written parts: negative dur, a complete
+    event without dur, a pid/tid that is a JSON object or list. One row each in the temp table issues."""
     nonscalar = "(starts_with({c}, '{{') OR starts_with({c}, '[')) AND json_valid({c})"
-    odd = []
-    for t in EVENT_TABLES:
-        has_dur = t in ("events", "kernels", "gpu_user_annotations", "other_events")
-        missing = {"events": "ph = 'X' AND dur_ns IS NULL", "kernels": "dur_ns IS NULL",
-                   "gpu_user_annotations": "dur_ns IS NULL"}.get(t, "false")
-        conds = [nonscalar.format(c="pid"), nonscalar.format(c="tid")] + (["dur_ns < 0", missing] if has_dur else [])
-        odd.append(f"""SELECT event_id, {'dur_ns' if has_dur else 'NULL::BIGINT AS dur_ns'},
-                              ({missing}) AS missing, pid, tid FROM {src(t)} WHERE {' OR '.join(conds)}""")
-    con.execute("CREATE OR REPLACE TEMP TABLE kept AS " + " UNION ALL ".join(odd))
+    files = [str(out / t / "*.parquet") for t in EVENT_TABLES]
+    # kernels and gpu_user_annotations hold complete events only (no ph column); tables without dur read NULL
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE kept AS
+        SELECT event_id, dur_ns, pid, tid, missing FROM (
+          SELECT *, dur_ns IS NULL AND (ph = 'X' OR regexp_extract(filename, '([a-z_]+)/[^/]*$', 1)
+                                        IN ('kernels', 'gpu_user_annotations')) AS missing
+          FROM read_parquet(?, union_by_name = true, filename = true))
+        WHERE dur_ns < 0 OR missing OR {nonscalar.format(c="pid")} OR {nonscalar.format(c="tid")}""", [files])
     con.execute(f"""INSERT INTO issues
         SELECT event_id, NULL, 'kept_negative_duration', 'dur ' || dur_ns || ' ns is negative; kept as written'
           FROM kept WHERE dur_ns < 0
@@ -736,18 +735,31 @@ def _empty_typed(table: str) -> str:
 
 # ---- the dataset side -------------------------------------------------------------------------------
 
+# (size, content hash) of the published traces of each dataset, by trace directory name. A trace directory is
+# complete and never changes once published, so only directories not seen before are read (those published by
+# another process, or by an earlier call).
+_KNOWN: dict[str, dict[str, tuple[int, str]]] = {}
+
+
 def _known_sizes(dataset: Path) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {}
     tdir = dataset / "traces"
-    if not tdir.exists() or not any(tdir.glob("trace_id=*/traces/*.parquet")):
-        return out
-    con = duckdb.connect()
-    try:
-        rows = con.execute(
-            f"SELECT size_bytes, content_hash FROM read_parquet('{tdir}/trace_id=*/traces/*.parquet')").fetchall()
-    finally:
-        con.close()
-    for size, h in rows:
+    cache = _KNOWN.setdefault(str(dataset.resolve()), {})
+    present = {d.name for d in tdir.glob("trace_id=*")} if tdir.is_dir() else set()
+    for gone in set(cache) - present:
+        del cache[gone]
+    new = sorted(present - set(cache))
+    if new:
+        files = [str(tdir / d / "traces" / "part-00000.parquet") for d in new]
+        con = duckdb.connect()
+        try:
+            rows = con.execute("SELECT parse_dirpath(filename), size_bytes, content_hash FROM read_parquet(?, "
+                               "filename = true)", [files]).fetchall()
+        finally:
+            con.close()
+        for path, size, h in rows:
+            cache[Path(path).parent.name] = (size, h)
+    out: dict[int, list[str]] = {}
+    for size, h in cache.values():
         out.setdefault(size, []).append(h)
     return out
 
@@ -826,6 +838,7 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
                 res.status, res.trace_id = "duplicate", trace_id
                 return res
             raise
+        _KNOWN.setdefault(str(dataset.resolve()), {})[final.name] = (row["size_bytes"], row["content_hash"])
         res.trace_id = trace_id
         res.row_counts = counts
         res.events_read = row["events_read"]

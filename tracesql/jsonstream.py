@@ -22,6 +22,9 @@ from .errors import TraceError
 
 GZIP_MAGIC = b"\x1f\x8b"
 BLOCK_SIZE = 4 << 20
+# The last TAIL_KEEP bytes read are never cut by the heuristic: the fields after traceEvents (which may hold
+# lists of objects, i.e. `}` `,` `{` patterns) lie there, and they are scanned exactly at the end of the file.
+TAIL_KEEP = 1 << 20
 
 # `}` `,` `{` with optional whitespace: a likely boundary between two events of the array.
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
@@ -35,16 +38,21 @@ class ByteSource:
     """Yields the decompressed bytes of a trace file in blocks and hashes the raw file bytes.
 
     gzip is recognised by its magic number, not the file name. A gzip stream that ends early sets
-    ``gzip_truncated`` (the bytes decompressed so far are still yielded).
+    ``gzip_truncated`` (the bytes decompressed so far are still yielded). Corrupt gzip data raises
+    TraceError, unless ``salvage``: then the text decompressed before it is treated as a stream cut
+    there (``gzip_truncated``, and ``gzip_error`` says what was wrong and where); the rest of the file
+    is still hashed.
     """
 
-    def __init__(self, path: str, block_size: int = BLOCK_SIZE):
+    def __init__(self, path: str, block_size: int = BLOCK_SIZE, salvage: bool = False):
         self.path = str(path)
         self.block_size = block_size
+        self.salvage = salvage
         self.hash = hashlib.blake2b(digest_size=16)
         self.raw_bytes = 0
         self.json_bytes = 0
         self.gzip_truncated = False
+        self.gzip_error: str | None = None
         with open(self.path, "rb") as f:
             self.compressed = f.read(2) == GZIP_MAGIC
 
@@ -61,18 +69,43 @@ class ByteSource:
                     yield raw
             d = zlib.decompressobj(31)
             fed = False  # whether the current gzip member has received any input
+            # with salvage, input goes in steps of 64 KB, each from a saved state: zlib drops the output of a call
+            # that fails, so a failed step is replayed from that state in tiny pieces to keep what precedes the damage
+            step = 1 << 16 if self.salvage else self.block_size
+            pending = b""
             while True:
-                raw = f.read(self.block_size)
-                if not raw:
-                    break
-                self.hash.update(raw)
-                self.raw_bytes += len(raw)
+                if not pending:
+                    pending = f.read(self.block_size)
+                    if not pending:
+                        break
+                    self.hash.update(pending)
+                    self.raw_bytes += len(pending)
+                raw, pending = pending[:step], pending[step:]
                 while raw:
                     fed = True
+                    saved = d.copy() if self.salvage else None
                     try:
                         out = d.decompress(raw, self.block_size)
                     except zlib.error as e:
-                        raise TraceError(self.path, f"corrupt gzip data: {e}", offset=self.raw_bytes) from None
+                        if not self.salvage:
+                            raise TraceError(self.path, f"corrupt gzip data ({e}); rerun with --salvage to keep the "
+                                             "events before it", offset=self.json_bytes) from None
+                        for i in range(0, len(raw), 64):
+                            try:
+                                out = saved.decompress(raw[i:i + 64])
+                            except zlib.error:
+                                break
+                            if out:
+                                self.json_bytes += len(out)
+                                yield out
+                        self.gzip_error = f"corrupt gzip data ({e}) after byte {self.json_bytes} of the JSON text"
+                        self.gzip_truncated = True
+                        while True:  # the content hash covers the whole file
+                            raw = f.read(self.block_size)
+                            if not raw:
+                                return
+                            self.hash.update(raw)
+                            self.raw_bytes += len(raw)
                     if out:
                         self.json_bytes += len(out)
                         yield out
@@ -115,31 +148,64 @@ class ExactScan:
     spans: list[Span] = field(default_factory=list)
     array_end: int | None = None  # index of the `]` that closes the array, if seen
     incomplete_from: int | None = None  # start of an element the data ends inside of
-    garbage: list[tuple[int, bytes]] = field(default_factory=list)  # (offset, text) between elements
+    garbage: list[tuple[int, bytes]] = field(default_factory=list)  # (offset, text) of elements that are not
+    #                                                                 objects or lists: strings, numbers, words
+    separators: list[tuple[int, str]] = field(default_factory=list)  # (offset, problem): missing or extra commas
+
+
+# Between structural tokens at depth 0: commas and bare words (numbers, true/false/null, garbage).
+_GAP_ITEM = re.compile(rb",|[^,\s]+")
 
 
 def exact_spans(data: bytes, start: int = 0) -> ExactScan:
     """Scan ``data`` (positioned inside the events array, between elements) exactly.
 
-    Strings are skipped whole, so brackets inside names never confuse it. Elements that are not
-    objects or lists (bare numbers, strings, garbage) are reported in ``garbage``.
+    Strings are skipped whole, so brackets inside names never confuse it. Each element that is not an
+    object or a list (a string, a number, a bare word) is reported once in ``garbage``, except ``null``,
+    which is a span like ``{}``; a missing comma between two elements, or a comma too many, is reported
+    in ``separators``.
     """
     res = ExactScan()
     depth = 0
     ev_start = 0
     prev_end = start
+    due = True  # an element is due: at the start, or after a comma
+    comma_at: int | None = None  # the last comma, while no element has followed it
+
+    def element(p: int) -> None:
+        nonlocal due, comma_at
+        if not due:
+            res.separators.append((p, "missing comma between events"))
+        due, comma_at = False, None
+
+    def gap(lo: int, hi: int) -> None:
+        nonlocal due, comma_at
+        for g in _GAP_ITEM.finditer(data, lo, hi):
+            if g.group() == b",":
+                if due:
+                    res.separators.append((g.start(), "extra comma between events"))
+                due, comma_at = True, g.start()
+            else:
+                element(g.start())
+                if g.group() == b"null":  # read like {} (an event with no fields), as the fast path does
+                    res.spans.append(Span(g.start(), g.end()))
+                else:
+                    res.garbage.append((g.start(), g.group()[:80]))
+
     for m in _TOKEN.finditer(data, start):
         p = m.start()
         c = data[p]
         if c == 0x22:  # string
             if depth == 0:
+                gap(prev_end, p)
+                element(p)
                 res.garbage.append((p, m.group()[:80]))
+                prev_end = m.end()
             continue
         if c == 0x7B or c == 0x5B:  # { [
             if depth == 0:
-                gap = data[prev_end:p].strip(_WS)
-                if gap not in (b"", b","):
-                    res.garbage.append((prev_end, gap[:80]))
+                gap(prev_end, p)
+                element(p)
                 ev_start = p
             depth += 1
         else:  # } ]
@@ -148,23 +214,28 @@ def exact_spans(data: bytes, start: int = 0) -> ExactScan:
                 res.spans.append(Span(ev_start, m.end()))
                 prev_end = m.end()
             elif depth < 0:
-                gap = data[prev_end:p].strip(_WS)
-                if gap not in (b"", b","):
-                    res.garbage.append((prev_end, gap[:80]))
+                gap(prev_end, p)
+                if comma_at is not None:
+                    res.separators.append((comma_at, "extra comma before the end of traceEvents"))
                 res.array_end = p
                 return res
     if depth > 0:
         res.incomplete_from = ev_start
+    else:
+        gap(prev_end, len(data))
+        if comma_at is not None:
+            res.separators.append((comma_at, "extra comma after the last event"))
     return res
 
 
-def _last_boundary(data: bytes, window: int = 1 << 18):
-    """Position of the last `}` and of the `{` after it in a `}` `,` `{` pattern near the end of data."""
-    n = len(data)
+def _last_boundary(data: bytes, window: int = 1 << 18, end: int | None = None):
+    """Position of the last `}` and of the `{` after it in a `}` `,` `{` pattern near ``end`` (default: the end
+    of data); the pattern lies wholly before ``end``."""
+    n = len(data) if end is None else end
     while True:
         lo = max(0, n - window)
         last = None
-        for last in _BOUNDARY.finditer(data, lo):
+        for last in _BOUNDARY.finditer(data, lo, n):
             pass
         if last is not None:
             return last.start(), last.end() - 1
@@ -191,6 +262,8 @@ class TraceSplitter:
         self.truncated = False
         self.dropped_tail_bytes = 0
         self.tail_offset: int | None = None
+        self.events_offset: int | None = None  # byte offset just after the `[` of traceEvents
+        self.tail_detail: str | None = None  # what a salvaged truncated file lost (None: an incomplete last event)
         self.garbage: list[tuple[int, bytes]] = []
 
     # ---- phase 1: the header up to `"traceEvents": [` -------------------------------------------
@@ -206,16 +279,18 @@ class TraceSplitter:
                 break
             blk = next(blocks, None)
             if blk is None:
+                if self.source.gzip_error:
+                    raise TraceError(self.path, f"{self.source.gzip_error}: no JSON text", offset=0)
                 if self.source.gzip_truncated:
-                    raise TraceError(self.path, "gzip stream ends early and holds no JSON")
-                raise TraceError(self.path, "empty file: no JSON text")
+                    raise TraceError(self.path, "gzip stream ends early and holds no JSON", offset=0)
+                raise TraceError(self.path, "empty file: no JSON text", offset=0)
             buf += blk
         if buf.startswith(b"\xef\xbb\xbf", pos):  # UTF-8 byte order mark
             pos += 3
             while pos < len(buf) and buf[pos] in _WS:
                 pos += 1
             if pos >= len(buf):
-                raise TraceError(self.path, "empty file: no JSON text after the byte order mark")
+                raise TraceError(self.path, "empty file: no JSON text after the byte order mark", offset=pos)
         first = buf[pos]
         if first == 0x5B:  # a bare array of events (Chrome "JSON Array Format")
             self.top_level_array = True
@@ -226,11 +301,11 @@ class TraceSplitter:
         # followed by ':' is a key. Unterminated strings at the end of the buffer mean: read more.
         while True:
             found = self._find_events_key(buf, pos)
-            if found is None or found[0] == "more":
+            if found[0] == "end":
+                raise TraceError(self.path, "no traceEvents array in the document", offset=found[1])
+            if found[0] == "more":
                 blk = next(blocks, None)
                 if blk is None:
-                    if found is None:
-                        raise TraceError(self.path, "no traceEvents array in the document")
                     raise TraceError(self.path, "JSON ends in the header before traceEvents", offset=len(buf))
                 buf += blk
                 continue
@@ -242,8 +317,8 @@ class TraceSplitter:
 
     @staticmethod
     def _find_events_key(buf: bytes, pos: int):
-        """('more',) when buf ends too early, None when the object closes without traceEvents,
-        else ('ok', key_start, value_pos)."""
+        """('more',) when buf ends too early, ('end', offset of the `}`) when the object closes without
+        traceEvents, else ('ok', key_start, value_pos)."""
         depth = 0
         last_str = None
         for m in _HEADER_TOKEN.finditer(buf, pos):
@@ -272,7 +347,7 @@ class TraceSplitter:
                 depth -= 1
                 last_str = None
                 if depth == 0:
-                    return None
+                    return ("end", p)
         return ("more",)
 
     def _parse_members(self, text: bytes, offset: int, where: str = "header") -> None:
@@ -291,6 +366,7 @@ class TraceSplitter:
     def chunks(self) -> Iterator[EventChunk]:
         blocks = self.source.blocks()
         rest, base = self._read_header(blocks)
+        self.events_offset = base
         parts = [rest]
         size = len(rest)
         for blk in blocks:
@@ -299,7 +375,7 @@ class TraceSplitter:
             if size < self.chunk_size:
                 continue
             data = b"".join(parts)
-            cut = _last_boundary(data)
+            cut = _last_boundary(data, end=len(data) - TAIL_KEEP) if len(data) > TAIL_KEEP else None
             if cut is None:  # one huge event: keep reading
                 parts = [data]
                 continue
@@ -317,7 +393,7 @@ class TraceSplitter:
         All but the last ~1 MB is cut off by the usual heuristic; the rest is scanned exactly, which
         finds the closing `]` even when the trailing fields hold lists of objects.
         """
-        keep = 1 << 20
+        keep = TAIL_KEEP
         if len(data) > 2 * keep:
             cut = _last_boundary(data[:len(data) - keep])
             if cut is not None:
@@ -328,6 +404,8 @@ class TraceSplitter:
         scan = exact_spans(data)
         if scan.array_end is not None:
             end = scan.array_end
+            if data[end] != 0x5D:  # a `}` closing more than was opened, before the end of traceEvents
+                raise TraceError(self.path, "malformed JSON: a '}' that closes nothing", offset=base + end)
             self._parse_trailer(data[end + 1:], base + end + 1)
             events = data[:end].rstrip(_WS)
             if events:
@@ -350,11 +428,43 @@ class TraceSplitter:
             yield EventChunk(data[:cut_at], base)
 
     def _parse_trailer(self, trailer: bytes, offset: int) -> None:
-        t = trailer.strip(_WS)
+        lead = len(trailer) - len(trailer.lstrip(_WS))
         if self.top_level_array:
-            if t:
-                raise TraceError(self.path, "unexpected text after the events array", offset=offset)
+            if trailer.strip(_WS):
+                raise TraceError(self.path, "unexpected text after the events array", offset=offset + lead)
             return
-        if not t.endswith(b"}"):
-            raise TraceError(self.path, "JSON ends before the top-level object closes", offset=offset + len(trailer))
-        self._parse_members(t[:-1], offset, where="fields after traceEvents")
+        # the `}` that closes the top-level object: the first bracket that closes more than it opened
+        depth = 0
+        end = None
+        for m in _TOKEN.finditer(trailer):
+            c = trailer[m.start()]
+            if c == 0x22:
+                continue
+            depth += 1 if c in (0x7B, 0x5B) else -1
+            if depth < 0:
+                end = m.start()
+                break
+        if end is None:
+            if not self.salvage:
+                raise TraceError(self.path, "JSON ends before the top-level object closes (after traceEvents); "
+                                 "rerun with --salvage to keep the events", offset=offset + len(trailer))
+            # every event is complete: keep them, and the fields after traceEvents if they are whole
+            self.truncated = True
+            self.tail_offset = offset + len(trailer)
+            try:
+                self._parse_members(trailer, offset, where="fields after traceEvents")
+                self.tail_detail = "file ends before the top-level object closes (after traceEvents); all events kept"
+            except TraceError:
+                self.dropped_tail_bytes = len(trailer)
+                self.tail_offset = offset
+                self.tail_detail = (f"file ends in the fields after traceEvents: {len(trailer)} bytes of them "
+                                    "dropped; all events kept")
+            return
+        if trailer[end] != 0x7D:
+            raise TraceError(self.path, "malformed JSON: a ']' where the top-level object should close",
+                             offset=offset + end)
+        rest = trailer[end + 1:]
+        if rest.strip(_WS):
+            raise TraceError(self.path, "unexpected text after the end of the JSON document",
+                             offset=offset + end + 1 + len(rest) - len(rest.lstrip(_WS)))
+        self._parse_members(trailer[:end], offset, where="fields after traceEvents")

@@ -1,0 +1,415 @@
+"""The bad-input corpus (tests/data/bad, written by make_bad.py): the exact outcome of ingesting every file, with
+and without --salvage, through the command line, plus the damaged shared traces and a directory mixing good and
+bad files.
+
+Each bad file either fails with one line ``tracesql: error: <path>: <message> (event #N, byte M)`` on stderr (exit
+code 1, no traceback) or is ingested with every dropped, repaired or odd event recorded in ingest_issues.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+import tracesql
+from tracesql.errors import TraceError
+from tracesql.ingest import ingest_file
+
+from .conftest import TRACES
+
+BAD = Path(__file__).resolve().parent / "data" / "bad"
+sys.path.insert(0, str(BAD))
+import make_bad  # noqa: E402
+
+EMPTY_EVENT = "event is {} or null, or has none of the trace-event fields (e.g. the trailing {} JAX writes)"
+SALVAGE_EVENTS = "; rerun with --salvage to skip bad events"
+SALVAGE_TRUNC = "; rerun with --salvage to keep the complete events"
+
+
+@dataclass
+class Err:
+    """A failed ingest: the message after '<path>: ' on the error line."""
+
+    message: str
+
+
+@dataclass
+class Ok:
+    """An ingested file: non-zero row counts, every ingest_issues row (event_id, byte_offset, kind, detail)."""
+
+    rows: dict
+    issues: list = field(default_factory=list)
+    truncated: bool = False
+    compressed: bool = False
+
+    @property
+    def skipped(self) -> int:
+        return sum(1 for i in self.issues if i[2].startswith("skipped_"))
+
+
+def same(x):
+    return (x, x)
+
+
+OK4 = Ok({"events": 4})
+GZIP_CORRUPT = "corrupt gzip data (Error -3 while decompressing data: invalid distance too far back)"
+
+# name -> (outcome without --salvage, outcome with --salvage)
+EXPECTED: dict[str, tuple] = {
+    "not_json.json": same(Err("not JSON: starts with b'hello, world: th' (byte 0)")),
+    "empty.json": same(Err("empty file: no JSON text (byte 0)")),
+    "whitespace_only.json": same(Err("empty file: no JSON text (byte 0)")),
+    "zero_bytes.gz": same(Err("empty file: no JSON text (byte 0)")),
+    "binary_garbage.json": same(Err("not JSON: starts with b'\\x00\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08\\t\\n"
+                                    "\\x0b\\x0c\\r\\x0e\\x0f' (byte 0)")),
+    "no_trace_events.json": same(Err("no traceEvents array in the document (byte 43)")),
+    "trace_events_object.json": same(Err("traceEvents is not a list (byte 16)")),
+    "trace_events_null.json": same(Err("traceEvents is not a list (byte 16)")),
+    "trace_events_empty.json": same(Err("traceEvents is empty: nothing to ingest (byte 37)")),
+    "only_empty_object.json": same(Ok({}, [(0, None, "skipped_empty_event", EMPTY_EVENT)])),
+    "cut_mid_event.json": (
+        Err("truncated trace: the JSON ends inside traceEvents" + SALVAGE_TRUNC + " (byte 439)"),
+        Ok({"events": 3}, [(None, 396, "truncated_tail",
+                            "file ends inside an event: 43 bytes of an incomplete last event dropped")],
+           truncated=True)),
+    "cut_in_header.json": same(Err("JSON ends in the header before traceEvents (byte 12)")),
+    "cut_before_first_event.json": (
+        Err("truncated trace: the JSON ends inside traceEvents" + SALVAGE_TRUNC + " (byte 37)"),
+        Err("truncated trace: no complete event before the end of the file (byte 37)")),
+    "cut_after_events.json": (
+        Err("JSON ends before the top-level object closes (after traceEvents); rerun with --salvage to keep the "
+            "events (byte 518)"),
+        Ok({"events": 4}, [(None, 518, "truncated_tail",
+                            "file ends before the top-level object closes (after traceEvents); all events kept")],
+           truncated=True)),
+    "gzip_cut.json.gz": (
+        Err("truncated trace: the JSON ends inside traceEvents (its gzip stream is cut short too)" + SALVAGE_TRUNC
+            + " (byte 11200)"),
+        Ok({"events": 91}, [(None, 11119, "truncated_tail", "file ends inside an event: 81 bytes of an incomplete "
+                             "last event dropped (gzip stream cut short)")], truncated=True, compressed=True)),
+    "gzip_no_trailer.json.gz": same(Ok({"events": 4}, [(None, 520, "gzip_damaged", "gzip stream cut short after "
+                                       "the end of the JSON text; nothing lost, its checksum not verified")],
+                                       compressed=True)),
+    "gzip_corrupt.json.gz": (
+        Err(GZIP_CORRUPT + "; rerun with --salvage to keep the events before it (byte 0)"),
+        Ok({"events": 50}, [(None, 6116, "truncated_tail", "file ends inside an event: 119 bytes of an incomplete "
+                             f"last event dropped ({GZIP_CORRUPT} after byte 6235 of the JSON text)")],
+           truncated=True, compressed=True)),
+    "gzip_header_only.json.gz": same(Err("gzip stream ends early and holds no JSON (byte 0)")),
+    "ts_numeric_string.json": same(Ok({"events": 4}, [
+        (1, None, "repaired_string_time", 'ts "110.5" given as a JSON string; read as a number'),
+        (2, None, "repaired_string_time", 'dur " 7 " given as a JSON string; read as a number')])),
+    "ts_not_a_number.json": (
+        Err('malformed event: ts is not a number: "abc"' + SALVAGE_EVENTS + " (event #1, byte 158)"),
+        Ok({"events": 3}, [(1, 158, "skipped_malformed_event", 'malformed event: ts is not a number: "abc"')])),
+    "ts_boolean.json": (
+        Err("malformed event: ts is not a number: true" + SALVAGE_EVENTS + " (event #2, byte 278)"),
+        Ok({"events": 3}, [(2, 278, "skipped_malformed_event", "malformed event: ts is not a number: true")])),
+    "ts_object.json": (
+        Err('malformed event: ts is not a number: {"us":110}' + SALVAGE_EVENTS + " (event #1, byte 158)"),
+        Ok({"events": 3}, [(1, 158, "skipped_malformed_event", 'malformed event: ts is not a number: {"us":110}')])),
+    "dur_negative.json": same(Ok({"events": 4}, [
+        (1, None, "kept_negative_duration", "dur -5000 ns is negative; kept as written"),
+        (3, None, "kept_negative_duration", "dur -500 ns is negative; kept as written")])),
+    "dur_missing.json": same(Ok({"events": 4, "kernels": 1}, [  # event 2 is a begin event (ph B): no dur expected
+        (1, None, "kept_missing_duration", "complete event (ph X) without dur; kept with dur_ns NULL"),
+        (3, None, "kept_missing_duration", "complete event (ph X) without dur; kept with dur_ns NULL"),
+        (4, None, "kept_missing_duration", "complete event (ph X) without dur; kept with dur_ns NULL")])),
+    "pid_object.json": same(Ok({"events": 4}, [
+        (1, None, "kept_nonscalar_pid", "pid is a JSON object; kept as its JSON text"),
+        (2, None, "kept_nonscalar_tid", "tid is a JSON array; kept as its JSON text")])),
+    "ts_nan.json": (
+        Err("malformed event: ts is not a number: NaN" + SALVAGE_EVENTS + " (event #1, byte 158)"),
+        Ok({"events": 3}, [(1, 158, "skipped_malformed_event", "malformed event: ts is not a number: NaN")])),
+    "ts_infinity.json": (
+        Err("malformed event: ts is not a number: Infinity" + SALVAGE_EVENTS + " (event #1, byte 158)"),
+        Ok({"events": 2}, [(1, 158, "skipped_malformed_event", "malformed event: ts is not a number: Infinity"),
+                           (2, 283, "skipped_malformed_event", "malformed event: ts is not a number: -Infinity")])),
+    "ts_out_of_range.json": (
+        Err("malformed event: ts or dur out of range: 1e+300" + SALVAGE_EVENTS + " (event #1, byte 158)"),
+        Ok({"events": 3}, [(1, 158, "skipped_malformed_event", "malformed event: ts or dur out of range: 1e+300")])),
+    "duplicate_key.json": (
+        Err('malformed event: JSON transform error: Object {"ph":"X","cat":"cpu_op","name":"aten::op1","pid":... '
+            'has duplicate key "ts"' + SALVAGE_EVENTS + " (event #1, byte 158)"),
+        Ok({"events": 3}, [(1, 158, "skipped_malformed_event", 'malformed event: JSON transform error: Object '
+                            '{"ph":"X","cat":"cpu_op","name":"aten::op1","pid":... has duplicate key "ts"')])),
+    "long_kernel_name.json": same(Ok({"kernels": 1})),
+    "non_utf8_name.json": (
+        Err("malformed event: invalid UTF-8 encoding in string" + SALVAGE_EVENTS + " (event #1, byte 158)"),
+        Ok({"events": 3}, [(1, 158, "skipped_malformed_event", "malformed event: invalid UTF-8 encoding in string")])),
+    "non_utf8_header.json": same(Err("malformed JSON in the header: str is not valid UTF-8: surrogates not allowed: "
+                                     "line 1 column 1 (char 0) (byte 1)")),
+    "deep_args.json": same(Ok({"events": 3})),
+    "deep_header.json": same(Err("malformed JSON in the header: depth limit exceeded: line 1 column 6170 "
+                                 "(char 6169) (byte 1)")),
+    "duplicate_correlation.json": same(Ok({"events": 2, "kernels": 2, "launches": 2})),
+    "kernel_without_launch.json": same(Ok({"events": 1, "kernels": 2, "launches": 1})),
+    "unknown_ph.json": same(Ok({"events": 1, "other_events": 3})),
+    "not_objects.json": (
+        Err("not an object: 1" + SALVAGE_EVENTS + " (event #1, byte 158)"),
+        Ok({"events": 2}, [
+            (1, 158, "skipped_malformed_event", "not an object: 1"),
+            (2, 161, "skipped_malformed_event", 'not an object: "x"'),
+            (3, None, "skipped_empty_event", EMPTY_EVENT),
+            (4, 172, "skipped_malformed_event",
+             "malformed event: JSON transform error: Expected OBJECT, but got ARRAY: [1,2]")])),
+    "missing_comma.json": (
+        Err("malformed JSON: missing comma between events" + SALVAGE_EVENTS + " (byte 157)"),
+        Ok({"events": 4}, [(None, 157, "repaired_separator", "malformed JSON: missing comma between events")])),
+    "extra_comma.json": (
+        Err("malformed JSON: extra comma between events" + SALVAGE_EVENTS + " (byte 157)"),
+        Ok({"events": 4}, [(None, 157, "repaired_separator", "malformed JSON: extra comma between events"),
+                           (None, 517, "repaired_separator", "malformed JSON: extra comma after the last event")])),
+    "extra_brace.json": same(Err("malformed JSON: a '}' that closes nothing (byte 156)")),
+    "trailing_garbage.json": same(Err("unexpected text after the end of the JSON document (byte 520)")),
+    "names_with_json_syntax.json": same(Ok({"events": 3})),
+    "plain_json_named.json.gz": same(OK4),
+    "gzip_named.json": same(Ok({"events": 4}, compressed=True)),
+}
+
+EVENT_TABLES = ["events", "kernels", "correlations", "instants", "metadata", "counters", "gpu_user_annotations",
+                "other_events"]
+
+
+def test_corpus_is_what_the_generator_writes(tmp_path):
+    """The shipped files are exactly make_bad.py's output, and every one has an expected outcome."""
+    cases = make_bad.cases()
+    shipped = {p.name for p in BAD.iterdir() if p.is_file() and p.name != "make_bad.py"}
+    assert shipped == set(cases) == set(EXPECTED)
+    for name, data in cases.items():
+        assert (BAD / name).read_bytes() == data, name
+    assert len(cases) >= 30
+
+
+def _run_cli(args: list[str]) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).with_name("tracesql")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli"]
+    return subprocess.run(cmd + args, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["strict", "salvage"])
+def corpus_run(request, tmp_path_factory):
+    """`tracesql ingest tests/data/bad --out DS [--salvage]`: (salvage, process, {name: error message}, dataset)."""
+    salvage = request.param
+    out = tmp_path_factory.mktemp("bad") / "ds"
+    proc = _run_cli(["ingest", str(BAD), "--out", str(out), "--quiet"] + (["--salvage"] if salvage else []))
+    errors = {}
+    for line in proc.stderr.splitlines():
+        m = re.fullmatch(r"tracesql: error: (\S+?): (.*)", line)
+        assert m, line
+        errors[Path(m.group(1)).name] = m.group(2)
+    ds = tracesql.open(out)
+    yield salvage, proc, errors, ds
+    ds.close()
+
+
+def test_corpus_cli_exit_code_and_lines(corpus_run):
+    salvage, proc, errors, ds = corpus_run
+    want_fail = {n for n, oc in EXPECTED.items() if isinstance(oc[salvage], Err)}
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert set(errors) == want_fail
+    n_ok = len(EXPECTED) - len(want_fail)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == n_ok + 1
+    assert lines[-1] == (f"{len(EXPECTED)} files: {n_ok} ingested, 0 already present, {len(want_fail)} failed; "
+                         f"dataset {ds.path}")
+    assert ds.con.execute("SELECT count(*) FROM traces").fetchone()[0] == n_ok
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_corpus_outcome(corpus_run, name):
+    salvage, proc, errors, ds = corpus_run
+    want = EXPECTED[name][salvage]
+    if isinstance(want, Err):
+        assert errors[name] == want.message
+        assert ds.con.execute("SELECT count(*) FROM traces WHERE file_name = ?", [name]).fetchone()[0] == 0
+        return
+    assert name not in errors
+    tid, read, skipped, truncated, compressed, row_counts = ds.con.execute(
+        "SELECT trace_id, events_read, events_skipped, truncated, compressed, row_counts FROM traces "
+        "WHERE file_name = ?", [name]).fetchone()
+    rows = {t: n for t, n in json.loads(row_counts).items() if n}
+    assert rows == want.rows
+    for t in EVENT_TABLES + ["launches"]:
+        assert ds.con.execute(f"SELECT count(*) FROM {t} WHERE trace_id = ?", [tid]).fetchone()[0] == rows.get(t, 0)
+    issues = ds.con.execute("SELECT event_id, byte_offset, kind, detail FROM ingest_issues WHERE trace_id = ? "
+                            "ORDER BY event_id NULLS FIRST, byte_offset", [tid]).fetchall()
+    assert issues == want.issues
+    assert (truncated, compressed) == (want.truncated, want.compressed)
+    # every element of traceEvents is either a row of one event table or a skipped event
+    assert skipped == want.skipped
+    assert read == sum(n for t, n in rows.items() if t != "launches") + skipped
+    ids = ds.con.execute(" UNION ALL ".join(f"SELECT event_id FROM {t} WHERE trace_id = $1" for t in EVENT_TABLES)
+                         + " UNION ALL SELECT event_id FROM ingest_issues WHERE trace_id = $1 AND kind LIKE 'skipped_%'"
+                         " ORDER BY 1", [tid]).fetchall()
+    assert [i for (i,) in ids] == list(range(read))
+
+
+def _rows(ds, sql, name):
+    return ds.con.execute(sql + " AND trace_id = (SELECT trace_id FROM traces WHERE file_name = ?) ORDER BY 1",
+                          [name]).fetchall()
+
+
+def test_corpus_values_kept_as_written(corpus_run):
+    """What the ingested odd files hold: repaired times, odd fields as written, names and args intact."""
+    _, _, _, ds = corpus_run
+    assert _rows(ds, "SELECT event_id, ts_ns, dur_ns FROM events WHERE true", "ts_numeric_string.json") == [
+        (0, 100_000, 5_000), (1, 110_500, 5_000), (2, 120_000, 7_000), (3, 130_000, 5_000)]
+    assert _rows(ds, "SELECT event_id, pid, tid FROM events WHERE event_id IN (1, 2)", "pid_object.json") == [
+        (1, '{"host":"a","rank":0}', "1"), (2, "1", "[1,2]")]
+    assert _rows(ds, "SELECT event_id, ph, dur_ns FROM events WHERE dur_ns IS NULL OR dur_ns < 0",
+                 "dur_missing.json") == [(1, "X", None), (2, "B", None), (3, "X", None)]
+    assert _rows(ds, "SELECT event_id, dur_ns FROM events WHERE dur_ns < 0", "dur_negative.json") == [
+        (1, -5000), (3, -500)]
+    assert _rows(ds, "SELECT length(name), name[1:3] FROM kernels WHERE true", "long_kernel_name.json") == [
+        (100_000, "kkk")]
+    assert _rows(ds, "SELECT event_id, name FROM events WHERE true", "names_with_json_syntax.json") == [
+        (0, 'a"}, {"ph": "X"'), (1, "b}]\\,{["), (2, "aten::op2")]
+    assert _rows(ds, "SELECT event_id, json_extract(args, '$' || repeat('.a', 2999)) FROM events WHERE event_id = 1",
+                 "deep_args.json") == [(1, '{"a":1}')]
+    assert _rows(ds, "SELECT event_id, ph, name FROM other_events WHERE true", "unknown_ph.json") == [
+        (1, "Q", "aten::op1"), (2, None, "aten::op2"), (3, "7", "aten::op3")]
+    # correlation anomalies are the analyses' business: the rows are kept exactly as written, no issue recorded
+    assert _rows(ds, "SELECT event_id, correlation FROM kernels WHERE true", "duplicate_correlation.json") == [
+        (1, 7), (3, 7)]
+    assert _rows(ds, "SELECT event_id, correlation FROM launches WHERE true", "duplicate_correlation.json") == [
+        (0, 7), (2, 7)]
+    assert _rows(ds, """SELECT k.event_id, k.correlation FROM kernels k WHERE NOT EXISTS (
+                          SELECT 1 FROM launches l WHERE l.trace_id = k.trace_id AND l.correlation = k.correlation)""",
+                 "kernel_without_launch.json") == [(2, 2)]
+
+
+def test_errors_are_trace_errors(tmp_path):
+    """The Python API raises TraceError (the documented type), with the file, offset and event index."""
+    with pytest.raises(TraceError) as ei:
+        ingest_file(str(BAD / "ts_nan.json"), tmp_path / "ds")
+    e = ei.value
+    assert (e.path, e.event_index, e.offset) == (str(BAD / "ts_nan.json"), 1, 158)
+    assert e.message == "malformed event: ts is not a number: NaN" + SALVAGE_EVENTS
+    with pytest.raises(TraceError) as ei:
+        ingest_file(str(BAD / "trace_events_empty.json"), tmp_path / "ds")
+    assert (ei.value.message, ei.value.offset) == ("traceEvents is empty: nothing to ingest", 37)
+    assert not list((tmp_path / "ds" / ".staging").iterdir())
+    assert not list((tmp_path / "ds").glob("traces/trace_id=*"))
+
+
+# ---- the damaged shared traces ---------------------------------------------------------------------------
+
+def _complete_events(path: Path) -> list:
+    """Independent count: decompress what can be decompressed, then decode events one by one from traceEvents
+    until the text ends."""
+    d = zlib.decompressobj(31)
+    raw = path.read_bytes()
+    text = b""
+    for i in range(0, len(raw), 1024):
+        try:
+            text += d.decompress(raw[i:i + 1024])
+        except zlib.error:
+            break
+    s = text.decode("utf-8", "replace")
+    pos = s.index("[", s.index('"traceEvents"')) + 1
+    dec = json.JSONDecoder()
+    events = []
+    while True:
+        while pos < len(s) and s[pos] in " \t\r\n,":
+            pos += 1
+        try:
+            ev, pos = dec.raw_decode(s, pos)
+        except json.JSONDecodeError:
+            return events
+        events.append(ev)
+
+
+@pytest.mark.parametrize("name", ["alexnet_truncated_json.json.gz", "alexnet_truncated_gzip.json.gz"])
+def test_salvage_damaged_shared_traces_cli(tmp_path, shared_traces, name):
+    f = shared_traces / "damaged" / name
+    events = _complete_events(f)
+    strict = _run_cli(["ingest", str(f), "--out", str(tmp_path / "strict"), "-q"])
+    assert strict.returncode == 1 and "Traceback" not in strict.stderr
+    assert re.fullmatch(rf"tracesql: error: {re.escape(str(f))}: truncated trace: the JSON ends inside traceEvents"
+                        r"(?: \(its gzip stream is cut short too\))?; rerun with --salvage to keep the complete "
+                        r"events \(byte \d+\)\n", strict.stderr)
+    proc = _run_cli(["ingest", str(f), "--out", str(tmp_path / "ds"), "--salvage", "-q"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith("; TRUNCATED file salvaged")
+    with tracesql.open(tmp_path / "ds") as ds:
+        read, truncated = ds.con.execute("SELECT events_read, truncated FROM traces").fetchone()
+        assert (read, truncated) == (len(events), True)
+        total = sum(ds.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in EVENT_TABLES)
+        assert total == len(events) - sum(1 for e in events if not e)
+        kinds = ds.con.execute("SELECT kind, count(*) FROM ingest_issues GROUP BY ALL").fetchall()
+        assert kinds == [("truncated_tail", 1)]
+        # the last complete event is in, by its position and name
+        last = len(events) - 1
+        got = ds.con.execute(" UNION ALL ".join(f"SELECT name FROM {t} WHERE event_id = {last}"
+                                                for t in EVENT_TABLES)).fetchall()
+        assert got == [(events[-1].get("name"),)]
+
+
+# ---- a directory of good and bad files ---------------------------------------------------------------------
+
+def test_directory_with_good_and_bad_files(tmp_path, shared_traces):
+    d = tmp_path / "archive"
+    (d / "sub").mkdir(parents=True)
+    good = ["nvidia/hta_triton_example.json.gz", "jax/cpu_perfetto_trace.json.gz", "cpu/hta_cpu_only_rank34.json.gz"]
+    for rel in good:
+        shutil.copy(shared_traces / rel, d / ("sub" if "jax" in rel else "") / Path(rel).name)
+    bad = ["not_json.json", "cut_mid_event.json", "zero_bytes.gz", "ts_nan.json"]
+    for name in bad:
+        shutil.copy(BAD / name, d / name)
+    (d / "notes.txt").write_text("not a trace file: not picked up")
+    proc = _run_cli(["ingest", str(d), "--out", str(tmp_path / "ds"), "-q"])
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    err = proc.stderr.splitlines()
+    assert len(err) == len(bad)
+    for name in bad:
+        msg = EXPECTED[name][0].message
+        assert f"tracesql: error: {d / name}: {msg}" in err
+    out = proc.stdout.splitlines()
+    assert out[-1] == f"7 files: 3 ingested, 0 already present, 4 failed; dataset {tmp_path / 'ds'}"
+    with tracesql.open(tmp_path / "ds") as ds:
+        names = {r[0] for r in ds.con.execute("SELECT file_name FROM traces").fetchall()}
+        assert names == {Path(g).name for g in good}
+    # the same archive again: nothing new, every good file reported as already present
+    again = _run_cli(["ingest", str(d), "--out", str(tmp_path / "ds"), "-q"])
+    assert again.returncode == 1
+    assert again.stdout.splitlines()[-1] == (f"7 files: 0 ingested, 3 already present, 4 failed; "
+                                             f"dataset {tmp_path / 'ds'}")
+
+
+# ---- the end of traceEvents in a large file ---------------------------------------------------------------
+
+def test_list_of_objects_after_trace_events_in_a_large_file(tmp_path):
+    """Fields after traceEvents that hold lists of objects (`}` `,` `{`) are never cut as if they were events,
+    whichever block of the file they arrive in."""
+    ev = b'{"ph":"X","cat":"kernel","name":"k","ts":%d,"dur":2,"pid":0,"tid":7,"args":{"correlation":%d}}'
+    body = b",\n".join(ev % (i, i) for i in range(60_000))
+    trailer = b'],"deviceProperties":[{"id":0,"name":"A"},{"id":1,"name":"B"}],"traceName":"t"}'
+    f = tmp_path / "trailer.json"
+    f.write_bytes(b'{"schemaVersion":1,"traceEvents":[' + body + trailer)
+    r = ingest_file(str(f), tmp_path / "ds", chunk_size=1 << 20)
+    assert r.status == "ingested" and r.row_counts["kernels"] == 60_000
+    with tracesql.open(tmp_path / "ds") as ds:
+        assert ds.con.execute("SELECT device_count, trace_name FROM traces").fetchone() == (2, "t")
+
+
+def test_gzip_of_a_bad_file_behaves_like_the_plain_file(tmp_path):
+    """Compression changes nothing about the outcome: a gzip of ts_nan.json fails with the same message."""
+    f = tmp_path / "ts_nan.json.gz"
+    f.write_bytes(gzip.compress((BAD / "ts_nan.json").read_bytes(), mtime=0))
+    with pytest.raises(TraceError) as ei:
+        ingest_file(str(f), tmp_path / "ds")
+    assert str(ei.value) == f"{f}: " + EXPECTED["ts_nan.json"][0].message
+    r = ingest_file(str(f), tmp_path / "ds", salvage=True)
+    assert r.status == "ingested" and r.skipped == {"malformed_event": 1} and os.path.exists(tmp_path / "ds")
