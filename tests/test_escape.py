@@ -1,0 +1,142 @@
+"""Escaping helpers against hostile kernel/op names: each rendering reads back as exactly the name, and nothing in
+the name escapes into the surrounding language."""
+from __future__ import annotations
+
+import ast
+import html
+import json
+import re
+from html.parser import HTMLParser
+
+import duckdb
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tracesql.escape import html_text, py_comment, py_str, script_json, sql_ident, sql_like, sql_str, terminal_text
+
+HOSTILE = [
+    "</script>",
+    "</SCRIPT><script>alert(1)</script>",
+    '"); import os; os.system("x") #',
+    "'; DROP TABLE kernels; --",
+    "void gemm<float, 128>(float const*, int&) [with T = \"x\"]",
+    "a\nimport os\nos.system('x')",
+    "<!-- x --> & &amp; <img src=x onerror=alert(1)>",
+    "back\\slash \\\" \\' \\n",
+    "nul\x00byte",
+    "line\u2028separator\u2029",
+    "\x1b[31mred\x1b[0m",
+    "100%_done",
+    "''''",
+    '""""',
+    "",
+]
+
+
+class _Collect(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.data: list[str] = []
+        self.attrs: list[dict] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.append(dict(attrs))
+
+    def handle_endtag(self, tag):
+        self.tags.append("/" + tag)
+
+    def handle_data(self, data):
+        self.data.append(data)
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_html_text(name):
+    page = f'<td title="{html_text(name)}">{html_text(name)}</td>'
+    p = _Collect()
+    p.feed(page)
+    p.close()
+    assert p.tags == ["td", "/td"]  # no element came from the name
+    assert p.attrs == [{"title": name}]
+    assert "".join(p.data) == name
+    assert html.unescape(html_text(name)) == name
+    assert not set("<>\"'") & set(html_text(name))
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_script_json(name):
+    value = {"kernels": [name, {"name": name}]}
+    text = script_json(value)
+    page = f"<script>const data = {text};</script>"
+    assert re.findall(r"</script", page, re.I) == ["</script"]  # only the real end tag
+    assert "<!--" not in text and "<" not in text
+    assert json.loads(text) == value
+    p = _Collect()
+    p.feed(page)
+    p.close()
+    assert p.tags == ["script", "/script"]
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_py_str_in_a_generated_script(name):
+    src = f"# kernel: {py_comment(name)}\nname = {py_str(name)}\nnames = [{py_str(name)}, {py_str(name)}]\n"
+    tree = ast.parse(src)
+    # the script is exactly two assignments of constants: no call, no import came from the name
+    assert [type(n).__name__ for n in tree.body] == ["Assign", "Assign"]
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Call, ast.Import, ast.ImportFrom, ast.Attribute))]
+    ns: dict = {}
+    exec(compile(tree, "<replay>", "exec"), {"__builtins__": {}}, ns)  # noqa: S102 - checked above: constants only
+    assert ns == {"name": name, "names": [name, name]}
+    assert "\n" not in py_comment(name)
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_sql_literal_identifier_and_like(name):
+    con = duckdb.connect()
+    con.execute("CREATE TABLE kernels (name VARCHAR)")
+    con.execute("INSERT INTO kernels VALUES (?), ('other'), ('100 done')", [name])
+    # a literal: the query returns the name and runs nothing else
+    assert con.execute(f"SELECT {sql_str(name)}").fetchone()[0] == name
+    assert con.execute(f"SELECT count(*) FROM kernels WHERE name = {sql_str(name)}").fetchone()[0] == 1
+    # a LIKE pattern built from the name matches it literally, nothing else (% and _ are not wildcards)
+    pat = sql_str("%" + sql_like(name) + "%")
+    got = con.execute(f"SELECT name FROM kernels WHERE name LIKE {pat} ESCAPE '\\' ORDER BY 1").fetchall()
+    assert got == sorted([(n,) for n in (name, "other", "100 done") if name in n])
+    if "\x00" not in name:
+        # an identifier: a column and a table named after the kernel
+        con.execute(f"CREATE TABLE {sql_ident(name or 'empty')} AS SELECT 1 AS {sql_ident(name or 'empty')}")
+        assert con.execute(f"SELECT {sql_ident(name or 'empty')} FROM {sql_ident(name or 'empty')}").fetchone() == (1,)
+    else:
+        with pytest.raises(ValueError):
+            sql_ident(name)
+    # the kernels table survived every name
+    assert con.execute("SELECT count(*) FROM kernels").fetchone()[0] == 3
+
+
+def test_terminal_text():
+    assert terminal_text("\x1b[31mred\x1b[0m\nnext") == "\\x1b[31mred\\x1b[0m\\nnext"
+    assert terminal_text("gemm<float> ü") == "gemm<float> ü"
+    assert terminal_text("a\u2028b\ud800") == "a\\u2028b\\ud800"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_round_trips_for_any_text(s):
+    assert html.unescape(html_text(s)) == s
+    assert json.loads(script_json(s)) == s
+    assert ast.literal_eval(py_str(s)) == s
+    assert "\n" not in py_comment(s) and "\r" not in py_comment(s)
+    assert "</" not in script_json(s)
+
+
+_CON = duckdb.connect()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",))))
+def test_sql_round_trip_for_any_text(s):
+    con = _CON
+    assert con.execute(f"SELECT {sql_str(s)}").fetchone()[0] == s
+    assert con.execute(f"SELECT {sql_str(s)} LIKE {sql_str(sql_like(s))} ESCAPE '\\'").fetchone()[0] is True

@@ -1,0 +1,83 @@
+"""Escaping of untrusted text (kernel, op and file names come from trace files anyone can write).
+
+Anything that renders such a name into another language goes through one of these helpers, never through plain
+string formatting:
+
+- ``html_text(s)``: text or a quoted attribute value in an HTML page.
+- ``script_json(value)``: a JSON value inside ``<script>`` (a name holding ``</script>`` cannot close the element).
+- ``py_str(s)``: a Python string literal in a generated script (e.g. a replay script); ``py_comment(s)`` for a
+  ``#`` comment line.
+- ``sql_str(s)``, ``sql_ident(s)``, ``sql_like(s)``: a SQL string literal, a quoted identifier, a LIKE pattern
+  that matches ``s`` literally (use with ``ESCAPE '\\'``). Prefer query parameters where the API allows them.
+- ``terminal_text(s)``: one line of plain text for a terminal or a log (control characters made visible).
+
+Each returns a ``str`` that, read back by its language, gives exactly ``s`` (``py_comment`` and ``terminal_text``
+only keep it on one line).
+"""
+from __future__ import annotations
+
+import json
+import re
+
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}
+_HTML_RE = re.compile("[&<>\"']")
+
+
+def html_text(s: str) -> str:
+    """``s`` for HTML text or a quoted attribute value: & < > " ' become character references."""
+    return _HTML_RE.sub(lambda m: _HTML[m.group()], str(s))
+
+
+# Inside <script>, the HTML parser ends the element at "</script" and treats "<!--" specially, whatever the
+# JavaScript says; U+2028/U+2029 end a line in older JavaScript. Escaping these as \uXXXX keeps the JSON equal.
+_SCRIPT = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_SCRIPT_RE = re.compile("[<>&\u2028\u2029]")
+
+
+def script_json(value) -> str:
+    """JSON text of ``value`` that is safe inside an HTML ``<script>`` element."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return _SCRIPT_RE.sub(lambda m: _SCRIPT[m.group()], text)
+
+
+def py_str(s: str) -> str:
+    """A Python string literal that evaluates to ``s``: repr() escapes quotes, backslashes and every character
+    that is not printable (newlines, control characters, line separators, lone surrogates)."""
+    return repr(str(s))
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def terminal_text(s: str) -> str:
+    """``s`` on one line: control characters (newlines included), line separators and lone surrogates are shown as
+    escapes, so a name cannot start a new line, move the cursor or change colours."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(s))
+
+
+def py_comment(s: str) -> str:
+    """Text for a ``# ...`` comment line of generated Python: kept on one line (see ``terminal_text``)."""
+    return terminal_text(s)
+
+
+def sql_str(s: str) -> str:
+    """A SQL string literal ('...', quotes doubled) whose value is ``s``. A NUL character, which cannot appear in
+    query text, is spelled ``chr(0)``."""
+    parts = str(s).split("\x00")
+    lits = ["'" + p.replace("'", "''") + "'" for p in parts]
+    return lits[0] if len(lits) == 1 else "(" + " || chr(0) || ".join(lits) + ")"
+
+
+def sql_ident(s: str) -> str:
+    """A quoted SQL identifier ("...", quotes doubled) naming ``s`` (a NUL character is refused)."""
+    s = str(s)
+    if "\x00" in s:
+        raise ValueError("a SQL identifier cannot contain a NUL character")
+    return '"' + s.replace('"', '""') + '"'
+
+
+def sql_like(s: str, escape: str = "\\") -> str:
+    """A LIKE pattern matching ``s`` literally: % _ and the escape character are escaped. Use it inside
+    ``sql_str`` (or as a parameter) with ``ESCAPE '\\'``."""
+    s = str(s)
+    return s.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
