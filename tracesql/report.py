@@ -82,7 +82,11 @@ def _peer_section(ds, view: str, query: str | None, trace_id: str) -> pl.DataFra
     if not analysis.has_view(ds, view):
         return None
     q = (query or "SELECT * EXCLUDE (trace_id) FROM {v} WHERE trace_id = $t").format(v=view)
-    return _q(ds, q, {"t": trace_id})
+    df = _q(ds, q, {"t": trace_id})
+    if view == "tl_kernel_summary" and not _q(ds, "SELECT count(*) AS n FROM events WHERE trace_id = $t AND "
+                                                 "cat = 'cpu_op'", {"t": trace_id})["n"][0]:
+        df = df.drop("Parent cpu_op")  # TraceLens has no such column for a trace without CPU ops
+    return df
 
 
 def _safe_name(s: str) -> str:
