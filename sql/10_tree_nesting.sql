@@ -90,7 +90,8 @@ FROM ab;
 --   op_depth                number of enclosing cpu_op events
 --   module_depth            number of enclosing `nn.Module: ...` python_function frames
 --   annotation_depth        number of enclosing user_annotation ranges
---   step_depth              number of enclosing `ProfilerStep#N` user_annotation ranges
+--   step_depth              number of enclosing `ProfilerStep#N` ranges (user_annotation; cpu_op in
+--                           PyTorch 1.8 traces)
 --   runtime_depth           number of enclosing cuda_runtime / cuda_driver calls
 --   thread_key              integer id of (trace_id, pid, tid) within this query
 --   nest_pos                position in the thread's nesting order (starts and ends interleaved, so with
@@ -102,7 +103,7 @@ WITH s AS MATERIALIZED (
            (sl.cat = 'cpu_op')::INTEGER AS f_op,
            (sl.cat = 'python_function' AND starts_with(sl.name, 'nn.Module: '))::INTEGER AS f_mod,
            (sl.cat = 'user_annotation')::INTEGER AS f_ann,
-           (sl.cat = 'user_annotation' AND starts_with(sl.name, 'ProfilerStep#'))::INTEGER AS f_step,
+           (sl.cat IN ('user_annotation', 'cpu_op') AND starts_with(sl.name, 'ProfilerStep#'))::INTEGER AS f_step,
            (sl.cat IN ('cuda_runtime', 'cuda_driver'))::INTEGER AS f_rt
     FROM _tree_slices sl JOIN _tree_clip c USING (thread_key, event_id)
 ), b AS (

@@ -8,10 +8,11 @@
 -- nesting order) whose own family depth is the event's family depth minus one. No per-event loops and no
 -- walk up the whole tree.
 
--- cpu_event_context: one row per cpu_op, per `nn.Module: ...` frame and per runtime/driver call that
--- carries a correlation id (every possible launch), with what encloses it on its thread.
+-- cpu_event_context: one row per cpu_op, per `nn.Module: ...` frame, per user_annotation and per
+-- runtime/driver call that carries a correlation id (every possible launch), with what encloses it on
+-- its thread.
 --   trace_id, event_id, cat, name, ts_ns, dur_ns   the event
---   anchor_kind              'op', 'module' or 'launch'
+--   anchor_kind              'op', 'module', 'annotation' or 'launch'
 --   op_event_id, op_name     innermost cpu_op enclosing it (not itself)
 --   top_op_event_id, top_op_name   outermost cpu_op enclosing it; for a cpu_op that is not inside
 --                            another one, itself (NULL for modules and for calls outside every op)
@@ -20,8 +21,9 @@
 --                            joined by '/' (the `nn.Module: ` prefix dropped); for an op or a launch: the
 --                            module_path of module_event_id
 --   module_name              for a module: its own name; otherwise the name of module_event_id
---   annotation_event_id, annotation_name   innermost user_annotation enclosing it (launches only)
---   step_event_id, step      the `ProfilerStep#N` annotation enclosing it and its name (launches, ops)
+--   annotation_event_id, annotation_name   innermost user_annotation enclosing it (not itself)
+--   step_event_id, step      the `ProfilerStep#N` range enclosing it and its name (a user_annotation,
+--                            or a cpu_op in PyTorch 1.8 traces, where that range is also the outermost op)
 --   runtime_parent_event_id  innermost cuda_runtime/cuda_driver call enclosing it (launches only)
 --   tl_launcher_event_id, tl_launcher_name, tl_launcher_ts_ns   for a launch: TraceLens's launcher
 --                            (PEERS.md) — the first enclosing cpu_op not named `execute`, unless a runtime
@@ -36,14 +38,14 @@ WITH RECURSIVE n AS MATERIALIZED (
                 WHEN cat = 'python_function' AND starts_with(name, 'nn.Module: ') THEN 'module'
                 WHEN cat IN ('cuda_runtime', 'cuda_driver') THEN 'rt'
                 WHEN cat = 'user_annotation' THEN 'ann' END AS fam,
-           cat = 'user_annotation' AND starts_with(name, 'ProfilerStep#') AS is_step
+           cat IN ('user_annotation', 'cpu_op') AND starts_with(name, 'ProfilerStep#') AS is_step
     FROM cpu_nesting
     WHERE cat IN ('cpu_op', 'cuda_runtime', 'cuda_driver', 'user_annotation')
        OR (cat = 'python_function' AND starts_with(name, 'nn.Module: '))
 ), a AS MATERIALIZED (   -- the anchors
-    SELECT n.*, CASE fam WHEN 'rt' THEN 'launch' ELSE fam END AS anchor_kind
+    SELECT n.*, CASE fam WHEN 'rt' THEN 'launch' WHEN 'ann' THEN 'annotation' ELSE fam END AS anchor_kind
     FROM n
-    WHERE fam IN ('op', 'module')
+    WHERE fam IN ('op', 'module', 'ann')
        OR (fam = 'rt' AND (trace_id, event_id) IN (SELECT trace_id, event_id FROM events
                                                   WHERE cat IN ('cuda_runtime', 'cuda_driver')
                                                     AND correlation IS NOT NULL))
@@ -65,13 +67,13 @@ WITH RECURSIVE n AS MATERIALIZED (
       ON a.thread_key = m.thread_key AND a.module_depth - 1 = m.module_depth AND a.nest_pos > m.nest_pos
 ), ann1 AS (
     SELECT a.trace_id, a.event_id, m.event_id AS annotation_event_id, m.name AS annotation_name
-    FROM (SELECT * FROM a WHERE annotation_depth > 0 AND anchor_kind = 'launch') a
+    FROM (SELECT * FROM a WHERE annotation_depth > 0) a
     ASOF JOIN (SELECT * FROM n WHERE fam = 'ann' AND nest_end_ns > ts_ns) m
       ON a.thread_key = m.thread_key AND a.annotation_depth - 1 = m.annotation_depth
      AND a.nest_pos > m.nest_pos
 ), step1 AS (
     SELECT a.trace_id, a.event_id, m.event_id AS step_event_id, m.name AS step
-    FROM (SELECT * FROM a WHERE step_depth > 0 AND anchor_kind <> 'module') a
+    FROM (SELECT * FROM a WHERE step_depth > 0) a
     ASOF JOIN (SELECT * FROM n WHERE is_step AND nest_end_ns > ts_ns) m
       ON a.thread_key = m.thread_key AND a.step_depth - 1 = m.step_depth AND a.nest_pos > m.nest_pos
 ), rt1 AS (

@@ -120,49 +120,46 @@ SELECT m.trace_id, m.event_id, m.module_name, m.module_class, m.module_path, m.m
 FROM module_instances m
 LEFT JOIN agg a ON a.trace_id = m.trace_id AND a.module_event_id = m.event_id;
 
--- op_fwd_bwd: one row per forward op linked to the backward op that autograd ran for it.
---   trace_id, fwd_event_id, fwd_name       the forward cpu_op
---   bwd_event_id, bwd_name                 the backward op (`autograd::engine::evaluate_function: ...`)
---   sequence_number                        the shared 'Sequence number' (NULL when linked by flow only)
---   link_via                               'fwdbwd' (a fwdbwd flow start on the forward op and end on the
---                                          backward op) or 'sequence_number' (same sequence number, and the
---                                          backward op's 'Fwd thread id' matches, when present)
--- A forward op's sequence number is the one of the outermost op carrying it on its thread; only backward
--- ops named `autograd::engine::evaluate_function: ...` are candidates (as in TraceLens).
+-- op_fwd_bwd: one row per link between a forward op and the backward op autograd ran for it.
+--   trace_id                    the trace
+--   fwd_event_id, fwd_name      the forward cpu_op
+--   bwd_event_id, bwd_name      the backward cpu_op
+--   sequence_number             the forward op's 'Sequence number'
+--   link_via                    'fwdbwd': a fwdbwd flow starts at the forward op and ends at the backward op
+--                               (each end bound to the innermost cpu_op starting at the flow's timestamp on
+--                               its thread, Kineto's binding point 'e');
+--                               'sequence_number': the forward op (a cpu_op with 'Fwd thread id' 0 or none
+--                               that is not itself a backward node) and the backward op
+--                               `autograd::engine::evaluate_function: ...` share a sequence number (the
+--                               pairing TraceLens uses); every op carrying the number is listed
 CREATE OR REPLACE VIEW op_fwd_bwd AS
 WITH ops AS MATERIALIZED (
     SELECT trace_id, event_id, name, pid, tid, ts_ns, dur_ns, sequence_number, fwd_thread_id
     FROM events WHERE cat = 'cpu_op'
-), fwd AS (
-    SELECT * FROM ops WHERE sequence_number IS NOT NULL
-       AND NOT starts_with(name, 'autograd::engine::evaluate_function: ')
-    QUALIFY row_number() OVER (PARTITION BY trace_id, pid, tid, sequence_number ORDER BY ts_ns, dur_ns DESC,
-                                                                                        event_id) = 1
-), bwd AS (
-    SELECT * FROM ops WHERE sequence_number IS NOT NULL
-       AND starts_with(name, 'autograd::engine::evaluate_function: ')
 ), by_seq AS (
     SELECT f.trace_id, f.event_id AS fwd_event_id, f.name AS fwd_name, b.event_id AS bwd_event_id,
-           b.name AS bwd_name, f.sequence_number
-    FROM fwd f JOIN bwd b ON b.trace_id = f.trace_id AND b.sequence_number = f.sequence_number
-     AND (b.fwd_thread_id IS NULL OR b.fwd_thread_id::VARCHAR = f.tid)
+           b.name AS bwd_name, f.sequence_number, 'sequence_number' AS link_via
+    FROM ops f JOIN ops b ON b.trace_id = f.trace_id AND b.sequence_number = f.sequence_number
+    WHERE f.sequence_number IS NOT NULL AND coalesce(f.fwd_thread_id, 0) = 0
+      AND NOT starts_with(f.name, 'autograd::engine::evaluate_function: ')
+      AND starts_with(b.name, 'autograd::engine::evaluate_function: ')
 ), fl AS (
     SELECT trace_id, flow_id, ph, pid, tid, ts_ns FROM correlations WHERE cat = 'fwdbwd'
-), by_flow AS (
-    SELECT s.trace_id, fo.event_id AS fwd_event_id, fo.name AS fwd_name, bo.event_id AS bwd_event_id,
-           bo.name AS bwd_name
-    FROM fl s JOIN fl f ON f.trace_id = s.trace_id AND f.flow_id = s.flow_id AND s.ph = 's' AND f.ph = 'f'
-    JOIN ops fo ON fo.trace_id = s.trace_id AND fo.pid = s.pid AND fo.tid = s.tid AND fo.ts_ns = s.ts_ns
-    JOIN ops bo ON bo.trace_id = f.trace_id AND bo.pid = f.pid AND bo.tid = f.tid AND bo.ts_ns = f.ts_ns
-    QUALIFY row_number() OVER (PARTITION BY s.trace_id, s.flow_id ORDER BY fo.dur_ns DESC, bo.dur_ns DESC) = 1
+), fwd_end AS (
+    SELECT s.trace_id, s.flow_id, o.event_id, o.name, o.sequence_number
+    FROM fl s JOIN ops o ON o.trace_id = s.trace_id AND o.pid = s.pid AND o.tid = s.tid AND o.ts_ns = s.ts_ns
+    WHERE s.ph = 's'
+    QUALIFY row_number() OVER (PARTITION BY s.trace_id, s.flow_id ORDER BY o.dur_ns, o.event_id DESC) = 1
+), bwd_end AS (
+    SELECT f.trace_id, f.flow_id, o.event_id, o.name
+    FROM fl f JOIN ops o ON o.trace_id = f.trace_id AND o.pid = f.pid AND o.tid = f.tid AND o.ts_ns = f.ts_ns
+    WHERE f.ph = 'f'
+    QUALIFY row_number() OVER (PARTITION BY f.trace_id, f.flow_id ORDER BY o.dur_ns, o.event_id DESC) = 1
 )
-SELECT coalesce(f.trace_id, s.trace_id) AS trace_id,
-       coalesce(f.fwd_event_id, s.fwd_event_id) AS fwd_event_id, coalesce(f.fwd_name, s.fwd_name) AS fwd_name,
-       coalesce(f.bwd_event_id, s.bwd_event_id) AS bwd_event_id, coalesce(f.bwd_name, s.bwd_name) AS bwd_name,
-       s.sequence_number,
-       CASE WHEN f.fwd_event_id IS NOT NULL THEN 'fwdbwd' ELSE 'sequence_number' END AS link_via
-FROM by_flow f FULL JOIN by_seq s
-  ON f.trace_id = s.trace_id AND f.fwd_event_id = s.fwd_event_id AND f.bwd_event_id = s.bwd_event_id;
+SELECT trace_id, fwd_event_id, fwd_name, bwd_event_id, bwd_name, sequence_number, link_via FROM by_seq
+UNION ALL
+SELECT a.trace_id, a.event_id, a.name, b.event_id, b.name, a.sequence_number, 'fwdbwd'
+FROM fwd_end a JOIN bwd_end b USING (trace_id, flow_id);
 
 -- tl_op_category: hook for the op categories of issue 4 (sql/2*.sql replaces this view with
 -- CREATE OR REPLACE VIEW): one row per TraceLens launcher instance.

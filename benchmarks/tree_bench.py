@@ -1,0 +1,98 @@
+"""Time building the call-tree views (sql/1*.sql) on a dataset.
+
+    python benchmarks/tree_bench.py DATASET [--repeat 3] [--threads N] [--json-out FILE]
+
+Each run opens the dataset in a fresh DuckDB connection and materialises every tree view in dependency
+order (tracesql.tree.materialize: `CREATE TEMP TABLE v AS SELECT * FROM v`, so each view is computed
+once, reading the views before it from their stored rows). Reported per view: the fastest of the runs
+and its row count; the total is the fastest complete run. The 1 GB trace is made and ingested with
+
+    python benchmarks/make_trace.py --source ../shared/traces/nvidia/h100_qwen_infer.json.gz \\
+        --size 1GB --out benchmarks/data/qwen_1g.json
+    tracesql ingest benchmarks/data/qwen_1g.json --out benchmarks/data/qwen_1g.ds
+    python benchmarks/tree_bench.py benchmarks/data/qwen_1g.ds
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import duckdb  # noqa: E402
+
+import tracesql  # noqa: E402
+from tracesql.tree import TREE_VIEWS, materialize  # noqa: E402
+
+# The views the issue names (the rest are helpers); the "core" set is nesting + links + attribution.
+CORE = ["cpu_nesting", "gpu_launch_links", "graph_capture_links", "cpu_event_context", "gpu_event_ops"]
+
+
+def cpu_model() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def one_run(dataset: str, threads: int | None) -> tuple[float, dict[str, float], dict[str, int], float]:
+    t0 = time.perf_counter()
+    ds = tracesql.open(dataset, threads=threads)
+    opened = time.perf_counter() - t0
+    try:
+        timings = materialize(ds)
+        rows = {v: ds.con.execute(f'SELECT count(*) FROM "{v}"').fetchone()[0] for v in TREE_VIEWS}
+    finally:
+        ds.close()
+    return opened, timings, rows, sum(timings.values())
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("dataset")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: DuckDB's choice)")
+    p.add_argument("--json-out", metavar="FILE")
+    a = p.parse_args(argv)
+
+    runs = [one_run(a.dataset, a.threads) for _ in range(a.repeat)]
+    best_total = min(r[3] for r in runs)
+    best = {v: min(r[1][v] for r in runs) for v in TREE_VIEWS}
+    rows = runs[0][2]
+    with tracesql.open(a.dataset) as ds:
+        facts = ds.con.execute("""SELECT (SELECT count(*) FROM traces), (SELECT count(*) FROM events),
+                                         (SELECT count(*) FROM kernels), (SELECT sum(json_bytes) FROM traces)""").fetchone()
+        threads = ds.con.execute("SELECT current_setting('threads')").fetchone()[0]
+
+    print(f"`python benchmarks/tree_bench.py {' '.join(sys.argv[1:] if argv is None else argv)}`\n")
+    print(f"- machine: {cpu_model()}, {os.cpu_count()} CPUs; DuckDB {duckdb.__version__} with {threads} threads; "
+          f"Python {platform.python_version()}")
+    print(f"- dataset: {facts[0]} trace(s), {facts[3] / 1e6:,.0f} MB of JSON, {facts[1]:,} CPU events, "
+          f"{facts[2]:,} GPU events")
+    print(f"- {a.repeat} runs; per view the fastest run; total = fastest complete run "
+          f"(opening the dataset: {min(r[0] for r in runs):.2f} s, not included)\n")
+    print("| view | rows | seconds |")
+    print("|---|---:|---:|")
+    for v in TREE_VIEWS:
+        print(f"| `{v}` | {rows[v]:,} | {best[v]:.2f} |")
+    print(f"| **nesting + links + attribution** ({', '.join(CORE)}) | | "
+          f"**{min(sum(r[1][v] for v in CORE) for r in runs):.2f}** |")
+    print(f"| **all tree views** | | **{best_total:.2f}** |")
+    if a.json_out:
+        with open(a.json_out, "w") as f:
+            json.dump({"runs": [{"open_s": r[0], "views_s": r[1], "total_s": r[3]} for r in runs],
+                       "rows": rows, "threads": threads, "facts": facts}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
