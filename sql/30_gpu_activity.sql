@@ -13,28 +13,54 @@ CREATE OR REPLACE MACRO _us_f64(ns) AS
 
 -- _interval_union(tbl): length of the union of closed intervals [s, e] per (trace_id, grp, set_name).
 -- tbl names a view/table with columns trace_id, grp, set_name, s, e (any numeric type; grp any type).
--- Islands by window functions: sorted by start, an interval opens a new island when it starts after
--- the largest end seen so far (touching intervals merge). One row per group:
---   union_len    total length covered (sum over islands of last end - first start; same unit as s, e)
+-- One window pass: sorted by start, each interval adds the part of it that ends after the largest end of
+-- the intervals before it, e - max(s, previous max end), when positive. (An interval that starts after
+-- that largest end opens a new island; touching intervals merge.) One row per group:
+--   union_len    total length covered (same unit as s, e)
 --   first_s      earliest start;  last_e  latest end
 --   n_intervals  input intervals;  n_islands  disjoint islands after merging
 CREATE OR REPLACE MACRO _interval_union(tbl) AS TABLE
 WITH ordered AS (
     SELECT trace_id, grp, set_name, s, e,
-           max(e) OVER (PARTITION BY trace_id, grp, set_name ORDER BY s, e
+           max(e) OVER (PARTITION BY trace_id, grp, set_name ORDER BY s
                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_max_e
     FROM query_table(tbl)
-), islands AS (
-    SELECT *, sum(CASE WHEN prev_max_e IS NULL OR s > prev_max_e THEN 1 ELSE 0 END)
-                  OVER (PARTITION BY trace_id, grp, set_name ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
-    FROM ordered
-), merged AS (
-    SELECT trace_id, grp, set_name, island, min(s) AS s, max(e) AS e, count(*) AS n
-    FROM islands GROUP BY ALL
 )
-SELECT trace_id, grp, set_name, sum(e - s) AS union_len, min(s) AS first_s, max(e) AS last_e,
-       sum(n) AS n_intervals, count(*) AS n_islands
-FROM merged GROUP BY ALL;
+SELECT trace_id, grp, set_name,
+       sum(CASE WHEN prev_max_e IS NULL OR s >= prev_max_e THEN e - s
+                WHEN e > prev_max_e THEN e - prev_max_e ELSE 0 END) AS union_len,
+       min(s) AS first_s, max(e) AS last_e, count(*) AS n_intervals,
+       count(*) FILTER (WHERE prev_max_e IS NULL OR s > prev_max_e) AS n_islands
+FROM ordered GROUP BY trace_id, grp, set_name;
+
+-- _class_unions(tbl): union lengths of three interval classes and their combinations in one pass, per
+-- (trace_id, grp). tbl has columns trace_id, grp, cls ('C', 'K' or 'M'), s, e. Same rule as
+-- _interval_union, with one running maximum of earlier ends per class over a single sort by start:
+--   C_len, K_len, M_len        |U(C)|, |U(K)|, |U(M)|
+--   CK_len                     |U(C ∪ K)|
+--   ALL_len                    |U(C ∪ K ∪ M)|
+--   first_s, last_e, n         earliest start, latest end, number of intervals
+-- Differences of these give the exposed parts: |U(K) - U(C)| = CK_len - C_len, |U(M) - U(C ∪ K)| =
+-- ALL_len - CK_len, and the overlap |U(K) ∩ U(C)| = C_len + K_len - CK_len.
+CREATE OR REPLACE MACRO _contrib(s, e, p) AS
+    CASE WHEN p IS NULL OR s >= p THEN e - s WHEN e > p THEN e - p ELSE 0 END;
+CREATE OR REPLACE MACRO _class_unions(tbl) AS TABLE
+WITH o AS (
+    SELECT trace_id, grp, cls, s, e,
+           max(CASE WHEN cls = 'C' THEN e END) OVER w AS pc,
+           max(CASE WHEN cls = 'K' THEN e END) OVER w AS pk,
+           max(CASE WHEN cls = 'M' THEN e END) OVER w AS pm
+    FROM query_table(tbl)
+    WINDOW w AS (PARTITION BY trace_id, grp ORDER BY s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+)
+SELECT trace_id, grp,
+       sum(CASE WHEN cls = 'C' THEN _contrib(s, e, pc) END) AS C_len,
+       sum(CASE WHEN cls = 'K' THEN _contrib(s, e, pk) END) AS K_len,
+       sum(CASE WHEN cls = 'M' THEN _contrib(s, e, pm) END) AS M_len,
+       sum(CASE WHEN cls IN ('C', 'K') THEN _contrib(s, e, greatest(pc, pk)) END) AS CK_len,
+       sum(_contrib(s, e, greatest(pc, pk, pm))) AS ALL_len,
+       min(s) AS first_s, max(e) AS last_e, count(*) AS n
+FROM o GROUP BY trace_id, grp;
 
 -- _short_kernel_name(name): a readable kernel name: the leading 'void ', template arguments <...>,
 -- parameter lists (...) and the return type are removed, so 'void at::native::elementwise_kernel<128,
@@ -100,9 +126,10 @@ SELECT k.trace_id, k.event_id, k.device, k.stream, k.cat, k.name, n.short_name, 
        k.ts_ns, k.dur_ns, k.ts_ns + k.dur_ns AS end_ns, k.correlation,
        l.event_id AS launch_event_id, l.name AS launch_name, l.launch_kind,
        l.ts_ns AS launch_ts_ns, l.dur_ns AS launch_dur_ns, l.tid AS launch_tid,
-       st.step, st.step_number
+       CASE WHEN l.ts_ns < st.step_end_ns THEN st.step END AS step,
+       CASE WHEN l.ts_ns < st.step_end_ns THEN st.step_number END AS step_number
 FROM kernels k
 JOIN _gpu_names n ON n.cat IS NOT DISTINCT FROM k.cat AND n.name IS NOT DISTINCT FROM k.name
 LEFT JOIN launches l ON l.trace_id = k.trace_id AND l.correlation = k.correlation
-LEFT JOIN _gpu_steps st ON st.trace_id = k.trace_id AND l.ts_ns >= st.step_ts_ns AND l.ts_ns < st.step_end_ns
+ASOF LEFT JOIN _gpu_steps st ON st.trace_id = k.trace_id AND l.ts_ns >= st.step_ts_ns
 WHERE k.ts_ns IS NOT NULL AND k.dur_ns IS NOT NULL;

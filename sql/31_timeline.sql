@@ -8,48 +8,40 @@
 -- "span" is first GPU start to last GPU end of the rows' events; the profiler window (first to last
 -- event of any kind in the trace) is given beside it as window_ns.
 
--- _gt_members: each GPU event once per interval set it belongs to, per grouping.
---   grp = {pooled, device, step}: device rows, plus pooled rows (device NULL: all devices of the trace
---   unioned) for traces with several devices (for one device the pooled row is a copy, made below);
---   step NULL is the whole trace (_gt_members), else the ProfilerStep (_gt_step_members).
---   sets: C compute, K comm, M memory, CK compute+comm, ALL every counted event.
+-- _gt_events: the counted GPU events with their class for the unions (cls C compute, K comm, M memcpy and
+-- memset) and the number of devices of their trace.
+-- _gt_members / _gt_step_members: each event once per grouping, grp = {pooled, device, step}: device rows,
+-- plus pooled rows (device NULL: all devices of the trace unioned) for traces with several devices (for
+-- one device the pooled row is a copy, made below); step NULL is the whole trace, else the ProfilerStep.
 CREATE OR REPLACE VIEW _gt_events AS
 SELECT a.trace_id, a.device, a.step, a.ts_ns AS s, a.end_ns AS e, d.n_devices,
-       CASE a.activity_class WHEN 'compute' THEN ['C', 'CK', 'ALL'] WHEN 'comm' THEN ['K', 'CK', 'ALL']
-            ELSE ['M', 'ALL'] END AS sets
+       CASE a.activity_class WHEN 'compute' THEN 'C' WHEN 'comm' THEN 'K' ELSE 'M' END AS cls
 FROM gpu_activity a
 JOIN (SELECT trace_id, count(DISTINCT coalesce(device, -1)) AS n_devices FROM gpu_activity GROUP BY trace_id) d
   USING (trace_id)
 WHERE a.activity_class <> 'sync';
 
 CREATE OR REPLACE VIEW _gt_members AS
-WITH g AS (
-    SELECT trace_id, {'pooled': false, 'device': device, 'step': NULL::VARCHAR} AS grp, s, e, sets FROM _gt_events
-    UNION ALL
-    SELECT trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': NULL::VARCHAR}, s, e, sets FROM _gt_events
-    WHERE n_devices > 1
-)
-SELECT trace_id, grp, unnest(sets) AS set_name, s, e FROM g;
+SELECT trace_id, {'pooled': false, 'device': device, 'step': NULL::VARCHAR} AS grp, cls, s, e FROM _gt_events
+UNION ALL
+SELECT trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': NULL::VARCHAR}, cls, s, e FROM _gt_events
+WHERE n_devices > 1;
 
 CREATE OR REPLACE VIEW _gt_step_members AS
-WITH g AS (
-    SELECT trace_id, {'pooled': false, 'device': device, 'step': step} AS grp, s, e, sets FROM _gt_events
-    WHERE step IS NOT NULL
-    UNION ALL
-    SELECT trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': step}, s, e, sets FROM _gt_events
-    WHERE step IS NOT NULL AND n_devices > 1
-)
-SELECT trace_id, grp, unnest(sets) AS set_name, s, e FROM g;
+SELECT trace_id, {'pooled': false, 'device': device, 'step': step} AS grp, cls, s, e FROM _gt_events
+WHERE step IS NOT NULL
+UNION ALL
+SELECT trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': step}, cls, s, e FROM _gt_events
+WHERE step IS NOT NULL AND n_devices > 1;
 
--- _gt_unions / _gt_step_unions: union lengths per grouping and set; the pooled grouping of a one-device
--- trace is a copy of its device grouping.
+-- _gt_unions / _gt_step_unions: _class_unions per grouping; the pooled grouping of a one-device trace is a
+-- copy of its device grouping.
 CREATE OR REPLACE MACRO _gt_with_pooled_copy(members) AS TABLE
-WITH u AS (SELECT * FROM _interval_union(members)),
+WITH u AS (SELECT * FROM _class_unions(members)),
 single AS (SELECT trace_id FROM _gt_events GROUP BY trace_id HAVING max(n_devices) = 1)
 SELECT * FROM u
 UNION ALL
-SELECT u.trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': u.grp.step}, u.set_name, u.union_len,
-       u.first_s, u.last_e, u.n_intervals, u.n_islands
+SELECT u.trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': u.grp.step}, u.* EXCLUDE (trace_id, grp)
 FROM u JOIN single USING (trace_id);
 
 CREATE OR REPLACE VIEW _gt_unions AS SELECT * FROM _gt_with_pooled_copy('_gt_members');
@@ -81,9 +73,8 @@ GROUP BY trace_id;
 --                                the trace); step rows: the ProfilerStep's CPU duration
 CREATE OR REPLACE MACRO _gt_rows(unions) AS TABLE
 WITH p AS (
-    PIVOT (SELECT trace_id, grp, set_name, union_len, first_s, last_e, n_intervals FROM query_table(unions))
-    ON set_name IN ('C', 'K', 'M', 'CK', 'ALL')
-    USING first(union_len) AS len, first(first_s) AS fs, first(last_e) AS le, first(n_intervals) AS n
+    SELECT trace_id, grp, C_len, K_len, M_len, CK_len, ALL_len, first_s AS ALL_fs, last_e AS ALL_le, n AS ALL_n
+    FROM query_table(unions)
 ), t AS (
     SELECT trace_id, grp.pooled AS pooled, grp.device AS device, grp.step AS step, ALL_n::BIGINT AS n_events,
            ALL_fs AS first_start_ns, ALL_le AS last_end_ns, ALL_le - ALL_fs AS span_ns,

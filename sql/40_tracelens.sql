@@ -30,8 +30,7 @@ FROM gpu_activity a JOIN _tl_linked_gpu USING (trace_id, event_id)
 WHERE a.cat IN ('kernel', 'gpu_memcpy', 'gpu_memset');
 
 CREATE OR REPLACE VIEW _tl_members AS
-SELECT trace_id, 0 AS grp, unnest(CASE bucket WHEN 'computation' THEN ['C', 'CK', 'ALL']
-                                   WHEN 'communication' THEN ['K', 'CK', 'ALL'] ELSE ['M', 'ALL'] END) AS set_name,
+SELECT trace_id, 0 AS grp, CASE bucket WHEN 'computation' THEN 'C' WHEN 'communication' THEN 'K' ELSE 'M' END AS cls,
        s, e
 FROM _tl_gpu;
 
@@ -43,23 +42,22 @@ FROM _tl_gpu;
 --   percent     100 time / total_time
 CREATE OR REPLACE VIEW tl_gpu_timeline AS
 WITH p AS (
-    PIVOT (SELECT trace_id, set_name, union_len, first_s, last_e FROM _interval_union('_tl_members'))
-    ON set_name IN ('C', 'K', 'M', 'CK', 'ALL') USING first(union_len) AS len, first(first_s) AS fs, first(last_e) AS le
+    SELECT trace_id, C_len, K_len, M_len, CK_len, ALL_len, first_s AS ALL_fs, last_e AS ALL_le
+    FROM _class_unions('_tl_members')
 ), v AS (
     SELECT trace_id, coalesce(C_len, 0.0) AS comp, coalesce(CK_len, 0.0) - coalesce(C_len, 0.0) AS exp_comm,
            ALL_len - coalesce(CK_len, 0.0) AS exp_memcpy, ALL_len AS busy, (ALL_le - ALL_fs) - ALL_len AS idle,
            ALL_le - ALL_fs AS total, coalesce(K_len, 0.0) AS comm, coalesce(M_len, 0.0) AS memcpy
     FROM p
 ), r AS (
-    UNPIVOT v ON comp, exp_comm, exp_memcpy, busy, idle, total, comm, memcpy INTO NAME k VALUE us
+    SELECT trace_id, total, unnest([1, 2, 3, 4, 5, 6, 7, 8]) AS k,
+           unnest(['computation_time', 'exposed_comm_time', 'exposed_memcpy_time', 'busy_time', 'idle_time',
+                   'total_time', 'total_comm_time', 'total_memcpy_time']) AS "type",
+           unnest([comp, exp_comm, exp_memcpy, busy, idle, total, comm, memcpy]) AS us
+    FROM v
 )
-SELECT r.trace_id,
-       CASE k WHEN 'comp' THEN 'computation_time' WHEN 'exp_comm' THEN 'exposed_comm_time'
-              WHEN 'exp_memcpy' THEN 'exposed_memcpy_time' WHEN 'busy' THEN 'busy_time' WHEN 'idle' THEN 'idle_time'
-              WHEN 'total' THEN 'total_time' WHEN 'comm' THEN 'total_comm_time' ELSE 'total_memcpy_time' END AS "type",
-       us / 1000 AS "time ms", 100 * us / v.total AS "percent"
-FROM r JOIN v USING (trace_id)
-ORDER BY r.trace_id, list_position(['comp', 'exp_comm', 'exp_memcpy', 'busy', 'idle', 'total', 'comm', 'memcpy'], k);
+SELECT trace_id, "type", us / 1000 AS "time ms", 100 * us / total AS "percent"
+FROM r ORDER BY trace_id, k;
 
 -- _tl_op_category_of(op_name, first_kernel): TraceLens's op category of a CPU op (PEERS.md): its exact
 -- op-name registry first, then 'triton' / 'record_param_comms' by name prefix, then by the name of the

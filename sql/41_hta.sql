@@ -208,8 +208,9 @@ FROM sums ORDER BY trace_id, sum DESC;
 --                            decimals; NULL when the rank has no communication kernels (HTA: NaN)
 CREATE OR REPLACE VIEW hta_comm_comp_overlap AS
 WITH u AS (
-    PIVOT (SELECT trace_id, grp, set_name, union_len FROM _hta_unions) ON set_name IN ('COMPUTATION', 'COMMUNICATION')
-    USING first(union_len)
+    SELECT trace_id, grp, max(union_len) FILTER (WHERE set_name = 'COMPUTATION') AS COMPUTATION,
+           max(union_len) FILTER (WHERE set_name = 'COMMUNICATION') AS COMMUNICATION
+    FROM _hta_unions GROUP BY trace_id, grp
 ), both_u AS (
     SELECT trace_id, grp, 'CK' AS set_name, s, e FROM _hta_members WHERE set_name IN ('COMPUTATION', 'COMMUNICATION')
 ), ck AS (SELECT * FROM _interval_union('both_u'))

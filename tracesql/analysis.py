@@ -18,7 +18,7 @@ def _q(ds, query: str, params: dict | None = None) -> pl.DataFrame:
 
 
 # Views that several analyses read: materialize() snapshots them once per connection.
-MATERIALIZED = ["gpu_activity", "gpu_gaps", "_hta_gpu"]
+MATERIALIZED = ["gpu_activity", "gpu_gaps", "gpu_timeline", "_hta_gpu"]
 
 
 def materialize(ds, names: list[str] | None = None) -> None:

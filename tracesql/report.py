@@ -102,7 +102,7 @@ def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     ids = analysis.trace_ids(ds, trace)
-    analysis.materialize(ds, ["gpu_activity", "gpu_gaps"] if style == "native" else
+    analysis.materialize(ds, ["gpu_activity", "gpu_gaps", "gpu_timeline"] if style == "native" else
                          ["gpu_activity", "_hta_gpu"])
     out = []
     if style == "native":
