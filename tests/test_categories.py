@@ -406,7 +406,8 @@ def test_read_rules_rejects_bad_files(tmp_path):
 
 def test_cli_categories_csv(all_dataset, ds):
     out = subprocess.run([sys.executable, "-m", "tracesql.cli", "categories", str(all_dataset[0]),
-                          "--ruleset", "hta", "--format", "csv"], capture_output=True, text=True, check=True)
+                          "--ruleset", "hta", "--format", "csv"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
     rows = list(csv.DictReader(out.stdout.splitlines()))
     assert {"kernel_category", "count", "total_time_ms", "pct"} <= set(rows[0])
     assert [r["kernel_category"] for r in rows] == ["COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER"]
@@ -414,3 +415,135 @@ def test_cli_categories_csv(all_dataset, ds):
     assert sum(int(r["count"]) for r in rows) == ds.con.sql("SELECT count(*) FROM kernels").fetchall()[0][0]
     un = categories(ds, unmatched=True)
     assert un.columns == ["name", "cat", "count", "total_time_ms", "pct", "traces"] and un.height == 0
+
+
+# ---- op level: categories per parent op, native op categories, TraceLens's op categories ------------
+
+@pytest.fixture(scope="module")
+def ops_ds(all_dataset):
+    """The session dataset opened once more, with the call tree's gpu_event_ops (attribution of every GPU
+    event) and tl_launchers (TraceLens launcher instances), computed over all traces at each use, computed
+    once into tables: the op-level views read them many times here."""
+    d = tracesql.open(all_dataset[0])
+    for view in ("gpu_event_ops", "tl_launchers"):
+        d.con.execute(f"CREATE TEMP TABLE _{view}_once AS SELECT * FROM {view}")
+        d.con.execute(f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM _{view}_once")
+    yield d
+    d.close()
+
+
+TL_REFERENCES = ["amd/mi300_bert_small_infer", "amd/mi300_normalization", "amd/mi300_qwen_infer",
+                 "amd/mi300_torch_compile_triton", "nvidia/h100_bert_small_infer", "nvidia/h100_falconsai_infer",
+                 "nvidia/h100_qwen_infer"]
+
+
+@pytest.mark.parametrize("trace", TL_REFERENCES)
+def test_tracelens_ops_summary_by_category_matches_reference(ops_ds, trace_ids, reference_dir, trace):
+    with open(reference_dir / "tracelens" / trace / "ops_summary_by_category.csv", newline="") as f:
+        ref = list(csv.DictReader(f))
+    got = q(ops_ds, 'SELECT "op category", "Count", total_direct_kernel_time_ms, "Percentage (%)", '
+                '"Cumulative Percentage (%)" FROM tl_ops_summary_by_category WHERE trace_id = $t ORDER BY rank',
+            {"t": trace_ids[trace + ".json.gz"]})
+    assert got.height == len(ref)
+    for r, (cat, n, ms, pct, cum) in zip(ref, got.iter_rows()):
+        assert (cat, n) == (r["op category"], int(r["Count"]))
+        assert ms == pytest.approx(float(r["total_direct_kernel_time_ms"]), rel=1e-12)
+        assert pct == pytest.approx(float(r["Percentage (%)"]), abs=1e-9)
+        assert cum == pytest.approx(float(r["Cumulative Percentage (%)"]), abs=1e-9)
+
+
+def test_tracelens_inference_report_by_category_and_module_matches_reference(ops_ds, trace_ids, reference_dir):
+    """vLLM decode under HIP graph replay, merged with its capture trace (the call tree's capture merge):
+    TraceLens's inference report groups by op category and parent nn.Module."""
+    with open(reference_dir / "tracelens" / "graphs" / "vllm_decode_full" / "ops_summary_by_category.csv",
+              newline="") as f:
+        ref = list(csv.DictReader(f))
+    got = q(ops_ds, 'SELECT "op category", parent_module, "Count", call_stack_first, total_direct_kernel_time_ms, '
+                    '"Percentage (%)", "Cumulative Percentage (%)" FROM tl_ops_summary_by_category_module '
+                    "WHERE trace_id = $t ORDER BY rank",
+            {"t": trace_ids["graphs/vllm_decode_full/graph_execution.json.gz"]})
+    assert got.height == len(ref) == 8
+    for r, (cat, mod, n, stack, ms, pct, cum) in zip(ref, got.iter_rows()):
+        assert (cat, mod, n, stack) == (r["op category"], r["parent_module"], int(r["Count"]), r["call_stack_first"])
+        assert ms == pytest.approx(float(r["total_direct_kernel_time_ms"]), rel=1e-12)
+        assert pct == pytest.approx(float(r["Percentage (%)"]), abs=1e-9)
+        assert cum == pytest.approx(float(r["Cumulative Percentage (%)"]), abs=1e-9)
+
+
+@pytest.mark.parametrize("trace", ["nvidia/h100_qwen_infer", "amd/mi300_normalization",
+                                   "amd/mi300_torch_compile_triton", "nvidia/h100_falconsai_infer"])
+def test_tracelens_op_category_per_op_name_matches_ops_summary(ops_ds, trace_ids, reference_dir, trace):
+    """The call tree's tl_ops_summary with our op categories: per launcher name, TraceLens's instance count,
+    Categories and Σ of direct kernel time (µs)."""
+    with open(reference_dir / "tracelens" / trace / "ops_summary.csv", newline="") as f:
+        ref = {r["name"]: (int(r["Count"]), r["Categories"], float(r["total_direct_kernel_time_sum"]))
+               for r in csv.DictReader(f)}
+    got = q(ops_ds, 'SELECT name, "Count", "Categories", total_direct_kernel_time_sum FROM tl_ops_summary '
+                    "WHERE trace_id = $t", {"t": trace_ids[trace + ".json.gz"]})
+    assert got.height == len(ref)
+    for name, n, cats, us in got.iter_rows():
+        rn, rcats, rus = ref[name]
+        assert (n, cats) == (rn, rcats), name
+        assert us == pytest.approx(rus, rel=1e-12), name
+
+
+def test_tracelens_op_category_sources(ops_ds, trace_ids):
+    """Registry names, the first-kernel fallback and `other` on the mi300 normalization trace."""
+    df = q(ops_ds, "SELECT DISTINCT tl_launcher_name, op_category, category_source FROM tl_op_category "
+               "WHERE trace_id = $t ORDER BY 1", {"t": trace_ids["amd/mi300_normalization.json.gz"]})
+    got = {n: (c, s) for n, c, s in df.iter_rows()}
+    assert got["aten::native_layer_norm_backward"] == ("NORM_bwd", "op_rule")
+    assert got["aten::miopen_batch_norm"] == ("NORM_fwd", "op_rule")
+    assert got["aten::_fused_rms_norm"] == ("NORM_fwd", "op_rule")
+    assert got["aten::fill_"] == ("elementwise", "first_kernel")
+    assert got["aten::normal_"] == ("elementwise", "first_kernel")
+    assert got["aten::mean"] == ("reduce", "op_rule")
+
+
+def test_kernel_category_by_op_h100_qwen(ops_ds, trace_ids):
+    tid = trace_ids["nvidia/h100_qwen_infer.json.gz"]
+    df = q(ops_ds, "SELECT cpu_op, kernel_category, count, total_time_ms, pct_of_parent_time, parent_time_ms "
+               "FROM kernel_category_by_op WHERE trace_id = $t", {"t": tid})
+    rows = {(r[0], r[1]): r[2:] for r in df.iter_rows()}
+    # aten::mm launches one cuBLAS GEMM and one workspace memset per call
+    assert rows[("aten::mm", "GEMM")][0] == 96 and rows[("aten::mm", "memset")][0] == 96
+    assert rows[("aten::mm", "GEMM")][2] == pytest.approx(98.796403, abs=1e-6)
+    assert rows[("aten::_flash_attention_forward", "attention_fwd")][:3] == (24, pytest.approx(2.722705), 100.0)
+    # 509 GPU events ran before the profiler's CPU window opened: no launch in the trace
+    assert sum(v[0] for k, v in rows.items() if k[0] == "(not linked)") == 509
+    pct = df.group_by("cpu_op").agg(pl.col("pct_of_parent_time").sum())
+    assert all(abs(p - 100.0) < 1e-9 for p in pct["pct_of_parent_time"])
+    assert df["count"].sum() == 1707
+    per_kernel = q(ops_ds, "SELECT kernel_category, kernel_name, count, avg_time_us FROM kernel_category_by_op_kernel "
+                       "WHERE trace_id = $t AND cpu_op = 'aten::mm' ORDER BY kernel_category", {"t": tid})
+    assert per_kernel["kernel_category"].to_list() == ["GEMM", "memset"]
+    assert per_kernel["kernel_name"][0].startswith("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64")
+
+
+def test_kernel_category_by_op_graph_launch(ops_ds, trace_ids):
+    """Kernels replayed by a HIP graph with no cpu_op around the launch are grouped under `graph`."""
+    df = q(ops_ds, "SELECT kernel_category, count, pct_of_parent_time FROM kernel_category_by_op "
+               "WHERE trace_id = $t AND cpu_op = 'graph' ORDER BY total_time_ms DESC",
+           {"t": trace_ids["graphs/vllm_decode_full/graph_execution.json.gz"]})
+    assert df["kernel_category"].to_list()[:3] == ["moe", "GEMM", "attention_fwd"]
+    assert df["count"].sum() == 421
+    assert df["pct_of_parent_time"][0] == pytest.approx(73.8, abs=0.1)
+
+
+def test_op_category_summary_h100_qwen(ops_ds, trace_ids):
+    tid = trace_ids["nvidia/h100_qwen_infer.json.gz"]
+    df = q(ops_ds, "SELECT op_category, ops, gpu_events, kernel_time_ms, pct, cumulative_pct FROM op_category_summary "
+               "WHERE trace_id = $t ORDER BY rank", {"t": tid})
+    assert df["gpu_events"].sum() == 1707
+    assert df["kernel_time_ms"].sum() == pytest.approx(45.6473, abs=1e-9)
+    rows = {r[0]: r[1:] for r in df.iter_rows()}
+    # GEMM ops: 96 aten::mm + 72 aten::addmm + 1 aten::bmm launched by ops, 73 unlinked GEMM kernels
+    # (each its own instance); their memsets count with them
+    assert rows["GEMM"][0] == 96 + 72 + 1 + 73
+    assert df["cumulative_pct"][-1] == pytest.approx(100.0)
+    src = q(ops_ds, "SELECT cpu_op, op_category, category_source FROM op_instance_categories WHERE trace_id = $t "
+                "AND cpu_op IN ('aten::mm', 'aten::cat', '(not linked)') GROUP BY ALL ORDER BY ALL", {"t": tid})
+    got = set(src.iter_rows())
+    assert ("aten::mm", "GEMM", "op_rule") in got
+    assert ("aten::cat", "copy", "op_rule") in got
+    assert all(s == "kernels" for c, _, s in got if c == "(not linked)")
