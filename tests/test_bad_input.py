@@ -18,13 +18,12 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
 import pytest
 
-import tracesql
+from tracesql.dataset import table_statements
 from tracesql.errors import TraceError
 from tracesql.ingest import ingest_file
-
-from .conftest import TRACES
 
 BAD = Path(__file__).resolve().parent / "data" / "bad"
 sys.path.insert(0, str(BAD))
@@ -190,6 +189,23 @@ def test_corpus_is_what_the_generator_writes(tmp_path):
     assert len(cases) >= 30
 
 
+class open_tables:
+    """The dataset's stored tables as views in a DuckDB connection (``.con``; ``.path``): what tracesql.open defines
+    first, without binding the analysis views."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.con = duckdb.connect()
+        for stmt in table_statements(self.path):
+            self.con.execute(stmt)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.con.close()
+
+
 def _run_cli(args: list[str]) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("tracesql")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli"]
@@ -207,9 +223,9 @@ def corpus_run(request, tmp_path_factory):
         m = re.fullmatch(r"tracesql: error: (\S+?): (.*)", line)
         assert m, line
         errors[Path(m.group(1)).name] = m.group(2)
-    ds = tracesql.open(out)
+    ds = open_tables(out)
     yield salvage, proc, errors, ds
-    ds.close()
+    ds.con.close()
 
 
 def test_corpus_cli_exit_code_and_lines(corpus_run):
@@ -342,7 +358,7 @@ def test_salvage_damaged_shared_traces_cli(tmp_path, shared_traces, name):
     proc = _run_cli(["ingest", str(f), "--out", str(tmp_path / "ds"), "--salvage", "-q"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.rstrip().endswith("; TRUNCATED file salvaged")
-    with tracesql.open(tmp_path / "ds") as ds:
+    with open_tables(tmp_path / "ds") as ds:
         read, truncated = ds.con.execute("SELECT events_read, truncated FROM traces").fetchone()
         assert (read, truncated) == (len(events), True)
         total = sum(ds.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in EVENT_TABLES)
@@ -378,7 +394,7 @@ def test_directory_with_good_and_bad_files(tmp_path, shared_traces):
         assert f"tracesql: error: {d / name}: {msg}" in err
     out = proc.stdout.splitlines()
     assert out[-1] == f"7 files: 3 ingested, 0 already present, 4 failed; dataset {tmp_path / 'ds'}"
-    with tracesql.open(tmp_path / "ds") as ds:
+    with open_tables(tmp_path / "ds") as ds:
         names = {r[0] for r in ds.con.execute("SELECT file_name FROM traces").fetchall()}
         assert names == {Path(g).name for g in good}
     # the same archive again: nothing new, every good file reported as already present
@@ -400,7 +416,7 @@ def test_list_of_objects_after_trace_events_in_a_large_file(tmp_path):
     f.write_bytes(b'{"schemaVersion":1,"traceEvents":[' + body + trailer)
     r = ingest_file(str(f), tmp_path / "ds", chunk_size=1 << 20)
     assert r.status == "ingested" and r.row_counts["kernels"] == 60_000
-    with tracesql.open(tmp_path / "ds") as ds:
+    with open_tables(tmp_path / "ds") as ds:
         assert ds.con.execute("SELECT device_count, trace_name FROM traces").fetchone() == (2, "t")
 
 

@@ -1,0 +1,153 @@
+"""Atomic ingest: `tracesql ingest` processes killed with SIGKILL at random moments leave the dataset as it was, or
+with whole traces added: it opens, every trace in it has exactly the rows of a clean ingest, every trace reported as
+done is in it, and a later run completes the job (removing the killed run's work area)."""
+from __future__ import annotations
+
+import json
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import tracesql
+from tracesql.dataset import table_statements
+
+from .conftest import ROOT
+
+TABLES = ["events", "kernels", "correlations", "instants", "metadata", "counters", "gpu_user_annotations",
+          "other_events", "launches", "ingest_issues"]
+KILLS = 22
+SMALL = ["nvidia/hta_triton_example.json.gz", "nvidia/gpumodel_relative_ts.json.gz", "jax/cpu_perfetto_trace.json.gz"]
+
+
+def _cli() -> list[str]:
+    exe = Path(sys.executable).with_name("tracesql")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli"]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory, shared_traces):
+    """Four files in ingest order: a small trace, a 30 MB trace (long enough to be killed mid-way), two small."""
+    d = tmp_path_factory.mktemp("atomic_in")
+    big = d / "big_qwen.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_trace.py"), "--source",
+                    str(shared_traces / "nvidia/h100_qwen_infer.json.gz"), "--size", "30MB", "--out", str(big)],
+                   check=True, capture_output=True)
+    return [str(shared_traces / SMALL[0]), str(big), str(shared_traces / SMALL[1]), str(shared_traces / SMALL[2])]
+
+
+def open_tables(ds_path: Path) -> duckdb.DuckDBPyConnection:
+    """The dataset's stored tables as views (what tracesql.open defines first, without the analysis views)."""
+    con = duckdb.connect()
+    for stmt in table_statements(ds_path):
+        con.execute(stmt)
+    return con
+
+
+def _counts(ds_path: Path) -> dict[str, tuple]:
+    """{file name: (trace_id, events_read, rows per table counted in the parts)} of a dataset."""
+    con = open_tables(ds_path)
+    out = {}
+    for tid, name, read in con.execute("SELECT trace_id, file_name, events_read FROM traces").fetchall():
+        rows = tuple(con.execute(f"SELECT count(*) FROM {t} WHERE trace_id = ?", [tid]).fetchone()[0]
+                     for t in TABLES)
+        out[name] = (tid, read, rows)
+    con.close()
+    return out
+
+
+def _reported(stdout: str) -> list[str]:
+    return [m.group(1) for m in re.finditer(r"^(\S+) -> trace [0-9a-f]{16}\b", stdout, re.M)]
+
+
+def test_kill_9_at_random_moments(tmp_path, inputs):
+    # a clean run: the reference counts and the time a whole run takes
+    t0 = time.monotonic()
+    ref_run = subprocess.run(_cli() + ["ingest", *inputs, "--out", str(tmp_path / "ref"), "-q"],
+                             capture_output=True, text=True, timeout=300)
+    full = time.monotonic() - t0
+    assert ref_run.returncode == 0, ref_run.stderr
+    ref = _counts(tmp_path / "ref")
+    names = [Path(p).name for p in inputs]
+    assert sorted(ref) == sorted(names)
+    assert ref["big_qwen.json"][1] > 70_000
+
+    rng = random.Random(20240613)
+    outcomes = []
+    kills = k = 0
+    while kills < KILLS and k < 2 * KILLS:
+        k += 1
+        ds = tmp_path / f"ds{k}"
+        delay = rng.uniform(0.0, full)
+        p = subprocess.Popen(_cli() + ["ingest", *inputs, "--out", str(ds), "-q"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        killed = p.poll() is None
+        if killed:
+            p.send_signal(signal.SIGKILL)
+            kills += 1
+        stdout, stderr = p.communicate(timeout=60)
+        assert p.returncode == (-signal.SIGKILL if killed else 0), stderr
+        assert "Traceback" not in stderr
+        done = _reported(stdout)
+        if not (ds / "traces").is_dir():  # killed before the dataset was created
+            assert killed and not done
+            outcomes.append((round(delay, 2), 0))
+            continue
+        got = _counts(ds)  # the dataset opens and every table reads
+        # every trace reported as done is there; at most the one being ingested at the kill is there besides
+        assert set(done) <= set(got)
+        extra = set(got) - set(done)
+        assert extra <= ({names[len(done)]} if len(done) < len(names) else set()), (done, sorted(got))
+        for name, c in got.items():
+            assert c == ref[name], (k, name)
+        # nothing but whole traces under traces/, and the views of init.sql (when written) see them all
+        assert sorted(d.name for d in (ds / "traces").iterdir()) == sorted(f"trace_id={c[0]}" for c in got.values())
+        if (ds / "init.sql").exists():
+            con = duckdb.connect()
+            con.execute((ds / "init.sql").read_text())
+            assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == len(got)
+            con.close()
+        outcomes.append((round(delay, 2), len(got)))
+        if k % 7 == 0:
+            # the job is run again: it completes, the killed run's work area is removed
+            again = subprocess.run(_cli() + ["ingest", *inputs, "--out", str(ds), "-q"], capture_output=True,
+                                   text=True, timeout=300)
+            assert again.returncode == 0, again.stderr
+            assert _counts(ds) == ref
+            assert again.stdout.count("already in the dataset") == len(got)
+            assert not list((ds / ".staging").iterdir())
+    print(f"{kills} kills in {k} runs (full run {full:.1f} s); (delay s, traces present):", outcomes)
+    assert kills >= KILLS
+    # the kills hit different stages: before anything was published and part-way through the files
+    present = [n for _, n in outcomes]
+    assert 0 in present and any(0 < n < len(names) for n in present)
+
+
+def test_stale_work_area_of_a_dead_process_is_removed(tmp_path, shared_traces):
+    """A work area left by a killed ingest (its pid no longer runs) is removed by the next ingest; one of a live
+    process is left alone."""
+    ds = tmp_path / "ds"
+    staging = ds / ".staging"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    (staging / f"{dead}-deadbeef0000" / "out" / "events").mkdir(parents=True)
+    (staging / f"{dead}-deadbeef0000" / "out" / "events" / "part-00000.parquet").write_bytes(b"PAR1 partial")
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (staging / f"{live.pid}-0123456789ab").mkdir()
+        r = tracesql.ingest([shared_traces / SMALL[0]], out=ds)
+        assert [x.status for x in r] == ["ingested"]
+        assert sorted(d.name for d in staging.iterdir()) == [f"{live.pid}-0123456789ab"]
+    finally:
+        live.kill()
+        live.wait()
+    con = open_tables(ds)
+    assert json.loads(con.execute("SELECT row_counts FROM traces").fetchone()[0])["kernels"] == 1
+    assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 1

@@ -1,0 +1,103 @@
+"""Two `tracesql ingest` processes writing into one dataset at the same time (e.g. two scheduled jobs over the same
+archive): no trace lost, none twice, nothing corrupt. Each trace is published by one rename of its own directory,
+so the only contention is two processes ingesting the same file: one publishes it, the other reports it as
+already present."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import tracesql
+from tracesql.dataset import table_statements
+
+from .conftest import good_trace_files
+
+TABLES = ["events", "kernels", "correlations", "instants", "metadata", "counters", "gpu_user_annotations",
+          "other_events", "launches", "ingest_issues"]
+
+
+def _cli() -> list[str]:
+    exe = Path(sys.executable).with_name("tracesql")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli"]
+
+
+def _counts(ds_path: Path) -> dict[str, tuple]:
+    """{source path: (trace_id, events_read, rows per table counted in the parts)}."""
+    con = duckdb.connect()
+    for stmt in table_statements(ds_path):
+        con.execute(stmt)
+    out = {}
+    rows = con.execute("SELECT trace_id, source_path, events_read FROM traces").fetchall()
+    assert len({r[0] for r in rows}) == len(rows)  # one row per trace
+    for tid, path, read in rows:
+        assert path not in out, f"{path} twice"
+        out[path] = (tid, read, tuple(con.execute(f"SELECT count(*) FROM {t} WHERE trace_id = ?", [tid]).fetchone()[0]
+                                      for t in TABLES))
+    con.close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def twenty(shared_traces):
+    """The 20 smallest undamaged shared traces with distinct file names (the output names files by base name)."""
+    files: dict[str, Path] = {}
+    for f in sorted((shared_traces / t for t in good_trace_files()), key=lambda p: p.stat().st_size):
+        files.setdefault(f.name, f)
+    assert len(files) >= 20
+    return [str(f) for f in list(files.values())[:20]]
+
+
+def test_two_processes_into_one_dataset(tmp_path, twenty):
+    ref_ds = tmp_path / "ref"
+    assert all(r.status == "ingested" for r in tracesql.ingest(twenty, out=ref_ds))
+    ref = _counts(ref_ds)
+
+    # job A: traces 0-14 in order; job B: traces 19-5 in reverse order. 0-4 and 15-19 belong to one job each
+    # (2 x 5), 5-14 to both (10), met in opposite orders so that the two jobs race on the same files.
+    a, b = twenty[:15], twenty[5:][::-1]
+    ds = tmp_path / "ds"
+    procs = [subprocess.Popen(_cli() + ["ingest", *files, "--out", str(ds), "-q"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for files in (a, b)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert err == ""
+    status: dict[str, list[str]] = {}
+    for out in (outs[0][0], outs[1][0]):
+        for line in out.splitlines()[:-1]:
+            m = re.match(r"(\S+?)(?: -> trace |: already in the dataset)", line)
+            assert m, line
+            status.setdefault(m.group(1), []).append("duplicate" if "already in the dataset" in line else "ingested")
+        assert re.fullmatch(r"15 files: \d+ ingested, \d+ already present, 0 failed; dataset .*",
+                            out.splitlines()[-1])
+    # every trace is in the dataset once, with the rows of a clean ingest
+    got = _counts(ds)
+    assert got == ref
+    # the traces only one job had were ingested by it; each shared one by exactly one of the two jobs
+    for i, n in enumerate(Path(f).name for f in twenty):
+        assert sorted(status[n]) == (["ingested"] if i < 5 or i >= 15 else ["duplicate", "ingested"]), n
+    assert not list((ds / ".staging").iterdir())
+    # the dataset's own views agree
+    con = duckdb.connect()
+    con.execute((ds / "init.sql").read_text())
+    assert con.execute("SELECT count(*), count(DISTINCT trace_id) FROM traces").fetchone() == (20, 20)
+    con.close()
+
+
+def test_same_file_in_two_processes(tmp_path, shared_traces):
+    """The same trace given to two processes at once lands once."""
+    f = str(shared_traces / "nvidia/h100_qwen_infer.json.gz")
+    ds = tmp_path / "ds"
+    procs = [subprocess.Popen(_cli() + ["ingest", f, "--out", str(ds), "-q"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert sum("-> trace" in o for o in outs) == 1
+    assert sum("already in the dataset" in o for o in outs) == 1
+    got = _counts(ds)
+    assert list(got) == [f] and got[f][2][TABLES.index("kernels")] == 1707
