@@ -547,3 +547,20 @@ def test_op_category_summary_h100_qwen(ops_ds, trace_ids):
     assert ("aten::mm", "GEMM", "op_rule") in got
     assert ("aten::cat", "copy", "op_rule") in got
     assert all(s == "kernels" for c, _, s in got if c == "(not linked)")
+
+
+def test_categories_breakdowns(ops_ds, trace_ids):
+    t = "nvidia/h100_bert_small_infer.json.gz"
+    by_op = categories(ops_ds, trace_id=trace_ids[t], by="op")
+    assert by_op.columns[:3] == ["cpu_op", "kernel_category", "count"]
+    assert by_op.row(0)[:3] == ("aten::addmm", "GEMM", 26) and by_op["pct_of_parent_time"][0] == 100.0
+    op_cat = categories(ops_ds, trace_id=trace_ids[t], by="op_category")
+    assert op_cat["op_category"].to_list()[:3] == ["GEMM", "attention_fwd", "norm"]
+    assert op_cat["gpu_events"].sum() == 61
+    sub = categories(ops_ds, trace_id=trace_ids[t], by="subcategory")
+    assert sub["count"].sum() == 61 and sub["pct"].sum() == pytest.approx(100.0)
+    allt = categories(ops_ds, by="device")
+    assert allt.columns[0] == "trace_id" and allt["count"].sum() == ops_ds.con.sql(
+        "SELECT count(*) FROM kernels").fetchall()[0][0]
+    with pytest.raises(DatasetError, match="default ruleset"):
+        categories(ops_ds, ruleset="hta", by="stream")

@@ -1,4 +1,4 @@
-"""Kernel and op categories from the rule table (views in sql/20_category_rules.sql and sql/2*.sql).
+"""Kernel and op categories from the rule table (views in sql/20_category_rules.sql ... sql/23_*.sql).
 
 ``categories(ds)`` reads the views; ``add_rules(DATASET, CSV)`` adds a user rule file to a dataset, where the
 views pick it up (``DATASET/rules/*.csv``). Every number comes from the SQL views; this module only selects
@@ -43,44 +43,74 @@ def rulesets(ds) -> list[str]:
                                      "ORDER BY ruleset").fetchall()]
 
 
+# by= views of the default ruleset: (view, columns, order), each with trace_id first.
+_BY_VIEWS = {
+    "stream": ("kernel_category_by_stream",
+               "device, stream, kernel_category, count, total_time_ms, pct_of_stream_time",
+               "trace_id, device, stream, total_time_ms DESC, kernel_category"),
+    "device": ("kernel_category_by_device", "device, kernel_category, count, total_time_ms, pct_of_device_time",
+               "trace_id, device, total_time_ms DESC, kernel_category"),
+    "op": ("kernel_category_by_op",
+           "cpu_op, kernel_category, count, total_time_ms, pct_of_parent_time, parent_time_ms",
+           "trace_id, parent_time_ms DESC, cpu_op, total_time_ms DESC, kernel_category"),
+    "op_kernel": ("kernel_category_by_op_kernel",
+                  "cpu_op, kernel_category, kernel_name, count, total_time_ms, avg_time_us, pct_of_parent_time",
+                  "trace_id, cpu_op, kernel_category, total_time_ms DESC, kernel_name"),
+    "op_category": ("op_category_summary", "op_category, ops, gpu_events, kernel_time_ms, pct, cumulative_pct",
+                    "trace_id, rank"),
+}
+BY = ["category", "subcategory", *_BY_VIEWS]
+
+
 def categories(ds, ruleset: str = "default", unmatched: bool = False, trace_id: str | None = None,
-               subcategories: bool = False) -> pl.DataFrame:
+               by: str = "category") -> pl.DataFrame:
     """GPU time per kernel category under a ruleset.
 
-    One row per category over all GPU events (Σ dur; all traces, or ``trace_id``), columns
-    ``kernel_category, count, total_time_ms, pct, cumulative_pct, avg_time_us``, most time first
-    (views kernel_category_summary / kernel_category_summary_all). ``subcategories=True`` gives one row per
-    (category, subcategory) instead (view kernel_subcategory_summary). ``unmatched=True`` lists instead the
-    GPU event names no rule of the ruleset matches (category ``other``) by total time (views
-    kernel_names_unmatched / kernel_names_unmatched_by_trace).
+    ``by="category"`` (default): one row per category over all GPU events (Σ dur; all traces, or
+    ``trace_id``), columns ``kernel_category, count, total_time_ms, pct, cumulative_pct, avg_time_us``, most
+    time first (views kernel_category_summary / kernel_category_summary_all). ``by="subcategory"``: one row
+    per (category, subcategory) (kernel_subcategory_summary[_all]). Under the default ruleset, per trace
+    (``trace_id`` column first unless ``trace_id`` is given): ``by="stream"`` / ``"device"``
+    (kernel_category_by_stream / _by_device), ``"op"`` (kernel_category_by_op: categories per parent op),
+    ``"op_kernel"`` (kernel_category_by_op_kernel), ``"op_category"`` (op_category_summary).
+    ``unmatched=True`` lists instead the GPU event names no rule of the ruleset matches (category ``other``)
+    by total time (views kernel_names_unmatched / kernel_names_unmatched_by_trace).
     """
     known = rulesets(ds)
     if ruleset not in known:
         raise DatasetError(f"unknown ruleset {ruleset!r}; known: {', '.join(known)}")
+    if by not in BY:
+        raise DatasetError(f"unknown breakdown {by!r}; known: {', '.join(BY)}")
     tid = _resolve_trace(ds, trace_id)
     if unmatched:
         if tid is None:
             return _sql(ds, "SELECT name, cat, count, total_time_ms, pct_of_gpu_time AS pct, traces "
-                          "FROM kernel_names_unmatched WHERE ruleset = $rs "
-                          "ORDER BY total_time_ms DESC, name", {"rs": ruleset})
+                            "FROM kernel_names_unmatched WHERE ruleset = $rs "
+                            "ORDER BY total_time_ms DESC, name", {"rs": ruleset})
         return _sql(ds, "SELECT name, cat, count, total_time_ms, pct_of_trace_gpu_time AS pct "
-                      "FROM kernel_names_unmatched_by_trace WHERE ruleset = $rs AND trace_id = $t "
-                      "ORDER BY total_time_ms DESC, name", {"rs": ruleset, "t": tid})
-    if subcategories:
+                        "FROM kernel_names_unmatched_by_trace WHERE ruleset = $rs AND trace_id = $t "
+                        "ORDER BY total_time_ms DESC, name", {"rs": ruleset, "t": tid})
+    if by in _BY_VIEWS:
+        if ruleset != "default":
+            raise DatasetError(f"--by {by} is computed under the default ruleset only")
+        view, cols, order = _BY_VIEWS[by]
         if tid is None:
-            return _sql(ds, "SELECT kernel_category, kernel_subcategory, count, total_time_ms, pct, pct_of_category "
-                          "FROM kernel_subcategory_summary_all WHERE ruleset = $rs "
-                          "ORDER BY total_time_ms DESC, kernel_category, kernel_subcategory", {"rs": ruleset})
-        return _sql(ds, "SELECT kernel_category, kernel_subcategory, count, total_time_ms, pct, pct_of_category "
-                      "FROM kernel_subcategory_summary WHERE ruleset = $rs AND trace_id = $t "
-                      "ORDER BY total_time_ms DESC, kernel_category, kernel_subcategory",
-                      {"rs": ruleset, "t": tid})
+            return _sql(ds, f"SELECT trace_id, {cols} FROM {view} ORDER BY {order}")
+        return _sql(ds, f"SELECT {cols} FROM {view} WHERE trace_id = $t ORDER BY {order}", {"t": tid})
+    if by == "subcategory":
+        cols = "kernel_category, kernel_subcategory, count, total_time_ms, pct, pct_of_category"
+        order = "total_time_ms DESC, kernel_category, kernel_subcategory"
+        if tid is None:
+            return _sql(ds, f"SELECT {cols} FROM kernel_subcategory_summary_all WHERE ruleset = $rs ORDER BY {order}",
+                        {"rs": ruleset})
+        return _sql(ds, f"SELECT {cols} FROM kernel_subcategory_summary WHERE ruleset = $rs AND trace_id = $t "
+                        f"ORDER BY {order}", {"rs": ruleset, "t": tid})
     cols = "kernel_category, count, total_time_ms, pct, cumulative_pct, avg_time_us"
     if tid is None:
         return _sql(ds, f"SELECT {cols} FROM kernel_category_summary_all WHERE ruleset = $rs ORDER BY rank",
-                      {"rs": ruleset})
+                    {"rs": ruleset})
     return _sql(ds, f"SELECT {cols} FROM kernel_category_summary WHERE ruleset = $rs AND trace_id = $t "
-                  "ORDER BY rank", {"rs": ruleset, "t": tid})
+                    "ORDER BY rank", {"rs": ruleset, "t": tid})
 
 
 def read_rules(csv_path) -> pl.DataFrame:

@@ -23,8 +23,7 @@ def cmd_categories(args) -> int:
                         + "ORDER BY ruleset, applies_to, priority DESC, source, file, line_no",
                         {"rs": args.ruleset} if args.ruleset_given else None)
         else:
-            df = categories(ds, ruleset=args.ruleset, unmatched=args.unmatched, trace_id=args.trace,
-                            subcategories=args.subcategories)
+            df = categories(ds, ruleset=args.ruleset, unmatched=args.unmatched, trace_id=args.trace, by=args.by)
     finally:
         ds.close()
     write_frame(df, args.format, args.output)
@@ -38,6 +37,8 @@ class _RulesetAction(argparse.Action):
 
 
 def register(subparsers) -> None:
+    from .categories import BY
+
     s = subparsers.add_parser(
         "categories", help="GPU time per kernel category (GEMM, attention, conv, elementwise, communication, ...)",
         description="One row per kernel category over all GPU events (sum of durations), under the rules of a "
@@ -48,7 +49,10 @@ def register(subparsers) -> None:
                    help="rule set: default, tracelens, hta, jax, or a user one (default: default)")
     s.add_argument("--unmatched", action="store_true",
                    help="list the GPU event names no rule matches (category other) by total time")
-    s.add_argument("--subcategories", action="store_true", help="one row per (category, subcategory)")
+    s.add_argument("--by", choices=BY, default="category",
+                   help="breakdown: category (default), subcategory, and under the default rules per trace: "
+                        "stream, device, op (categories per parent op), op_kernel (per parent op and kernel), "
+                        "op_category (GPU time by the category of the launching op)")
     s.add_argument("--trace", metavar="TRACE", help="only this trace (trace_id or file name)")
     s.add_argument("--rules", action="append", metavar="CSV",
                    help="add the rules of this CSV to the dataset first (kept in DATASET/rules/); repeatable")
