@@ -429,3 +429,36 @@ def test_gzip_of_a_bad_file_behaves_like_the_plain_file(tmp_path):
     assert str(ei.value) == f"{f}: " + EXPECTED["ts_nan.json"][0].message
     r = ingest_file(str(f), tmp_path / "ds", salvage=True)
     assert r.status == "ingested" and r.skipped == {"malformed_event": 1} and os.path.exists(tmp_path / "ds")
+
+
+def test_dataset_path_that_cannot_be_created(tmp_path, capsys):
+    from tracesql.cli import main
+
+    (tmp_path / "afile").write_text("x")
+    assert main(["ingest", str(BAD / "deep_args.json"), "--out", str(tmp_path / "afile"), "-q"]) == 1
+    assert capsys.readouterr().err == f"tracesql: error: {tmp_path / 'afile'}: cannot create the dataset here " \
+                                      "(File exists)\n"
+
+
+def test_an_unexpected_exception_is_one_line_and_the_other_files_go_on(tmp_path, capsys, monkeypatch):
+    """A bug met on one file (here: a forced RuntimeError) is reported in one line; the next file is ingested."""
+    import importlib
+
+    from tracesql.cli import main
+
+    mod = importlib.import_module("tracesql.ingest")
+    real = mod.ingest_file
+
+    def flaky(path, *a, **k):
+        if path.endswith("dur_negative.json"):
+            raise RuntimeError("boom\nsecond line")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(mod, "ingest_file", flaky)
+    rc = main(["ingest", str(BAD / "dur_negative.json"), str(BAD / "deep_args.json"), "--out", str(tmp_path / "ds"),
+               "-q"])
+    out, err = capsys.readouterr()
+    assert rc == 1
+    assert err == (f"tracesql: error: {BAD / 'dur_negative.json'}: internal error (RuntimeError: boom); "
+                   "please report it\n")
+    assert out.splitlines()[0].startswith("deep_args.json -> trace ")

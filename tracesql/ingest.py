@@ -33,7 +33,7 @@ import duckdb
 import orjson
 
 from . import __version__
-from .errors import TraceError
+from .errors import DatasetError, TraceError
 from .jsonstream import ByteSource, EventChunk, TraceSplitter, exact_spans
 from .progress import Progress
 from .schema import EVENT_TABLES, TABLES, columns
@@ -866,8 +866,18 @@ def ingest(paths, out="tracesql_data", salvage: bool = False, quiet: bool = True
     if isinstance(paths, (str, os.PathLike)):
         paths = [str(paths)]
     dataset = Path(out)
-    dataset.mkdir(parents=True, exist_ok=True)
-    (dataset / "traces").mkdir(exist_ok=True)
+    try:
+        dataset.mkdir(parents=True, exist_ok=True)
+        (dataset / "traces").mkdir(exist_ok=True)
+    except OSError as e:
+        raise DatasetError(f"{out}: cannot create the dataset here ({e.strerror or type(e).__name__})") from None
+
+    def publish_views():
+        try:
+            write_init_sql(dataset)
+        except OSError as e:
+            raise DatasetError(f"{out}: cannot write init.sql ({e.strerror or type(e).__name__})") from None
+
     files = find_trace_files([str(p) for p in paths])
     results = []
     workers = _Workers(2)
@@ -887,11 +897,11 @@ def ingest(paths, out="tracesql_data", salvage: bool = False, quiet: bool = True
                 r = IngestResult(path=f, status="failed",
                                  error=f"{f}: internal error ({type(e).__name__}: {msg}); please report it")
             if r.status == "ingested":
-                write_init_sql(dataset)  # the dataset's init.sql is current after every published trace
+                publish_views()  # the dataset's init.sql is current after every published trace
             results.append(r)
             if on_result:
                 on_result(r)
     finally:
         workers.close()
-    write_init_sql(dataset)
+    publish_views()
     return results
