@@ -203,6 +203,14 @@ def test_no_priority_ties_between_different_categories(ds):
         FROM m WHERE r = 1 GROUP BY ruleset, cat, name HAVING count(DISTINCT category || '/' ||
                                                                coalesce(subcategory, '')) > 1""")
     assert df.height == 0, df.rows()[:5]
+    ops = q(ds, """
+        WITH m AS (
+            SELECT ruleset, name_key, category, subcategory,
+                   rank() OVER (PARTITION BY ruleset, name_key ORDER BY priority DESC) AS r
+            FROM _category_rule_matches WHERE applies_to = 'op')
+        SELECT ruleset, name_key FROM m WHERE r = 1 GROUP BY ALL
+        HAVING count(DISTINCT category || '/' || coalesce(subcategory, '')) > 1""")
+    assert ops.height == 0, ops.rows()[:5]
 
 
 def test_matching_equals_regexp_matches_per_pair(ds):
@@ -564,3 +572,28 @@ def test_categories_breakdowns(ops_ds, trace_ids):
         "SELECT count(*) FROM kernels").fetchall()[0][0]
     with pytest.raises(DatasetError, match="default ruleset"):
         categories(ops_ds, ruleset="hta", by="stream")
+
+
+def test_default_op_rules_on_real_op_names(ds):
+    expected = {
+        "aten::mm": "GEMM", "aten::addmm": "GEMM", "aten::bmm": "GEMM", "aten::linear": "GEMM",
+        "vllm::rocm_unquantized_gemm": "GEMM", "MmBackward0": "GEMM",
+        "aten::_flash_attention_forward": "attention_fwd", "aten::scaled_dot_product_attention": "attention_fwd",
+        "vllm::unified_attention_with_output": "attention_fwd", "_C_cache_ops::reshape_and_cache_flash": "attention_fwd",
+        "aten::cudnn_convolution": "conv", "aten::convolution_backward": "conv",
+        "aten::native_layer_norm_backward": "norm", "aiter::rmsnorm2d_fwd_with_add_ck": "norm",
+        "aten::cudnn_batch_norm": "norm", "aten::_softmax": "softmax", "aten::_log_softmax_backward_data": "softmax",
+        "c10d::allreduce_": "communication", "record_param_comms": "communication",
+        "All2All_Pooled_Req": "communication", "c10d::_reduce_scatter_base_": "communication",
+        "vllm::moe_forward": "moe", "SortTokens": "moe", "triton_poi_fused__to_copy_1": "triton",
+        "aten::copy_": "copy", "aten::cat": "copy", "aten::_local_scalar_dense": "copy", "aten::fill_": "memset",
+        "aten::mul": "elementwise", "aten::gelu": "elementwise", "aten::threshold_backward": "elementwise",
+        "_C::rotary_embedding": "elementwise", "aten::sum": "reduce", "aten::nll_loss_forward": "reduce",
+        "aten::index_select": "embedding_index", "aten::embedding": "embedding_index",
+        "fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function": "embedding_index",
+        "fbgemm::FloatToHFP8Quantized": "quantize", "_C::static_scaled_fp8_quant": "quantize",
+        "aten::max_pool2d_with_indices": "pooling", "aten::normal_": "rng", "aten::native_dropout": "rng",
+        "Optimizer.step#SGD.step": "optimizer", "aten::_foreach_add_": "elementwise", "aten::_fft_r2c": "fft",
+    }
+    got = dict(q(ds, "SELECT name, op_category FROM op_name_categories WHERE ruleset = 'default'").iter_rows())
+    assert {n: got.get(n) for n in expected} == expected
