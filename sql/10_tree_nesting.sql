@@ -31,7 +31,7 @@ FROM (SELECT DISTINCT trace_id, pid, tid FROM events WHERE dur_ns IS NOT NULL);
 -- Helper: every CPU duration event that takes part in nesting, with its family flags.
 CREATE OR REPLACE VIEW _tree_slices AS
 SELECT t.thread_key, e.trace_id, e.event_id, e.pid, e.tid, e.cat, e.name, e.ts_ns,
-       greatest(e.dur_ns, 0) AS dur_ns,
+       e.correlation IS NOT NULL AS has_correlation, greatest(e.dur_ns, 0) AS dur_ns,
        e.ts_ns + greatest(e.dur_ns, 0) AS end_ns,
        CASE WHEN e.cat = 'python_function' THEN 1 ELSE 0 END AS grp
 FROM events e JOIN _tree_threads t USING (trace_id, pid, tid)
@@ -46,11 +46,10 @@ WITH s AS MATERIALIZED (
     SELECT thread_key, event_id, ts_ns, end_ns, grp FROM _tree_slices
 ), b AS (
     SELECT thread_key, ts_ns AS t, 1 AS kind, -end_ns AS neg_end, grp, event_id, end_ns,
-           CASE WHEN grp = 0 AND end_ns > ts_ns THEN 1 ELSE 0 END AS dh,
-           CASE WHEN grp = 1 AND end_ns > ts_ns THEN 1 ELSE 0 END AS dp
+           CASE WHEN grp = 0 AND end_ns > ts_ns THEN 1 ELSE 0 END AS dh
     FROM s
     UNION ALL
-    SELECT thread_key, end_ns, 0, 0, 0, NULL, NULL, -1, 0 FROM s WHERE grp = 0 AND end_ns > ts_ns
+    SELECT thread_key, end_ns, 0, 0, 0, NULL, NULL, -1 FROM s WHERE grp = 0 AND end_ns > ts_ns
 ), d AS MATERIALIZED (
     SELECT * FROM (
         SELECT *, sum(dh) OVER w - dh AS hdepth, row_number() OVER w AS pos
@@ -61,8 +60,8 @@ WITH s AS MATERIALIZED (
 ), hosts AS (
     SELECT thread_key, pos, hdepth, t, end_ns FROM d WHERE dh = 1
 ), a AS (   -- host range one level up (open at the start)
-    SELECT c.thread_key, c.event_id, c.grp, c.t, c.end_ns, c.hdepth, h.end_ns AS a_end_ns
-    FROM d c ASOF LEFT JOIN hosts h
+    SELECT c.thread_key, c.event_id, c.grp, c.end_ns, c.hdepth, h.end_ns AS a_end_ns
+    FROM (SELECT thread_key, event_id, grp, end_ns, hdepth, pos FROM d) c ASOF LEFT JOIN hosts h
       ON c.thread_key = h.thread_key AND c.hdepth - 1 = h.hdepth AND c.pos > h.pos
 ), ab AS (  -- frames only: latest host range at the frame's host depth that starts before the frame ends
     SELECT a.thread_key, a.event_id, a.end_ns, a.a_end_ns, h.t AS b_ts_ns, h.end_ns AS b_end_ns
@@ -77,6 +76,41 @@ SELECT thread_key, event_id,
             WHEN b_end_ns > end_ns THEN b_ts_ns
             ELSE end_ns END
 FROM ab;
+
+-- Helper: pass 2 over the clipped boundaries: every event's depth, family depths and nesting position.
+CREATE OR REPLACE VIEW _tree_nest_order AS
+WITH s AS MATERIALIZED (
+    SELECT sl.thread_key, sl.event_id, sl.ts_ns, sl.grp, c.nest_end_ns,
+           CASE WHEN c.nest_end_ns > sl.ts_ns THEN 1 ELSE 0 END AS pos_dur,
+           (sl.cat = 'cpu_op')::INTEGER AS f_op,
+           (sl.cat = 'python_function' AND starts_with(sl.name, 'nn.Module: '))::INTEGER AS f_mod,
+           (sl.cat = 'user_annotation')::INTEGER AS f_ann,
+           (sl.cat IN ('user_annotation', 'cpu_op') AND starts_with(sl.name, 'ProfilerStep#'))::INTEGER AS f_step,
+           (sl.cat IN ('cuda_runtime', 'cuda_driver'))::INTEGER AS f_rt
+    FROM _tree_slices sl JOIN _tree_clip c USING (thread_key, event_id)
+), b AS (
+    SELECT thread_key, ts_ns AS t, 1 AS kind, -nest_end_ns AS neg_end, grp, event_id,
+           pos_dur AS d_all, pos_dur * f_op AS d_op, pos_dur * f_mod AS d_mod, pos_dur * f_ann AS d_ann,
+           pos_dur * f_step AS d_step, pos_dur * f_rt AS d_rt
+    FROM s
+    UNION ALL
+    SELECT thread_key, nest_end_ns, 0, 0, 0, NULL, -1, -f_op, -f_mod, -f_ann, -f_step, -f_rt
+    FROM s WHERE pos_dur = 1
+)
+SELECT thread_key, event_id, d_all AS can_enclose, depth, op_depth, module_depth, annotation_depth, step_depth,
+       runtime_depth, nest_pos
+FROM (
+    SELECT thread_key, kind, event_id, d_all,
+           sum(d_all) OVER w - d_all AS depth,
+           sum(d_op) OVER w - d_op AS op_depth,
+           sum(d_mod) OVER w - d_mod AS module_depth,
+           sum(d_ann) OVER w - d_ann AS annotation_depth,
+           sum(d_step) OVER w - d_step AS step_depth,
+           sum(d_rt) OVER w - d_rt AS runtime_depth,
+           row_number() OVER w AS nest_pos
+    FROM b
+    WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id ROWS UNBOUNDED PRECEDING))
+WHERE kind = 1;
 
 -- cpu_nesting: one row per CPU duration event (every row of `events` with a duration) and its place in
 -- the call stack of its thread, under the rule at the top of this file.
@@ -94,48 +128,24 @@ FROM ab;
 --                           PyTorch 1.8 traces)
 --   runtime_depth           number of enclosing cuda_runtime / cuda_driver calls
 --   thread_key              integer id of (trace_id, pid, tid) within this query
+--   has_correlation         the event carries a correlation id (runtime calls that may launch GPU work)
 --   nest_pos                position in the thread's nesting order (starts and ends interleaved, so with
 --                           gaps): an ancestor always has a smaller nest_pos than its descendants
 CREATE OR REPLACE VIEW cpu_nesting AS
-WITH s AS MATERIALIZED (
-    SELECT sl.*, c.nest_end_ns,
-           CASE WHEN c.nest_end_ns > sl.ts_ns THEN 1 ELSE 0 END AS pos_dur,
-           (sl.cat = 'cpu_op')::INTEGER AS f_op,
-           (sl.cat = 'python_function' AND starts_with(sl.name, 'nn.Module: '))::INTEGER AS f_mod,
-           (sl.cat = 'user_annotation')::INTEGER AS f_ann,
-           (sl.cat IN ('user_annotation', 'cpu_op') AND starts_with(sl.name, 'ProfilerStep#'))::INTEGER AS f_step,
-           (sl.cat IN ('cuda_runtime', 'cuda_driver'))::INTEGER AS f_rt
-    FROM _tree_slices sl JOIN _tree_clip c USING (thread_key, event_id)
-), b AS (
-    SELECT thread_key, ts_ns AS t, 1 AS kind, -nest_end_ns AS neg_end, grp, event_id,
-           pos_dur AS d_all, pos_dur * f_op AS d_op, pos_dur * f_mod AS d_mod, pos_dur * f_ann AS d_ann,
-           pos_dur * f_step AS d_step, pos_dur * f_rt AS d_rt
-    FROM s
-    UNION ALL
-    SELECT thread_key, nest_end_ns, 0, 0, 0, NULL, -1, -f_op, -f_mod, -f_ann, -f_step, -f_rt
-    FROM s WHERE pos_dur = 1
-), d AS MATERIALIZED (
-    SELECT * FROM (
-        SELECT thread_key, kind, event_id, d_all,
-               sum(d_all) OVER w - d_all AS depth,
-               sum(d_op) OVER w - d_op AS op_depth,
-               sum(d_mod) OVER w - d_mod AS module_depth,
-               sum(d_ann) OVER w - d_ann AS annotation_depth,
-               sum(d_step) OVER w - d_step AS step_depth,
-               sum(d_rt) OVER w - d_rt AS runtime_depth,
-               row_number() OVER w AS nest_pos
-        FROM b
-        WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id
-                     ROWS UNBOUNDED PRECEDING))
-    WHERE kind = 1
-), p AS (
-    SELECT c.*, q.event_id AS parent_event_id
-    FROM d c ASOF LEFT JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE d_all = 1) q
+WITH d AS MATERIALIZED (
+    SELECT * FROM _tree_nest_order
+), par AS (   -- narrow inputs: the ASOF sorts them
+    SELECT c.thread_key, c.event_id, q.event_id AS parent_event_id
+    FROM (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE depth > 0) c
+    ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose = 1) q
       ON c.thread_key = q.thread_key AND c.depth - 1 = q.depth AND c.nest_pos > q.nest_pos
 )
-SELECT s.trace_id, s.event_id, s.pid, s.tid, s.cat, s.name, s.ts_ns, s.dur_ns, s.end_ns, s.nest_end_ns,
-       s.nest_end_ns < s.end_ns AS clipped, p.parent_event_id, p.depth::INTEGER AS depth,
-       p.op_depth::INTEGER AS op_depth, p.module_depth::INTEGER AS module_depth,
-       p.annotation_depth::INTEGER AS annotation_depth, p.step_depth::INTEGER AS step_depth,
-       p.runtime_depth::INTEGER AS runtime_depth, s.thread_key, p.nest_pos
-FROM s JOIN p USING (thread_key, event_id);
+SELECT s.trace_id, s.event_id, s.pid, s.tid, s.cat, s.name, s.ts_ns, s.dur_ns, s.end_ns, c.nest_end_ns,
+       c.nest_end_ns < s.end_ns AS clipped, par.parent_event_id, d.depth::INTEGER AS depth,
+       d.op_depth::INTEGER AS op_depth, d.module_depth::INTEGER AS module_depth,
+       d.annotation_depth::INTEGER AS annotation_depth, d.step_depth::INTEGER AS step_depth,
+       d.runtime_depth::INTEGER AS runtime_depth, s.thread_key, d.nest_pos, s.has_correlation
+FROM _tree_slices s
+JOIN _tree_clip c USING (thread_key, event_id)
+JOIN d USING (thread_key, event_id)
+LEFT JOIN par USING (thread_key, event_id);

@@ -24,6 +24,7 @@
 --   annotation_event_id, annotation_name   innermost user_annotation enclosing it (not itself)
 --   step_event_id, step      the `ProfilerStep#N` range enclosing it and its name (a user_annotation,
 --                            or a cpu_op in PyTorch 1.8 traces, where that range is also the outermost op)
+--                            (annotation_*: not computed for ops)
 --   runtime_parent_event_id  innermost cuda_runtime/cuda_driver call enclosing it (launches only)
 --   tl_launcher_event_id, tl_launcher_name, tl_launcher_ts_ns   for a launch: TraceLens's launcher
 --                            (PEERS.md) — the first enclosing cpu_op not named `execute`, unless a runtime
@@ -32,117 +33,112 @@
 --   thread_key, nest_pos     as in cpu_nesting
 CREATE OR REPLACE VIEW cpu_event_context AS
 WITH RECURSIVE n AS MATERIALIZED (
-    SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, nest_end_ns, thread_key, nest_pos,
-           op_depth, module_depth, annotation_depth, step_depth, runtime_depth,
+    SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, nest_end_ns > ts_ns AS can_enclose, thread_key,
+           nest_pos, op_depth, module_depth, annotation_depth, step_depth, runtime_depth, has_correlation,
            CASE WHEN cat = 'cpu_op' THEN 'op'
-                WHEN cat = 'python_function' AND starts_with(name, 'nn.Module: ') THEN 'module'
-                WHEN cat IN ('cuda_runtime', 'cuda_driver') THEN 'rt'
-                WHEN cat = 'user_annotation' THEN 'ann' END AS fam,
+                WHEN cat = 'python_function' THEN 'module'
+                WHEN cat IN ('cuda_runtime', 'cuda_driver') THEN 'launch'
+                ELSE 'annotation' END AS anchor_kind,
            cat IN ('user_annotation', 'cpu_op') AND starts_with(name, 'ProfilerStep#') AS is_step
     FROM cpu_nesting
-    WHERE cat IN ('cpu_op', 'cuda_runtime', 'cuda_driver', 'user_annotation')
+    WHERE cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
        OR (cat = 'python_function' AND starts_with(name, 'nn.Module: '))
 ), a AS MATERIALIZED (   -- the anchors
-    SELECT n.*, CASE fam WHEN 'rt' THEN 'launch' WHEN 'ann' THEN 'annotation' ELSE fam END AS anchor_kind
-    FROM n
-    WHERE fam IN ('op', 'module', 'ann')
-       OR (fam = 'rt' AND (trace_id, event_id) IN (SELECT trace_id, event_id FROM events
-                                                  WHERE cat IN ('cuda_runtime', 'cuda_driver')
-                                                    AND correlation IS NOT NULL))
+    SELECT * FROM n WHERE anchor_kind <> 'launch' OR has_correlation
 ), ops AS MATERIALIZED (
-    SELECT thread_key, nest_pos, op_depth, event_id, name, ts_ns FROM n WHERE fam = 'op' AND nest_end_ns > ts_ns
-), op1 AS (
-    SELECT a.trace_id, a.event_id, o.event_id AS op_event_id, o.name AS op_name, o.nest_pos AS op_pos,
+    SELECT thread_key, nest_pos, op_depth, event_id, name, ts_ns FROM n WHERE cat = 'cpu_op' AND can_enclose
+), op1 AS (         -- innermost enclosing cpu_op
+    SELECT a.thread_key, a.event_id, o.event_id AS op_event_id, o.name AS op_name, o.nest_pos AS op_pos,
            o.ts_ns AS op_ts_ns
-    FROM (SELECT * FROM a WHERE op_depth > 0) a ASOF JOIN ops o
+    FROM (SELECT thread_key, event_id, nest_pos, op_depth FROM a WHERE op_depth > 0) a ASOF JOIN ops o
       ON a.thread_key = o.thread_key AND a.op_depth - 1 = o.op_depth AND a.nest_pos > o.nest_pos
-), top1 AS (
-    SELECT a.trace_id, a.event_id, o.event_id AS top_op_event_id, o.name AS top_op_name
-    FROM (SELECT * FROM a WHERE op_depth > 0 AND anchor_kind <> 'module') a ASOF JOIN ops o
-      ON a.thread_key = o.thread_key AND o.op_depth = 0 AND a.nest_pos > o.nest_pos
-), mod1 AS (
-    SELECT a.trace_id, a.event_id, m.event_id AS module_event_id
-    FROM (SELECT * FROM a WHERE module_depth > 0) a
-    ASOF JOIN (SELECT * FROM n WHERE fam = 'module' AND nest_end_ns > ts_ns) m
+), top1 AS (        -- outermost enclosing cpu_op (launches and ops)
+    SELECT a.thread_key, a.event_id, o.event_id AS top_op_event_id, o.name AS top_op_name
+    FROM (SELECT thread_key, event_id, nest_pos FROM a WHERE op_depth > 0 AND anchor_kind IN ('launch', 'op')) a
+    ASOF JOIN (SELECT * FROM ops WHERE op_depth = 0) o ON a.thread_key = o.thread_key AND a.nest_pos > o.nest_pos
+), mod1 AS (        -- innermost enclosing nn.Module frame
+    SELECT a.thread_key, a.event_id, m.event_id AS module_event_id
+    FROM (SELECT thread_key, event_id, nest_pos, module_depth FROM a WHERE module_depth > 0) a
+    ASOF JOIN (SELECT thread_key, nest_pos, module_depth, event_id FROM n
+               WHERE anchor_kind = 'module' AND can_enclose) m
       ON a.thread_key = m.thread_key AND a.module_depth - 1 = m.module_depth AND a.nest_pos > m.nest_pos
-), ann1 AS (
-    SELECT a.trace_id, a.event_id, m.event_id AS annotation_event_id, m.name AS annotation_name
-    FROM (SELECT * FROM a WHERE annotation_depth > 0) a
-    ASOF JOIN (SELECT * FROM n WHERE fam = 'ann' AND nest_end_ns > ts_ns) m
-      ON a.thread_key = m.thread_key AND a.annotation_depth - 1 = m.annotation_depth
-     AND a.nest_pos > m.nest_pos
-), step1 AS (
-    SELECT a.trace_id, a.event_id, m.event_id AS step_event_id, m.name AS step
-    FROM (SELECT * FROM a WHERE step_depth > 0) a
-    ASOF JOIN (SELECT * FROM n WHERE is_step AND nest_end_ns > ts_ns) m
+), ann1 AS (        -- innermost enclosing user_annotation (launches, annotations, modules)
+    SELECT a.thread_key, a.event_id, m.event_id AS annotation_event_id, m.name AS annotation_name
+    FROM (SELECT thread_key, event_id, nest_pos, annotation_depth FROM a
+          WHERE annotation_depth > 0 AND anchor_kind <> 'op') a
+    ASOF JOIN (SELECT thread_key, nest_pos, annotation_depth, event_id, name FROM n
+               WHERE cat = 'user_annotation' AND can_enclose) m
+      ON a.thread_key = m.thread_key AND a.annotation_depth - 1 = m.annotation_depth AND a.nest_pos > m.nest_pos
+), step1 AS (       -- enclosing ProfilerStep#N
+    SELECT a.thread_key, a.event_id, m.event_id AS step_event_id, m.name AS step
+    FROM (SELECT thread_key, event_id, nest_pos, step_depth FROM a WHERE step_depth > 0) a
+    ASOF JOIN (SELECT thread_key, nest_pos, step_depth, event_id, name FROM n WHERE is_step AND can_enclose) m
       ON a.thread_key = m.thread_key AND a.step_depth - 1 = m.step_depth AND a.nest_pos > m.nest_pos
-), rt1 AS (
-    SELECT a.trace_id, a.event_id, m.event_id AS runtime_parent_event_id, m.nest_pos AS rt_pos
-    FROM (SELECT * FROM a WHERE runtime_depth > 0 AND anchor_kind = 'launch') a
-    ASOF JOIN (SELECT * FROM n WHERE fam = 'rt' AND nest_end_ns > ts_ns) m
+), rt1 AS (         -- innermost enclosing runtime call (launches)
+    SELECT a.thread_key, a.event_id, m.event_id AS runtime_parent_event_id, m.nest_pos AS rt_pos
+    FROM (SELECT thread_key, event_id, nest_pos, runtime_depth FROM a
+          WHERE runtime_depth > 0 AND anchor_kind = 'launch') a
+    ASOF JOIN (SELECT thread_key, nest_pos, runtime_depth, event_id FROM n
+               WHERE anchor_kind = 'launch' AND can_enclose) m
       ON a.thread_key = m.thread_key AND a.runtime_depth - 1 = m.runtime_depth AND a.nest_pos > m.nest_pos
 ), ctx AS MATERIALIZED (
-    SELECT a.trace_id, a.event_id, a.cat, a.name, a.ts_ns, a.dur_ns, a.anchor_kind,
+    SELECT a.trace_id, a.event_id, a.cat, a.name, a.ts_ns, a.dur_ns, a.anchor_kind, a.thread_key, a.nest_pos,
+           a.op_depth, a.module_depth,
            op1.op_event_id, op1.op_name, op1.op_pos, op1.op_ts_ns,
            CASE WHEN a.anchor_kind = 'op' AND a.op_depth = 0 THEN a.event_id ELSE top1.top_op_event_id END
                AS top_op_event_id,
-           CASE WHEN a.anchor_kind = 'op' AND a.op_depth = 0 THEN a.name ELSE top1.top_op_name END
-               AS top_op_name,
-           mod1.module_event_id, ann1.annotation_event_id, ann1.annotation_name,
-           step1.step_event_id, step1.step, rt1.runtime_parent_event_id, rt1.rt_pos,
-           a.op_depth, a.module_depth, a.thread_key, a.nest_pos
+           CASE WHEN a.anchor_kind = 'op' AND a.op_depth = 0 THEN a.name ELSE top1.top_op_name END AS top_op_name,
+           mod1.module_event_id, ann1.annotation_event_id, ann1.annotation_name, step1.step_event_id, step1.step,
+           rt1.runtime_parent_event_id, rt1.rt_pos
     FROM a
-    LEFT JOIN op1 USING (trace_id, event_id)
-    LEFT JOIN top1 USING (trace_id, event_id)
-    LEFT JOIN mod1 USING (trace_id, event_id)
-    LEFT JOIN ann1 USING (trace_id, event_id)
-    LEFT JOIN step1 USING (trace_id, event_id)
-    LEFT JOIN rt1 USING (trace_id, event_id)
-), mods AS (
-    SELECT trace_id, event_id, substr(name, 12) AS module_name, module_event_id AS parent_id
+    LEFT JOIN op1 USING (thread_key, event_id) LEFT JOIN top1 USING (thread_key, event_id)
+    LEFT JOIN mod1 USING (thread_key, event_id) LEFT JOIN ann1 USING (thread_key, event_id)
+    LEFT JOIN step1 USING (thread_key, event_id) LEFT JOIN rt1 USING (thread_key, event_id)
+), mods AS MATERIALIZED (
+    SELECT thread_key, event_id, substr(name, 12) AS module_name, module_event_id AS parent_id
     FROM ctx WHERE anchor_kind = 'module'
-), paths(trace_id, event_id, module_path) AS (
-    SELECT trace_id, event_id, module_name FROM mods WHERE parent_id IS NULL
+), paths(thread_key, event_id, module_path) AS (
+    SELECT thread_key, event_id, module_name FROM mods WHERE parent_id IS NULL
     UNION ALL
-    SELECT m.trace_id, m.event_id, p.module_path || '/' || m.module_name
-    FROM mods m JOIN paths p ON m.trace_id = p.trace_id AND m.parent_id = p.event_id
-), exec(trace_id, event_id, cur_id, cur_name, cur_ts) AS (   -- `execute` ops: first enclosing non-execute op
-    SELECT trace_id, event_id, op_event_id, op_name, op_ts_ns FROM ctx
+    SELECT m.thread_key, m.event_id, p.module_path || '/' || m.module_name
+    FROM mods m JOIN paths p ON m.thread_key = p.thread_key AND m.parent_id = p.event_id
+), named_paths AS MATERIALIZED (
+    SELECT p.thread_key, p.event_id, p.module_path, m.module_name
+    FROM paths p JOIN mods m USING (thread_key, event_id)
+), exec(thread_key, event_id, cur_id, cur_name, cur_ts) AS (   -- `execute` ops: first enclosing non-execute op
+    SELECT thread_key, event_id, op_event_id, op_name, op_ts_ns FROM ctx
     WHERE anchor_kind = 'op' AND name = 'execute'
     UNION ALL
-    SELECT x.trace_id, x.event_id, c.op_event_id, c.op_name, c.op_ts_ns
-    FROM exec x JOIN ctx c ON c.trace_id = x.trace_id AND c.event_id = x.cur_id
+    SELECT x.thread_key, x.event_id, c.op_event_id, c.op_name, c.op_ts_ns
+    FROM exec x JOIN ctx c ON c.thread_key = x.thread_key AND c.event_id = x.cur_id
     WHERE x.cur_name = 'execute'
 ), exec_resolved AS (
-    SELECT trace_id, event_id, cur_id AS resolved_id, cur_name AS resolved_name, cur_ts AS resolved_ts_ns
+    SELECT thread_key, event_id, cur_id AS resolved_id, cur_name AS resolved_name, cur_ts AS resolved_ts_ns
     FROM exec WHERE cur_name IS DISTINCT FROM 'execute'
+), tl AS (
+    SELECT c.*, x.resolved_id, x.resolved_name, x.resolved_ts_ns,
+           CASE WHEN c.anchor_kind <> 'launch' THEN NULL
+                WHEN c.op_event_id IS NULL OR c.rt_pos > c.op_pos THEN 'self'
+                WHEN c.op_name = 'execute' AND x.resolved_id IS NULL THEN 'self'
+                WHEN c.op_name = 'execute' THEN 'resolved'
+                ELSE 'op' END AS tl_rule
+    FROM ctx c
+    LEFT JOIN exec_resolved x ON x.thread_key = c.thread_key AND x.event_id = c.op_event_id
 )
 SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind,
-       c.op_event_id, c.op_name, c.top_op_event_id, c.top_op_name,
-       c.module_event_id,
-       CASE WHEN c.anchor_kind = 'module' THEN pself.module_path ELSE pmod.module_path END AS module_path,
-       CASE WHEN c.anchor_kind = 'module' THEN substr(c.name, 12)
-            ELSE mname.module_name END AS module_name,
+       c.op_event_id, c.op_name, c.top_op_event_id, c.top_op_name, c.module_event_id,
+       p.module_path, p.module_name,
        c.annotation_event_id, c.annotation_name, c.step_event_id, c.step, c.runtime_parent_event_id,
-       CASE WHEN c.anchor_kind <> 'launch' THEN NULL
-            WHEN c.op_event_id IS NULL OR c.rt_pos > c.op_pos THEN c.event_id
-            WHEN c.op_name = 'execute' THEN coalesce(x.resolved_id, c.event_id)
-            ELSE c.op_event_id END AS tl_launcher_event_id,
-       CASE WHEN c.anchor_kind <> 'launch' THEN NULL
-            WHEN c.op_event_id IS NULL OR c.rt_pos > c.op_pos THEN c.name
-            WHEN c.op_name = 'execute' THEN CASE WHEN x.resolved_id IS NULL THEN c.name ELSE x.resolved_name END
-            ELSE c.op_name END AS tl_launcher_name,
-       CASE WHEN c.anchor_kind <> 'launch' THEN NULL
-            WHEN c.op_event_id IS NULL OR c.rt_pos > c.op_pos THEN c.ts_ns
-            WHEN c.op_name = 'execute' THEN CASE WHEN x.resolved_id IS NULL THEN c.ts_ns ELSE x.resolved_ts_ns END
-            ELSE c.op_ts_ns END AS tl_launcher_ts_ns,
+       CASE c.tl_rule WHEN 'self' THEN c.event_id WHEN 'resolved' THEN c.resolved_id WHEN 'op' THEN c.op_event_id
+       END AS tl_launcher_event_id,
+       CASE c.tl_rule WHEN 'self' THEN c.name WHEN 'resolved' THEN c.resolved_name WHEN 'op' THEN c.op_name
+       END AS tl_launcher_name,
+       CASE c.tl_rule WHEN 'self' THEN c.ts_ns WHEN 'resolved' THEN c.resolved_ts_ns WHEN 'op' THEN c.op_ts_ns
+       END AS tl_launcher_ts_ns,
        c.op_depth, c.module_depth, c.thread_key, c.nest_pos
-FROM ctx c
-LEFT JOIN paths pself ON c.anchor_kind = 'module' AND pself.trace_id = c.trace_id AND pself.event_id = c.event_id
-LEFT JOIN paths pmod ON pmod.trace_id = c.trace_id AND pmod.event_id = c.module_event_id
-LEFT JOIN mods mname ON mname.trace_id = c.trace_id AND mname.event_id = c.module_event_id
-LEFT JOIN exec_resolved x ON c.anchor_kind = 'launch' AND c.op_name = 'execute'
-     AND x.trace_id = c.trace_id AND x.event_id = c.op_event_id;
+FROM tl c
+LEFT JOIN named_paths p ON p.thread_key = c.thread_key
+     AND p.event_id = CASE WHEN c.anchor_kind = 'module' THEN c.event_id ELSE c.module_event_id END;
 
 -- module_instances: one row per `nn.Module: X_N` python_function frame (one call of one module instance).
 --   trace_id, event_id       the frame

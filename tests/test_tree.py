@@ -301,13 +301,28 @@ def test_tree_frame(tds, trace_ids):
     assert full.filter(full["kind"] == "gpu").height == 1198
 
 
-def test_tree_cli(tds, trace_ids, capsys):
+@pytest.fixture(scope="module")
+def qwen_dataset(tmp_path_factory, shared_traces):
+    import tracesql
+
+    out = tmp_path_factory.mktemp("qwen") / "ds"
+    (r,) = tracesql.ingest([str(shared_traces / QWEN)], out=out, quiet=True)
+    assert r.status == "ingested"
+    return out, r.trace_id
+
+
+def test_tree_cli(qwen_dataset, capsys):
     from tracesql.cli import main
 
-    tid = trace_ids[QWEN]
-    assert main(["tree", str(tds.path), "--trace-id", tid, "--module", "Qwen2DecoderLayer_2", "--depth", "1"]) == 0
+    path, tid = qwen_dataset
+    assert main(["tree", str(path), "--module", "Qwen2DecoderLayer_2", "--depth", "1"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"trace {tid}"
-    assert out[1].startswith("nn.Module: Qwen2DecoderLayer_2 ...") and "µs" in out[1]
-    assert any(line.startswith("  nn.Module: Qwen2MLP_2 ") for line in out)
-    assert main(["tree", str(tds.path), "--op", "no::such_op"]) == 1
+    assert out[1].startswith("nn.Module: Qwen2DecoderLayer_2 ...") and out[1].endswith("(1,320.41 µs, 49 GPU events)")
+    assert [line.split(" ..")[0] for line in out[2:]] == [
+        "  nn.Module: Qwen2RMSNorm_4", "  nn.Module: Qwen2Attention_2", "  aten::add", "  nn.Module: Qwen2RMSNorm_5",
+        "  nn.Module: Qwen2MLP_2", "  aten::add"]
+    assert main(["tree", str(path), "--trace-id", tid, "--op", "aten::mm", "--depth", "0", "-f", "csv"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[0].startswith("trace_id,level,kind,name,gpu_busy_us") and len(rows) == 1 + 96
+    assert main(["tree", str(path), "--op", "no::such_op"]) == 1

@@ -8,9 +8,11 @@ def cmd_tree(args) -> int:
     import duckdb
 
     from .cli import _fail, _open, write_frame
-    from .tree import format_tree, tree
+    from .tree import format_tree, restrict_to_trace, tree
 
     ds = _open(args.dataset)
+    if args.trace_id:
+        restrict_to_trace(ds, args.trace_id)
     try:
         df = tree(ds, op=args.op, module=args.module, depth=args.depth, trace_id=args.trace_id)
     except duckdb.Error as e:

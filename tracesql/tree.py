@@ -12,6 +12,9 @@ import polars as pl
 
 # The tree views in dependency order (each one only reads views before it).
 TREE_VIEWS = [
+    "_tree_slices",
+    "_tree_clip",
+    "_tree_nest_order",
     "cpu_nesting",
     "gpu_launch_links",
     "graph_capture_links",
@@ -30,6 +33,12 @@ TREE_VIEWS = [
 ]
 
 
+def _database(ds) -> str:
+    """The connection's own catalog (quoted), so that `db.main.v` never means a temporary object."""
+    name = ds.con.execute("SELECT current_database()").fetchone()[0]
+    return '"' + name.replace('"', '""') + '"'
+
+
 def materialize(ds, views=None) -> dict[str, float]:
     """Compute the tree views once and keep them as temporary tables of ``ds.con``.
 
@@ -38,11 +47,26 @@ def materialize(ds, views=None) -> dict[str, float]:
     Call :func:`release` to go back to the live views (e.g. after ingesting more traces).
     """
     timings = {}
+    db = _database(ds)
     for v in views or TREE_VIEWS:
         t0 = time.perf_counter()
-        ds.con.execute(f'CREATE OR REPLACE TEMP TABLE "{v}" AS SELECT * FROM main."{v}"')
+        ds.con.execute(f'CREATE OR REPLACE TEMP TABLE "{v}" AS SELECT * FROM {db}.main."{v}"')
         timings[v] = time.perf_counter() - t0
     return timings
+
+
+def restrict_to_trace(ds, trace_id: str) -> None:
+    """Make this connection see one trace only: temporary views shadow the stored tables.
+
+    For one-shot commands on a private connection (`tracesql tree --trace-id`): every view then computes
+    that trace alone. Graph replays lose the merge with a capture trace held in another trace.
+    """
+    from .schema import TABLES
+
+    q = trace_id.replace("'", "''")
+    db = _database(ds)
+    for t in TABLES:
+        ds.con.execute(f"CREATE OR REPLACE TEMP VIEW \"{t}\" AS SELECT * FROM {db}.main.\"{t}\" WHERE trace_id = '{q}'")
 
 
 def release(ds, views=None) -> None:
