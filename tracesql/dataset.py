@@ -116,7 +116,7 @@ class Dataset:
 
     def sql(self, query: str, params=None) -> pl.DataFrame:
         """Run a query and return the result as a polars DataFrame."""
-        return self.con.execute(query, params).pl() if params is not None else self.con.sql(query).pl()
+        return self.con.sql(query, params=params).pl() if params is not None else self.con.sql(query).pl()
 
     def execute(self, query: str, params=None):
         return self.con.execute(query, params) if params is not None else self.con.execute(query)
