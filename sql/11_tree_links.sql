@@ -19,12 +19,15 @@
 -- Helper: runtime / driver calls that carry a correlation id (at most one per trace and correlation:
 -- the first in file order).
 CREATE OR REPLACE VIEW _tree_runtime_calls AS
-SELECT e.trace_id, e.event_id, e.name, e.cat, e.pid, e.tid, e.ts_ns, e.dur_ns, e.correlation,
-       l.launch_kind
-FROM events e
-LEFT JOIN launches l ON l.trace_id = e.trace_id AND l.event_id = e.event_id
-WHERE e.cat IN ('cuda_runtime', 'cuda_driver') AND e.correlation IS NOT NULL
-QUALIFY row_number() OVER (PARTITION BY e.trace_id, e.correlation ORDER BY e.event_id) = 1;
+WITH first_call AS (
+    SELECT trace_id, correlation, min(event_id) AS event_id FROM events
+    WHERE cat IN ('cuda_runtime', 'cuda_driver') AND correlation IS NOT NULL
+    GROUP BY trace_id, correlation
+)
+SELECT e.trace_id, e.event_id, e.name, e.cat, e.pid, e.tid, e.ts_ns, e.dur_ns, e.correlation, l.launch_kind
+FROM first_call f
+JOIN events e ON e.trace_id = f.trace_id AND e.event_id = f.event_id
+LEFT JOIN launches l ON l.trace_id = e.trace_id AND l.event_id = e.event_id;
 
 -- gpu_launch_links: one row per row of `kernels` (linked or not) and the runtime call that launched it.
 --   trace_id, event_id         the GPU event
@@ -48,19 +51,23 @@ WITH flows AS MATERIALIZED (
     FROM correlations WHERE cat = 'ac2g' AND flow_id IS NOT NULL
 ), flow_starts AS (
     SELECT DISTINCT trace_id, flow_id FROM flows WHERE ph = 's'
-), flow_last_end AS (
-    SELECT trace_id, flow_id, pid, tid FROM flows WHERE ph = 'f'
-    QUALIFY row_number() OVER (PARTITION BY trace_id, flow_id ORDER BY event_id DESC) = 1
-), k AS (
+), flow_last_end AS (   -- TraceLens keeps the last flow end per id
+    SELECT trace_id, flow_id, arg_max(pid, event_id) AS pid, arg_max(tid, event_id) AS tid
+    FROM flows WHERE ph = 'f' GROUP BY trace_id, flow_id
+), k AS MATERIALIZED (
+    SELECT trace_id, event_id, cat, name, pid, tid, device, stream, ts_ns, dur_ns, correlation
+    FROM kernels WHERE correlation IS NOT NULL
+    UNION ALL   -- no correlation of its own: the id of the ac2g flow that ends on it
     SELECT k.trace_id, k.event_id, k.cat, k.name, k.pid, k.tid, k.device, k.stream, k.ts_ns, k.dur_ns,
-           coalesce(k.correlation, f.flow_id) AS correlation
+           min(f.flow_id)
     FROM kernels k
-    LEFT JOIN flows f ON k.correlation IS NULL AND f.ph = 'f' AND f.trace_id = k.trace_id
-         AND f.pid = k.pid AND f.tid = k.tid AND f.ts_ns = k.ts_ns
-    QUALIFY row_number() OVER (PARTITION BY k.trace_id, k.event_id ORDER BY f.event_id) = 1
+    LEFT JOIN flows f ON f.ph = 'f' AND f.trace_id = k.trace_id AND f.pid = k.pid AND f.tid = k.tid
+                     AND f.ts_ns = k.ts_ns
+    WHERE k.correlation IS NULL
+    GROUP BY ALL
 ), last_gpu AS (   -- TraceLens keys GPU events by (pid, tid, correlation); the last one wins
-    SELECT trace_id, event_id FROM k WHERE correlation IS NOT NULL
-    QUALIFY row_number() OVER (PARTITION BY trace_id, pid, tid, correlation ORDER BY event_id DESC) = 1
+    SELECT trace_id, max(event_id) AS event_id FROM k WHERE correlation IS NOT NULL
+    GROUP BY trace_id, pid, tid, correlation
 )
 SELECT k.trace_id, k.event_id, k.cat, k.name, k.pid, k.tid, k.device, k.stream, k.ts_ns, k.dur_ns,
        k.correlation,
