@@ -26,6 +26,14 @@ KILLS = 22
 SMALL = ["nvidia/hta_triton_example.json.gz", "nvidia/gpumodel_relative_ts.json.gz", "jax/cpu_perfetto_trace.json.gz"]
 
 
+def init_sql_view(ds: Path, view: str) -> str:
+    """The statement of DATASET/init.sql that defines one table view (the analysis views after it are skipped:
+    binding them all is slow)."""
+    m = re.search(rf"^CREATE OR REPLACE VIEW {view} AS .*?;$", (ds / "init.sql").read_text(), re.M | re.S)
+    assert m, f"no view {view} in init.sql"
+    return m.group()
+
+
 def _cli() -> list[str]:
     exe = Path(sys.executable).with_name("tracesql")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli"]
@@ -111,7 +119,7 @@ def test_kill_9_at_random_moments(tmp_path, inputs):
         assert sorted(d.name for d in (ds / "traces").iterdir()) == sorted(f"trace_id={c[0]}" for c in got.values())
         if (ds / "init.sql").exists():
             con = duckdb.connect()
-            con.execute((ds / "init.sql").read_text())
+            con.execute(init_sql_view(ds, "traces"))
             assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == len(got)
             con.close()
         outcomes.append((round(delay, 2), len(got)))

@@ -21,6 +21,14 @@ TABLES = ["events", "kernels", "correlations", "instants", "metadata", "counters
           "other_events", "launches", "ingest_issues"]
 
 
+def init_sql_view(ds: Path, view: str) -> str:
+    """The statement of DATASET/init.sql that defines one table view (the analysis views after it are skipped:
+    binding them all is slow)."""
+    m = re.search(rf"^CREATE OR REPLACE VIEW {view} AS .*?;$", (ds / "init.sql").read_text(), re.M | re.S)
+    assert m, f"no view {view} in init.sql"
+    return m.group()
+
+
 def _cli() -> list[str]:
     exe = Path(sys.executable).with_name("tracesql")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli"]
@@ -84,7 +92,7 @@ def test_two_processes_into_one_dataset(tmp_path, twenty):
     assert not list((ds / ".staging").iterdir())
     # the dataset's own views agree
     con = duckdb.connect()
-    con.execute((ds / "init.sql").read_text())
+    con.execute(init_sql_view(ds, "traces"))
     assert con.execute("SELECT count(*), count(DISTINCT trace_id) FROM traces").fetchone() == (20, 20)
     con.close()
 
