@@ -786,6 +786,31 @@ def _remove_stale_staging(staging_root: Path) -> None:
             f.unlink(missing_ok=True)
 
 
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    """fsync every file under ``root`` and the directories holding them."""
+    for d, _, names in os.walk(root):
+        for n in names:
+            fd = os.open(os.path.join(d, n), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fsync_dir(Path(d))
+
+
 def _hash_file(path: str) -> str:
     src = ByteSource(path)
     with open(path, "rb") as f:
@@ -831,6 +856,8 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
         trace_id = row["trace_id"]
         final = dataset / "traces" / f"trace_id={trace_id}"
         final.parent.mkdir(parents=True, exist_ok=True)
+        _fsync_tree(ing.out)  # the parts are on disk before they are published: a machine crash cannot publish
+        #                       a trace whose files are incomplete
         try:
             os.rename(ing.out, final)  # atomic publish
         except OSError:
@@ -838,6 +865,7 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
                 res.status, res.trace_id = "duplicate", trace_id
                 return res
             raise
+        _fsync_dir(final.parent)
         _KNOWN.setdefault(str(dataset.resolve()), {})[final.name] = (row["size_bytes"], row["content_hash"])
         res.trace_id = trace_id
         res.row_counts = counts
