@@ -10,6 +10,7 @@ Layout of a dataset directory::
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import uuid
 from pathlib import Path
@@ -79,23 +80,57 @@ def write_init_sql(dataset: Path) -> Path:
     return dataset / "init.sql"
 
 
-def write_catalog(dataset: Path) -> Path:
-    """Write DATASET/catalog.duckdb: a DuckDB database holding every view (open it with `duckdb FILE`)."""
+def _catalog_key(stmts: list[str]) -> str:
+    """Identifies a catalog's content: the view statements (which hold the dataset's path) and DuckDB's version."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(duckdb.__version__.encode())
+    for st in stmts:
+        h.update(st.encode())
+    return h.hexdigest()
+
+
+def write_catalog(dataset: Path, stmts: list[str] | None = None) -> Path:
+    """Write DATASET/catalog.duckdb: a DuckDB database holding every view (open it with `duckdb FILE`).
+
+    Creating the views binds each of them, which takes seconds once the analysis views are many; a stored
+    catalog is opened without binding anything, so ``tracesql.open`` reuses it while its key still matches.
+    """
     dataset = Path(dataset)
-    stmts = catalog_statements(dataset)
+    stmts = stmts if stmts is not None else catalog_statements(dataset)
     tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp = dataset / f".catalog.{tag}.duckdb"
     con = duckdb.connect(str(tmp))
     try:
-        for s in stmts:
-            con.execute(s)
-    finally:
+        for st in stmts:
+            con.execute(st)
+        con.execute("CREATE TABLE _tracesql_catalog AS SELECT ? AS key", [_catalog_key(stmts)])
+    except BaseException:
         con.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    con.close()
     os.replace(tmp, dataset / "catalog.duckdb")
-    wal = dataset / f".catalog.{tag}.duckdb.wal"
-    if wal.exists():
-        wal.unlink()
+    Path(f"{tmp}.wal").unlink(missing_ok=True)
     return dataset / "catalog.duckdb"
+
+
+def _open_catalog(dataset: Path, stmts: list[str], config: dict):
+    """A read-only connection to DATASET/catalog.duckdb when it holds exactly these views, else None."""
+    cat = dataset / "catalog.duckdb"
+    if not cat.exists():
+        return None
+    try:
+        con = duckdb.connect(str(cat), read_only=True, config=config)
+    except duckdb.Error:
+        return None
+    try:
+        key = con.execute("SELECT key FROM _tracesql_catalog").fetchone()[0]
+    except duckdb.Error:
+        key = None
+    if key != _catalog_key(stmts):
+        con.close()
+        return None
+    return con
 
 
 class Dataset:
@@ -110,9 +145,18 @@ class Dataset:
             raise DatasetError(f"{path}: not a tracesql dataset (no traces/ folder); create one with "
                                "`tracesql ingest TRACE --out {path}`")
         config = {"threads": threads} if threads else {}
-        self.con = duckdb.connect(config=config)
-        for s in catalog_statements(self.path):
-            self.con.execute(s)
+        stmts = catalog_statements(self.path)
+        self.con = _open_catalog(self.path, stmts, config)
+        if self.con is None:
+            try:  # store the bound views once; later opens read them without binding
+                write_catalog(self.path, stmts)
+                self.con = _open_catalog(self.path, stmts, config)
+            except (OSError, duckdb.Error):
+                self.con = None  # e.g. a read-only dataset directory: define the views in memory instead
+        if self.con is None:
+            self.con = duckdb.connect(config=config)
+            for st in stmts:
+                self.con.execute(st)
 
     def sql(self, query: str, params=None) -> pl.DataFrame:
         """Run a query and return the result as a polars DataFrame."""
