@@ -462,3 +462,58 @@ def test_an_unexpected_exception_is_one_line_and_the_other_files_go_on(tmp_path,
     assert err == (f"tracesql: error: {BAD / 'dur_negative.json'}: internal error (RuntimeError: boom); "
                    "please report it\n")
     assert out.splitlines()[0].startswith("deep_args.json -> trace ")
+
+
+# ---- bad events spread over a file of many chunks -------------------------------------------------------------
+
+def test_bad_events_across_many_chunks(tmp_path):
+    """Bad events at random places of a 10 MB file read in several chunks (some cut by the boundary heuristic
+    inside names that look like event boundaries): without --salvage the first one is reported with its index; with
+    it, exactly the bad ones are skipped or repaired, every other event lands with its own index."""
+    import random
+
+    rng = random.Random(7)
+    n = 80_000
+    bad = sorted(rng.sample(range(n), 60))
+    kinds = {}
+    lines = []
+    for i in range(n):
+        name = f"op{i}" if i % 97 else f'trick}}, {{"ph": "X", "name": "{i}"'  # a `}` `,` `{` inside a string
+        e = {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": 1000 + i, "dur": 2,
+             "args": {"External id": i}}
+        text = json.dumps(e)
+        if i in bad:
+            k = ["nan", "not_object", "bad_string", "utf8", "numeric_string"][len(kinds) % 5]
+            kinds[i] = k
+            if k == "nan":
+                text = text.replace(f'"ts": {1000 + i}', '"ts": NaN')
+            elif k == "not_object":
+                text = str(i)
+            elif k == "bad_string":
+                text = text.replace(f'"ts": {1000 + i}', '"ts": "soon"')
+            elif k == "utf8":
+                text = text.replace(f"op{i}", f"op\xff{i}") if i % 97 else text.replace('"trick', '"\xfftrick')
+            else:
+                text = text.replace(f'"ts": {1000 + i}', f'"ts": "{1000 + i}"')
+        lines.append(text.encode("latin-1") if kinds.get(i) == "utf8" else text.encode())
+    f = tmp_path / "many.json"
+    f.write_bytes(b'{"traceEvents": [\n' + b",\n".join(lines) + b'\n], "traceName": "many"}')
+    assert f.stat().st_size > 9_000_000
+    first = min(i for i, k in kinds.items() if k != "numeric_string")
+    with pytest.raises(TraceError) as ei:
+        ingest_file(str(f), tmp_path / "strict", chunk_size=2 << 20)
+    assert ei.value.event_index == first
+    r = ingest_file(str(f), tmp_path / "ds", chunk_size=2 << 20, salvage=True)
+    skipped = sorted(i for i, k in kinds.items() if k != "numeric_string")
+    repaired = sorted(i for i, k in kinds.items() if k == "numeric_string")
+    assert r.events_read == n and r.row_counts["events"] == n - len(skipped)
+    with open_tables(tmp_path / "ds") as ds:
+        issues = ds.con.execute("SELECT event_id, kind FROM ingest_issues ORDER BY 1").fetchall()
+        assert issues == sorted([(i, "skipped_malformed_event") for i in skipped]
+                                + [(i, "repaired_string_time") for i in repaired])
+        # every kept event has its own index and its own values
+        wrong = ds.con.execute("""SELECT count(*) FROM events WHERE ts_ns != (1000 + event_id) * 1000
+                                  OR TRY_CAST(args->>'External id' AS BIGINT) != event_id""").fetchone()[0]
+        assert wrong == 0
+        assert ds.con.execute("SELECT count(*) FROM events WHERE name LIKE 'trick%'").fetchone()[0] == \
+            len([i for i in range(0, n, 97) if i not in skipped])

@@ -70,20 +70,36 @@ def _read_columns(exact: bool, odd: bool = False) -> str:
     return "{" + ", ".join(f"'{k}': '{v}'" for k, v in cols.items()) + "}"
 
 
+def _odd_time(col: str) -> tuple[str, str, str]:
+    """Careful path: col holds a number's exact text (quoted by _QUOTE_TIME) or a literal (true, NaN, {...}) as
+    text; the renamed key holds the value of a JSON string. Returns (renamed column, text, its DECIMAL value)."""
+    s = f'"{_STR_KEY}{col}"'
+    txt = f"coalesce({col}, trim({s}))"
+    return s, txt, f"TRY_CAST({txt} AS DECIMAL(38,9))"
+
+
+def _bad_time_expr(odd: bool) -> str:
+    """Careful path: why the ts or dur of a row is not a finite number in range (the event is malformed), else NULL.
+    Such rows are taken out of the chunk and recorded, without failing the chunk."""
+    if not odd:
+        return "NULL::VARCHAR"
+    reasons = []
+    for col in ("ts", "dur"):
+        s, txt, dec = _odd_time(col)
+        reasons.append(f"""CASE WHEN {col} IS NULL AND {s} IS NULL THEN NULL
+            WHEN {col} IS NOT NULL AND {s} IS NOT NULL THEN 'duplicate key "{col}"'
+            WHEN abs({dec}) < 9223372036854775 THEN NULL
+            WHEN {dec} IS NOT NULL THEN '{col} out of range: ' || left({txt}, 40)
+            ELSE '{col} is not a number: ' || left(CASE WHEN {s} IS NULL THEN {col} ELSE '"' || {s} || '"' END, 40)
+            END""")
+    return f"nullif(concat_ws('; ', {', '.join(reasons)}), '')"
+
+
 def _time_expr(col: str, exact: bool, odd: bool = False) -> str:
-    if odd:
-        # col holds a number's exact text (quoted by _QUOTE_TIME) or a literal (true, NaN, {...}) as text;
-        # the renamed key holds the value of a JSON string. Anything that is not a finite number in range is an
-        # error, which makes the bisection isolate the event as malformed.
-        s = f'"{_STR_KEY}{col}"'
-        txt = f"coalesce({col}, trim({s}))"
-        dec = f"TRY_CAST({txt} AS DECIMAL(38,9))"
-        return f"""(CASE WHEN {col} IS NULL AND {s} IS NULL THEN NULL
-            WHEN {col} IS NOT NULL AND {s} IS NOT NULL THEN error('duplicate key "{col}"')
-            WHEN abs({dec}) < 9223372036854775 THEN CAST(round({dec} * 1000) AS BIGINT)
-            WHEN {dec} IS NOT NULL THEN error('{col} out of range: ' || left({txt}, 40))
-            ELSE error('{col} is not a number: ' || left(CASE WHEN {s} IS NULL THEN {col}
-                                                          ELSE '"' || {s} || '"' END, 40)) END)"""
+    if odd:  # NULL when the value is bad (see _bad_time_expr)
+        s, txt, dec = _odd_time(col)
+        return f"""(CASE WHEN {col} IS NOT NULL AND {s} IS NOT NULL THEN NULL
+            WHEN abs({dec}) < 9223372036854775 THEN CAST(round({dec} * 1000) AS BIGINT) END)"""
     if exact:
         return f"CAST(round(CAST({col} AS DECIMAL(38,9)) * 1000) AS BIGINT)"
     # floor() is exact for doubles; the fraction has < 0.5 ns error below 2^43 µs.
@@ -103,6 +119,15 @@ def _args_expr(odd: bool) -> str:
         return "args"
     return (f"""CASE WHEN contains(args::VARCHAR, '"{_STR_KEY}') THEN replace(replace(args::VARCHAR,
                 '"{_STR_KEY}ts"', '"ts"'), '"{_STR_KEY}dur"', '"dur"')::JSON ELSE args END""")
+
+
+def _event_error(msg: str) -> str:
+    """DuckDB's error for one event, without what only makes sense for the temporary chunk file."""
+    msg = re.sub(r' in file "[^"]*",?', "", msg).replace("Invalid Input Error: ", "")
+    msg = re.sub(r",? in record/value \d+", "", msg).strip()
+    msg = re.sub(r"^Malformed JSON(?: at byte \d+)?: ", "", msg).rstrip(". ")
+    return re.sub(r"^Conversion Error: Type DOUBLE with value (\S+) can't be cast because the value is out of range "
+                  r"for the destination type INT64", r"ts or dur out of range: \1", msg)
 
 
 def _json_text(col: str) -> str:
@@ -141,7 +166,8 @@ def _chunk_select(json_path: str, exact: bool, ord_offset: int, odd: bool = Fals
   SELECT *, {_ROUTE} AS route FROM (
     SELECT (ordinality + {ord_offset})::BIGINT AS ord, ph, cat AS cat_raw, {_CAT_NORM} AS cat, name, pid, tid,
            {_time_expr('ts', exact, odd)} AS ts_ns, {_time_expr('dur', exact, odd)} AS dur_ns,
-           {_args_expr(odd)} AS args, {extra}, {_time_repair_expr(odd)} AS time_repair
+           {_args_expr(odd)} AS args, {extra}, {_time_repair_expr(odd)} AS time_repair,
+           {_bad_time_expr(odd)} AS bad_time
     FROM read_json('{json_path}', format = 'array', columns = {_read_columns(exact, odd)},
                    maximum_object_size = 67108864) WITH ORDINALITY)"""
 
@@ -333,6 +359,8 @@ class _TraceIngest:
         return len(items)
 
     def _load_spans(self, con, chunk: EventChunk, spans: list, local_issues: list) -> None:
+        """Load the events ``spans`` [(local index, start, end)] into table c, finding the bad ones: a JSON syntax
+        error names the element it is in (its position is checked), other errors are found by bisection."""
         if not spans:
             return
         # ord numbers inside one run are consecutive: ordinality + (first index)
@@ -341,15 +369,18 @@ class _TraceIngest:
             self._load(con, data, spans[0][0], create=False)
             return
         except duckdb.Error as e:
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
             if len(spans) == 1:
-                msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-                msg = re.sub(r' in file "[^"]*",?', "", msg).replace("Invalid Input Error: ", "")
-                msg = re.sub(r",? in record/value \d+", "", msg).strip()
-                msg = re.sub(r"^Malformed JSON(?: at byte \d+)?: ", "", msg).rstrip(". ")
-                msg = re.sub(r"^Conversion Error: Type DOUBLE with value (\S+) can't be cast because the value is "
-                             r"out of range for the destination type INT64", r"ts or dur out of range: \1", msg)
                 local_issues.append((spans[0][0], chunk.offset + spans[0][1], "skipped_malformed_event",
-                                     f"malformed event: {msg}"))
+                                     f"malformed event: {_event_error(first)}"))
+                return
+            m = re.search(r"Malformed JSON.* in record/value (\d+)", first)
+            k = int(m.group(1)) - 2 if m else -1  # the array's `[` is value 1
+            if 0 <= k < len(spans):
+                # the events before the bad one load in one go; the bad one alone fails (else it was not it)
+                self._load_spans(con, chunk, spans[:k], local_issues)
+                self._load_spans(con, chunk, spans[k:k + 1], local_issues)
+                self._load_spans(con, chunk, spans[k + 1:], local_issues)
                 return
         mid = len(spans) // 2
         self._load_spans(con, chunk, spans[:mid], local_issues)
@@ -367,6 +398,8 @@ class _TraceIngest:
                 n = self._load(con, job.chunk.data, 0, create=True)
             except duckdb.Error:
                 n = self._load_exact(con, job.chunk, local_issues)
+            if self.local.odd:
+                self._take_bad_times(con, job.chunk, local_issues)
         except BaseException as e:  # noqa: BLE001 - handed to the main thread
             error = e
         if job.prev is None:
@@ -383,13 +416,27 @@ class _TraceIngest:
         job.next_base = base + n
         job.next_ready.set()
         job.chunk = None  # free the text
-        local_issues.sort(key=lambda it: it[1])
+        local_issues.sort(key=lambda it: (it[1] is None, it[1] or 0))
         for li, off, kind, detail in local_issues:
             if not self.salvage:
                 raise TraceError(self.path, detail + "; rerun with --salvage to skip bad events", offset=off,
                                  event_index=None if li is None else base + li)
         self._write_parts(con, base, job.index, [(None if li is None else base + li, off, kind, d)
                                                  for li, off, kind, d in local_issues])
+
+    def _take_bad_times(self, con, chunk: EventChunk, local_issues: list) -> None:
+        """Rows whose ts/dur is not a number (careful path) are malformed events: recorded with their byte offset
+        (found by an exact scan of the chunk, on this rare path only) and removed from table c."""
+        marked = con.execute("SELECT ord, bad_time FROM c WHERE bad_time IS NOT NULL ORDER BY ord").fetchall()
+        if not marked:
+            return
+        scan = exact_spans(chunk.data)
+        starts = sorted([sp.start for sp in scan.spans] + [off for off, _ in scan.garbage])
+        for ord_, why in marked:
+            li = ord_ - 1
+            off = chunk.offset + starts[li] if li < len(starts) else None
+            local_issues.append((li, off, "skipped_malformed_event", f"malformed event: {why}"))
+        con.execute("DELETE FROM c WHERE bad_time IS NOT NULL")
 
     def _write_parts(self, con, base: int, index: int, issues: list) -> None:
         stats = con.execute("""SELECT route, count(*), count(*) FILTER (WHERE ph = 'X' AND cat_raw IS NOT NULL)
