@@ -71,17 +71,17 @@ def test_counts_match_json(ds, trace_ids, rel):
     tables, ev_cats, k_cats, skipped = expected_counts(doc)
     for table in ["events", "kernels", "correlations", "instants", "metadata", "counters", "gpu_user_annotations",
                   "other_events"]:
-        got = ds.con.execute(f"SELECT count(*) FROM {table} WHERE trace_id = ?", [tid]).fetchone()[0]
+        got = ds.con.execute(f"SELECT count(*) FROM {table} WHERE trace_id = ?", [tid]).fetchall()[0][0]
         assert got == tables[table], (rel, table)
     got_ev = dict(ds.con.execute("SELECT coalesce(cat, '<none>'), count(*) FROM events WHERE trace_id = ? GROUP BY 1",
                                  [tid]).fetchall())
     assert got_ev == {("<none>" if k is None else k): v for k, v in ev_cats.items()}, rel
     got_k = dict(ds.con.execute("SELECT cat, count(*) FROM kernels WHERE trace_id = ? GROUP BY 1", [tid]).fetchall())
     assert got_k == dict(k_cats), rel
-    read, skip = ds.con.execute("SELECT events_read, events_skipped FROM traces WHERE trace_id = ?", [tid]).fetchone()
+    read, skip = ds.con.execute("SELECT events_read, events_skipped FROM traces WHERE trace_id = ?", [tid]).fetchall()[0]
     assert read == len(doc["traceEvents"])
     assert skip == skipped
-    issues = ds.con.execute("SELECT count(*) FROM ingest_issues WHERE trace_id = ?", [tid]).fetchone()[0]
+    issues = ds.con.execute("SELECT count(*) FROM ingest_issues WHERE trace_id = ?", [tid]).fetchall()[0][0]
     assert issues == skipped
 
 
@@ -109,15 +109,15 @@ def test_every_timestamp_is_exact_ns(ds, trace_ids, rel):
 def test_spot_values(ds, trace_ids):
     t = trace_ids["nvidia/hta_ns_resolution_rank0.json.gz"]
     # first event of the file: "ts": 1712195495519689.047 — a double would give ...689.0
-    assert ds.con.execute("SELECT ts_ns FROM events WHERE trace_id = ? AND event_id = 0", [t]).fetchone()[0] \
+    assert ds.con.execute("SELECT ts_ns FROM events WHERE trace_id = ? AND event_id = 0", [t]).fetchall()[0][0] \
         == 1712195495519689047
     q = trace_ids["nvidia/h100_qwen_infer.json.gz"]
     row = ds.con.execute("SELECT base_time_ns, format, device_count, exact_ts_text FROM traces WHERE trace_id = ?",
-                         [q]).fetchone()
+                         [q]).fetchall()[0]
     assert row == (1751410836000000000, "kineto", 1, False)
     # kernels: typed args
     k = ds.con.execute("""SELECT count(*), count(DISTINCT stream), min(device), max(device), count(correlation),
-                                 count(grid_x) FROM kernels WHERE trace_id = ?""", [q]).fetchone()
+                                 count(grid_x) FROM kernels WHERE trace_id = ?""", [q]).fetchall()[0]
     assert k[0] == 1707 and k[2] == k[3] == 0 and k[4] == 1707
     assert k[5] == 1465  # every kernel has a grid, memcpy/memset have none
 
@@ -131,29 +131,29 @@ def test_old_format_categories_normalised(ds, trace_ids):
                              "('Operator', 'Runtime') GROUP BY 1", [t]).fetchall())
     assert ev == {"Operator->cpu_op": 33384, "Runtime->cuda_runtime": 10920}
     # the lowercase 'external id' of PyTorch 1.8 kernels is read too
-    assert ds.con.execute("SELECT count(external_id) FROM kernels WHERE trace_id = ?", [t]).fetchone()[0] == 10015
+    assert ds.con.execute("SELECT count(external_id) FROM kernels WHERE trace_id = ?", [t]).fetchall()[0][0] == 10015
 
 
 def test_string_pid_tid_kept(ds, trace_ids):
     t = trace_ids["nvidia/kineto_2021_v1_8.json.gz"]
     assert ds.con.execute("SELECT count(*) FROM events WHERE trace_id = ? AND pid = 'Traces' "
-                          "AND tid = 'PyTorch Profiler'", [t]).fetchone()[0] == 1
+                          "AND tid = 'PyTorch Profiler'", [t]).fetchall()[0][0] == 1
     assert ds.con.execute("SELECT count(*) FROM instants WHERE trace_id = ? AND pid = '' AND tid = ''",
-                          [t]).fetchone()[0] == 1
+                          [t]).fetchall()[0][0] == 1
 
 
 def test_jax_trace(ds, trace_ids):
     t = trace_ids["jax/mi300_conv_trace.json.gz"]
-    assert ds.con.execute("SELECT format FROM traces WHERE trace_id = ?", [t]).fetchone()[0] == "jax"
+    assert ds.con.execute("SELECT format FROM traces WHERE trace_id = ?", [t]).fetchall()[0][0] == "jax"
     k = ds.con.execute("""SELECT count(*), min(device), max(device), count(correlation), count(grid_x), count(stream)
-                          FROM kernels WHERE trace_id = ?""", [t]).fetchone()
+                          FROM kernels WHERE trace_id = ?""", [t]).fetchall()[0]
     assert k[0] == 235 and k[1] == 0 and k[2] == 7 and k[3] == 235 and k[5] == 235
     # the trailing {} that JAX writes is counted as skipped, with its index
     iss = ds.con.execute("SELECT event_id, kind FROM ingest_issues WHERE trace_id = ?", [t]).fetchall()
     assert iss == [(3524, "skipped_empty_event")]
     # launches on the host side link to GPU events through correlation_id
     linked = ds.con.execute("""SELECT count(*) FROM kernels k JOIN launches l USING (trace_id, correlation)
-                               WHERE trace_id = ?""", [t]).fetchone()[0]
+                               WHERE trace_id = ?""", [t]).fetchall()[0][0]
     assert linked == 231  # 4 GPU events share a correlation id with hipStreamWaitEvent/hipLaunchHostFunc
 
 
@@ -161,7 +161,7 @@ def test_rank_and_distributed_info(ds, trace_ids):
     ranks = dict(ds.con.execute("""SELECT file_name, rank FROM traces WHERE source_path LIKE '%dlrm_8rank%'""").fetchall())
     assert ranks == {f"rank{i}.json.gz": i for i in range(8)}
     r = ds.con.execute("SELECT rank, rank_source, world_size, distributed_backend FROM traces WHERE trace_id = ?",
-                       [trace_ids["cpu/hta_cpu_only_rank34.json.gz"]]).fetchone()
+                       [trace_ids["cpu/hta_cpu_only_rank34.json.gz"]]).fetchall()[0]
     assert r == (34, "distributedInfo", 300, "gloo")
 
 
@@ -179,7 +179,7 @@ def test_header_after_trace_events(ds, trace_ids):
     # this file writes traceName and baseTimeNanoseconds after traceEvents
     t = trace_ids["nvidia/h100_qwen_infer.json.gz"]
     name, hdr = ds.con.execute("SELECT trace_name, header->>'$.traceName' FROM traces WHERE trace_id = ?",
-                               [t]).fetchone()
+                               [t]).fetchall()[0]
     assert name == hdr == "/tmp/tmp8f047i33/file.json"
 
 
@@ -222,11 +222,11 @@ def test_dataset_opens_from_any_directory(tmp_path, shared_traces, monkeypatch):
     assert main(["catalog", str(tmp_path / "ds")]) == 0
     monkeypatch.chdir("/")
     con = duckdb.connect(str(tmp_path / "ds" / "catalog.duckdb"), read_only=True)
-    assert con.execute("SELECT count(*) FROM kernels").fetchone()[0] == 1
+    assert con.execute("SELECT count(*) FROM kernels").fetchall()[0][0] == 1
     con.close()
     con = duckdb.connect()
     con.execute((tmp_path / "ds" / "init.sql").read_text())
-    assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 7
+    assert con.execute("SELECT count(*) FROM events").fetchall()[0][0] == 7
 
 
 def test_bad_file_one_line_error(tmp_path):

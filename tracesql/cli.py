@@ -131,7 +131,7 @@ def cmd_tables(args) -> int:
     ds = _open(args.dataset)
     rows = []
     for t in ds.tables():
-        rows.append((t, "table", ds.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]))
+        rows.append((t, "table", ds.con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]))
     for v in ds.views():
         rows.append((v, "view", None))
     write_frame(pl.DataFrame(rows, schema=["name", "kind", "rows"], orient="row"), args.format, None)

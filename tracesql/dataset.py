@@ -124,7 +124,7 @@ def _open_catalog(dataset: Path, stmts: list[str], config: dict):
     except duckdb.Error:
         return None
     try:
-        key = con.execute("SELECT key FROM _tracesql_catalog").fetchone()[0]
+        key = con.execute("SELECT key FROM _tracesql_catalog").fetchall()[0][0]
     except duckdb.Error:
         key = None
     if key != _catalog_key(stmts):

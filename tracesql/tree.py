@@ -35,7 +35,7 @@ TREE_VIEWS = [
 
 def _database(ds) -> str:
     """The connection's own catalog (quoted), so that `db.main.v` never means a temporary object."""
-    name = ds.con.execute("SELECT current_database()").fetchone()[0]
+    name = ds.con.execute("SELECT current_database()").fetchall()[0][0]
     return '"' + name.replace('"', '""') + '"'
 
 
