@@ -435,7 +435,7 @@ def ops_ds(all_dataset):
     d = tracesql.open(all_dataset[0])
     for view in ("gpu_event_ops", "tl_launchers"):
         d.con.execute(f"CREATE TEMP TABLE _{view}_once AS SELECT * FROM {view}")
-        d.con.execute(f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM _{view}_once")
+        d.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM _{view}_once")
     yield d
     d.close()
 
