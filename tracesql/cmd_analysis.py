@@ -77,7 +77,7 @@ def cmd_report(args) -> int:
 
 def register(subparsers) -> None:
     s = subparsers.add_parser(
-        "kernels", help="per-kernel statistics: count, mean/total/min/max/std duration, % of launches and time",
+        "kernels", help="per-kernel statistics: count, mean/total/min/max/std duration, %% of launches and time",
         description="One row per kernel name and trace over every GPU event (kernels, memcpy, memset; cuda_sync "
                     "waits excluded). Durations in µs. Short names (templates and argument lists removed) unless "
                     "--verbose.")
