@@ -20,3 +20,16 @@ def test_readme_commands_exist():
     for cmd in ["ingest", "query", "tables", "shell", "catalog"]:
         assert cmd in sub
         assert f"tracesql {cmd} " in README
+
+
+def test_every_help_text_renders(capsys):
+    import pytest
+
+    from tracesql.cli import main
+
+    sub = build_parser()._subparsers._group_actions[0].choices
+    for argv in [["--help"]] + [[cmd, "--help"] for cmd in sub]:
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        assert e.value.code == 0, argv
+        assert "usage: tracesql" in capsys.readouterr().out
