@@ -145,3 +145,68 @@ SELECT g.trace_id, cat_ AS "Parent op category", op_ AS "Parent cpu_op", name AS
        100 * s / tot.total_us AS "Percent of total time (%)"
 FROM g LEFT JOIN tot USING (trace_id)
 ORDER BY g.trace_id, s DESC, first_event_id;
+
+-- _tl_short: TraceLens's short kernels: `kernel` events (linked or not) shorter than 10 µs, with float64
+-- µs durations, TraceLens's parent cpu_op and that op's inputs as TraceLens prints them (sql/33 _op_args).
+CREATE OR REPLACE VIEW _tl_short AS
+SELECT g.trace_id, g.event_id, g.name, _us_f64(g.dur_ns) AS dur_us, g.tl_parent_cpu_op,
+       a.input_dims, a.input_strides, a.concrete_inputs
+FROM gpu_event_ops g
+LEFT JOIN _op_args a ON a.trace_id = g.trace_id AND a.event_id = g.op_event_id
+WHERE g.cat = 'kernel' AND _us_f64(g.dur_ns) < 10;
+
+-- tl_short_kernel_histogram: TraceLens's short_kernel_histogram: 100 equal bins between the shortest and
+-- the longest short kernel (numpy.histogram: edges start + k * step, the last edge the maximum; a value
+-- on an inner edge goes to the bin above it, the maximum into the last bin).
+--   bin_start, bin_end   µs;  count   short kernels in the bin
+CREATE OR REPLACE VIEW tl_short_kernel_histogram AS
+WITH r AS (SELECT trace_id, min(dur_us) AS mn, max(dur_us) AS mx FROM _tl_short GROUP BY trace_id),
+edges AS (
+    SELECT r.trace_id, k.range AS bin,
+           CASE WHEN k.range = 0 THEN r.mn ELSE k.range * ((r.mx - r.mn) / 100) + r.mn END AS lo,
+           CASE WHEN k.range = 99 THEN r.mx ELSE (k.range + 1) * ((r.mx - r.mn) / 100) + r.mn END AS hi
+    FROM r CROSS JOIN range(100) k
+), idx AS (
+    SELECT s.trace_id, s.dur_us,
+           least(floor((s.dur_us - r.mn) * (100 / nullif(r.mx - r.mn, 0)))::BIGINT, 99) AS i0
+    FROM _tl_short s JOIN r USING (trace_id)
+), fixed AS (
+    SELECT i.trace_id, CASE WHEN i.dur_us < e.lo THEN i.i0 - 1
+                            WHEN i.dur_us >= e.hi AND i.i0 <> 99 THEN i.i0 + 1 ELSE i.i0 END AS bin
+    FROM idx i JOIN edges e ON e.trace_id = i.trace_id AND e.bin = coalesce(i.i0, 0)
+)
+SELECT e.trace_id, e.lo AS bin_start, e.hi AS bin_end, count(f.bin) AS "count"
+FROM edges e LEFT JOIN fixed f ON f.trace_id = e.trace_id AND f.bin = e.bin
+GROUP BY e.trace_id, e.bin, e.lo, e.hi ORDER BY e.trace_id, e.bin;
+
+-- tl_short_kernels_summary: TraceLens's short_kernels_summary: short kernels grouped by (Parent cpu_op,
+-- Input dims, Input strides, Concrete Inputs, Kernel name); groups with any of these missing are left out
+-- (as TraceLens's grouping drops them). Sum, count and mean of the durations (µs) and the sum as a
+-- percentage of TraceLens's gpu_timeline total_time; in decreasing order of the sum.
+CREATE OR REPLACE VIEW tl_short_kernels_summary AS
+WITH g AS (
+    SELECT trace_id, tl_parent_cpu_op, input_dims, input_strides, concrete_inputs, name,
+           sum(dur_us) AS s, count(*) AS n, min(event_id) AS first_event_id
+    FROM _tl_short
+    WHERE tl_parent_cpu_op IS NOT NULL AND input_dims IS NOT NULL AND input_strides IS NOT NULL
+      AND concrete_inputs IS NOT NULL
+    GROUP BY ALL
+), tot AS (SELECT trace_id, "time ms" * 1000 AS total_us FROM tl_gpu_timeline WHERE "type" = 'total_time')
+SELECT g.trace_id, tl_parent_cpu_op AS "Parent cpu_op", input_dims AS "Input dims", input_strides AS "Input strides",
+       concrete_inputs AS "Concrete Inputs", name AS "Kernel name", s AS "Short Kernel duration (µs) sum",
+       n AS "Short Kernel count", s / n AS "Short Kernel duration (µs) mean",
+       100 * s / tot.total_us AS "Short Kernel duration (µs) percent of total time"
+FROM g LEFT JOIN tot USING (trace_id)
+ORDER BY g.trace_id, s DESC, first_event_id;
+
+-- tl_short_kernels_summary_by_name: the same grouped by kernel name alone: what TraceLens writes for a
+-- trace without CPU ops (it then has no parent op columns).
+CREATE OR REPLACE VIEW tl_short_kernels_summary_by_name AS
+WITH g AS (
+    SELECT trace_id, name, sum(dur_us) AS s, count(*) AS n, min(event_id) AS first_event_id
+    FROM _tl_short GROUP BY ALL
+), tot AS (SELECT trace_id, "time ms" * 1000 AS total_us FROM tl_gpu_timeline WHERE "type" = 'total_time')
+SELECT g.trace_id, name AS "Kernel name", s AS "Short Kernel duration (µs) sum", n AS "Short Kernel count",
+       s / n AS "Short Kernel duration (µs) mean", 100 * s / tot.total_us AS "Short Kernel duration (µs) percent of total time"
+FROM g LEFT JOIN tot USING (trace_id)
+ORDER BY g.trace_id, s DESC, first_event_id;

@@ -49,9 +49,25 @@ def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
         "idle_breakdown": lambda: a.gaps(ds, trace=trace, what="idle"),
         "launch_stats": lambda: a.launch_stats(ds, trace=trace),
     }
-    if a.has_view(ds, "op_summary"):
-        out["op_summary"] = lambda: _q(ds, f"SELECT t.file_name AS trace, o.* EXCLUDE (trace_id) FROM op_summary o "
-                                       f"JOIN traces t USING (trace_id) WHERE o.trace_id IN {inn}")
+    if a.has_view(ds, "op_summary"):  # needs the call tree views (sql/1*.sql)
+        out["op_summary"] = lambda: _q(ds, f"""SELECT t.file_name AS trace, o.op_name, o.op_count, o.kernel_count,
+            o.kernel_time_ns / 1e3 AS kernel_time_us, o.mean_per_op_ns / 1e3 AS mean_per_op_us, o.time_pct,
+            o.cumulative_pct FROM op_summary o JOIN traces t USING (trace_id) WHERE o.trace_id IN {inn}
+            ORDER BY trace, o.kernel_time_ns DESC, o.op_name""")
+        out["op_arg_summary"] = lambda: _q(ds, f"""SELECT t.file_name AS trace, o.op_name, o.input_dims, o.input_type,
+            o.input_strides, o.concrete_inputs, o.count, o.kernel_time_mean_ns / 1e3 AS kernel_time_mean_us,
+            o.kernel_time_median_ns / 1e3 AS kernel_time_median_us, o.kernel_time_std_ns / 1e3 AS kernel_time_std_us,
+            o.kernel_time_min_ns / 1e3 AS kernel_time_min_us, o.kernel_time_max_ns / 1e3 AS kernel_time_max_us,
+            o.kernel_time_sum_ns / 1e3 AS kernel_time_sum_us, o.time_pct, o.cumulative_pct
+            FROM op_arg_summary o JOIN traces t USING (trace_id) WHERE o.trace_id IN {inn}
+            ORDER BY trace, o.kernel_time_sum_ns DESC""")
+        out["short_kernels"] = lambda: _q(ds, f"""SELECT t.file_name AS trace, o.op_name, o.kernel_name, o.count,
+            o.total_ns / 1e3 AS total_us, o.mean_ns / 1e3 AS mean_us, o.short_pct, o.pct_of_kernel_time
+            FROM short_kernels o JOIN traces t USING (trace_id) WHERE o.trace_id IN {inn}
+            ORDER BY trace, o.total_ns DESC""")
+        out["short_kernel_histogram"] = lambda: _q(ds, f"""SELECT t.file_name AS trace, o.bin, o.bin_start_us,
+            o.bin_end_us, o.count, o.total_us FROM short_kernel_histogram o JOIN traces t USING (trace_id)
+            WHERE o.trace_id IN {inn} ORDER BY trace, o.bin""")
     return out
 
 
@@ -68,25 +84,44 @@ TRACELENS = [
 HTA = [
     ("temporal_breakdown", "hta_temporal_breakdown", None),
     ("idle_time_breakdown", "hta_idle_time_breakdown",
-     "SELECT rank, stream, idle_category, idle_time, idle_time_ratio FROM {v} WHERE trace_id = $t "
-     "ORDER BY stream, idle_category"),
+     "SELECT trace_id, rank, stream, idle_category, idle_time, idle_time_ratio FROM {v} WHERE trace_id IN {ids} "
+     "ORDER BY trace_id, stream, idle_category"),
     ("kernel_type_breakdown", "hta_kernel_type_breakdown_by_trace",
-     "SELECT kernel_type, sum, percentage FROM {v} WHERE trace_id = $t ORDER BY sum DESC"),
+     "SELECT trace_id, kernel_type, sum, percentage FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, sum DESC"),
     ("cuda_kernel_launch_stats", "hta_cuda_kernel_launch_stats",
-     "SELECT correlation, cpu_duration, gpu_duration, launch_delay FROM {v} WHERE trace_id = $t"),
+     "SELECT trace_id, correlation, cpu_duration, gpu_duration, launch_delay FROM {v} WHERE trace_id IN {ids}"),
     ("comm_comp_overlap", "hta_comm_comp_overlap", None),
 ]
 
 
-def _peer_section(ds, view: str, query: str | None, trace_id: str) -> pl.DataFrame | None:
-    if not analysis.has_view(ds, view):
-        return None
-    q = (query or "SELECT * EXCLUDE (trace_id) FROM {v} WHERE trace_id = $t").format(v=view)
-    df = _q(ds, q, {"t": trace_id})
-    if view == "tl_kernel_summary" and not _q(ds, "SELECT count(*) AS n FROM events WHERE trace_id = $t AND "
-                                                 "cat = 'cpu_op'", {"t": trace_id})["n"][0]:
-        df = df.drop("Parent cpu_op")  # TraceLens has no such column for a trace without CPU ops
-    return df
+def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str, pl.DataFrame]:
+    """One section for every trace in ids (one query for all of them): {trace_id: DataFrame}.
+
+    The views keep each trace's rows in the peer's order; an empty table is returned for a trace without
+    rows. A trace without CPU ops gets TraceLens's reduced columns for kernel_summary and
+    short_kernels_summary."""
+    inn = analysis._in(ids)
+    no_ops: set[str] = set()
+    if view in ("tl_kernel_summary", "tl_short_kernels_summary"):
+        with_ops = {r[0] for r in ds.con.sql(f"SELECT DISTINCT trace_id FROM events WHERE trace_id IN {inn} "
+                                              "AND cat = 'cpu_op'").fetchall()}
+        no_ops = set(ids) - with_ops
+
+    def run(v: str, tids: list[str]) -> dict[str, pl.DataFrame]:
+        q = (query or "SELECT * FROM {v} WHERE trace_id IN {ids}").format(v=v, ids=analysis._in(tids))
+        df = _q(ds, q).with_row_index("_row")
+        parts = {k[0]: g.sort("_row").drop("_row", "trace_id")
+                 for k, g in df.group_by("trace_id", maintain_order=True)} if df.height else {}
+        empty = df.head(0).drop("_row", "trace_id")
+        return {t: parts.get(t, empty) for t in tids}
+
+    out = run(view, [t for t in ids if t not in no_ops]) if len(no_ops) < len(ids) else {}
+    if no_ops:
+        if view == "tl_short_kernels_summary":  # TraceLens groups by kernel name alone then
+            out.update(run("tl_short_kernels_summary_by_name", sorted(no_ops)))
+        else:  # and has no Parent cpu_op column in its kernel_summary
+            out.update({t: df.drop("Parent cpu_op") for t, df in run(view, sorted(no_ops)).items()})
+    return out
 
 
 def _safe_name(s: str) -> str:
@@ -102,8 +137,9 @@ def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     ids = analysis.trace_ids(ds, trace)
-    analysis.materialize(ds, ["gpu_activity", "gpu_gaps", "gpu_timeline"] if style == "native" else
-                         ["gpu_activity", "_hta_gpu"])
+    analysis.materialize(ds, {"native": ["gpu_activity", "gpu_gaps", "gpu_timeline", "gpu_event_ops"],
+                              "tracelens": ["gpu_activity", "gpu_event_ops"],
+                              "hta": ["gpu_activity", "_hta_gpu"]}[style])
     out = []
     if style == "native":
         for name, fn in _native_sections(ds, ids, trace).items():
@@ -116,11 +152,11 @@ def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str
     if missing:
         print(f"tracesql report: views not available in this installation, sections skipped: {', '.join(missing)}",
               file=sys.stderr)
+    per_section = [(fname, _peer_section(ds, view, query, ids)) for fname, view, query in sections
+                   if view not in missing]
     for tid in ids:
-        for fname, view, query in sections:
-            df = _peer_section(ds, view, query, tid)
-            if df is not None:
-                out.append((fname, names.get(tid, tid), df))
+        for fname, frames in per_section:
+            out.append((fname, names.get(tid, tid), frames[tid]))
     return out
 
 
@@ -148,7 +184,10 @@ def write(sections, fmt: str = "table", out: str | None = None, stream=None) -> 
         ext = {"table": "txt", "csv": "csv", "json": "json"}[fmt]
         path = folder / f"{name}.{ext}"
         if fmt == "csv":
-            df.write_csv(path)
+            if df.height == 0 and trace is not None:
+                path.write_text("")  # the peers write an empty file for an empty table
+            else:
+                df.write_csv(path)
         elif fmt == "json":
             path.write_text(df.write_json() + "\n")
         else:

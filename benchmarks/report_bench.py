@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Time `tracesql report` (all sections) on an ingested dataset.
+
+    python benchmarks/report_bench.py DATASET [--style native|tracelens|hta] [--repeat 3]
+    python benchmarks/report_bench.py --trace benchmarks/data/qwen_1g.json   # ingests into a temp dataset first
+
+Prints, per repetition, the time to open the dataset (define every view), to compute every section
+(tracesql.report.build) and to write them as CSV into a temporary folder, and the time of each section, then
+a markdown line with the medians. Each repetition opens a fresh connection (no cache carried over).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def run_once(dataset: str, style: str, verbose: bool) -> dict:
+    import tracesql
+    from tracesql import analysis, report
+
+    t0 = time.perf_counter()
+    ds = tracesql.open(dataset)
+    t1 = time.perf_counter()
+    ids = analysis.trace_ids(ds)
+    per_section = {}
+    if style == "native":  # the same steps as report.build, timed one by one
+        ts = time.perf_counter()
+        analysis.materialize(ds, ["gpu_activity", "gpu_gaps", "gpu_timeline"])
+        per_section["(shared views)"] = time.perf_counter() - ts
+        sections = []
+        for name, fn in report._native_sections(ds, ids, None).items():
+            ts = time.perf_counter()
+            sections.append((name, None, fn()))
+            per_section[name] = time.perf_counter() - ts
+    else:
+        sections = report.build(ds, style=style)
+    t2 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as out:
+        report.write(sections, fmt="csv", out=out)
+    t3 = time.perf_counter()
+    ds.close()
+    if verbose:
+        for k, v in per_section.items():
+            print(f"    {k:<24} {v:6.2f} s")
+    return {"open": t1 - t0, "build": t2 - t1, "write": t3 - t2, "total": t3 - t0}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dataset", nargs="?", help="an ingested dataset")
+    p.add_argument("--trace", help="ingest this trace into a temporary dataset first (ingest time not counted)")
+    p.add_argument("--style", choices=["native", "tracelens", "hta"], default="native")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--quiet", "-q", action="store_true", help="no per-section times")
+    a = p.parse_args(argv)
+    if not a.dataset and not a.trace:
+        p.error("give DATASET or --trace FILE")
+    tmp = None
+    dataset = a.dataset
+    if a.trace:
+        import tracesql
+
+        tmp = tempfile.TemporaryDirectory()
+        dataset = str(Path(tmp.name) / "ds")
+        t = time.perf_counter()
+        tracesql.ingest([a.trace], out=dataset, quiet=True)
+        print(f"ingest {a.trace}: {time.perf_counter() - t:.1f} s (not counted)")
+    runs = []
+    for i in range(a.repeat):
+        r = run_once(dataset, a.style, verbose=not a.quiet)
+        runs.append(r)
+        print(f"run {i + 1}: open {r['open']:.2f} s, sections {r['build']:.2f} s, write {r['write']:.2f} s, "
+              f"total {r['total']:.2f} s")
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    print(f"| {Path(a.trace or dataset).name} | {a.style} | {med['open']:.2f} | {med['build']:.2f} | "
+          f"{med['write']:.2f} | {med['total']:.2f} |")
+    if tmp:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

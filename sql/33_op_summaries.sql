@@ -1,0 +1,134 @@
+-- Op summaries: GPU time per CPU op (name, and name with its input shapes), and short kernels.
+--
+-- A GPU event belongs to the innermost cpu_op around the call that launched it (gpu_event_ops.op_name,
+-- sql/12). Events whose launch is in the trace but has no cpu_op around it are listed under the launch
+-- API in brackets ('[cudaGraphLaunch]'); events whose launch is not in the trace under '[no launch]'.
+-- Kernel time here is the summed duration of the op's GPU events (cuda_sync waits excluded): additive,
+-- so the percentages of all ops add up to 100.
+
+-- _py_atom(j) / _py_tuple1..3(j): a JSON value of the trace's args written as Python writes the same
+-- value after turning lists into tuples (the text TraceLens shows for Input Dims, Input type, Input
+-- Strides and Concrete Inputs): [[16, 559, 1], [], []] -> '((16, 559, 1), (), ())', ["", "1"] ->
+-- "('', '1')", [1024] -> '(1024,)'. Up to three levels of nesting (tensor lists).
+CREATE OR REPLACE MACRO _py_atom(x) AS
+    CASE json_type(x) WHEN 'VARCHAR' THEN '''' || (x ->> '$') || ''''
+                      WHEN 'NULL' THEN 'None'
+                      WHEN 'BOOLEAN' THEN CASE WHEN x::VARCHAR = 'true' THEN 'True' ELSE 'False' END
+                      ELSE x::VARCHAR END;
+CREATE OR REPLACE MACRO _py_seq(items, n) AS
+    '(' || array_to_string(items, ', ') || CASE WHEN n = 1 THEN ',' ELSE '' END || ')';
+CREATE OR REPLACE MACRO _py_tuple1(j) AS
+    CASE WHEN json_type(j) = 'ARRAY'
+         THEN _py_seq(list_transform(json_extract(j, '$[*]'), lambda x: _py_atom(x)), json_array_length(j))
+         ELSE _py_atom(j) END;
+CREATE OR REPLACE MACRO _py_tuple2(j) AS
+    CASE WHEN json_type(j) = 'ARRAY'
+         THEN _py_seq(list_transform(json_extract(j, '$[*]'), lambda x: _py_tuple1(x)), json_array_length(j))
+         ELSE _py_atom(j) END;
+CREATE OR REPLACE MACRO _py_tuple3(j) AS
+    CASE WHEN json_type(j) = 'ARRAY'
+         THEN _py_seq(list_transform(json_extract(j, '$[*]'), lambda x: _py_tuple2(x)), json_array_length(j))
+         ELSE _py_atom(j) END;
+
+-- _op_args: the input description of every cpu_op that launched GPU work, as text (NULL when the trace
+-- was recorded without shapes).
+CREATE OR REPLACE VIEW _op_args AS
+SELECT e.trace_id, e.event_id, e.name,
+       _py_tuple3(e.args -> '$."Input Dims"') AS input_dims, _py_tuple3(e.args -> '$."Input type"') AS input_type,
+       _py_tuple3(e.args -> '$."Input Strides"') AS input_strides,
+       _py_tuple3(e.args -> '$."Concrete Inputs"') AS concrete_inputs
+FROM events e
+JOIN (SELECT DISTINCT trace_id, op_event_id FROM gpu_event_ops WHERE op_event_id IS NOT NULL) o
+  ON o.trace_id = e.trace_id AND o.op_event_id = e.event_id;
+
+-- _op_gpu: the counted GPU events with the op they belong to (see the top of this file).
+CREATE OR REPLACE VIEW _op_gpu AS
+SELECT trace_id, event_id, name AS kernel_name, cat, ts_ns, dur_ns, op_event_id,
+       coalesce(op_name, CASE WHEN launch_event_id IS NOT NULL THEN '[' || launch_name || ']' ELSE '[no launch]' END)
+           AS op_name
+FROM gpu_event_ops WHERE cat <> 'cuda_sync';
+
+-- op_summary: one row per (trace, op name).
+--   op_name            the cpu_op name (or '[launch API]', '[no launch]')
+--   op_count           op instances (cpu_op events) that launched GPU work
+--   kernel_count       their GPU events
+--   kernel_time_ns     summed duration of those GPU events, ns
+--   mean_per_op_ns     kernel_time_ns / op_count (ns; NULL for the bracketed rows)
+--   time_pct           100 kernel_time_ns / all GPU time of the trace
+--   cumulative_pct     running sum of time_pct in decreasing order of kernel time
+CREATE OR REPLACE VIEW op_summary AS
+WITH g AS (
+    SELECT trace_id, op_name, count(DISTINCT op_event_id) AS op_count, count(*) AS kernel_count,
+           sum(dur_ns)::BIGINT AS kernel_time_ns
+    FROM _op_gpu GROUP BY trace_id, op_name
+)
+SELECT trace_id, op_name, op_count, kernel_count, kernel_time_ns,
+       kernel_time_ns / nullif(op_count, 0) AS mean_per_op_ns,
+       100.0 * kernel_time_ns / sum(kernel_time_ns) OVER (PARTITION BY trace_id) AS time_pct,
+       100.0 * sum(kernel_time_ns) OVER (PARTITION BY trace_id ORDER BY kernel_time_ns DESC, op_name
+                                         ROWS UNBOUNDED PRECEDING)
+             / sum(kernel_time_ns) OVER (PARTITION BY trace_id) AS cumulative_pct
+FROM g ORDER BY trace_id, kernel_time_ns DESC, op_name;
+
+-- op_arg_summary: one row per (trace, op name, input dims, input types, input strides, concrete inputs):
+-- the same op called on the same shapes. Statistics are over op instances, of each instance's kernel
+-- time (summed duration of its GPU events):
+--   op_name, input_dims, input_type, input_strides, concrete_inputs   ('' when not recorded)
+--   count                                   op instances
+--   kernel_time_mean_ns, _median_ns, _std_ns (sample), _min_ns, _max_ns, _sum_ns
+--   time_pct, cumulative_pct                share of the trace's op-attributed GPU time, as in op_summary
+CREATE OR REPLACE VIEW op_arg_summary AS
+WITH inst AS (
+    SELECT g.trace_id, g.op_event_id, any_value(g.op_name) AS op_name, sum(g.dur_ns) AS t
+    FROM _op_gpu g WHERE g.op_event_id IS NOT NULL GROUP BY g.trace_id, g.op_event_id
+), s AS (
+    SELECT i.trace_id, i.op_name, coalesce(a.input_dims, '') AS input_dims, coalesce(a.input_type, '') AS input_type,
+           coalesce(a.input_strides, '') AS input_strides, coalesce(a.concrete_inputs, '') AS concrete_inputs,
+           count(*) AS count, avg(i.t) AS kernel_time_mean_ns, median(i.t) AS kernel_time_median_ns,
+           coalesce(stddev_samp(i.t), 0.0) AS kernel_time_std_ns, min(i.t) AS kernel_time_min_ns,
+           max(i.t) AS kernel_time_max_ns, sum(i.t)::BIGINT AS kernel_time_sum_ns
+    FROM inst i LEFT JOIN _op_args a ON a.trace_id = i.trace_id AND a.event_id = i.op_event_id
+    GROUP BY ALL
+)
+SELECT *, 100.0 * kernel_time_sum_ns / sum(kernel_time_sum_ns) OVER (PARTITION BY trace_id) AS time_pct,
+       100.0 * sum(kernel_time_sum_ns) OVER (PARTITION BY trace_id ORDER BY kernel_time_sum_ns DESC, op_name,
+                                             input_dims, input_type, input_strides, concrete_inputs
+                                             ROWS UNBOUNDED PRECEDING)
+             / sum(kernel_time_sum_ns) OVER (PARTITION BY trace_id) AS cumulative_pct
+FROM s ORDER BY trace_id, kernel_time_sum_ns DESC;
+
+-- short_kernels_at(threshold_us): GPU kernels (cat kernel) shorter than threshold_us, one row per
+-- (trace, op name, kernel name):
+--   count, total_ns, mean_ns       of the short kernels
+--   short_pct                      100 total_ns / all short-kernel time of the trace
+--   pct_of_kernel_time             100 total_ns / all kernel time of the trace
+CREATE OR REPLACE MACRO short_kernels_at(threshold_us) AS TABLE
+WITH k AS (SELECT * FROM _op_gpu WHERE cat = 'kernel'),
+tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM k GROUP BY trace_id),
+s AS (
+    SELECT trace_id, op_name, kernel_name, count(*) AS count, sum(dur_ns)::BIGINT AS total_ns, avg(dur_ns) AS mean_ns
+    FROM k WHERE dur_ns < threshold_us * 1000 GROUP BY ALL
+)
+SELECT s.*, 100.0 * total_ns / sum(total_ns) OVER (PARTITION BY s.trace_id) AS short_pct,
+       100.0 * total_ns / tot.all_ns AS pct_of_kernel_time
+FROM s JOIN tot USING (trace_id) ORDER BY s.trace_id, total_ns DESC;
+
+-- short_kernels: short_kernels_at(10) (10 µs, TraceLens's default threshold).
+CREATE OR REPLACE VIEW short_kernels AS SELECT * FROM short_kernels_at(10);
+
+-- short_kernel_histogram_at(threshold_us, bins): durations of the kernels shorter than threshold_us in
+-- `bins` equal bins over [0, threshold_us), per trace:
+--   bin (0-based), bin_start_us, bin_end_us, count, total_us
+CREATE OR REPLACE MACRO short_kernel_histogram_at(threshold_us, bins) AS TABLE
+WITH k AS (
+    SELECT trace_id, dur_ns / 1000.0 AS d FROM _op_gpu WHERE cat = 'kernel' AND dur_ns < threshold_us * 1000
+), t AS (SELECT DISTINCT trace_id FROM k),
+b AS (SELECT trace_id, least(floor(d / (threshold_us / bins))::BIGINT, bins - 1) AS bin, d FROM k)
+SELECT t.trace_id, r.bin, r.bin * threshold_us / bins AS bin_start_us, (r.bin + 1) * threshold_us / bins AS bin_end_us,
+       count(b.d) AS count, coalesce(sum(b.d), 0.0) AS total_us
+FROM t CROSS JOIN (SELECT range AS bin FROM range(bins)) r
+LEFT JOIN b ON b.trace_id = t.trace_id AND b.bin = r.bin
+GROUP BY ALL ORDER BY t.trace_id, r.bin;
+
+-- short_kernel_histogram: short_kernel_histogram_at(10, 20): 0.5 µs bins below 10 µs.
+CREATE OR REPLACE VIEW short_kernel_histogram AS SELECT * FROM short_kernel_histogram_at(10, 20);
