@@ -115,6 +115,8 @@ def test_spot_values(ds, trace_ids):
     row = ds.con.execute("SELECT base_time_ns, format, device_count, exact_ts_text FROM traces WHERE trace_id = ?",
                          [q]).fetchall()[0]
     assert row == (1751410836000000000, "kineto", 1, False)
+    # 509 of 1,707 GPU events are warm-up kernels launched before the CPU window (TraceLens links 1,198)
+    assert ds.con.execute("SELECT gpu_events_unlinked FROM traces WHERE trace_id = ?", [q]).fetchall()[0][0] == 509
     # kernels: typed args
     k = ds.con.execute("""SELECT count(*), count(DISTINCT stream), min(device), max(device), count(correlation),
                                  count(grid_x) FROM kernels WHERE trace_id = ?""", [q]).fetchall()[0]

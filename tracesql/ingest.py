@@ -186,6 +186,7 @@ class IngestResult:
     truncated: bool = False
     rank: int | None = None
     noted: dict = field(default_factory=dict)  # ingest_issues rows that are not skipped events, by kind
+    unlinked: int = 0  # GPU events without a launch call of the same correlation id
 
     def summary_line(self) -> str:
         if self.status == "failed":
@@ -203,8 +204,11 @@ class IngestResult:
         noted = ""
         if self.noted:
             noted = "; noted in ingest_issues: " + ", ".join(f"{k} {v:,}" for k, v in self.noted.items())
+        unlinked = ""
+        if self.row_counts.get("kernels"):
+            unlinked = f"; GPU events without a launch: {self.unlinked:,}"
         return (f"{name} -> trace {self.trace_id}{rank}: {self.events_read:,} events read in {self.seconds:.2f} s "
-                f"({mbs:.0f} MB/s); {rc}; {skipped}{noted}{trunc}")
+                f"({mbs:.0f} MB/s); {rc}; {skipped}{noted}{unlinked}{trunc}")
 
 
 def find_trace_files(paths: list[str]) -> list[str]:
@@ -721,6 +725,15 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
     ing.noted = noted
     counts = {t: ing.counts[t] for t in EVENT_TABLES + ["launches"]}
     events_read = sum(counts[t] for t in EVENT_TABLES) + sum(skipped.values())
+    # GPU events with no runtime/driver call of the same correlation id in this trace (e.g. warm-up kernels
+    # launched before the CPU window); the call-tree views (gpu_launch_links) also follow ac2g flows.
+    unlinked = 0
+    if counts["kernels"]:
+        unlinked = con.execute(f"""SELECT count(*) FROM read_parquet('{out / "kernels" / "*.parquet"}') k
+            WHERE k.correlation IS NULL OR k.correlation NOT IN (
+              SELECT correlation FROM read_parquet('{out / "events" / "*.parquet"}')
+              WHERE cat IN ('cuda_runtime', 'cuda_driver') AND correlation IS NOT NULL)""").fetchall()[0][0]
+    ing.unlinked = unlinked
 
     # traces row
     dist = h.get("distributedInfo") if isinstance(h.get("distributedInfo"), dict) else {}
@@ -760,6 +773,7 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
         "header": orjson.dumps(h, option=orjson.OPT_SERIALIZE_NUMPY).decode(),
         "events_read": events_read,
         "events_skipped": sum(skipped.values()),
+        "gpu_events_unlinked": unlinked,
         "row_counts": orjson.dumps(counts).decode(),
         "truncated": splitter.truncated,
         "exact_ts_text": ing.exact_any,
@@ -922,6 +936,7 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
         res.truncated = splitter.truncated
         res.rank = row["rank"]
         res.noted = ing.noted
+        res.unlinked = ing.unlinked
         res.seconds = time.time() - started
         return res
     finally:

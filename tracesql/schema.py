@@ -47,6 +47,8 @@ TABLES: dict[str, dict] = {
             ("header", "JSON", "every top-level field except traceEvents"),
             ("events_read", "BIGINT", "elements of traceEvents read (rows written + events skipped)"),
             ("events_skipped", "BIGINT", "elements not written to any table (see ingest_issues)"),
+            ("gpu_events_unlinked", "BIGINT", "kernels rows with no runtime/driver call of the same correlation id "
+                                              "(e.g. warm-up kernels launched before the CPU window)"),
             ("row_counts", "JSON", "rows written per table for this trace"),
             ("truncated", "BOOLEAN", "the file ended early and was salvaged (--salvage)"),
             ("exact_ts_text", "BOOLEAN", "ts values needed the exact decimal-text path (>= 14 integer digits)"),
