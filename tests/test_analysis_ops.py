@@ -66,9 +66,18 @@ def test_short_kernels_native(ds, trace_ids):
                    {"t": tid})[0][0], 10)
 
 
+@pytest.fixture(scope="module")
+def tl_short_tables(ds, trace_ids):
+    """TraceLens's two short-kernel tables for every reference trace, one query each as the report does."""
+    ids = [trace_ids[t] for _, t in SHORT_REFS]
+    return {name: report._peer_section(ds, view, None, ids) for name, view in
+            (("short_kernel_histogram", "tl_short_kernel_histogram"),
+             ("short_kernels_summary", "tl_short_kernels_summary"))}
+
+
 @pytest.mark.parametrize("ref,trace", SHORT_REFS)
-def test_tracelens_short_kernel_tables_equal_reference(ds, trace_ids, reference_dir, ref, trace):
-    sections = {name: df for name, _, df in report.build(ds, style="tracelens", trace=trace_ids[trace])}
+def test_tracelens_short_kernel_tables_equal_reference(tl_short_tables, trace_ids, reference_dir, ref, trace):
+    sections = {name: frames[trace_ids[trace]] for name, frames in tl_short_tables.items()}
     for name in ("short_kernel_histogram", "short_kernels_summary"):
         path = reference_dir / "tracelens" / ref / f"{name}.csv"
         want = read_csv(path) if path.read_text().strip() else []

@@ -180,11 +180,16 @@ KERNEL_SUMMARY_REFS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def tl_kernel_summaries(ds, trace_ids):
+    """TraceLens kernel_summary of every reference trace, computed in one query as the report does."""
+    return report._peer_section(ds, "tl_kernel_summary", None, [trace_ids[t] for _, t in KERNEL_SUMMARY_REFS])
+
+
 @pytest.mark.parametrize("ref,trace", KERNEL_SUMMARY_REFS)
-def test_tracelens_kernel_summary_equals_reference(ds, trace_ids, reference_dir, ref, trace):
+def test_tracelens_kernel_summary_equals_reference(tl_kernel_summaries, trace_ids, reference_dir, ref, trace):
     want = read_csv(reference_dir / "tracelens" / ref / "kernel_summary.csv")
-    (got,) = [df for name, _, df in report.build(ds, style="tracelens", trace=trace_ids[trace])
-              if name == "kernel_summary"]
+    got = tl_kernel_summaries[trace_ids[trace]]
     assert got.columns == list(want[0])
     assert got.height == len(want)
     for g, w in zip(got.iter_rows(named=True), want):

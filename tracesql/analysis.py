@@ -82,7 +82,9 @@ def kernel_summary(ds, trace: str | None = None, step=None, sort: str = "total",
             from .errors import DatasetError
 
             raise DatasetError("--by-category needs the kernel category views (sql/2*.sql)")
-        return _q(ds, f"SELECT * FROM kernel_category_by_op WHERE trace_id IN {_in(ids)}")
+        return _q(ds, f"""SELECT t.file_name AS trace, k.* EXCLUDE (trace_id) FROM kernel_category_by_op k
+            JOIN traces t USING (trace_id) WHERE k.trace_id IN {_in(ids)}
+            ORDER BY trace, k.parent_time_ms DESC, k.cpu_op, k.total_time_ms DESC""")
     if sort not in SORT_KEYS:
         raise ValueError(f"sort must be one of {', '.join(SORT_KEYS)}")
     key = SORT_KEYS[sort]
