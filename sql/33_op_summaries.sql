@@ -31,15 +31,25 @@ CREATE OR REPLACE MACRO _py_tuple3(j) AS
          ELSE _py_atom(j) END;
 
 -- _op_args: the input description of every cpu_op that launched GPU work, as text (NULL when the trace
--- was recorded without shapes).
+-- was recorded without shapes). The text is made once per distinct JSON value (few shapes, many calls).
 CREATE OR REPLACE VIEW _op_args AS
-SELECT e.trace_id, e.event_id, e.name,
-       _py_tuple3(e.args -> '$."Input Dims"') AS input_dims, _py_tuple3(e.args -> '$."Input type"') AS input_type,
-       _py_tuple3(e.args -> '$."Input Strides"') AS input_strides,
-       _py_tuple3(e.args -> '$."Concrete Inputs"') AS concrete_inputs
-FROM events e
-JOIN (SELECT DISTINCT trace_id, op_event_id FROM gpu_event_ops WHERE op_event_id IS NOT NULL) o
-  ON o.trace_id = e.trace_id AND o.op_event_id = e.event_id;
+WITH raw AS (
+    SELECT e.trace_id, e.event_id, e.name,
+           json_extract_string(e.args, '$."Input Dims"') AS d, json_extract_string(e.args, '$."Input type"') AS ty,
+           json_extract_string(e.args, '$."Input Strides"') AS st, json_extract_string(e.args, '$."Concrete Inputs"') AS ci
+    FROM events e
+    JOIN (SELECT DISTINCT trace_id, op_event_id FROM gpu_event_ops WHERE op_event_id IS NOT NULL) o
+      ON o.trace_id = e.trace_id AND o.op_event_id = e.event_id
+), texts AS (
+    SELECT v, _py_tuple3(v::JSON) AS py
+    FROM (SELECT d AS v FROM raw UNION SELECT ty FROM raw UNION SELECT st FROM raw UNION SELECT ci FROM raw)
+    WHERE v IS NOT NULL
+)
+SELECT r.trace_id, r.event_id, r.name, td.py AS input_dims, tt.py AS input_type, ts.py AS input_strides,
+       tc.py AS concrete_inputs
+FROM raw r
+LEFT JOIN texts td ON td.v = r.d LEFT JOIN texts tt ON tt.v = r.ty
+LEFT JOIN texts ts ON ts.v = r.st LEFT JOIN texts tc ON tc.v = r.ci;
 
 -- _op_gpu: the counted GPU events with the op they belong to (see the top of this file).
 CREATE OR REPLACE VIEW _op_gpu AS

@@ -24,6 +24,11 @@ import polars as pl
 from . import analysis
 
 STYLES = ("native", "tracelens", "hta")
+# Views each style reads many times: computed once per report (analysis.materialize). gpu_event_ops is the
+# call tree's attribution of GPU events to ops (sql/12), read by the op sections.
+MATERIALIZE = {"native": ["gpu_activity", "gpu_gaps", "gpu_timeline", "gpu_event_ops"],
+               "tracelens": ["gpu_activity", "gpu_event_ops"],
+               "hta": ["gpu_activity", "_hta_gpu"]}
 
 
 def _q(ds, query: str, params=None) -> pl.DataFrame:
@@ -137,9 +142,7 @@ def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     ids = analysis.trace_ids(ds, trace)
-    analysis.materialize(ds, {"native": ["gpu_activity", "gpu_gaps", "gpu_timeline", "gpu_event_ops"],
-                              "tracelens": ["gpu_activity", "gpu_event_ops"],
-                              "hta": ["gpu_activity", "_hta_gpu"]}[style])
+    analysis.materialize(ds, MATERIALIZE[style])
     out = []
     if style == "native":
         for name, fn in _native_sections(ds, ids, trace).items():
