@@ -143,11 +143,15 @@ def test_report_hta_csv_files(tmp_path, all_dataset, reference_dir):
                                                                  if k]
 
 
-def test_report_native_sections(ds, trace_ids, capsys):
-    sections = report.build(ds, style="native", trace=trace_ids[QWEN])
+def test_report_native_sections(all_dataset, trace_ids, capsys):
+    import tracesql
+
+    with tracesql.open(all_dataset[0]) as own:  # the report materializes views on its connection
+        sections = report.build(own, style="native", trace=trace_ids[QWEN])
     names = [s[0] for s in sections]
     for want in ("gpu_timeline", "gpu_timeline_by_step", "kernel_summary", "gaps_by_stream", "gap_histogram",
-                 "kernel_transitions", "idle_breakdown", "launch_stats", "comm_compute_overlap"):
+                 "kernel_transitions", "idle_breakdown", "launch_stats", "comm_compute_overlap", "op_summary",
+                 "op_arg_summary", "short_kernels", "short_kernel_histogram"):
         assert want in names
     tl = dict((s[0], s[2]) for s in sections)["gpu_timeline"]
     assert tl.filter(tl["device"] == "all")["idle_us"].to_list() == [4005.532]

@@ -21,18 +21,20 @@ def _q(ds, query: str, params: dict | None = None) -> pl.DataFrame:
 MATERIALIZED = ["gpu_activity", "gpu_gaps", "gpu_timeline", "_hta_gpu"]
 
 
-def materialize(ds, names: list[str] | None = None) -> None:
+def materialize(ds, names: list[str] | None = None, ids: list[str] | None = None) -> None:
     """Compute the shared base views once for this connection (a report reads them many times).
 
     Each is copied into a TEMP table of the same name, which DuckDB resolves before the view of the main
-    schema, so every view built on it reads the copy. The copies are a snapshot of the dataset as it is
-    now: use it on a Dataset opened for one analysis (the command line does).
+    schema, so every view built on it reads the copy. With ``ids``, only those traces are kept: the copy
+    is then a snapshot for a report on those traces, and the connection should not be used for others
+    (the command line opens one connection per command). A name already materialized is left as it is.
     """
     done = {r[0] for r in ds.con.sql("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
     db = ds.con.sql("SELECT current_database()").fetchall()[0][0]
+    where = f" WHERE trace_id IN {_in(ids)}" if ids else ""
     for name in names or MATERIALIZED:
         if name not in done and has_view(ds, name):
-            ds.con.sql(f'CREATE TEMP TABLE {name} AS SELECT * FROM "{db}".main.{name}')
+            ds.con.sql(f'CREATE TEMP TABLE {name} AS SELECT * FROM "{db}".main.{name}{where}')
 
 
 def has_view(ds, name: str) -> bool:

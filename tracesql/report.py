@@ -137,12 +137,15 @@ def _safe_name(s: str) -> str:
 def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str, str | None, pl.DataFrame]]:
     """All sections of a report: a list of (section name, trace file name or None, DataFrame).
 
+    The shared views are materialized on ds first (analysis.materialize; with ``trace``, for that trace
+    only): use a connection opened for the report.
+
     Sections whose views are not defined are reported on stderr and left out.
     """
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     ids = analysis.trace_ids(ds, trace)
-    analysis.materialize(ds, MATERIALIZE[style])
+    analysis.materialize(ds, MATERIALIZE[style], ids if trace is not None else None)
     out = []
     if style == "native":
         for name, fn in _native_sections(ds, ids, trace).items():
