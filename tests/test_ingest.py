@@ -239,3 +239,24 @@ def test_bad_file_one_line_error(tmp_path):
 
         importlib.import_module("tracesql.ingest").ingest_file(str(bad), tmp_path / "ds")
     assert str(ei.value).startswith(str(bad)) and "not JSON" in str(ei.value)
+
+
+def test_ingest_with_user_rules(tmp_path, shared_traces, capsys):
+    from tracesql.cli import main
+
+    rules = tmp_path / "my.csv"
+    rules.write_text("category,pattern\nmy_memset,^Memset\n")
+    out = tmp_path / "ds"
+    assert main(["ingest", str(shared_traces / "nvidia/h100_qwen_infer.json.gz"), "--out", str(out), "-q",
+                 "--rules", str(rules)]) == 0
+    assert (out / "rules" / "my.csv").exists()
+    with tracesql.open(out) as d:
+        got = d.sql("SELECT kernel_category, count(*) AS n FROM kernels_categorized "
+                    "WHERE kernel_category = 'my_memset' GROUP BY 1")
+        assert got.rows() == [("my_memset", 241)]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,regex\nx,y\n")
+    assert main(["ingest", str(shared_traces / "nvidia/h100_qwen_infer.json.gz"), "--out", str(out), "-q",
+                 "--rules", str(bad)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "category and pattern" in err[0]

@@ -94,6 +94,13 @@ def cmd_ingest(args) -> int:
     missing = [p for p in args.paths if not os.path.exists(p)]
     for p in missing:
         print(f"tracesql: error: {p}: no such file or directory", file=sys.stderr)
+    rules = []
+    if args.rules:  # check the rule files before any work, so a bad file costs nothing
+        from .categories import read_rules
+
+        for r in args.rules:
+            read_rules(r)
+            rules.append(r)
     paths = [p for p in args.paths if os.path.exists(p)]
     results = ingest(paths, out=args.out, salvage=args.salvage, quiet=args.quiet, on_result=report) if paths else []
     if not results and not missing:
@@ -101,6 +108,11 @@ def cmd_ingest(args) -> int:
     if len(results) > 1 or missing:
         print(f"{len(results) + len(missing)} files: {totals['ingested']} ingested, {totals['duplicate']} already "
               f"present, {totals['failed'] + len(missing)} failed; dataset {args.out}")
+    if rules and os.path.isdir(os.path.join(args.out, "traces")):
+        from .categories import add_rules
+
+        for r in rules:
+            print(f"rules {r} -> {add_rules(args.out, r)}")
     return 1 if failed or missing else 0
 
 
@@ -198,6 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--salvage", action="store_true", help="keep the complete events of truncated or damaged "
                    "files; every skipped event is recorded in ingest_issues")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    s.add_argument("--rules", action="append", metavar="CSV", help="add a user category rule file to the dataset "
+                   "(DATASET/rules/; see 'Kernel and op categories'); may be repeated")
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("query", help="run SQL against a dataset")
