@@ -99,6 +99,9 @@ FROM t
 LEFT JOIN _trace_window w USING (trace_id)
 LEFT JOIN _gpu_steps st ON st.trace_id = t.trace_id AND st.step = t.step;
 
+-- gpu_timeline_all: one row per trace × (pooled | device) for the whole trace and per ProfilerStep: the rows of
+-- _gt_rows above (columns as listed there; step NULL on whole-trace rows). gpu_timeline and
+-- gpu_timeline_by_step select from it.
 CREATE OR REPLACE VIEW gpu_timeline_all AS
 SELECT * FROM _gt_rows('_gt_unions') UNION ALL SELECT * FROM _gt_rows('_gt_step_unions');
 
