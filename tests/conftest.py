@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,20 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("TRACESQL_SHARED", ROOT.parent / "shared"))
 TRACES = SHARED / "traces"
 REFERENCE = SHARED / "reference"
+
+# Traces with a TraceLens kernel_summary / short-kernel reference: (folder under reference/tracelens, trace).
+TRACELENS_KERNEL_REFS = [
+    ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz"),
+    ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz"),
+    ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz"),
+    ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz"),
+    ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz"),
+    ("amd/mi300_normalization", "amd/mi300_normalization.json.gz"),
+    ("amd/mi300_torch_compile_triton", "amd/mi300_torch_compile_triton.json.gz"),
+    ("amd/mi210_gpu_only", "amd/mi210_gpu_only.json.gz"),
+]
+# ... plus the graph replay, which has a gpu_timeline / ops reference only.
+TRACELENS_REFS = TRACELENS_KERNEL_REFS + [("graphs/vllm_decode_full", "graphs/vllm_decode_full/graph_execution.json.gz")]
 
 DAMAGED = {"damaged/alexnet_truncated_json.json.gz", "damaged/alexnet_truncated_gzip.json.gz"}
 
@@ -67,3 +83,17 @@ def ds(all_dataset):
 def trace_ids(all_dataset) -> dict[str, str]:
     """{'nvidia/h100_qwen_infer.json.gz': trace_id, ...}"""
     return all_dataset[1]
+
+
+def tracesql_cli() -> list[str]:
+    """The command that runs the installed CLI in a subprocess."""
+    exe = Path(sys.executable).with_name("tracesql")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli"]
+
+
+def init_sql_view(ds: Path, view: str) -> str:
+    """The statement of DATASET/init.sql that defines one table view (the analysis views after it are skipped:
+    binding them all is slow)."""
+    m = re.search(rf"^CREATE OR REPLACE VIEW {view} AS .*?;$", (ds / "init.sql").read_text(), re.M | re.S)
+    assert m, f"no view {view} in init.sql"
+    return m.group()

@@ -7,17 +7,10 @@ import pytest
 
 from tracesql import report
 
+from .conftest import TRACELENS_KERNEL_REFS
+
 QWEN = "nvidia/h100_qwen_infer.json.gz"
-SHORT_REFS = [
-    ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz"),
-    ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz"),
-    ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz"),
-    ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz"),
-    ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz"),
-    ("amd/mi300_normalization", "amd/mi300_normalization.json.gz"),
-    ("amd/mi300_torch_compile_triton", "amd/mi300_torch_compile_triton.json.gz"),
-    ("amd/mi210_gpu_only", "amd/mi210_gpu_only.json.gz"),
-]
+SHORT_REFS = TRACELENS_KERNEL_REFS
 
 
 def read_csv(path) -> list[dict]:

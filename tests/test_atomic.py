@@ -18,7 +18,7 @@ import pytest
 import tracesql
 from tracesql.dataset import table_statements
 
-from .conftest import ROOT
+from .conftest import ROOT, init_sql_view, tracesql_cli
 
 TABLES = ["events", "kernels", "correlations", "instants", "metadata", "counters", "gpu_user_annotations",
           "other_events", "launches", "ingest_issues"]
@@ -26,17 +26,7 @@ KILLS = 22
 SMALL = ["nvidia/hta_triton_example.json.gz", "nvidia/gpumodel_relative_ts.json.gz", "jax/cpu_perfetto_trace.json.gz"]
 
 
-def init_sql_view(ds: Path, view: str) -> str:
-    """The statement of DATASET/init.sql that defines one table view (the analysis views after it are skipped:
-    binding them all is slow)."""
-    m = re.search(rf"^CREATE OR REPLACE VIEW {view} AS .*?;$", (ds / "init.sql").read_text(), re.M | re.S)
-    assert m, f"no view {view} in init.sql"
-    return m.group()
-
-
-def _cli() -> list[str]:
-    exe = Path(sys.executable).with_name("tracesql")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli"]
+_cli = tracesql_cli
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -15,23 +14,13 @@ import pytest
 import tracesql
 from tracesql.dataset import table_statements
 
-from .conftest import good_trace_files
+from .conftest import good_trace_files, init_sql_view, tracesql_cli
 
 TABLES = ["events", "kernels", "correlations", "instants", "metadata", "counters", "gpu_user_annotations",
           "other_events", "launches", "ingest_issues"]
 
 
-def init_sql_view(ds: Path, view: str) -> str:
-    """The statement of DATASET/init.sql that defines one table view (the analysis views after it are skipped:
-    binding them all is slow)."""
-    m = re.search(rf"^CREATE OR REPLACE VIEW {view} AS .*?;$", (ds / "init.sql").read_text(), re.M | re.S)
-    assert m, f"no view {view} in init.sql"
-    return m.group()
-
-
-def _cli() -> list[str]:
-    exe = Path(sys.executable).with_name("tracesql")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli"]
+_cli = tracesql_cli
 
 
 def _counts(ds_path: Path) -> dict[str, tuple]:

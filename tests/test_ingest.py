@@ -6,7 +6,6 @@ import gzip
 import json
 from collections import Counter
 from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
 
 import pytest
 

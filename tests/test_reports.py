@@ -8,6 +8,8 @@ import pytest
 from tracesql import analysis, report
 from tracesql.cli import main
 
+from .conftest import TRACELENS_KERNEL_REFS
+
 QWEN = "nvidia/h100_qwen_infer.json.gz"
 
 
@@ -172,16 +174,7 @@ def test_cli_commands(all_dataset, capsys):
         main(["kernels", path, "--sort", "bogus"])
 
 
-KERNEL_SUMMARY_REFS = [
-    ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz"),
-    ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz"),
-    ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz"),
-    ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz"),
-    ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz"),
-    ("amd/mi300_normalization", "amd/mi300_normalization.json.gz"),
-    ("amd/mi300_torch_compile_triton", "amd/mi300_torch_compile_triton.json.gz"),
-    ("amd/mi210_gpu_only", "amd/mi210_gpu_only.json.gz"),
-]
+KERNEL_SUMMARY_REFS = TRACELENS_KERNEL_REFS
 
 
 @pytest.fixture(scope="module")

@@ -6,18 +6,9 @@ import math
 
 import pytest
 
+from .conftest import TRACELENS_REFS
+
 QWEN = "nvidia/h100_qwen_infer.json.gz"
-TRACELENS_REFS = [  # (reference folder under reference/tracelens, trace under traces/)
-    ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz"),
-    ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz"),
-    ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz"),
-    ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz"),
-    ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz"),
-    ("amd/mi300_normalization", "amd/mi300_normalization.json.gz"),
-    ("amd/mi300_torch_compile_triton", "amd/mi300_torch_compile_triton.json.gz"),
-    ("amd/mi210_gpu_only", "amd/mi210_gpu_only.json.gz"),
-    ("graphs/vllm_decode_full", "graphs/vllm_decode_full/graph_execution.json.gz"),
-]
 HTA_REFS = [("nvidia_h100_qwen_infer", QWEN),
             ("nvidia_hta_ns_resolution_rank0", "nvidia/hta_ns_resolution_rank0.json.gz")]
 

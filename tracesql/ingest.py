@@ -36,7 +36,7 @@ from . import __version__
 from .errors import DatasetError, TraceError
 from .jsonstream import ByteSource, EventChunk, TraceSplitter, exact_spans
 from .progress import Progress
-from .schema import EVENT_TABLES, TABLES, columns
+from .schema import EVENT_TABLES, columns
 
 TRACE_SUFFIXES = (".json", ".json.gz", ".gz")
 
@@ -128,11 +128,6 @@ def _event_error(msg: str) -> str:
     msg = re.sub(r"^Malformed JSON(?: at byte \d+)?: ", "", msg).rstrip(". ")
     return re.sub(r"^Conversion Error: Type DOUBLE with value (\S+) can't be cast because the value is out of range "
                   r"for the destination type INT64", r"ts or dur out of range: \1", msg)
-
-
-def _json_text(col: str) -> str:
-    """JSON scalar as text: strings unquoted, numbers as written."""
-    return f"CASE WHEN left({col}::VARCHAR, 1) = '\"' THEN json_extract_string({col}, '$') ELSE {col}::VARCHAR END"
 
 
 _GPU_CATS = "('kernel', 'gpu_memcpy', 'gpu_memset', 'cuda_sync')"
