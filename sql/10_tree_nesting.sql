@@ -112,8 +112,10 @@ FROM (
     WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id ROWS UNBOUNDED PRECEDING))
 WHERE kind = 1;
 
--- cpu_nesting: one row per CPU duration event (every row of `events` with a duration) and its place in
--- the call stack of its thread, under the rule at the top of this file.
+-- cpu_nesting (stored table, see tracesql/schema.py): one row per CPU duration event (every row of `events`
+-- with a duration) and its place in the call stack of its thread, under the rule at the top of this file.
+-- `tracesql ingest` computes it once per trace with the view below (_cpu_nesting_build) and stores the rows
+-- as DATASET/traces/trace_id=<id>/cpu_nesting/; `SELECT * FROM _cpu_nesting_build` recomputes it.
 --   trace_id, event_id      the event (join key)
 --   pid, tid, cat, name     as in `events`
 --   ts_ns, dur_ns, end_ns   start, duration and end as recorded (ns; a negative duration reads as 0)
@@ -127,11 +129,11 @@ WHERE kind = 1;
 --   step_depth              number of enclosing `ProfilerStep#N` ranges (user_annotation; cpu_op in
 --                           PyTorch 1.8 traces)
 --   runtime_depth           number of enclosing cuda_runtime / cuda_driver calls
---   thread_key              integer id of (trace_id, pid, tid) within this query
+--   thread_key              integer id of (pid, tid) within the trace
 --   has_correlation         the event carries a correlation id (runtime calls that may launch GPU work)
 --   nest_pos                position in the thread's nesting order (starts and ends interleaved, so with
 --                           gaps): an ancestor always has a smaller nest_pos than its descendants
-CREATE OR REPLACE VIEW cpu_nesting AS
+CREATE OR REPLACE VIEW _cpu_nesting_build AS
 WITH d AS MATERIALIZED (
     SELECT * FROM _tree_nest_order
 ), par AS (   -- narrow inputs: the ASOF sorts them

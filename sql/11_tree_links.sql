@@ -29,7 +29,9 @@ FROM first_call f
 JOIN events e ON e.trace_id = f.trace_id AND e.event_id = f.event_id
 LEFT JOIN launches l ON l.trace_id = e.trace_id AND l.event_id = e.event_id;
 
--- gpu_launch_links: one row per row of `kernels` (linked or not) and the runtime call that launched it.
+-- gpu_launch_links (stored table, see tracesql/schema.py): one row per row of `kernels` (linked or not) and
+-- the runtime call that launched it. `tracesql ingest` computes it once per trace with the view below
+-- (_gpu_launch_links_build) and stores it as DATASET/traces/trace_id=<id>/gpu_launch_links/.
 --   trace_id, event_id         the GPU event
 --   cat, name, pid, tid        as in `kernels` (cat: kernel, gpu_memcpy, gpu_memset, cuda_sync)
 --   device, stream             GPU device and stream
@@ -45,7 +47,7 @@ LEFT JOIN launches l ON l.trace_id = e.trace_id AND l.event_id = e.event_id;
 --                              'correlation' (plain correlation match), NULL when not linked
 --   linked                     has a launch under the native rule above
 --   tl_linked                  linked under TraceLens's rule (see above)
-CREATE OR REPLACE VIEW gpu_launch_links AS
+CREATE OR REPLACE VIEW _gpu_launch_links_build AS
 WITH flows AS MATERIALIZED (
     SELECT trace_id, flow_id, ph, pid, tid, ts_ns, event_id
     FROM correlations WHERE cat = 'ac2g' AND flow_id IS NOT NULL

@@ -8,9 +8,10 @@
 -- nesting order) whose own family depth is the event's family depth minus one. No per-event loops and no
 -- walk up the whole tree.
 
--- cpu_event_context: one row per cpu_op, per `nn.Module: ...` frame, per user_annotation and per
--- runtime/driver call that carries a correlation id (every possible launch), with what encloses it on
--- its thread.
+-- cpu_event_context (stored table, see tracesql/schema.py): one row per cpu_op, per `nn.Module: ...`
+-- frame, per user_annotation and per runtime/driver call that carries a correlation id (every possible
+-- launch), with what encloses it on its thread. `tracesql ingest` computes it once per trace with the view
+-- below (_cpu_event_context_build) and stores it as DATASET/traces/trace_id=<id>/cpu_event_context/.
 --   trace_id, event_id, cat, name, ts_ns, dur_ns   the event
 --   anchor_kind              'op', 'module', 'annotation' or 'launch'
 --   op_event_id, op_name     innermost cpu_op enclosing it (not itself)
@@ -31,7 +32,7 @@
 --                            call encloses the launch more closely; else the launch itself
 --   op_depth, module_depth   number of enclosing cpu_ops / nn.Module frames
 --   thread_key, nest_pos     as in cpu_nesting
-CREATE OR REPLACE VIEW cpu_event_context AS
+CREATE OR REPLACE VIEW _cpu_event_context_build AS
 WITH RECURSIVE n AS MATERIALIZED (
     SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, nest_end_ns > ts_ns AS can_enclose, thread_key,
            nest_pos, op_depth, module_depth, annotation_depth, step_depth, runtime_depth, has_correlation,
@@ -46,41 +47,47 @@ WITH RECURSIVE n AS MATERIALIZED (
 ), a AS MATERIALIZED (   -- the anchors
     SELECT * FROM n WHERE anchor_kind <> 'launch' OR has_correlation
 ), ops AS MATERIALIZED (
-    SELECT thread_key, nest_pos, op_depth, event_id, name, ts_ns FROM n WHERE cat = 'cpu_op' AND can_enclose
+    SELECT trace_id, thread_key, nest_pos, op_depth, event_id, name, ts_ns FROM n WHERE cat = 'cpu_op' AND can_enclose
 ), op1 AS (         -- innermost enclosing cpu_op
-    SELECT a.thread_key, a.event_id, o.event_id AS op_event_id, o.name AS op_name, o.nest_pos AS op_pos,
+    SELECT a.trace_id, a.thread_key, a.event_id, o.event_id AS op_event_id, o.name AS op_name, o.nest_pos AS op_pos,
            o.ts_ns AS op_ts_ns
-    FROM (SELECT thread_key, event_id, nest_pos, op_depth FROM a WHERE op_depth > 0) a ASOF JOIN ops o
-      ON a.thread_key = o.thread_key AND a.op_depth - 1 = o.op_depth AND a.nest_pos > o.nest_pos
+    FROM (SELECT trace_id, thread_key, event_id, nest_pos, op_depth FROM a WHERE op_depth > 0) a ASOF JOIN ops o
+      ON a.trace_id = o.trace_id AND a.thread_key = o.thread_key
+         AND a.op_depth - 1 = o.op_depth AND a.nest_pos > o.nest_pos
 ), top1 AS (        -- outermost enclosing cpu_op (launches and ops)
-    SELECT a.thread_key, a.event_id, o.event_id AS top_op_event_id, o.name AS top_op_name
-    FROM (SELECT thread_key, event_id, nest_pos FROM a WHERE op_depth > 0 AND anchor_kind IN ('launch', 'op')) a
-    ASOF JOIN (SELECT * FROM ops WHERE op_depth = 0) o ON a.thread_key = o.thread_key AND a.nest_pos > o.nest_pos
+    SELECT a.trace_id, a.thread_key, a.event_id, o.event_id AS top_op_event_id, o.name AS top_op_name
+    FROM (SELECT trace_id, thread_key, event_id, nest_pos FROM a WHERE op_depth > 0 AND anchor_kind IN ('launch', 'op')) a
+    ASOF JOIN (SELECT * FROM ops WHERE op_depth = 0) o ON a.trace_id = o.trace_id AND a.thread_key = o.thread_key
+       AND a.nest_pos > o.nest_pos
 ), mod1 AS (        -- innermost enclosing nn.Module frame
-    SELECT a.thread_key, a.event_id, m.event_id AS module_event_id
-    FROM (SELECT thread_key, event_id, nest_pos, module_depth FROM a WHERE module_depth > 0) a
-    ASOF JOIN (SELECT thread_key, nest_pos, module_depth, event_id FROM n
+    SELECT a.trace_id, a.thread_key, a.event_id, m.event_id AS module_event_id
+    FROM (SELECT trace_id, thread_key, event_id, nest_pos, module_depth FROM a WHERE module_depth > 0) a
+    ASOF JOIN (SELECT trace_id, thread_key, nest_pos, module_depth, event_id FROM n
                WHERE anchor_kind = 'module' AND can_enclose) m
-      ON a.thread_key = m.thread_key AND a.module_depth - 1 = m.module_depth AND a.nest_pos > m.nest_pos
+      ON a.trace_id = m.trace_id AND a.thread_key = m.thread_key
+         AND a.module_depth - 1 = m.module_depth AND a.nest_pos > m.nest_pos
 ), ann1 AS (        -- innermost enclosing user_annotation (launches, annotations, modules)
-    SELECT a.thread_key, a.event_id, m.event_id AS annotation_event_id, m.name AS annotation_name
-    FROM (SELECT thread_key, event_id, nest_pos, annotation_depth FROM a
+    SELECT a.trace_id, a.thread_key, a.event_id, m.event_id AS annotation_event_id, m.name AS annotation_name
+    FROM (SELECT trace_id, thread_key, event_id, nest_pos, annotation_depth FROM a
           WHERE annotation_depth > 0 AND anchor_kind <> 'op') a
-    ASOF JOIN (SELECT thread_key, nest_pos, annotation_depth, event_id, name FROM n
+    ASOF JOIN (SELECT trace_id, thread_key, nest_pos, annotation_depth, event_id, name FROM n
                WHERE cat = 'user_annotation' AND can_enclose) m
-      ON a.thread_key = m.thread_key AND a.annotation_depth - 1 = m.annotation_depth AND a.nest_pos > m.nest_pos
+      ON a.trace_id = m.trace_id AND a.thread_key = m.thread_key
+         AND a.annotation_depth - 1 = m.annotation_depth AND a.nest_pos > m.nest_pos
 ), step1 AS (       -- enclosing ProfilerStep#N
-    SELECT a.thread_key, a.event_id, m.event_id AS step_event_id, m.name AS step
-    FROM (SELECT thread_key, event_id, nest_pos, step_depth FROM a WHERE step_depth > 0) a
-    ASOF JOIN (SELECT thread_key, nest_pos, step_depth, event_id, name FROM n WHERE is_step AND can_enclose) m
-      ON a.thread_key = m.thread_key AND a.step_depth - 1 = m.step_depth AND a.nest_pos > m.nest_pos
+    SELECT a.trace_id, a.thread_key, a.event_id, m.event_id AS step_event_id, m.name AS step
+    FROM (SELECT trace_id, thread_key, event_id, nest_pos, step_depth FROM a WHERE step_depth > 0) a
+    ASOF JOIN (SELECT trace_id, thread_key, nest_pos, step_depth, event_id, name FROM n WHERE is_step AND can_enclose) m
+      ON a.trace_id = m.trace_id AND a.thread_key = m.thread_key
+         AND a.step_depth - 1 = m.step_depth AND a.nest_pos > m.nest_pos
 ), rt1 AS (         -- innermost enclosing runtime call (launches)
-    SELECT a.thread_key, a.event_id, m.event_id AS runtime_parent_event_id, m.nest_pos AS rt_pos
-    FROM (SELECT thread_key, event_id, nest_pos, runtime_depth FROM a
+    SELECT a.trace_id, a.thread_key, a.event_id, m.event_id AS runtime_parent_event_id, m.nest_pos AS rt_pos
+    FROM (SELECT trace_id, thread_key, event_id, nest_pos, runtime_depth FROM a
           WHERE runtime_depth > 0 AND anchor_kind = 'launch') a
-    ASOF JOIN (SELECT thread_key, nest_pos, runtime_depth, event_id FROM n
+    ASOF JOIN (SELECT trace_id, thread_key, nest_pos, runtime_depth, event_id FROM n
                WHERE anchor_kind = 'launch' AND can_enclose) m
-      ON a.thread_key = m.thread_key AND a.runtime_depth - 1 = m.runtime_depth AND a.nest_pos > m.nest_pos
+      ON a.trace_id = m.trace_id AND a.thread_key = m.thread_key
+         AND a.runtime_depth - 1 = m.runtime_depth AND a.nest_pos > m.nest_pos
 ), ctx AS MATERIALIZED (
     SELECT a.trace_id, a.event_id, a.cat, a.name, a.ts_ns, a.dur_ns, a.anchor_kind, a.thread_key, a.nest_pos,
            a.op_depth, a.module_depth,
@@ -91,29 +98,29 @@ WITH RECURSIVE n AS MATERIALIZED (
            mod1.module_event_id, ann1.annotation_event_id, ann1.annotation_name, step1.step_event_id, step1.step,
            rt1.runtime_parent_event_id, rt1.rt_pos
     FROM a
-    LEFT JOIN op1 USING (thread_key, event_id) LEFT JOIN top1 USING (thread_key, event_id)
-    LEFT JOIN mod1 USING (thread_key, event_id) LEFT JOIN ann1 USING (thread_key, event_id)
-    LEFT JOIN step1 USING (thread_key, event_id) LEFT JOIN rt1 USING (thread_key, event_id)
+    LEFT JOIN op1 USING (trace_id, thread_key, event_id) LEFT JOIN top1 USING (trace_id, thread_key, event_id)
+    LEFT JOIN mod1 USING (trace_id, thread_key, event_id) LEFT JOIN ann1 USING (trace_id, thread_key, event_id)
+    LEFT JOIN step1 USING (trace_id, thread_key, event_id) LEFT JOIN rt1 USING (trace_id, thread_key, event_id)
 ), mods AS MATERIALIZED (
-    SELECT thread_key, event_id, substr(name, 12) AS module_name, module_event_id AS parent_id
+    SELECT trace_id, thread_key, event_id, substr(name, 12) AS module_name, module_event_id AS parent_id
     FROM ctx WHERE anchor_kind = 'module'
-), paths(thread_key, event_id, module_path) AS (
-    SELECT thread_key, event_id, module_name FROM mods WHERE parent_id IS NULL
+), paths(trace_id, thread_key, event_id, module_path) AS (
+    SELECT trace_id, thread_key, event_id, module_name FROM mods WHERE parent_id IS NULL
     UNION ALL
-    SELECT m.thread_key, m.event_id, p.module_path || '/' || m.module_name
-    FROM mods m JOIN paths p ON m.thread_key = p.thread_key AND m.parent_id = p.event_id
+    SELECT m.trace_id, m.thread_key, m.event_id, p.module_path || '/' || m.module_name
+    FROM mods m JOIN paths p ON m.trace_id = p.trace_id AND m.thread_key = p.thread_key AND m.parent_id = p.event_id
 ), named_paths AS MATERIALIZED (
-    SELECT p.thread_key, p.event_id, p.module_path, m.module_name
-    FROM paths p JOIN mods m USING (thread_key, event_id)
-), exec(thread_key, event_id, cur_id, cur_name, cur_ts) AS (   -- `execute` ops: first enclosing non-execute op
-    SELECT thread_key, event_id, op_event_id, op_name, op_ts_ns FROM ctx
+    SELECT p.trace_id, p.thread_key, p.event_id, p.module_path, m.module_name
+    FROM paths p JOIN mods m USING (trace_id, thread_key, event_id)
+), exec(trace_id, thread_key, event_id, cur_id, cur_name, cur_ts) AS (   -- `execute` ops: first enclosing non-execute op
+    SELECT trace_id, thread_key, event_id, op_event_id, op_name, op_ts_ns FROM ctx
     WHERE anchor_kind = 'op' AND name = 'execute'
     UNION ALL
-    SELECT x.thread_key, x.event_id, c.op_event_id, c.op_name, c.op_ts_ns
-    FROM exec x JOIN ctx c ON c.thread_key = x.thread_key AND c.event_id = x.cur_id
+    SELECT x.trace_id, x.thread_key, x.event_id, c.op_event_id, c.op_name, c.op_ts_ns
+    FROM exec x JOIN ctx c ON c.trace_id = x.trace_id AND c.thread_key = x.thread_key AND c.event_id = x.cur_id
     WHERE x.cur_name = 'execute'
 ), exec_resolved AS (
-    SELECT thread_key, event_id, cur_id AS resolved_id, cur_name AS resolved_name, cur_ts AS resolved_ts_ns
+    SELECT trace_id, thread_key, event_id, cur_id AS resolved_id, cur_name AS resolved_name, cur_ts AS resolved_ts_ns
     FROM exec WHERE cur_name IS DISTINCT FROM 'execute'
 ), tl AS (
     SELECT c.*, x.resolved_id, x.resolved_name, x.resolved_ts_ns,
@@ -123,7 +130,7 @@ WITH RECURSIVE n AS MATERIALIZED (
                 WHEN c.op_name = 'execute' THEN 'resolved'
                 ELSE 'op' END AS tl_rule
     FROM ctx c
-    LEFT JOIN exec_resolved x ON x.thread_key = c.thread_key AND x.event_id = c.op_event_id
+    LEFT JOIN exec_resolved x ON x.trace_id = c.trace_id AND x.thread_key = c.thread_key AND x.event_id = c.op_event_id
 )
 SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind,
        c.op_event_id, c.op_name, c.top_op_event_id, c.top_op_name, c.module_event_id,
@@ -137,7 +144,7 @@ SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind,
        END AS tl_launcher_ts_ns,
        c.op_depth, c.module_depth, c.thread_key, c.nest_pos
 FROM tl c
-LEFT JOIN named_paths p ON p.thread_key = c.thread_key
+LEFT JOIN named_paths p ON p.trace_id = c.trace_id AND p.thread_key = c.thread_key
      AND p.event_id = CASE WHEN c.anchor_kind = 'module' THEN c.event_id ELSE c.module_event_id END;
 
 -- module_instances: one row per `nn.Module: X_N` python_function frame (one call of one module instance).

@@ -45,7 +45,7 @@ def table_statements(dataset: Path) -> list[str]:
     has_traces = any(tdir.glob("trace_id=*/traces/*.parquet")) if tdir.is_dir() else False
     out = []
     for table in TABLES:
-        if has_traces:
+        if has_traces and any(tdir.glob(f"trace_id=*/{table}/*.parquet")):
             glob = _quote(f"{tdir}/trace_id=*/{table}/*.parquet")
             out.append(f"CREATE OR REPLACE VIEW {table} AS SELECT trace_id, * EXCLUDE (trace_id) FROM read_parquet("
                        f"{glob}, hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}});")

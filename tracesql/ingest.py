@@ -36,7 +36,7 @@ from . import __version__
 from .errors import DatasetError, TraceError
 from .jsonstream import ByteSource, EventChunk, TraceSplitter, exact_spans
 from .progress import Progress
-from .schema import EVENT_TABLES, columns
+from .schema import DERIVED_TABLES, EVENT_TABLES, TABLES, columns, empty_select
 
 TRACE_SUFFIXES = (".json", ".json.gz", ".gz")
 
@@ -730,6 +730,8 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
               WHERE cat IN ('cuda_runtime', 'cuda_driver') AND correlation IS NOT NULL)""").fetchall()[0][0]
     ing.unlinked = unlinked
 
+    _build_derived(out, ing.staging)
+
     # traces row
     dist = h.get("distributedInfo") if isinstance(h.get("distributedInfo"), dict) else {}
     rank, rank_source = _int(dist.get("rank")), "distributedInfo"
@@ -782,6 +784,35 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
     (out / "traces").mkdir()
     con.execute(f"COPY (SELECT {placeholders}) TO '{out / 'traces' / 'part-00000.parquet'}' (FORMAT parquet)", values)
     return row, counts, skipped
+
+
+def _build_derived(out: Path, staging: Path) -> None:
+    """Compute the derived tables (schema.DERIVED_TABLES: the call-tree nesting, launch links and op context)
+    of one staged trace with their build views from sql/, and store them next to its other tables."""
+    from .dataset import sql_dir
+
+    con = duckdb.connect(config={"threads": 2, "memory_limit": "768MB", "temp_directory": str(staging / "tmp"),
+                                 "preserve_insertion_order": False})
+    try:
+        for t in TABLES:
+            if t in DERIVED_TABLES:
+                con.execute(f"CREATE TABLE {t} AS {empty_select(t)}")  # placeholders until built
+            elif t == "traces" or not (out / t).is_dir():
+                con.execute(f"CREATE VIEW {t} AS {empty_select(t)}")
+            else:
+                con.execute(f"CREATE VIEW {t} AS SELECT '' AS trace_id, * FROM read_parquet('{out / t / '*.parquet'}')")
+        sd = str(sql_dir()).replace("'", "''")
+        for f in dict.fromkeys(d["sql"] for d in DERIVED_TABLES.values()):
+            con.execute((sql_dir() / f).read_text().replace("${SQL_DIR}", sd))
+        for t, d in DERIVED_TABLES.items():
+            (out / t).mkdir()
+            part = out / t / "part-00000.parquet"
+            cols = ", ".join(f'"{c}"' for c, _, _ in columns(t))
+            con.execute(f"COPY (SELECT {cols} FROM {d['build']}) TO '{part}' (FORMAT parquet, COMPRESSION zstd)")
+            con.execute(f"DROP TABLE {t}")
+            con.execute(f"CREATE VIEW {t} AS SELECT '' AS trace_id, * FROM read_parquet('{part}')")
+    finally:
+        con.close()
 
 
 def _empty_typed(table: str) -> str:

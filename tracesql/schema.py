@@ -205,6 +205,102 @@ TABLES: dict[str, dict] = {
     },
 }
 
+# Tables derived from the ones above by the SQL in sql/ (Perfetto computes a slice's depth and parent at
+# import in the same way): `tracesql ingest` runs the view named in "build" on each trace once and stores its
+# rows next to the trace's other tables, so that the call-tree views do not redo the sorting on every query.
+# The view stays defined, so a stored table can always be recomputed and compared.
+DERIVED_TABLES: dict[str, dict] = {
+    "cpu_nesting": {
+        "doc": "One row per CPU duration event with its place in its thread's call stack (sql/10_tree_nesting.sql).",
+        "build": "_cpu_nesting_build",
+        "sql": "10_tree_nesting.sql",
+        "columns": [
+            ("event_id", "BIGINT", "the event (as in events)"),
+            ("pid", "VARCHAR", "process id"),
+            ("tid", "VARCHAR", "thread id"),
+            ("cat", "VARCHAR", "normalised category"),
+            ("name", "VARCHAR", "event name"),
+            ("ts_ns", "BIGINT", "start, ns"),
+            ("dur_ns", "BIGINT", "duration, ns (a negative duration reads as 0)"),
+            ("end_ns", "BIGINT", "ts_ns + dur_ns"),
+            ("nest_end_ns", "BIGINT", "end used for nesting (end_ns, or earlier when clipped)"),
+            ("clipped", "BOOLEAN", "nest_end_ns < end_ns"),
+            ("parent_event_id", "BIGINT", "innermost enclosing event on the thread (NULL for a root)"),
+            ("depth", "INTEGER", "number of enclosing events"),
+            ("op_depth", "INTEGER", "number of enclosing cpu_ops"),
+            ("module_depth", "INTEGER", "number of enclosing nn.Module frames"),
+            ("annotation_depth", "INTEGER", "number of enclosing user_annotations"),
+            ("step_depth", "INTEGER", "number of enclosing ProfilerStep#N ranges"),
+            ("runtime_depth", "INTEGER", "number of enclosing cuda_runtime/cuda_driver calls"),
+            ("thread_key", "BIGINT", "integer id of (pid, tid) within the trace"),
+            ("nest_pos", "BIGINT", "position in the thread's nesting order (ancestors come first)"),
+            ("has_correlation", "BOOLEAN", "the event carries a correlation id"),
+        ],
+    },
+    "gpu_launch_links": {
+        "doc": "One row per GPU event (row of kernels) and the runtime call that launched it (sql/11_tree_links.sql).",
+        "build": "_gpu_launch_links_build",
+        "sql": "11_tree_links.sql",
+        "columns": [
+            ("event_id", "BIGINT", "the GPU event (as in kernels)"),
+            ("cat", "VARCHAR", "kernel, gpu_memcpy, gpu_memset, cuda_sync"),
+            ("name", "VARCHAR", "GPU event name"),
+            ("pid", "VARCHAR", "process id"),
+            ("tid", "VARCHAR", "thread id"),
+            ("device", "INTEGER", "GPU device"),
+            ("stream", "BIGINT", "GPU stream"),
+            ("ts_ns", "BIGINT", "GPU start, ns"),
+            ("dur_ns", "BIGINT", "GPU duration, ns"),
+            ("correlation", "BIGINT", "correlation id used for linking (own, else its ac2g flow's)"),
+            ("launch_event_id", "BIGINT", "the runtime/driver call with that correlation (NULL: none)"),
+            ("launch_name", "VARCHAR", "its name"),
+            ("launch_cat", "VARCHAR", "its category"),
+            ("launch_kind", "VARCHAR", "kernel, graph, memcpy, memset (from launches) or NULL"),
+            ("launch_pid", "VARCHAR", "CPU process of the call"),
+            ("launch_tid", "VARCHAR", "CPU thread of the call"),
+            ("launch_ts_ns", "BIGINT", "start of the call, ns"),
+            ("launch_dur_ns", "BIGINT", "duration of the call, ns"),
+            ("link_via", "VARCHAR", "graph, ac2g, correlation, or NULL when not linked"),
+            ("linked", "BOOLEAN", "has a launch (native rule)"),
+            ("tl_linked", "BOOLEAN", "linked under TraceLens's rule"),
+        ],
+    },
+    "cpu_event_context": {
+        "doc": "One row per cpu_op, nn.Module frame, user_annotation and correlated runtime call, with what "
+               "encloses it (sql/12_tree_attribution.sql).",
+        "build": "_cpu_event_context_build",
+        "sql": "12_tree_attribution.sql",
+        "columns": [
+            ("event_id", "BIGINT", "the event"),
+            ("cat", "VARCHAR", "category"),
+            ("name", "VARCHAR", "name"),
+            ("ts_ns", "BIGINT", "start, ns"),
+            ("dur_ns", "BIGINT", "duration, ns"),
+            ("anchor_kind", "VARCHAR", "op, module, annotation or launch"),
+            ("op_event_id", "BIGINT", "innermost enclosing cpu_op"),
+            ("op_name", "VARCHAR", "its name"),
+            ("top_op_event_id", "BIGINT", "outermost enclosing cpu_op (itself for a top-level op)"),
+            ("top_op_name", "VARCHAR", "its name"),
+            ("module_event_id", "BIGINT", "innermost enclosing nn.Module frame"),
+            ("module_path", "VARCHAR", "nn.Module stack, outermost first, '/'-joined"),
+            ("module_name", "VARCHAR", "innermost module name"),
+            ("annotation_event_id", "BIGINT", "innermost enclosing user_annotation"),
+            ("annotation_name", "VARCHAR", "its name"),
+            ("step_event_id", "BIGINT", "enclosing ProfilerStep#N range"),
+            ("step", "VARCHAR", "its name"),
+            ("runtime_parent_event_id", "BIGINT", "innermost enclosing runtime/driver call (launches)"),
+            ("tl_launcher_event_id", "BIGINT", "TraceLens's launcher of a launch"),
+            ("tl_launcher_name", "VARCHAR", "its name"),
+            ("tl_launcher_ts_ns", "BIGINT", "its start, ns"),
+            ("op_depth", "INTEGER", "number of enclosing cpu_ops"),
+            ("module_depth", "INTEGER", "number of enclosing nn.Module frames"),
+            ("thread_key", "BIGINT", "as in cpu_nesting"),
+            ("nest_pos", "BIGINT", "as in cpu_nesting"),
+        ],
+    },
+}
+TABLES.update(DERIVED_TABLES)
+
 # Tables whose rows count toward "events read" (every element of traceEvents lands in exactly one).
 EVENT_TABLES = ["events", "kernels", "correlations", "instants", "metadata", "counters",
                 "gpu_user_annotations", "other_events"]
