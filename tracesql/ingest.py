@@ -786,6 +786,11 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
     return row, counts, skipped
 
 
+# Helper views of the build (sql/10_tree_nesting.sql) that several later views read: stored once as temporary
+# tables of the build connection, which shadow the views of the same name.
+_BUILD_HELPERS = ["_tree_slices", "_tree_clip", "_tree_nest_order"]
+
+
 def _build_derived(out: Path, staging: Path) -> None:
     """Compute the derived tables (schema.DERIVED_TABLES: the call-tree nesting, launch links and op context)
     of one staged trace with their build views from sql/, and store them next to its other tables."""
@@ -804,6 +809,8 @@ def _build_derived(out: Path, staging: Path) -> None:
         sd = str(sql_dir()).replace("'", "''")
         for f in dict.fromkeys(d["sql"] for d in DERIVED_TABLES.values()):
             con.execute((sql_dir() / f).read_text().replace("${SQL_DIR}", sd))
+        for v in _BUILD_HELPERS:  # read more than once by the build views: computed once
+            con.execute(f"CREATE TEMP TABLE {v} AS SELECT * FROM main.{v}")
         for t, d in DERIVED_TABLES.items():
             (out / t).mkdir()
             part = out / t / "part-00000.parquet"
