@@ -25,9 +25,10 @@ from . import analysis
 
 STYLES = ("native", "tracelens", "hta")
 # Views each style reads many times: computed once per report (analysis.materialize). gpu_event_ops is the
-# call tree's attribution of GPU events to ops (sql/12), read by the op sections.
+# call tree's attribution of GPU events to ops (sql/12), read by the op sections; tl_launchers (sql/13) is
+# read by ops_summary, ops_summary_by_category and ops_unique_args.
 MATERIALIZE = {"native": ["gpu_activity", "gpu_gaps", "gpu_timeline", "gpu_event_ops"],
-               "tracelens": ["gpu_activity", "gpu_event_ops"],
+               "tracelens": ["gpu_activity", "gpu_event_ops", "tl_launchers"],
                "hta": ["gpu_activity", "_hta_gpu"]}
 
 
@@ -82,7 +83,8 @@ TRACELENS = [
     ("kernel_summary", "tl_kernel_summary", None),
     ("ops_summary", "tl_ops_summary", None),
     ("ops_summary_by_category", "tl_ops_summary_by_category", None),
-    ("ops_unique_args", "tl_ops_unique_args", None),
+    ("ops_unique_args", "tl_ops_unique_args",
+     "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"),
     ("short_kernel_histogram", "tl_short_kernel_histogram", None),
     ("short_kernels_summary", "tl_short_kernels_summary", None),
 ]
