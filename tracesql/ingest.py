@@ -788,7 +788,7 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
 
 # Helper views of the build (sql/10_tree_nesting.sql) that several later views read: stored once as temporary
 # tables of the build connection, which shadow the views of the same name.
-_BUILD_HELPERS = ["_tree_slices", "_tree_clip", "_tree_nest_order"]
+_BUILD_HELPERS = ["_tree_clip", "_tree_nest_order"]
 
 
 def _build_derived(out: Path, staging: Path) -> None:
@@ -796,7 +796,7 @@ def _build_derived(out: Path, staging: Path) -> None:
     of one staged trace with their build views from sql/, and store them next to its other tables."""
     from .dataset import sql_dir
 
-    con = duckdb.connect(config={"threads": 2, "memory_limit": "768MB", "temp_directory": str(staging / "tmp"),
+    con = duckdb.connect(config={"threads": 2, "memory_limit": "800MB", "temp_directory": str(staging / "tmp"),
                                  "preserve_insertion_order": False})
     try:
         for t in TABLES:
