@@ -44,3 +44,11 @@ def test_nest_pos_orders_ancestors_first(ds):
         WHERE NOT (p.nest_pos < c.nest_pos AND p.thread_key = c.thread_key)""").fetchall()[0][0]
     n = ds.con.execute("SELECT count(parent_event_id) FROM cpu_nesting").fetchall()[0][0]
     assert bad == 0 and n > 100_000
+
+
+def test_ingest_unlinked_count_is_the_stored_links(ds, trace_ids):
+    # the ingest summary's "GPU events without a launch" counts gpu_launch_links.linked = false
+    rows = ds.con.execute("""SELECT t.trace_id, t.gpu_events_unlinked, s.unlinked_events FROM traces t
+        JOIN gpu_link_summary s USING (trace_id)""").fetchall()
+    assert len(rows) == len(trace_ids) and all(r[1] == r[2] for r in rows)
+    assert {r[0]: r[1] for r in rows}[trace_ids["nvidia/h100_qwen_infer.json.gz"]] == 509

@@ -181,7 +181,7 @@ class IngestResult:
     truncated: bool = False
     rank: int | None = None
     noted: dict = field(default_factory=dict)  # ingest_issues rows that are not skipped events, by kind
-    unlinked: int = 0  # GPU events without a launch call of the same correlation id
+    unlinked: int = 0  # GPU events without a launch call (gpu_launch_links.linked = false)
 
     def summary_line(self) -> str:
         if self.status == "failed":
@@ -720,17 +720,12 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
     ing.noted = noted
     counts = {t: ing.counts[t] for t in EVENT_TABLES + ["launches"]}
     events_read = sum(counts[t] for t in EVENT_TABLES) + sum(skipped.values())
-    # GPU events with no runtime/driver call of the same correlation id in this trace (e.g. warm-up kernels
-    # launched before the CPU window); the call-tree views (gpu_launch_links) also follow ac2g flows.
-    unlinked = 0
-    if counts["kernels"]:
-        unlinked = con.execute(f"""SELECT count(*) FROM read_parquet('{out / "kernels" / "*.parquet"}') k
-            WHERE k.correlation IS NULL OR k.correlation NOT IN (
-              SELECT correlation FROM read_parquet('{out / "events" / "*.parquet"}')
-              WHERE cat IN ('cuda_runtime', 'cuda_driver') AND correlation IS NOT NULL)""").fetchall()[0][0]
-    ing.unlinked = unlinked
-
     _build_derived(out, ing.staging)
+    # GPU events without a launch call in this trace (e.g. warm-up kernels launched before the CPU window), as
+    # the stored gpu_launch_links says (linked = false), so the summary equals gpu_link_summary.unlinked_events.
+    ing.unlinked = con.execute(f"""SELECT count(*) FILTER (WHERE NOT linked)
+        FROM read_parquet('{out / "gpu_launch_links" / "*.parquet"}')""").fetchall()[0][0]
+    unlinked = ing.unlinked
 
     # traces row
     dist = h.get("distributedInfo") if isinstance(h.get("distributedInfo"), dict) else {}

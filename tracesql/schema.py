@@ -47,7 +47,7 @@ TABLES: dict[str, dict] = {
             ("header", "JSON", "every top-level field except traceEvents"),
             ("events_read", "BIGINT", "elements of traceEvents read (rows written + events skipped)"),
             ("events_skipped", "BIGINT", "elements not written to any table (see ingest_issues)"),
-            ("gpu_events_unlinked", "BIGINT", "kernels rows with no runtime/driver call of the same correlation id "
+            ("gpu_events_unlinked", "BIGINT", "kernels rows without a launch call: gpu_launch_links.linked = false "
                                               "(e.g. warm-up kernels launched before the CPU window)"),
             ("row_counts", "JSON", "rows written per table for this trace"),
             ("truncated", "BOOLEAN", "the file ended early and was salvaged (--salvage)"),
