@@ -101,10 +101,38 @@ FROM events
 WHERE name LIKE 'ProfilerStep#%' AND dur_ns IS NOT NULL;
 
 -- _gpu_names: each distinct (cat, name) of the GPU events with its short name and class (computed once per
--- name rather than once per event: the name rewriting is regex work).
+-- name rather than once per event: the name rewriting is regex work), and integer ids for both names.
+-- Kernel names are long (hundreds of characters of template arguments), so the per-event views below carry
+-- name_id and join the text only where it is shown: sorting, windowing or hashing the text of every event
+-- costs far more than the arithmetic on it.
+--   name_id      1, 2, ... in (cat, name) order, unique in the dataset
+--   short_id     1, 2, ... in short_name order: events whose names shorten alike share it
 CREATE OR REPLACE VIEW _gpu_names AS
-SELECT cat, name, _short_kernel_name(name) AS short_name, _gpu_activity_class(cat, name) AS activity_class
-FROM (SELECT DISTINCT cat, name FROM kernels);
+SELECT row_number() OVER (ORDER BY cat, name) AS name_id,
+       dense_rank() OVER (ORDER BY coalesce(short_name, name)) AS short_id, cat, name, short_name, activity_class
+FROM (SELECT cat, name, _short_kernel_name(name) AS short_name, _gpu_activity_class(cat, name) AS activity_class
+      FROM (SELECT DISTINCT cat, name FROM kernels));
+
+-- _gpu_launch_steps: the ProfilerStep#N whose CPU range contains the start of each launch call (an ASOF
+-- join to the latest step that starts at or before the call, kept when the call starts before its end).
+CREATE OR REPLACE VIEW _gpu_launch_steps AS
+SELECT l.trace_id, l.event_id, st.step, st.step_number
+FROM (SELECT trace_id, event_id, ts_ns FROM launches WHERE ts_ns IS NOT NULL) l
+ASOF JOIN _gpu_steps st ON st.trace_id = l.trace_id AND l.ts_ns >= st.step_ts_ns
+WHERE l.ts_ns < st.step_end_ns;
+
+-- _gpu_activity_core: gpu_activity (below) without the name text: name_id and short_id instead of cat,
+-- name and short_name (see _gpu_names). The analyses read it; gpu_activity adds the names back.
+CREATE OR REPLACE VIEW _gpu_activity_core AS
+SELECT k.trace_id, k.event_id, k.device, k.stream, n.name_id, n.short_id, n.activity_class,
+       k.ts_ns, k.dur_ns, k.ts_ns + k.dur_ns AS end_ns, k.correlation,
+       l.event_id AS launch_event_id, l.name AS launch_name, l.launch_kind,
+       l.ts_ns AS launch_ts_ns, l.dur_ns AS launch_dur_ns, l.tid AS launch_tid, s.step, s.step_number
+FROM kernels k
+JOIN _gpu_names n ON n.cat IS NOT DISTINCT FROM k.cat AND n.name IS NOT DISTINCT FROM k.name
+LEFT JOIN launches l ON l.trace_id = k.trace_id AND l.correlation = k.correlation
+LEFT JOIN _gpu_launch_steps s ON s.trace_id = l.trace_id AND s.event_id = l.event_id
+WHERE k.ts_ns IS NOT NULL AND k.dur_ns IS NOT NULL;
 
 -- gpu_activity: one row per GPU-side event (every row of `kernels`), with its class and its launch.
 --   trace_id, event_id           the GPU event
@@ -122,14 +150,7 @@ FROM (SELECT DISTINCT cat, name FROM kernels);
 --   launch_tid                   CPU thread of the launching call
 --   step, step_number            ProfilerStep#N whose CPU range contains the launch start (NULL if none)
 CREATE OR REPLACE VIEW gpu_activity AS
-SELECT k.trace_id, k.event_id, k.device, k.stream, k.cat, k.name, n.short_name, n.activity_class,
-       k.ts_ns, k.dur_ns, k.ts_ns + k.dur_ns AS end_ns, k.correlation,
-       l.event_id AS launch_event_id, l.name AS launch_name, l.launch_kind,
-       l.ts_ns AS launch_ts_ns, l.dur_ns AS launch_dur_ns, l.tid AS launch_tid,
-       CASE WHEN l.ts_ns < st.step_end_ns THEN st.step END AS step,
-       CASE WHEN l.ts_ns < st.step_end_ns THEN st.step_number END AS step_number
-FROM kernels k
-JOIN _gpu_names n ON n.cat IS NOT DISTINCT FROM k.cat AND n.name IS NOT DISTINCT FROM k.name
-LEFT JOIN launches l ON l.trace_id = k.trace_id AND l.correlation = k.correlation
-ASOF LEFT JOIN _gpu_steps st ON st.trace_id = k.trace_id AND l.ts_ns >= st.step_ts_ns
-WHERE k.ts_ns IS NOT NULL AND k.dur_ns IS NOT NULL;
+SELECT a.trace_id, a.event_id, a.device, a.stream, n.cat, n.name, n.short_name, a.activity_class,
+       a.ts_ns, a.dur_ns, a.end_ns, a.correlation, a.launch_event_id, a.launch_name, a.launch_kind,
+       a.launch_ts_ns, a.launch_dur_ns, a.launch_tid, a.step, a.step_number
+FROM _gpu_activity_core a JOIN _gpu_names n USING (name_id);

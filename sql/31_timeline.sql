@@ -16,8 +16,8 @@
 CREATE OR REPLACE VIEW _gt_events AS
 SELECT a.trace_id, a.device, a.step, a.ts_ns AS s, a.end_ns AS e, d.n_devices,
        CASE a.activity_class WHEN 'compute' THEN 'C' WHEN 'comm' THEN 'K' ELSE 'M' END AS cls
-FROM gpu_activity a
-JOIN (SELECT trace_id, count(DISTINCT coalesce(device, -1)) AS n_devices FROM gpu_activity GROUP BY trace_id) d
+FROM _gpu_activity_core a
+JOIN (SELECT trace_id, count(DISTINCT coalesce(device, -1)) AS n_devices FROM _gpu_activity_core GROUP BY trace_id) d
   USING (trace_id)
 WHERE a.activity_class <> 'sync';
 

@@ -18,22 +18,25 @@
 --   time_pct                     100 total_ns / summed duration of all counted events of the trace (or step)
 --   n_names                      distinct full names merged into this row (1 with full_names)
 CREATE OR REPLACE MACRO kernel_summary_of(step_name, full_names) AS TABLE
-WITH ev AS (
-    SELECT trace_id, CASE WHEN full_names THEN name ELSE coalesce(short_name, name) END AS kname, name,
-           activity_class, dur_ns
-    FROM gpu_activity
+WITH ev AS (   -- grouped by the integer ids of _gpu_names; the text is joined to the groups
+    SELECT trace_id, CASE WHEN full_names THEN name_id ELSE short_id END AS kid, name_id, activity_class, dur_ns
+    FROM _gpu_activity_core
     WHERE activity_class <> 'sync' AND (step_name IS NULL OR step = step_name)
 ), g AS (
-    SELECT trace_id, kname AS name, min(activity_class) AS activity_class, count(*) AS count,
+    SELECT trace_id, kid, min(activity_class) AS activity_class, count(*) AS count,
            sum(dur_ns)::BIGINT AS total_ns, avg(dur_ns) AS avg_ns, min(dur_ns) AS min_ns, max(dur_ns) AS max_ns,
-           coalesce(stddev_samp(dur_ns), 0.0) AS std_ns, count(DISTINCT name) AS n_names
-    FROM ev GROUP BY trace_id, kname
+           coalesce(stddev_samp(dur_ns), 0.0) AS std_ns, count(DISTINCT name_id) AS n_names
+    FROM ev GROUP BY trace_id, kid
+), names AS (
+    SELECT DISTINCT CASE WHEN full_names THEN name_id ELSE short_id END AS kid,
+           CASE WHEN full_names THEN name ELSE coalesce(short_name, name) END AS name
+    FROM _gpu_names
 )
-SELECT trace_id, name, activity_class, count, total_ns, avg_ns, min_ns, max_ns, std_ns,
-       100.0 * count / sum(count) OVER (PARTITION BY trace_id) AS launches_pct,
-       100.0 * total_ns / nullif(sum(total_ns) OVER (PARTITION BY trace_id), 0) AS time_pct,
-       n_names
-FROM g;
+SELECT g.trace_id, n.name, g.activity_class, g.count, g.total_ns, g.avg_ns, g.min_ns, g.max_ns, g.std_ns,
+       100.0 * g.count / sum(g.count) OVER (PARTITION BY g.trace_id) AS launches_pct,
+       100.0 * g.total_ns / nullif(sum(g.total_ns) OVER (PARTITION BY g.trace_id), 0) AS time_pct,
+       g.n_names
+FROM g LEFT JOIN names n USING (kid);
 
 -- kernel_summary: kernel_summary_of(NULL, false): whole traces, short names; one row per (trace, short name).
 CREATE OR REPLACE VIEW kernel_summary AS SELECT * FROM kernel_summary_of(NULL, false);

@@ -30,15 +30,28 @@ CREATE OR REPLACE MACRO _py_tuple3(j) AS
          THEN _py_seq(list_transform(json_extract(j, '$[*]'), lambda x: _py_tuple2(x)), json_array_length(j))
          ELSE _py_atom(j) END;
 
+-- _op_gpu: the counted GPU events with the op they belong to (see the top of this file): the launch of
+-- each GPU event (gpu_launch_links) and the op context of that launch (cpu_event_context), as in
+-- gpu_event_ops; the kernel name as name_id (see _gpu_names).
+CREATE OR REPLACE VIEW _op_gpu AS
+SELECT l.trace_id, l.event_id, n.name_id, l.cat, l.ts_ns, l.dur_ns, c.op_event_id,
+       coalesce(c.op_name, CASE WHEN l.launch_event_id IS NOT NULL THEN '[' || l.launch_name || ']'
+                                ELSE '[no launch]' END) AS op_name
+FROM gpu_launch_links l
+JOIN _gpu_names n ON n.cat IS NOT DISTINCT FROM l.cat AND n.name IS NOT DISTINCT FROM l.name
+LEFT JOIN cpu_event_context c ON c.trace_id = l.trace_id AND c.event_id = l.launch_event_id
+     AND c.anchor_kind = 'launch'
+WHERE l.cat <> 'cuda_sync';
+
 -- _op_args: the input description of every cpu_op that launched GPU work, as text (NULL when the trace
 -- was recorded without shapes). The text is made once per distinct JSON value (few shapes, many calls).
 CREATE OR REPLACE VIEW _op_args AS
 WITH raw AS (
     SELECT e.trace_id, e.event_id, e.name,
-           json_extract_string(e.args, '$."Input Dims"') AS d, json_extract_string(e.args, '$."Input type"') AS ty,
-           json_extract_string(e.args, '$."Input Strides"') AS st, json_extract_string(e.args, '$."Concrete Inputs"') AS ci
+           json_extract_string(e.input_dims, '$') AS d, json_extract_string(e.input_types, '$') AS ty,
+           json_extract_string(e.input_strides, '$') AS st, json_extract_string(e.concrete_inputs, '$') AS ci
     FROM events e
-    JOIN (SELECT DISTINCT trace_id, op_event_id FROM gpu_event_ops WHERE op_event_id IS NOT NULL) o
+    JOIN (SELECT DISTINCT trace_id, op_event_id FROM _op_gpu WHERE op_event_id IS NOT NULL) o
       ON o.trace_id = e.trace_id AND o.op_event_id = e.event_id
 ), texts AS (
     SELECT v, _py_tuple3(v::JSON) AS py
@@ -50,13 +63,6 @@ SELECT r.trace_id, r.event_id, r.name, td.py AS input_dims, tt.py AS input_type,
 FROM raw r
 LEFT JOIN texts td ON td.v = r.d LEFT JOIN texts tt ON tt.v = r.ty
 LEFT JOIN texts ts ON ts.v = r.st LEFT JOIN texts tc ON tc.v = r.ci;
-
--- _op_gpu: the counted GPU events with the op they belong to (see the top of this file).
-CREATE OR REPLACE VIEW _op_gpu AS
-SELECT trace_id, event_id, name AS kernel_name, cat, ts_ns, dur_ns, op_event_id,
-       coalesce(op_name, CASE WHEN launch_event_id IS NOT NULL THEN '[' || launch_name || ']' ELSE '[no launch]' END)
-           AS op_name
-FROM gpu_event_ops WHERE cat <> 'cuda_sync';
 
 -- op_summary: one row per (trace, op name).
 --   op_name            the cpu_op name (or '[launch API]', '[no launch]')
@@ -116,12 +122,13 @@ CREATE OR REPLACE MACRO short_kernels_at(threshold_us) AS TABLE
 WITH k AS (SELECT * FROM _op_gpu WHERE cat = 'kernel'),
 tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM k GROUP BY trace_id),
 s AS (
-    SELECT trace_id, op_name, kernel_name, count(*) AS count, sum(dur_ns)::BIGINT AS total_ns, avg(dur_ns) AS mean_ns
+    SELECT trace_id, op_name, name_id, count(*) AS count, sum(dur_ns)::BIGINT AS total_ns, avg(dur_ns) AS mean_ns
     FROM k WHERE dur_ns < threshold_us * 1000 GROUP BY ALL
 )
-SELECT s.*, 100.0 * total_ns / sum(total_ns) OVER (PARTITION BY s.trace_id) AS short_pct,
+SELECT s.trace_id, s.op_name, n.name AS kernel_name, s.count, s.total_ns, s.mean_ns,
+       100.0 * total_ns / sum(total_ns) OVER (PARTITION BY s.trace_id) AS short_pct,
        100.0 * total_ns / tot.all_ns AS pct_of_kernel_time
-FROM s JOIN tot USING (trace_id) ORDER BY s.trace_id, total_ns DESC;
+FROM s JOIN tot USING (trace_id) JOIN _gpu_names n USING (name_id) ORDER BY s.trace_id, total_ns DESC;
 
 -- short_kernels: short_kernels_at(10) (10 µs, TraceLens's default threshold).
 CREATE OR REPLACE VIEW short_kernels AS SELECT * FROM short_kernels_at(10);

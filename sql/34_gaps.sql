@@ -5,6 +5,24 @@
 -- stream (not just the previous one, so a short event nested in a long one opens no false gap). A gap
 -- <= 0 means the stream was never idle before the event; idle time is the sum of the positive gaps.
 
+-- _gpu_gaps_core: gpu_gaps without the name text: name_id, short_id, prev_name_id, prev_short_id instead
+-- (see _gpu_names); the windows run over these narrow rows.
+CREATE OR REPLACE VIEW _gpu_gaps_core AS
+WITH o AS (
+    SELECT trace_id, device, stream, event_id, name_id, short_id, activity_class, ts_ns, dur_ns, end_ns,
+           launch_ts_ns, step,
+           row_number() OVER w AS seq,
+           lag(event_id) OVER w AS prev_event_id, lag(name_id) OVER w AS prev_name_id,
+           lag(short_id) OVER w AS prev_short_id,
+           max(end_ns) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end_ns
+    FROM _gpu_activity_core
+    WHERE activity_class <> 'sync'
+    WINDOW w AS (PARTITION BY trace_id, device, stream ORDER BY ts_ns, event_id)
+)
+SELECT *, ts_ns - prev_end_ns AS gap_ns, greatest(ts_ns - prev_end_ns, 0) AS idle_ns,
+       coalesce(launch_ts_ns > prev_end_ns, false) AS host_wait
+FROM o;
+
 -- gpu_gaps: one row per GPU event.
 --   trace_id, device, stream, event_id, name, short_name, activity_class, ts_ns, dur_ns, end_ns
 --   seq                  1-based position on the stream
@@ -16,20 +34,10 @@
 --   launch_ts_ns         start of the launching call (NULL when the launch is not in the trace)
 --   host_wait            the launching call started after prev_end_ns: the GPU waited for the CPU
 CREATE OR REPLACE VIEW gpu_gaps AS
-WITH o AS (
-    SELECT trace_id, device, stream, event_id, name, short_name, activity_class, ts_ns, dur_ns, end_ns,
-           launch_ts_ns, step,
-           row_number() OVER w AS seq,
-           lag(event_id) OVER w AS prev_event_id, lag(name) OVER w AS prev_name,
-           lag(short_name) OVER w AS prev_short_name,
-           max(end_ns) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end_ns
-    FROM gpu_activity
-    WHERE activity_class <> 'sync'
-    WINDOW w AS (PARTITION BY trace_id, device, stream ORDER BY ts_ns, event_id)
-)
-SELECT *, ts_ns - prev_end_ns AS gap_ns, greatest(ts_ns - prev_end_ns, 0) AS idle_ns,
-       coalesce(launch_ts_ns > prev_end_ns, false) AS host_wait
-FROM o;
+SELECT g.trace_id, g.device, g.stream, g.event_id, n.name, n.short_name, g.activity_class, g.ts_ns, g.dur_ns,
+       g.end_ns, g.launch_ts_ns, g.step, g.seq, g.prev_event_id, p.name AS prev_name, p.short_name AS prev_short_name,
+       g.prev_end_ns, g.gap_ns, g.idle_ns, g.host_wait
+FROM _gpu_gaps_core g JOIN _gpu_names n USING (name_id) LEFT JOIN _gpu_names p ON p.name_id = g.prev_name_id;
 
 -- gap_totals_by_stream: one row per (trace, device, stream).
 --   n_events             GPU events on the stream
@@ -46,14 +54,14 @@ SELECT trace_id, device, stream, count(*) AS n_events, count(*) FILTER (WHERE ga
        min(ts_ns) AS first_start_ns, max(end_ns) AS last_end_ns, max(end_ns) - min(ts_ns) AS span_ns,
        (max(end_ns) - min(ts_ns) - coalesce(sum(idle_ns), 0))::BIGINT AS busy_ns,
        100.0 * coalesce(sum(idle_ns), 0) / nullif(max(end_ns) - min(ts_ns), 0) AS idle_pct
-FROM gpu_gaps GROUP BY trace_id, device, stream;
+FROM _gpu_gaps_core GROUP BY trace_id, device, stream;
 
 -- gap_histogram_of(min_us, max_us, bins): histogram of the positive gaps per trace, bins of equal width
 -- between min_us and max_us (µs); gaps outside [min_us, max_us] are left out. One row per (trace, bin):
 --   bin (0-based), bin_start_us, bin_end_us, count, total_us (sum of the gaps in the bin, µs)
 CREATE OR REPLACE MACRO gap_histogram_of(min_us, max_us, bins) AS TABLE
 WITH g AS (
-    SELECT trace_id, gap_ns / 1000.0 AS gap_us FROM gpu_gaps
+    SELECT trace_id, gap_ns / 1000.0 AS gap_us FROM _gpu_gaps_core
     WHERE gap_ns > 0 AND gap_ns / 1000.0 >= min_us AND gap_ns / 1000.0 <= max_us
 ), b AS (
     SELECT trace_id, least(floor((gap_us - min_us) / ((max_us - min_us) / bins))::BIGINT, bins - 1) AS bin, gap_us
@@ -77,14 +85,22 @@ CREATE OR REPLACE VIEW gap_histogram AS SELECT * FROM gap_histogram_of(0, 100, 2
 --   total_idle_ns        sum of the positive gaps, ns
 CREATE OR REPLACE MACRO kernel_transitions_of(full_names) AS TABLE
 WITH p AS (
-    SELECT trace_id, CASE WHEN full_names THEN prev_name ELSE coalesce(prev_short_name, prev_name) END AS a,
-           CASE WHEN full_names THEN name ELSE coalesce(short_name, name) END AS b, gap_ns, idle_ns
-    FROM gpu_gaps WHERE prev_event_id IS NOT NULL OR seq > 1
+    SELECT trace_id, CASE WHEN full_names THEN prev_name_id ELSE prev_short_id END AS a,
+           CASE WHEN full_names THEN name_id ELSE short_id END AS b, gap_ns, idle_ns
+    FROM _gpu_gaps_core WHERE prev_event_id IS NOT NULL OR seq > 1
+), g AS (
+    SELECT trace_id, a, b, count(*) AS count,
+           avg(gap_ns) AS avg_gap_ns, min(gap_ns) AS min_gap_ns, max(gap_ns) AS max_gap_ns,
+           coalesce(stddev_samp(gap_ns), 0.0) AS std_gap_ns, sum(idle_ns)::BIGINT AS total_idle_ns
+    FROM p GROUP BY trace_id, a, b
+), names AS (   -- the text of each id: full names by name_id, short names by short_id
+    SELECT DISTINCT CASE WHEN full_names THEN name_id ELSE short_id END AS id,
+           CASE WHEN full_names THEN name ELSE coalesce(short_name, name) END AS text
+    FROM _gpu_names
 )
-SELECT trace_id, a AS prev_name, b AS name, a || ' -> ' || b AS transition, count(*) AS count,
-       avg(gap_ns) AS avg_gap_ns, min(gap_ns) AS min_gap_ns, max(gap_ns) AS max_gap_ns,
-       coalesce(stddev_samp(gap_ns), 0.0) AS std_gap_ns, sum(idle_ns)::BIGINT AS total_idle_ns
-FROM p GROUP BY trace_id, a, b;
+SELECT g.trace_id, na.text AS prev_name, nb.text AS name, na.text || ' -> ' || nb.text AS transition, g.count,
+       g.avg_gap_ns, g.min_gap_ns, g.max_gap_ns, g.std_gap_ns, g.total_idle_ns
+FROM g LEFT JOIN names na ON na.id = g.a LEFT JOIN names nb ON nb.id = g.b;
 
 -- kernel_transitions: kernel_transitions_of(false) (short names).
 CREATE OR REPLACE VIEW kernel_transitions AS SELECT * FROM kernel_transitions_of(false);
@@ -103,7 +119,7 @@ WITH c AS (
     SELECT trace_id, device, stream, idle_ns,
            CASE WHEN host_wait THEN 'host_wait' WHEN gap_ns < kernel_wait_us * 1000 THEN 'kernel_wait'
                 ELSE 'other' END AS idle_category
-    FROM gpu_gaps WHERE gap_ns > 0
+    FROM _gpu_gaps_core WHERE gap_ns > 0
 ), s AS (
     SELECT trace_id, device, stream, idle_category, sum(idle_ns)::BIGINT AS idle_ns, count(*) AS count
     FROM c GROUP BY ALL

@@ -18,7 +18,7 @@
 CREATE OR REPLACE MACRO launch_stats_at(runtime_cutoff_us, launch_delay_cutoff_us) AS TABLE
 WITH g AS (
     SELECT trace_id, correlation, count(*) AS n, min(ts_ns) AS s, max(end_ns) AS e, sum(dur_ns) AS d
-    FROM gpu_activity WHERE launch_event_id IS NOT NULL GROUP BY trace_id, correlation
+    FROM _gpu_activity_core WHERE launch_event_id IS NOT NULL GROUP BY trace_id, correlation
 )
 SELECT l.trace_id, l.event_id AS launch_event_id, l.name AS api, l.launch_kind, l.tid, l.ts_ns,
        l.dur_ns AS cpu_dur_ns, coalesce(g.n, 0) AS n_gpu_events, g.s AS gpu_start_ns, g.e AS gpu_end_ns,

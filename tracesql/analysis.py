@@ -18,7 +18,7 @@ def _q(ds, query: str, params: dict | None = None) -> pl.DataFrame:
 
 
 # Views that several analyses read: materialize() snapshots them once per connection.
-MATERIALIZED = ["gpu_activity", "gpu_gaps", "gpu_timeline", "_hta_gpu"]
+MATERIALIZED = ["_gpu_names", "_gpu_activity_core", "_gpu_gaps_core", "gpu_timeline", "_hta_gpu"]
 
 
 def materialize(ds, names: list[str] | None = None, ids: list[str] | None = None) -> None:
@@ -34,7 +34,9 @@ def materialize(ds, names: list[str] | None = None, ids: list[str] | None = None
     where = f" WHERE trace_id IN {_in(ids)}" if ids else ""
     for name in names or MATERIALIZED:
         if name not in done and has_view(ds, name):
-            ds.con.sql(f'CREATE TEMP TABLE {name} AS SELECT * FROM "{db}".main.{name}{where}')
+            per_trace = ds.con.sql("SELECT count(*) FROM duckdb_columns() WHERE table_name = $n AND schema_name = 'main' "
+                                   "AND column_name = 'trace_id'", params={"n": name}).fetchall()[0][0]
+            ds.con.sql(f'CREATE TEMP TABLE {name} AS SELECT * FROM "{db}".main.{name}{where if per_trace else ""}')
 
 
 def has_view(ds, name: str) -> bool:

@@ -561,11 +561,14 @@ def _table_copy(table: str, src: str, out: str) -> str:
     a = "json_transform(args, '{sig}')"
     if table == "events":
         sig = ('{"External id":"BIGINT","correlation":"BIGINT","correlation_id":"BIGINT","Sequence number":"BIGINT",'
-               '"Fwd thread id":"BIGINT","Python id":"BIGINT","Python parent id":"BIGINT"}')
+               '"Fwd thread id":"BIGINT","Python id":"BIGINT","Python parent id":"BIGINT","Input Dims":"JSON",'
+               '"Input type":"JSON","Input Strides":"JSON","Concrete Inputs":"JSON"}')
         sel = f"""SELECT event_id, ph, cat, cat_raw, name, pid, tid, ts_ns, dur_ns,
             {_EXT_ID} AS external_id, coalesce(a.correlation, a.correlation_id) AS correlation,
             a."Sequence number" AS sequence_number, a."Fwd thread id" AS fwd_thread_id,
             a."Python id" AS python_id, a."Python parent id" AS python_parent_id,
+            a."Input Dims" AS input_dims, a."Input type" AS input_types, a."Input Strides" AS input_strides,
+            a."Concrete Inputs" AS concrete_inputs,
             args, {_extra_json()} AS extra
           FROM (SELECT *, {a.format(sig=sig)} AS a FROM {src})"""
     elif table == "launches":

@@ -27,9 +27,9 @@ STYLES = ("native", "tracelens", "hta")
 # Views each style reads many times: computed once per report (analysis.materialize). gpu_event_ops is the
 # call tree's attribution of GPU events to ops (sql/12), read by the op sections; tl_launchers (sql/13) is
 # read by ops_summary, ops_summary_by_category and ops_unique_args.
-MATERIALIZE = {"native": ["gpu_activity", "gpu_gaps", "gpu_timeline", "gpu_event_ops"],
-               "tracelens": ["gpu_activity", "gpu_event_ops", "tl_launchers"],
-               "hta": ["gpu_activity", "_hta_gpu"]}
+MATERIALIZE = {"native": ["_gpu_steps", "_gpu_names", "_gpu_activity_core", "_gpu_gaps_core", "gpu_timeline", "_op_gpu"],
+               "tracelens": ["_gpu_names", "_gpu_activity_core", "gpu_event_ops", "tl_launchers"],
+               "hta": ["_gpu_names", "_gpu_activity_core", "_hta_gpu"]}
 
 
 def _q(ds, query: str, params=None) -> pl.DataFrame:
