@@ -113,7 +113,7 @@ CREATE OR REPLACE VIEW graph_capture_links AS
 WITH graph_roots AS (
     SELECT r.trace_id, r.event_id AS graph_launch_event_id, r.correlation,
            row_number() OVER (PARTITION BY r.trace_id ORDER BY r.event_id) AS graph_index
-    FROM events r WHERE contains(lower(r.name), 'graphlaunch') AND r.correlation IS NOT NULL
+    FROM launches r WHERE r.launch_kind = 'graph' AND r.correlation IS NOT NULL
 ), graph_events AS (
     SELECT g.trace_id, g.graph_launch_event_id, g.graph_index, k.event_id, k.name,
            row_number() OVER (PARTITION BY g.trace_id, g.graph_index ORDER BY k.ts_ns, k.event_id) AS ordinal,
@@ -136,13 +136,15 @@ WITH graph_roots AS (
     QUALIFY row_number() OVER (PARTITION BY w.trace_id, w.graph_index ORDER BY e.dur_ns DESC, e.event_id) = 1
 ), capture_calls AS (
     SELECT r.trace_id, r.graph_index, r.root_event_id, r.r0 AS root_ts_ns, e.event_id, e.name,
-           json_extract_string(e.args, '$.kernel') AS kernel_name,
            row_number() OVER (PARTITION BY r.trace_id, r.graph_index ORDER BY e.ts_ns, e.event_id) AS ordinal,
            count(*) OVER (PARTITION BY r.trace_id, r.graph_index) AS n_calls
     FROM roots r JOIN events e ON e.trace_id = r.trace_id AND e.pid = r.pid AND e.tid = r.tid
      AND e.ts_ns BETWEEN r.r0 AND r.r1
     WHERE e.cat IN ('cuda_runtime', 'cuda_driver')
       AND (contains(lower(e.name), 'launch') OR contains(lower(e.name), 'memcpy'))
+), call_args AS (   -- args.kernel of the capture calls (the args text is read for those calls only)
+    SELECT trace_id, event_id, json_extract_string(args, '$.kernel') AS kernel_name FROM events
+    WHERE (trace_id, event_id) IN (SELECT trace_id, event_id FROM capture_calls)
 ), counts_g AS (
     SELECT DISTINCT trace_id, graph_index, n_events FROM graph_events
 ), counts_c AS (
@@ -160,11 +162,12 @@ SELECT g.trace_id, g.event_id, g.graph_launch_event_id, g.graph_index, g.ordinal
        p.capture_trace_id, c.root_event_id AS capture_root_event_id, c.root_ts_ns AS capture_root_ts_ns,
        c.event_id AS capture_launch_event_id,
        c.name AS capture_launch_name,
-       CASE WHEN c.kernel_name IS NOT NULL THEN g.name = c.kernel_name END AS names_match
+       CASE WHEN a.kernel_name IS NOT NULL THEN g.name = a.kernel_name END AS names_match
 FROM pairs p
 JOIN graph_events g ON g.trace_id = p.graph_trace_id
 JOIN capture_calls c ON c.trace_id = p.capture_trace_id AND c.graph_index = g.graph_index
- AND c.ordinal = g.ordinal;
+ AND c.ordinal = g.ordinal
+LEFT JOIN call_args a ON a.trace_id = c.trace_id AND a.event_id = c.event_id;
 
 -- gpu_link_summary: one row per trace: how much of its GPU work has a launch in the trace.
 --   trace_id                 the trace (every trace, CPU-only ones with zeros)

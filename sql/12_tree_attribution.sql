@@ -215,6 +215,8 @@ JOIN g ON g.trace_id = a.trace_id AND g.event_id = a.event_id;
 --                                  around the (capture) call, else the call's name; NULL when not tl_linked
 --   is_nccl                        the name contains 'nccl' (any case)
 --   pid, tid, launch_pid, launch_tid, launch_ts_ns, launch_dur_ns, launch_kind   as in gpu_launch_links
+--   capture_launch_ts_ns           start of capture_launch_event_id, ns (capture trace clock)
+--   tl_launcher_ts_ns              start of tl_launcher_event_id, ns (clock of tl_launcher_trace_id)
 CREATE OR REPLACE VIEW gpu_event_ops AS
 WITH c AS MATERIALIZED (
     SELECT * FROM cpu_event_context WHERE anchor_kind = 'launch'
@@ -240,7 +242,12 @@ SELECT l.trace_id, l.event_id, l.name, l.cat, l.device, l.stream, l.ts_ns, l.dur
             WHEN gc.capture_launch_event_id IS NULL THEN coalesce(c.op_name, l.launch_name)
             ELSE coalesce(cc.op_name, cc.name) END AS tl_parent_cpu_op,
        contains(lower(l.name), 'nccl') AS is_nccl,
-       l.pid, l.tid, l.launch_pid, l.launch_tid, l.launch_ts_ns, l.launch_dur_ns, l.launch_kind
+       l.pid, l.tid, l.launch_pid, l.launch_tid, l.launch_ts_ns, l.launch_dur_ns, l.launch_kind,
+       cc.ts_ns AS capture_launch_ts_ns,
+       CASE WHEN NOT l.tl_linked OR contains(lower(l.name), 'nccl') THEN NULL
+            WHEN gc.capture_launch_event_id IS NULL THEN c.tl_launcher_ts_ns
+            WHEN cc.tl_launcher_ts_ns < gc.capture_root_ts_ns THEN cc.ts_ns
+            ELSE cc.tl_launcher_ts_ns END AS tl_launcher_ts_ns
 FROM gpu_launch_links l
 LEFT JOIN c ON c.trace_id = l.trace_id AND c.event_id = l.launch_event_id
 LEFT JOIN _tree_gpu_annotation ga ON ga.trace_id = l.trace_id AND ga.event_id = l.event_id

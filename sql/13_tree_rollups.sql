@@ -68,7 +68,8 @@ SELECT c.trace_id, c.event_id, c.name, c.ts_ns, c.dur_ns, c.op_event_id AS paren
        coalesce(sub.busy_ns, 0)::BIGINT AS subtree_gpu_busy_ns,
        e.sequence_number
 FROM cpu_event_context c
-JOIN events e ON e.trace_id = c.trace_id AND e.event_id = c.event_id
+LEFT JOIN (SELECT trace_id, event_id, sequence_number FROM events
+           WHERE cat = 'cpu_op' AND sequence_number IS NOT NULL) e ON e.trace_id = c.trace_id AND e.event_id = c.event_id
 LEFT JOIN dir ON dir.trace_id = c.trace_id AND dir.op_event_id = c.event_id
 LEFT JOIN sub ON sub.trace_id = c.trace_id AND sub.op_event_id = c.event_id
 WHERE c.anchor_kind = 'op';

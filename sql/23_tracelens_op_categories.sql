@@ -17,12 +17,11 @@
 -- Helper: the GPU events of every TraceLens launcher instance, with the start of the call that launched
 -- them (for graph replays merged with their capture trace: the capture-time launch call).
 CREATE OR REPLACE VIEW _tl_launcher_gpu AS
-SELECT o.tl_launcher_trace_id, o.tl_launcher_event_id, o.tl_launcher_name, o.trace_id, o.event_id, o.name,
-       o.ts_ns, coalesce(c.ts_ns, o.launch_ts_ns) AS launch_ts_ns,
+SELECT o.tl_launcher_trace_id, o.tl_launcher_event_id, o.tl_launcher_name, o.tl_launcher_ts_ns, o.trace_id,
+       o.event_id, o.name, o.ts_ns, coalesce(o.capture_launch_ts_ns, o.launch_ts_ns) AS launch_ts_ns,
        CASE WHEN o.capture_launch_event_id IS NOT NULL THEN o.capture_module_path ELSE o.module_path END
            AS module_path
 FROM gpu_event_ops o
-LEFT JOIN events c ON c.trace_id = o.capture_trace_id AND c.event_id = o.capture_launch_event_id
 WHERE o.tl_launcher_event_id IS NOT NULL;
 
 -- Helper: the best op_first_kernel rule per (ruleset, kernel name).
@@ -50,6 +49,7 @@ QUALIFY row_number() OVER (PARTITION BY ruleset, name_key
 CREATE OR REPLACE VIEW tl_op_category AS
 WITH k AS (
     SELECT tl_launcher_trace_id, tl_launcher_event_id, any_value(tl_launcher_name) AS tl_launcher_name,
+           any_value(tl_launcher_ts_ns) AS tl_launcher_ts_ns,
            arg_min(name, (launch_ts_ns, ts_ns, trace_id, event_id)) AS first_kernel_name,
            arg_min(module_path, (launch_ts_ns, ts_ns, trace_id, event_id)) AS module_path,
            count(*) AS gpu_events
@@ -62,9 +62,8 @@ SELECT k.tl_launcher_trace_id AS trace_id, k.tl_launcher_event_id, k.tl_launcher
             ELSE 'other' END AS op_category,
        CASE WHEN oc.matched THEN 'op_rule' WHEN fk.category IS NOT NULL THEN 'first_kernel' ELSE 'none' END
            AS category_source,
-       k.first_kernel_name, k.gpu_events, e.ts_ns AS launcher_ts_ns, k.module_path
+       k.first_kernel_name, k.gpu_events, k.tl_launcher_ts_ns AS launcher_ts_ns, k.module_path
 FROM k
-LEFT JOIN events e ON e.trace_id = k.tl_launcher_trace_id AND e.event_id = k.tl_launcher_event_id
 LEFT JOIN op_name_categories oc ON oc.ruleset = 'tracelens' AND oc.name = k.tl_launcher_name
 LEFT JOIN _first_kernel_rule_categories fk
        ON fk.ruleset = 'tracelens' AND fk.name_key = replace(k.first_kernel_name, chr(10), ' ');

@@ -25,6 +25,8 @@ TREE_VIEWS = [
     "op_fwd_bwd",
     "tl_launchers",
     "tl_ops_summary",
+    "_call_tree_parents",
+    "_call_tree_pairs",
     "call_tree",
 ]
 
