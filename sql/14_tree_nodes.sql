@@ -9,30 +9,38 @@
 
 -- Helper: the parent node of every CPU anchor (cpu_event_context row): the closest of its innermost
 -- enclosing cpu_op, nn.Module frame and user_annotation (the one latest in nesting order).
+--   trace_id, event_id, parent_id     the anchor and its parent node (NULL for a root)
+--   node_key, parent_key              the same as _tree_key(trace_key, event_id) (sql/13)
 CREATE OR REPLACE VIEW _call_tree_parents AS
 WITH ctx AS MATERIALIZED (
-    SELECT trace_id, event_id, nest_pos, op_event_id, module_event_id, annotation_event_id FROM cpu_event_context
+    SELECT c.trace_id, c.event_id, k.trace_key, _tree_key(k.trace_key, c.event_id) AS node_key, c.nest_pos,
+           c.op_event_id, c.module_event_id, c.annotation_event_id
+    FROM cpu_event_context c JOIN _tree_trace_keys k USING (trace_id)
+), par AS (
+    SELECT c.trace_id, c.event_id, c.trace_key, c.node_key,
+           CASE WHEN coalesce(o.nest_pos, -1) >= greatest(coalesce(m.nest_pos, -1), coalesce(a.nest_pos, -1))
+                     AND o.nest_pos IS NOT NULL THEN o.event_id
+                WHEN coalesce(m.nest_pos, -1) >= coalesce(a.nest_pos, -1) AND m.nest_pos IS NOT NULL
+                     THEN m.event_id
+                ELSE a.event_id END AS parent_id
+    FROM ctx c
+    LEFT JOIN ctx o ON o.node_key = _tree_key(c.trace_key, c.op_event_id)
+    LEFT JOIN ctx m ON m.node_key = _tree_key(c.trace_key, c.module_event_id)
+    LEFT JOIN ctx a ON a.node_key = _tree_key(c.trace_key, c.annotation_event_id)
 )
-SELECT c.trace_id, c.event_id,
-       CASE WHEN coalesce(o.nest_pos, -1) >= greatest(coalesce(m.nest_pos, -1), coalesce(a.nest_pos, -1))
-                 AND o.nest_pos IS NOT NULL THEN o.event_id
-            WHEN coalesce(m.nest_pos, -1) >= coalesce(a.nest_pos, -1) AND m.nest_pos IS NOT NULL
-                 THEN m.event_id
-            ELSE a.event_id END AS parent_id
-FROM ctx c
-LEFT JOIN ctx o ON o.trace_id = c.trace_id AND o.event_id = c.op_event_id
-LEFT JOIN ctx m ON m.trace_id = c.trace_id AND m.event_id = c.module_event_id
-LEFT JOIN ctx a ON a.trace_id = c.trace_id AND a.event_id = c.annotation_event_id;
+SELECT trace_id, event_id, parent_id, node_key, _tree_key(trace_key, parent_id) AS parent_key FROM par;
 
 -- Helper: (node, linked GPU event below it) pairs, from each GPU event's launch up the parent chain of
--- _call_tree_parents; ts_ns, dur_ns are the GPU event's.
+-- _call_tree_parents: node_key = _tree_key(trace_key, node event_id) (sql/13); ts_ns, dur_ns are the GPU
+-- event's.
 CREATE OR REPLACE VIEW _call_tree_pairs AS
-WITH RECURSIVE up(trace_id, node_id, ts_ns, dur_ns) AS (
-    SELECT trace_id, launch_event_id, ts_ns, dur_ns FROM gpu_launch_links WHERE linked
+WITH RECURSIVE up(node_key, ts_ns, dur_ns) AS (
+    SELECT _tree_key(k.trace_key, l.launch_event_id), l.ts_ns, l.dur_ns
+    FROM gpu_launch_links l JOIN _tree_trace_keys k USING (trace_id) WHERE l.linked
     UNION ALL
-    SELECT u.trace_id, p.parent_id, u.ts_ns, u.dur_ns
-    FROM up u JOIN _call_tree_parents p ON p.trace_id = u.trace_id AND p.event_id = u.node_id
-    WHERE p.parent_id IS NOT NULL
+    SELECT p.parent_key, u.ts_ns, u.dur_ns
+    FROM up u JOIN _call_tree_parents p ON p.node_key = u.node_key
+    WHERE p.parent_key IS NOT NULL
 )
 SELECT * FROM up;
 
@@ -50,18 +58,18 @@ SELECT * FROM up;
 --                               events), then node_id
 CREATE OR REPLACE VIEW call_tree AS
 WITH t AS (
-    SELECT trace_id, node_id, count(*) AS kernel_count, sum(dur_ns) AS gpu_sum_ns,
-           sum(greatest(ts_ns + dur_ns - greatest(ts_ns, coalesce(prev_end, ts_ns)), 0)) AS gpu_busy_ns
-    FROM (SELECT *, max(ts_ns + dur_ns) OVER (PARTITION BY trace_id, node_id ORDER BY ts_ns, dur_ns
+    SELECT node_key, count(*) AS kernel_count, sum(dur_ns) AS gpu_sum_ns,
+           sum(_tree_busy_ns(ts_ns, ts_ns + dur_ns, prev_end)) AS gpu_busy_ns
+    FROM (SELECT *, max(ts_ns + dur_ns) OVER (PARTITION BY node_key ORDER BY ts_ns, dur_ns
                                               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
           FROM _call_tree_pairs)
-    GROUP BY ALL
+    GROUP BY node_key
 )
 SELECT c.trace_id, c.event_id AS node_id, p.parent_id AS parent_node_id, c.anchor_kind AS kind, c.name,
        c.ts_ns, c.dur_ns, t.gpu_busy_ns::BIGINT AS gpu_busy_ns, t.gpu_sum_ns::BIGINT AS gpu_sum_ns,
        t.kernel_count, [c.ts_ns, c.event_id] AS sort_key
-FROM t JOIN cpu_event_context c ON c.trace_id = t.trace_id AND c.event_id = t.node_id
-JOIN _call_tree_parents p ON p.trace_id = c.trace_id AND p.event_id = c.event_id
+FROM t JOIN _call_tree_parents p USING (node_key)
+JOIN cpu_event_context c ON c.trace_id = p.trace_id AND c.event_id = p.event_id
 UNION ALL
 SELECT trace_id, event_id, launch_event_id, 'gpu', name, ts_ns, dur_ns, dur_ns, dur_ns, 1,
        [ts_ns, event_id]

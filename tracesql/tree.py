@@ -14,6 +14,7 @@ import polars as pl
 # cpu_nesting, gpu_launch_links and cpu_event_context are stored tables (computed at ingest by their build
 # views, schema.DERIVED_TABLES), so they are not in this list.
 TREE_VIEWS = [
+    "_tree_trace_keys",
     "graph_capture_links",
     "gpu_link_summary",
     "module_instances",
