@@ -201,60 +201,62 @@ WHERE false;
 --   direct_kernel_count       number of GPU events mapped to it
 CREATE OR REPLACE VIEW tl_launchers AS
 WITH RECURSIVE g AS MATERIALIZED (
-    SELECT trace_id, event_id, ts_ns, dur_ns, tl_launcher_trace_id, tl_launcher_event_id, tl_launcher_name,
-           launch_event_id, capture_trace_id, capture_launch_event_id
-    FROM gpu_event_ops WHERE tl_linked
+    SELECT o.trace_id, k.trace_key, o.event_id, o.ts_ns, o.dur_ns, o.tl_launcher_trace_id, o.tl_launcher_event_id,
+           o.tl_launcher_name, o.launch_event_id, o.capture_trace_id, o.capture_launch_event_id,
+           _tree_key(lk.trace_key, o.tl_launcher_event_id) AS l_key
+    FROM gpu_event_ops o JOIN _tree_trace_keys k USING (trace_id)
+    LEFT JOIN _tree_trace_keys lk ON lk.trace_id = o.tl_launcher_trace_id
+    WHERE o.tl_linked
 ), launchers AS MATERIALIZED (
-    SELECT DISTINCT trace_id, tl_launcher_trace_id, tl_launcher_event_id FROM g
-    WHERE tl_launcher_event_id IS NOT NULL
+    SELECT DISTINCT trace_key, l_key FROM g WHERE tl_launcher_event_id IS NOT NULL
 ), direct AS (
-    SELECT trace_id, tl_launcher_trace_id, tl_launcher_event_id, any_value(tl_launcher_name) AS name,
+    SELECT trace_key, l_key, any_value(trace_id) AS trace_id, any_value(tl_launcher_trace_id) AS tl_launcher_trace_id,
+           any_value(tl_launcher_event_id) AS tl_launcher_event_id, any_value(tl_launcher_name) AS name,
            count(*) AS n, sum(greatest(e - greatest(s, coalesce(prev_e, s)), 0)) AS busy_us
-    FROM (SELECT *, max(e) OVER (PARTITION BY trace_id, tl_launcher_trace_id, tl_launcher_event_id ORDER BY s, e
+    FROM (SELECT *, max(e) OVER (PARTITION BY trace_key, l_key ORDER BY s, e
                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
           FROM (SELECT *, ts_ns / 1000.0 AS s, ts_ns / 1000.0 + dur_ns / 1000.0 AS e
                 FROM g WHERE tl_launcher_event_id IS NOT NULL))
-    GROUP BY ALL
-), ops AS MATERIALIZED (
+    GROUP BY trace_key, l_key
+), ops AS MATERIALIZED (   -- cpu_ops of the capture traces (empty without graph replays merged with a capture)
     SELECT trace_id, event_id, op_event_id, ts_ns, anchor_kind FROM cpu_event_context
+    WHERE trace_id IN (SELECT capture_trace_id FROM graph_capture_links)
 ), cap AS (   -- graph replays merged with a capture: up the capture op chain, inside the capture root
-    SELECT g.trace_id, g.event_id, g.ts_ns, g.dur_ns, l.capture_trace_id, l.capture_root_ts_ns,
+    SELECT g.trace_key, g.event_id, g.ts_ns, g.dur_ns, l.capture_trace_id, l.capture_root_ts_ns,
            o.op_event_id
     FROM g JOIN graph_capture_links l ON l.trace_id = g.trace_id AND l.event_id = g.event_id
     JOIN ops o ON o.trace_id = l.capture_trace_id AND o.event_id = l.capture_launch_event_id
-), cap_up(trace_id, event_id, ts_ns, dur_ns, op_trace_id, root_ts_ns, op_event_id) AS (
-    SELECT c.trace_id, c.event_id, c.ts_ns, c.dur_ns, c.capture_trace_id, c.capture_root_ts_ns, c.op_event_id
+), cap_up(trace_key, event_id, ts_ns, dur_ns, op_trace_id, root_ts_ns, op_event_id) AS (
+    SELECT c.trace_key, c.event_id, c.ts_ns, c.dur_ns, c.capture_trace_id, c.capture_root_ts_ns, c.op_event_id
     FROM cap c JOIN ops o ON o.trace_id = c.capture_trace_id AND o.event_id = c.op_event_id
     WHERE o.ts_ns >= c.capture_root_ts_ns
     UNION ALL
-    SELECT u.trace_id, u.event_id, u.ts_ns, u.dur_ns, u.op_trace_id, u.root_ts_ns, p.event_id
+    SELECT u.trace_key, u.event_id, u.ts_ns, u.dur_ns, u.op_trace_id, u.root_ts_ns, p.event_id
     FROM cap_up u JOIN ops o ON o.trace_id = u.op_trace_id AND o.event_id = u.op_event_id
     JOIN ops p ON p.trace_id = o.trace_id AND p.event_id = o.op_event_id
     WHERE p.ts_ns >= u.root_ts_ns
 ), sub_pairs AS (
-    SELECT p.trace_id, p.trace_id AS l_trace, p.op_event_id AS l_event, p.ts_ns, p.dur_ns
-    FROM _tree_op_gpu_pairs p WHERE p.tl_linked
+    SELECT k.trace_key, _tree_key(k.trace_key, p.op_event_id) AS l_key, p.ts_ns, p.dur_ns
+    FROM _tree_op_gpu_pairs p JOIN _tree_trace_keys k USING (trace_id) WHERE p.tl_linked
     UNION ALL
-    SELECT trace_id, op_trace_id, op_event_id, ts_ns, dur_ns FROM cap_up
+    SELECT u.trace_key, _tree_key(k.trace_key, u.op_event_id), u.ts_ns, u.dur_ns
+    FROM cap_up u JOIN _tree_trace_keys k ON k.trace_id = u.op_trace_id
     UNION ALL   -- a runtime call as launcher: the GPU events it launched itself
-    SELECT trace_id, coalesce(capture_trace_id, trace_id), coalesce(capture_launch_event_id, launch_event_id),
-           ts_ns, dur_ns
-    FROM g
+    SELECT g.trace_key, _tree_key(coalesce(ck.trace_key, g.trace_key), coalesce(g.capture_launch_event_id, g.launch_event_id)),
+           g.ts_ns, g.dur_ns
+    FROM g LEFT JOIN _tree_trace_keys ck ON ck.trace_id = g.capture_trace_id
 ), sub AS (
-    SELECT trace_id, l_trace, l_event, sum(greatest(e - greatest(s, coalesce(prev_e, s)), 0)) AS busy_us
-    FROM (SELECT *, max(e) OVER (PARTITION BY trace_id, l_trace, l_event ORDER BY s, e
+    SELECT trace_key, l_key, sum(greatest(e - greatest(s, coalesce(prev_e, s)), 0)) AS busy_us
+    FROM (SELECT *, max(e) OVER (PARTITION BY trace_key, l_key ORDER BY s, e
                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
           FROM (SELECT p.*, p.ts_ns / 1000.0 AS s, p.ts_ns / 1000.0 + p.dur_ns / 1000.0 AS e
-                FROM sub_pairs p
-                SEMI JOIN launchers l ON l.trace_id = p.trace_id AND l.tl_launcher_trace_id = p.l_trace
-                                     AND l.tl_launcher_event_id = p.l_event))
-    GROUP BY ALL
+                FROM sub_pairs p SEMI JOIN launchers l USING (trace_key, l_key)))
+    GROUP BY trace_key, l_key
 )
 SELECT d.trace_id, d.tl_launcher_trace_id, d.tl_launcher_event_id, d.name,
        d.busy_us AS direct_kernel_time_us, coalesce(s.busy_us, d.busy_us) AS subtree_kernel_time_us,
        d.n AS direct_kernel_count
-FROM direct d LEFT JOIN sub s ON s.trace_id = d.trace_id AND s.l_trace = d.tl_launcher_trace_id
-                             AND s.l_event = d.tl_launcher_event_id;
+FROM direct d LEFT JOIN sub s USING (trace_key, l_key);
 
 -- tl_ops_summary: TraceLens's ops_summary, one row per trace and launcher name; columns as in its CSV.
 --   trace_id                          the trace

@@ -47,14 +47,20 @@ QUALIFY row_number() OVER (PARTITION BY ruleset, name_key
 --   module_path            nn.Module stack around its (first) launch call, outermost first, '/'-joined
 --                          (gpu_event_ops.module_path, or capture_module_path for merged graph replays)
 CREATE OR REPLACE VIEW tl_op_category AS
-WITH k AS (
+WITH g AS MATERIALIZED (
+    SELECT * FROM _tl_launcher_gpu
+), f AS (   -- the first GPU event of each launcher (its key only: the long names are joined afterwards)
     SELECT tl_launcher_trace_id, tl_launcher_event_id, any_value(tl_launcher_name) AS tl_launcher_name,
            any_value(tl_launcher_ts_ns) AS tl_launcher_ts_ns,
-           arg_min(name, (launch_ts_ns, ts_ns, trace_id, event_id)) AS first_kernel_name,
-           arg_min(module_path, (launch_ts_ns, ts_ns, trace_id, event_id)) AS module_path,
+           arg_min(trace_id, (launch_ts_ns, ts_ns, trace_id, event_id)) AS first_trace_id,
+           arg_min(event_id, (launch_ts_ns, ts_ns, trace_id, event_id)) AS first_event_id,
            count(*) AS gpu_events
-    FROM _tl_launcher_gpu
+    FROM g
     GROUP BY ALL
+), k AS (
+    SELECT f.*, g.name AS first_kernel_name, g.module_path
+    FROM f JOIN g ON g.trace_id = f.first_trace_id AND g.event_id = f.first_event_id
+               AND g.tl_launcher_trace_id = f.tl_launcher_trace_id AND g.tl_launcher_event_id = f.tl_launcher_event_id
 )
 SELECT k.tl_launcher_trace_id AS trace_id, k.tl_launcher_event_id, k.tl_launcher_name,
        CASE WHEN oc.matched THEN oc.op_category
