@@ -137,15 +137,20 @@ WITH meta AS MATERIALIZED (
                    event_id) AS v
     FROM metadata WHERE name IN ('process_name', 'process_labels', 'thread_name')
     GROUP BY ALL
+), launcher_args AS (
+    SELECT e.input_dims, e.input_types, e.input_strides, e.concrete_inputs
+    FROM tl_launchers l JOIN events e ON e.trace_id = l.tl_launcher_trace_id AND e.event_id = l.tl_launcher_event_id
+), texts AS MATERIALIZED (   -- the Python text of each distinct args value (few shapes, many calls)
+    SELECT v, _py_tuple3(v::JSON) AS py
+    FROM (SELECT input_dims::VARCHAR AS v FROM launcher_args UNION SELECT input_types::VARCHAR FROM launcher_args
+          UNION SELECT input_strides::VARCHAR FROM launcher_args UNION SELECT concrete_inputs::VARCHAR FROM launcher_args)
+    WHERE v IS NOT NULL
 ), inst AS MATERIALIZED (   -- launcher instances with their keys; ord: TraceLens's order within the trace
     SELECT l.trace_id, l.tl_launcher_trace_id, l.tl_launcher_event_id, l.name, c.op_category,
            l.direct_kernel_time_us, l.subtree_kernel_time_us,
            coalesce(pn.v, 'Unknown') AS process_name, coalesce(pl.v, 'Unknown') AS process_label,
            coalesce(tn.v, 'Unknown') AS thread_name,
-           _py_tuple3(e.input_dims) AS input_dims,
-           _py_tuple3(e.input_types) AS input_type,
-           _py_tuple3(e.input_strides) AS input_strides,
-           _py_tuple3(e.concrete_inputs) AS concrete_inputs,
+           td.py AS input_dims, tt.py AS input_type, ts.py AS input_strides, tc.py AS concrete_inputs,
            CASE WHEN c.module_path IS NULL OR c.module_path = '' THEN []
                 ELSE list_reverse(string_split(c.module_path, '/')) END AS frames,
            CASE WHEN by_module THEN l.direct_kernel_count END AS num_kernels,
@@ -159,6 +164,8 @@ WITH meta AS MATERIALIZED (
     LEFT JOIN meta pn ON pn.trace_id = l.trace_id AND pn.kind = 'process_name' AND pn.pid = e.pid
     LEFT JOIN meta pl ON pl.trace_id = l.trace_id AND pl.kind = 'process_labels' AND pl.pid = e.pid
     LEFT JOIN meta tn ON tn.trace_id = l.trace_id AND tn.kind = 'thread_name' AND tn.pid = e.pid AND tn.tid = e.tid
+    LEFT JOIN texts td ON td.v = e.input_dims::VARCHAR LEFT JOIN texts tt ON tt.v = e.input_types::VARCHAR
+    LEFT JOIN texts ts ON ts.v = e.input_strides::VARCHAR LEFT JOIN texts tc ON tc.v = e.concrete_inputs::VARCHAR
 ), grouped AS MATERIALIZED (   -- gid: the instance's group within its trace
     SELECT *, dense_rank() OVER (PARTITION BY trace_id
                                  ORDER BY name, op_category, parent_module, process_name, process_label, thread_name,
