@@ -259,3 +259,21 @@ def test_ingest_with_user_rules(tmp_path, shared_traces, capsys):
                  "--rules", str(bad)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "category and pattern" in err[0]
+
+
+def test_older_table_layout_is_a_clear_error(tmp_path, shared_traces):
+    """A dataset whose stored events lack a column of the current layout (as written by an earlier version)
+    opens with a one-line DatasetError naming the trace, not a binder traceback."""
+    import duckdb
+
+    from tracesql.errors import DatasetError
+
+    out = tmp_path / "old.tsql"
+    (r,) = tracesql.ingest([str(shared_traces / "nvidia/h100_bert_small_infer.json.gz")], out=str(out))
+    part = next((out / "traces" / f"trace_id={r.trace_id}" / "events").glob("*.parquet"))
+    tmp = part.with_suffix(".tmp")
+    duckdb.sql(f"COPY (SELECT * EXCLUDE (input_dims) FROM read_parquet('{part}')) TO '{tmp}' (FORMAT parquet)")
+    tmp.replace(part)
+    (out / "catalog.duckdb").unlink(missing_ok=True)
+    with pytest.raises(DatasetError, match=rf"older table layout \(e\.g\. trace {r.trace_id} lacks events\.input_dims\)"):
+        tracesql.open(out)

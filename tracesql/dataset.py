@@ -19,7 +19,7 @@ import duckdb
 import polars as pl
 
 from .errors import DatasetError
-from .schema import TABLES, empty_select
+from .schema import TABLES, columns, empty_select
 
 
 def sql_dir() -> Path:
@@ -78,6 +78,30 @@ def write_init_sql(dataset: Path) -> Path:
     tmp.write_text("-- Views of this tracesql dataset. Use: duckdb -init init.sql\n" + "\n".join(stmts) + "\n")
     os.replace(tmp, dataset / "init.sql")
     return dataset / "init.sql"
+
+
+def stale_traces(dataset: Path) -> dict[str, list[str]]:
+    """Traces of a dataset stored with an older table layout: {trace_id: missing tables / table.column}.
+
+    Reads one Parquet footer per stored table of each trace; used to explain a dataset whose views do not
+    bind (the views expect the current layout of every table, schema.py)."""
+    out: dict[str, list[str]] = {}
+    con = duckdb.connect()
+    try:
+        for tdir in sorted((Path(dataset) / "traces").glob("trace_id=*")):
+            missing = []
+            for table in TABLES:
+                parts = sorted((tdir / table).glob("*.parquet"))
+                if not parts:
+                    missing.append(table)
+                    continue
+                have = {r[0] for r in con.execute("SELECT name FROM parquet_schema(?)", [str(parts[0])]).fetchall()}
+                missing += [f"{table}.{c}" for c, _, _ in columns(table) if c not in have]
+            if missing:
+                out[tdir.name.split("=", 1)[1]] = missing
+    finally:
+        con.close()
+    return out
 
 
 def _catalog_key(stmts: list[str]) -> str:
@@ -155,8 +179,19 @@ class Dataset:
                 self.con = None  # e.g. a read-only dataset directory: define the views in memory instead
         if self.con is None:
             self.con = duckdb.connect(config=config)
-            for st in stmts:
-                self.con.execute(st)
+            try:
+                for st in stmts:
+                    self.con.execute(st)
+            except duckdb.Error:
+                stale = stale_traces(self.path)
+                if stale:
+                    tid, what = next(iter(stale.items()))
+                    raise DatasetError(
+                        f"{path}: {len(stale)} trace(s) were stored with an older table layout (e.g. trace {tid} "
+                        f"lacks {', '.join(what[:3])}); ingest their source files into a new dataset") from None
+                raise
+        # Every query reads the footers of all Parquet parts it scans; keep them cached for the connection.
+        self.con.execute("SET parquet_metadata_cache = true")
 
     def sql(self, query: str, params=None) -> pl.DataFrame:
         """Run a query and return the result as a polars DataFrame."""
