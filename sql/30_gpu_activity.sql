@@ -116,18 +116,20 @@ FROM (SELECT cat, name, _short_kernel_name(name) AS short_name, _gpu_activity_cl
 -- _gpu_launch_steps: the ProfilerStep#N whose CPU range contains the start of each launch call (an ASOF
 -- join to the latest step that starts at or before the call, kept when the call starts before its end).
 CREATE OR REPLACE VIEW _gpu_launch_steps AS
-SELECT l.trace_id, l.event_id, st.step, st.step_number
+SELECT l.trace_id, l.event_id, st.step, st.step_number, st.step_event_id
 FROM (SELECT trace_id, event_id, ts_ns FROM launches WHERE ts_ns IS NOT NULL) l
 ASOF JOIN _gpu_steps st ON st.trace_id = l.trace_id AND l.ts_ns >= st.step_ts_ns
 WHERE l.ts_ns < st.step_end_ns;
 
 -- _gpu_activity_core: gpu_activity (below) without the name text: name_id and short_id instead of cat,
--- name and short_name (see _gpu_names). The analyses read it; gpu_activity adds the names back.
+-- name and short_name (see _gpu_names), and with step_event_id (the ProfilerStep event of `step`). The
+-- analyses read it; gpu_activity adds the names back.
 CREATE OR REPLACE VIEW _gpu_activity_core AS
 SELECT k.trace_id, k.event_id, k.device, k.stream, n.name_id, n.short_id, n.activity_class,
        k.ts_ns, k.dur_ns, k.ts_ns + k.dur_ns AS end_ns, k.correlation,
        l.event_id AS launch_event_id, l.name AS launch_name, l.launch_kind,
-       l.ts_ns AS launch_ts_ns, l.dur_ns AS launch_dur_ns, l.tid AS launch_tid, s.step, s.step_number
+       l.ts_ns AS launch_ts_ns, l.dur_ns AS launch_dur_ns, l.tid AS launch_tid, s.step, s.step_number,
+       s.step_event_id
 FROM kernels k
 JOIN _gpu_names n ON n.cat IS NOT DISTINCT FROM k.cat AND n.name IS NOT DISTINCT FROM k.name
 LEFT JOIN launches l ON l.trace_id = k.trace_id AND l.correlation = k.correlation

@@ -10,29 +10,32 @@
 
 -- _gt_events: the counted GPU events with their class for the unions (cls C compute, K comm, M memcpy and
 -- memset) and the number of devices of their trace.
--- _gt_members / _gt_step_members: each event once per grouping, grp = {pooled, device, step}: device rows,
--- plus pooled rows (device NULL: all devices of the trace unioned) for traces with several devices (for
--- one device the pooled row is a copy, made below); step NULL is the whole trace, else the ProfilerStep.
+-- _gt_members / _gt_step_members: each event once per grouping {pooled, device, step}: device rows, plus
+-- pooled rows (all devices of the trace unioned) for traces with several devices (for one device the
+-- pooled row is a copy, made below); step rows only for events launched inside a ProfilerStep.
+-- The grouping is one integer, grp = (step_event_id + 1) * 2^20 + device code, so that the window of
+-- _class_unions partitions on integers: step part 0 for the whole trace; device code 0 for the pooled
+-- row, 1 for events without a device, device + 2 otherwise (device ids below 2^20 - 2).
 CREATE OR REPLACE VIEW _gt_events AS
-SELECT a.trace_id, a.device, a.step, a.ts_ns AS s, a.end_ns AS e, d.n_devices,
-       CASE a.activity_class WHEN 'compute' THEN 'C' WHEN 'comm' THEN 'K' ELSE 'M' END AS cls
+SELECT a.trace_id, a.device, a.step_event_id, a.ts_ns AS s, a.end_ns AS e, d.n_devices,
+       CASE a.activity_class WHEN 'compute' THEN 'C' WHEN 'comm' THEN 'K' ELSE 'M' END AS cls,
+       CASE WHEN a.device IS NULL THEN 1 ELSE a.device + 2 END AS dev_code
 FROM _gpu_activity_core a
 JOIN (SELECT trace_id, count(DISTINCT coalesce(device, -1)) AS n_devices FROM _gpu_activity_core GROUP BY trace_id) d
   USING (trace_id)
 WHERE a.activity_class <> 'sync';
 
 CREATE OR REPLACE VIEW _gt_members AS
-SELECT trace_id, {'pooled': false, 'device': device, 'step': NULL::VARCHAR} AS grp, cls, s, e FROM _gt_events
+SELECT trace_id, dev_code::BIGINT AS grp, cls, s, e FROM _gt_events
 UNION ALL
-SELECT trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': NULL::VARCHAR}, cls, s, e FROM _gt_events
-WHERE n_devices > 1;
+SELECT trace_id, 0::BIGINT, cls, s, e FROM _gt_events WHERE n_devices > 1;
 
 CREATE OR REPLACE VIEW _gt_step_members AS
-SELECT trace_id, {'pooled': false, 'device': device, 'step': step} AS grp, cls, s, e FROM _gt_events
-WHERE step IS NOT NULL
+SELECT trace_id, ((step_event_id + 1) << 20) + dev_code AS grp, cls, s, e FROM _gt_events
+WHERE step_event_id IS NOT NULL
 UNION ALL
-SELECT trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': step}, cls, s, e FROM _gt_events
-WHERE step IS NOT NULL AND n_devices > 1;
+SELECT trace_id, (step_event_id + 1) << 20, cls, s, e FROM _gt_events
+WHERE step_event_id IS NOT NULL AND n_devices > 1;
 
 -- _gt_unions / _gt_step_unions: _class_unions per grouping; the pooled grouping of a one-device trace is a
 -- copy of its device grouping.
@@ -41,7 +44,7 @@ WITH u AS (SELECT * FROM _class_unions(members)),
 single AS (SELECT trace_id FROM _gt_events GROUP BY trace_id HAVING max(n_devices) = 1)
 SELECT * FROM u
 UNION ALL
-SELECT u.trace_id, {'pooled': true, 'device': NULL::INTEGER, 'step': u.grp.step}, u.* EXCLUDE (trace_id, grp)
+SELECT u.trace_id, (u.grp >> 20) << 20, u.* EXCLUDE (trace_id, grp)
 FROM u JOIN single USING (trace_id);
 
 CREATE OR REPLACE VIEW _gt_unions AS SELECT * FROM _gt_with_pooled_copy('_gt_members');
@@ -76,7 +79,9 @@ WITH p AS (
     SELECT trace_id, grp, C_len, K_len, M_len, CK_len, ALL_len, first_s AS ALL_fs, last_e AS ALL_le, n AS ALL_n
     FROM query_table(unions)
 ), t AS (
-    SELECT trace_id, grp.pooled AS pooled, grp.device AS device, grp.step AS step, ALL_n::BIGINT AS n_events,
+    SELECT trace_id, (grp & 1048575) = 0 AS pooled,
+           CASE WHEN (grp & 1048575) > 1 THEN (grp & 1048575) - 2 END::INTEGER AS device,
+           nullif(grp >> 20, 0) - 1 AS step_event_id, ALL_n::BIGINT AS n_events,
            ALL_fs AS first_start_ns, ALL_le AS last_end_ns, ALL_le - ALL_fs AS span_ns,
            coalesce(C_len, 0)::BIGINT AS compute_ns, coalesce(K_len, 0)::BIGINT AS comm_ns,
            (coalesce(CK_len, 0) - coalesce(C_len, 0))::BIGINT AS comm_exposed_ns,
@@ -84,7 +89,7 @@ WITH p AS (
            ALL_len::BIGINT AS busy_ns, ((ALL_le - ALL_fs) - ALL_len)::BIGINT AS idle_ns
     FROM p
 )
-SELECT t.*,
+SELECT t.trace_id, t.pooled, t.device, st.step, t.* EXCLUDE (trace_id, pooled, device, step_event_id),
        100.0 * compute_ns / nullif(span_ns, 0) AS compute_pct,
        100.0 * comm_ns / nullif(span_ns, 0) AS comm_pct,
        100.0 * comm_exposed_ns / nullif(span_ns, 0) AS comm_exposed_pct,
@@ -93,22 +98,25 @@ SELECT t.*,
        100.0 * busy_ns / nullif(span_ns, 0) AS busy_pct,
        100.0 * idle_ns / nullif(span_ns, 0) AS idle_pct,
        100.0 * (comm_ns - comm_exposed_ns) / nullif(comm_ns, 0) AS comm_overlap_pct,
-       CASE WHEN t.step IS NULL THEN w.window_end_ns - w.window_start_ns
-            ELSE st.step_end_ns - st.step_ts_ns END AS window_ns
+       st.step_end_ns - st.step_ts_ns AS window_ns
 FROM t
-LEFT JOIN _trace_window w USING (trace_id)
-LEFT JOIN _gpu_steps st ON st.trace_id = t.trace_id AND st.step = t.step;
+LEFT JOIN _gpu_steps st ON st.trace_id = t.trace_id AND st.step_event_id = t.step_event_id;
+
+-- _gt_trace_rows: _gt_rows of the whole-trace groupings, window_ns the profiler window.
+CREATE OR REPLACE VIEW _gt_trace_rows AS
+SELECT r.* REPLACE (w.window_end_ns - w.window_start_ns AS window_ns)
+FROM _gt_rows('_gt_unions') r LEFT JOIN _trace_window w USING (trace_id);
 
 -- gpu_timeline_all: one row per trace × (pooled | device) for the whole trace and per ProfilerStep: the rows of
 -- _gt_rows above (columns as listed there; step NULL on whole-trace rows). gpu_timeline and
 -- gpu_timeline_by_step select from it.
 CREATE OR REPLACE VIEW gpu_timeline_all AS
-SELECT * FROM _gt_rows('_gt_unions') UNION ALL SELECT * FROM _gt_rows('_gt_step_unions');
+SELECT * FROM _gt_trace_rows UNION ALL SELECT * FROM _gt_rows('_gt_step_unions');
 
 -- gpu_timeline: gpu_timeline_all for whole traces (step IS NULL): one row per (trace, device) plus one
 -- row per trace with device NULL (all devices pooled; equal to the device row when there is one device).
 CREATE OR REPLACE VIEW gpu_timeline AS
-SELECT * EXCLUDE (step) FROM _gt_rows('_gt_unions');
+SELECT * EXCLUDE (step) FROM _gt_trace_rows;
 
 -- gpu_timeline_by_step: gpu_timeline_all per ProfilerStep#N (GPU events whose launch started inside the
 -- step's CPU range; the span runs from the first to the last of those events on the GPU).
