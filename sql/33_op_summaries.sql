@@ -48,8 +48,8 @@ WHERE l.cat <> 'cuda_sync';
 CREATE OR REPLACE VIEW _op_args AS
 WITH raw AS (
     SELECT e.trace_id, e.event_id, e.name,
-           json_extract_string(e.input_dims, '$') AS d, json_extract_string(e.input_types, '$') AS ty,
-           json_extract_string(e.input_strides, '$') AS st, json_extract_string(e.concrete_inputs, '$') AS ci
+           e.input_dims::VARCHAR AS d, e.input_types::VARCHAR AS ty, e.input_strides::VARCHAR AS st,
+           e.concrete_inputs::VARCHAR AS ci
     FROM events e
     JOIN (SELECT DISTINCT trace_id, op_event_id FROM _op_gpu WHERE op_event_id IS NOT NULL) o
       ON o.trace_id = e.trace_id AND o.op_event_id = e.event_id
