@@ -781,13 +781,14 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
     return row, counts, skipped
 
 
-# Helper views of the build (sql/10_tree_nesting.sql), each with the step after which
+# Helper views of the build (sql/10_tree_nesting.sql, sql/12_tree_attribution.sql), each with the step after which
 # nothing reads it: stored as temporary tables of the build connection (which shadow the views of the same name),
 # computed just before the first derived table that needs them and dropped after that step, so that each step
 # sorts and joins narrow, exactly counted inputs and the memory is free for the next one.
 _BUILD_HELPERS = {
     "cpu_nesting": [("_tree_clip", "_tree_nest_order"), ("_tree_nest_order", "_tree_parents"),
                     ("_tree_parents", "cpu_nesting")],
+    "cpu_event_context": [("_tree_context", "cpu_event_context"), ("_tree_module_paths", "cpu_event_context")],
 }
 
 
