@@ -61,7 +61,7 @@ WITH s AS MATERIALIZED (
     UNION ALL
     SELECT thread_key, end_ns, 0, 0, 0, NULL, NULL, NULL, -1 FROM s WHERE grp = 0 AND end_ns > ts_ns
 ), d AS MATERIALIZED (
-    SELECT * FROM (
+    SELECT thread_key, t, grp, event_id, end_ns, fam, dh, hdepth, pos FROM (
         SELECT *, sum(dh) OVER w - dh AS hdepth, row_number() OVER w AS pos
         FROM b
         WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id
@@ -113,13 +113,15 @@ WHERE kind = 1;
 -- on narrow columns), then its family depths, passed down the parent links one depth level at a time: a
 -- child's count of enclosing cpu_ops (etc.) is its parent's count plus one when the parent is a cpu_op.
 CREATE OR REPLACE VIEW _tree_parents AS
-WITH RECURSIVE nodes AS MATERIALIZED (
+WITH RECURSIVE d AS MATERIALIZED (
+    SELECT * FROM _tree_nest_order
+), nodes AS MATERIALIZED (
     SELECT thread_key, event_id, NULL::BIGINT AS parent_event_id, depth, fam, nest_end_ns, nest_pos
-    FROM _tree_nest_order WHERE depth = 0
+    FROM d WHERE depth = 0
     UNION ALL
     SELECT c.thread_key, c.event_id, q.event_id, c.depth, c.fam, c.nest_end_ns, c.nest_pos
-    FROM (SELECT thread_key, depth, nest_pos, event_id, fam, nest_end_ns FROM _tree_nest_order WHERE depth > 0) c
-    ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM _tree_nest_order WHERE can_enclose = 1) q
+    FROM (SELECT thread_key, depth, nest_pos, event_id, fam, nest_end_ns FROM d WHERE depth > 0) c
+    ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose = 1) q
       ON c.thread_key = q.thread_key AND c.depth - 1 = q.depth AND c.nest_pos > q.nest_pos
 ), walk(thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, op_depth, module_depth,
         annotation_depth, step_depth, runtime_depth) AS (

@@ -101,7 +101,7 @@ FROM paths p JOIN mods m USING (trace_id, thread_key, event_id);
 --   thread_key, nest_pos     as in cpu_nesting
 CREATE OR REPLACE VIEW _cpu_event_context_build AS
 WITH ops AS MATERIALIZED (
-    SELECT trace_id, event_id, name, ts_ns FROM cpu_nesting WHERE cat = 'cpu_op'
+    SELECT trace_id, event_id, name, ts_ns, op_depth FROM cpu_nesting WHERE cat = 'cpu_op'
 ), named AS (   -- annotations and ProfilerStep#N ranges
     SELECT trace_id, event_id, name FROM cpu_nesting WHERE cat IN ('user_annotation', 'cpu_op')
     AND (cat = 'user_annotation' OR starts_with(name, 'ProfilerStep#'))
@@ -119,7 +119,7 @@ SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind,
        c.op_depth, c.module_depth, c.thread_key, c.nest_pos
 FROM _tree_context c
 LEFT JOIN ops o ON o.trace_id = c.trace_id AND o.event_id = c.op_id
-LEFT JOIN ops t ON t.trace_id = c.trace_id AND t.event_id = c.top_op_id
+LEFT JOIN (SELECT * FROM ops WHERE op_depth = 0) t ON t.trace_id = c.trace_id AND t.event_id = c.top_op_id
 LEFT JOIN ops l ON l.trace_id = c.trace_id AND l.event_id = c.launcher_op_id
 LEFT JOIN named an ON an.trace_id = c.trace_id AND an.event_id = c.annotation_id
 LEFT JOIN named st ON st.trace_id = c.trace_id AND st.event_id = c.step_id
