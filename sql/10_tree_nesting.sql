@@ -19,7 +19,9 @@
 --     contain anything. An event that starts exactly when another ends is not inside it.
 --   * After clipping the intervals are laminar: depth is a running sum over the sorted start/end
 --     boundaries (ends before starts at equal times), and the parent is found with an ASOF join to the
---     latest earlier event one level up.
+--     latest earlier event one level up. The family depths (op_depth, ...) are then passed down the parent
+--     links, one depth level at a time: an event's count is its parent's, plus one when the parent is a
+--     member of the family.
 -- Two sorts of the boundaries in all (raw, then clipped). ts_ns/dur_ns are never changed; nest_end_ns is
 -- the end used for nesting.
 
@@ -28,30 +30,38 @@ CREATE OR REPLACE VIEW _tree_threads AS
 SELECT trace_id, pid, tid, row_number() OVER (ORDER BY trace_id, pid, tid) AS thread_key
 FROM (SELECT DISTINCT trace_id, pid, tid FROM events WHERE dur_ns IS NOT NULL);
 
--- Helper: every CPU duration event that takes part in nesting, with its family flags.
+-- Helper: every CPU duration event that takes part in nesting, with its family flags: grp (0 host range,
+-- 1 Python frame) and fam, a bit set of the families counted by cpu_nesting's *_depth columns (1 cpu_op,
+-- 2 nn.Module frame, 4 user_annotation, 8 ProfilerStep#N range, 16 runtime/driver call).
 CREATE OR REPLACE VIEW _tree_slices AS
 SELECT t.thread_key, e.trace_id, e.event_id, e.pid, e.tid, e.cat, e.name, e.ts_ns,
        e.correlation IS NOT NULL AS has_correlation, greatest(e.dur_ns, 0) AS dur_ns,
        e.ts_ns + greatest(e.dur_ns, 0) AS end_ns,
-       CASE WHEN e.cat = 'python_function' THEN 1 ELSE 0 END AS grp
+       CASE WHEN e.cat = 'python_function' THEN 1 ELSE 0 END AS grp,
+       (CASE WHEN e.cat = 'cpu_op' THEN 1 ELSE 0 END
+        + CASE WHEN e.cat = 'python_function' AND starts_with(e.name, 'nn.Module: ') THEN 2 ELSE 0 END
+        + CASE WHEN e.cat = 'user_annotation' THEN 4 ELSE 0 END
+        + CASE WHEN e.cat IN ('user_annotation', 'cpu_op') AND starts_with(e.name, 'ProfilerStep#') THEN 8 ELSE 0 END
+        + CASE WHEN e.cat IN ('cuda_runtime', 'cuda_driver') THEN 16 ELSE 0 END)::UTINYINT AS fam
 FROM events e JOIN _tree_threads t USING (trace_id, pid, tid)
 WHERE e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL AND e.event_id IS NOT NULL;
 
--- Helper: pass 1 over the raw boundaries. For every event: the number of host ranges and of Python frames
--- open at its start (hdepth, pdepth), the host range one level up (the host parent of a host range; the
--- innermost host range around a Python frame), and for frames the host range that starts inside them one
--- level deeper and is still open at their end. nest_end_ns applies the clipping rules above.
+-- Helper: pass 1 over the raw boundaries. For every event: the number of host ranges open at its start
+-- (hdepth), the host range one level up (the host parent of a host range; the innermost host range around
+-- a Python frame), and for frames the host range that starts inside them one level deeper and is still
+-- open at their end. nest_end_ns applies the clipping rules above; ts_ns, grp and fam are passed on so
+-- that pass 2 reads this table alone.
 CREATE OR REPLACE VIEW _tree_clip AS
 WITH s AS MATERIALIZED (
-    SELECT thread_key, event_id, ts_ns, end_ns, grp FROM _tree_slices
+    SELECT thread_key, event_id, ts_ns, end_ns, grp, fam FROM _tree_slices
 ), b AS (
-    SELECT thread_key, ts_ns AS t, 1 AS kind, -end_ns AS neg_end, grp, event_id, end_ns,
+    SELECT thread_key, ts_ns AS t, 1 AS kind, -end_ns AS neg_end, grp, event_id, end_ns, fam,
            CASE WHEN grp = 0 AND end_ns > ts_ns THEN 1 ELSE 0 END AS dh
     FROM s
     UNION ALL
-    SELECT thread_key, end_ns, 0, 0, 0, NULL, NULL, -1 FROM s WHERE grp = 0 AND end_ns > ts_ns
+    SELECT thread_key, end_ns, 0, 0, 0, NULL, NULL, NULL, -1 FROM s WHERE grp = 0 AND end_ns > ts_ns
 ), d AS MATERIALIZED (
-    SELECT * FROM (
+    SELECT thread_key, t, grp, event_id, end_ns, fam, dh, hdepth, pos FROM (
         SELECT *, sum(dh) OVER w - dh AS hdepth, row_number() OVER w AS pos
         FROM b
         WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id
@@ -60,57 +70,74 @@ WITH s AS MATERIALIZED (
 ), hosts AS (
     SELECT thread_key, pos, hdepth, t, end_ns FROM d WHERE dh = 1
 ), a AS (   -- host range one level up (open at the start)
-    SELECT c.thread_key, c.event_id, c.grp, c.end_ns, c.hdepth, h.end_ns AS a_end_ns
-    FROM (SELECT thread_key, event_id, grp, end_ns, hdepth, pos FROM d) c ASOF LEFT JOIN hosts h
+    SELECT c.thread_key, c.event_id, c.t, c.grp, c.fam, c.end_ns, c.hdepth, h.end_ns AS a_end_ns
+    FROM (SELECT thread_key, event_id, t, grp, fam, end_ns, hdepth, pos FROM d) c ASOF LEFT JOIN hosts h
       ON c.thread_key = h.thread_key AND c.hdepth - 1 = h.hdepth AND c.pos > h.pos
 ), ab AS (  -- frames only: latest host range at the frame's host depth that starts before the frame ends
-    SELECT a.thread_key, a.event_id, a.end_ns, a.a_end_ns, h.t AS b_ts_ns, h.end_ns AS b_end_ns
+    SELECT a.thread_key, a.event_id, a.t, a.fam, a.end_ns, a.a_end_ns, h.t AS b_ts_ns, h.end_ns AS b_end_ns
     FROM (SELECT * FROM a WHERE grp = 1) a ASOF LEFT JOIN hosts h
       ON a.thread_key = h.thread_key AND a.hdepth = h.hdepth AND a.end_ns > h.t
 )
-SELECT thread_key, event_id, least(end_ns, coalesce(a_end_ns, end_ns)) AS nest_end_ns
+SELECT thread_key, event_id, t AS ts_ns, 0 AS grp, fam, least(end_ns, coalesce(a_end_ns, end_ns)) AS nest_end_ns
 FROM a WHERE grp = 0
 UNION ALL
-SELECT thread_key, event_id,
+SELECT thread_key, event_id, t, 1, fam,
        CASE WHEN a_end_ns < end_ns THEN a_end_ns
             WHEN b_end_ns > end_ns THEN b_ts_ns
             ELSE end_ns END
 FROM ab;
 
--- Helper: pass 2 over the clipped boundaries: every event's depth, family depths and nesting position.
+-- Helper: pass 2 over the clipped boundaries: every event's depth and nesting position.
 CREATE OR REPLACE VIEW _tree_nest_order AS
 WITH s AS MATERIALIZED (
-    SELECT sl.thread_key, sl.event_id, sl.ts_ns, sl.grp, c.nest_end_ns,
-           CASE WHEN c.nest_end_ns > sl.ts_ns THEN 1 ELSE 0 END AS pos_dur,
-           (sl.cat = 'cpu_op')::INTEGER AS f_op,
-           (sl.cat = 'python_function' AND starts_with(sl.name, 'nn.Module: '))::INTEGER AS f_mod,
-           (sl.cat = 'user_annotation')::INTEGER AS f_ann,
-           (sl.cat IN ('user_annotation', 'cpu_op') AND starts_with(sl.name, 'ProfilerStep#'))::INTEGER AS f_step,
-           (sl.cat IN ('cuda_runtime', 'cuda_driver'))::INTEGER AS f_rt
-    FROM _tree_slices sl JOIN _tree_clip c USING (thread_key, event_id)
+    SELECT thread_key, event_id, ts_ns, grp, fam, nest_end_ns,
+           CASE WHEN nest_end_ns > ts_ns THEN 1 ELSE 0 END AS pos_dur
+    FROM _tree_clip
 ), b AS (
-    SELECT thread_key, ts_ns AS t, 1 AS kind, -nest_end_ns AS neg_end, grp, event_id,
-           pos_dur AS d_all, pos_dur * f_op AS d_op, pos_dur * f_mod AS d_mod, pos_dur * f_ann AS d_ann,
-           pos_dur * f_step AS d_step, pos_dur * f_rt AS d_rt
+    SELECT thread_key, ts_ns AS t, 1 AS kind, -nest_end_ns AS neg_end, grp, event_id, fam, pos_dur AS d_all
     FROM s
     UNION ALL
-    SELECT thread_key, nest_end_ns, 0, 0, 0, NULL, -1, -f_op, -f_mod, -f_ann, -f_step, -f_rt
+    SELECT thread_key, nest_end_ns, 0, 0, 0, NULL, NULL, -1
     FROM s WHERE pos_dur = 1
 )
-SELECT thread_key, event_id, d_all AS can_enclose, depth, op_depth, module_depth, annotation_depth, step_depth,
-       runtime_depth, nest_pos
+SELECT thread_key, event_id, t AS ts_ns, -neg_end AS nest_end_ns, fam, d_all AS can_enclose, depth, nest_pos
 FROM (
-    SELECT thread_key, kind, event_id, d_all,
+    SELECT thread_key, t, kind, neg_end, event_id, fam, d_all,
            sum(d_all) OVER w - d_all AS depth,
-           sum(d_op) OVER w - d_op AS op_depth,
-           sum(d_mod) OVER w - d_mod AS module_depth,
-           sum(d_ann) OVER w - d_ann AS annotation_depth,
-           sum(d_step) OVER w - d_step AS step_depth,
-           sum(d_rt) OVER w - d_rt AS runtime_depth,
            row_number() OVER w AS nest_pos
     FROM b
     WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id ROWS UNBOUNDED PRECEDING))
 WHERE kind = 1;
+
+-- Helper: every event's parent (an ASOF join to the latest earlier event one level up that can enclose,
+-- on narrow columns), then its family depths, passed down the parent links one depth level at a time: a
+-- child's count of enclosing cpu_ops (etc.) is its parent's count plus one when the parent is a cpu_op.
+CREATE OR REPLACE VIEW _tree_parents AS
+WITH RECURSIVE d AS MATERIALIZED (
+    SELECT * FROM _tree_nest_order
+), nodes AS MATERIALIZED (
+    SELECT thread_key, event_id, NULL::BIGINT AS parent_event_id, depth, fam, nest_end_ns, nest_pos
+    FROM d WHERE depth = 0
+    UNION ALL
+    SELECT c.thread_key, c.event_id, q.event_id, c.depth, c.fam, c.nest_end_ns, c.nest_pos
+    FROM (SELECT thread_key, depth, nest_pos, event_id, fam, nest_end_ns FROM d WHERE depth > 0) c
+    ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose = 1) q
+      ON c.thread_key = q.thread_key AND c.depth - 1 = q.depth AND c.nest_pos > q.nest_pos
+), walk(thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, op_depth, module_depth,
+        annotation_depth, step_depth, runtime_depth) AS (
+    SELECT thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, 0, 0, 0, 0, 0
+    FROM nodes WHERE depth = 0
+    UNION ALL
+    SELECT n.thread_key, n.event_id, n.parent_event_id, n.depth, n.fam, n.nest_end_ns, n.nest_pos,
+           w.op_depth + (w.fam & 1 <> 0)::INTEGER, w.module_depth + (w.fam & 2 <> 0)::INTEGER,
+           w.annotation_depth + (w.fam & 4 <> 0)::INTEGER, w.step_depth + (w.fam & 8 <> 0)::INTEGER,
+           w.runtime_depth + (w.fam & 16 <> 0)::INTEGER
+    FROM walk w JOIN nodes n
+      ON n.thread_key = w.thread_key AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
+)
+SELECT thread_key, event_id, nest_end_ns, parent_event_id, depth::INTEGER AS depth, op_depth, module_depth,
+       annotation_depth, step_depth, runtime_depth, nest_pos
+FROM walk;
 
 -- cpu_nesting (stored table, see tracesql/schema.py): one row per CPU duration event (every row of `events`
 -- with a duration) and its place in the call stack of its thread, under the rule at the top of this file.
@@ -134,20 +161,7 @@ WHERE kind = 1;
 --   nest_pos                position in the thread's nesting order (starts and ends interleaved, so with
 --                           gaps): an ancestor always has a smaller nest_pos than its descendants
 CREATE OR REPLACE VIEW _cpu_nesting_build AS
-WITH d AS MATERIALIZED (
-    SELECT * FROM _tree_nest_order
-), par AS (   -- narrow inputs: the ASOF sorts them
-    SELECT c.thread_key, c.event_id, q.event_id AS parent_event_id
-    FROM (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE depth > 0) c
-    ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose = 1) q
-      ON c.thread_key = q.thread_key AND c.depth - 1 = q.depth AND c.nest_pos > q.nest_pos
-)
-SELECT s.trace_id, s.event_id, s.pid, s.tid, s.cat, s.name, s.ts_ns, s.dur_ns, s.end_ns, c.nest_end_ns,
-       c.nest_end_ns < s.end_ns AS clipped, par.parent_event_id, d.depth::INTEGER AS depth,
-       d.op_depth::INTEGER AS op_depth, d.module_depth::INTEGER AS module_depth,
-       d.annotation_depth::INTEGER AS annotation_depth, d.step_depth::INTEGER AS step_depth,
-       d.runtime_depth::INTEGER AS runtime_depth, s.thread_key, d.nest_pos, s.has_correlation
-FROM _tree_slices s
-JOIN _tree_clip c USING (thread_key, event_id)
-JOIN d USING (thread_key, event_id)
-LEFT JOIN par USING (thread_key, event_id);
+SELECT s.trace_id, s.event_id, s.pid, s.tid, s.cat, s.name, s.ts_ns, s.dur_ns, s.end_ns, p.nest_end_ns,
+       p.nest_end_ns < s.end_ns AS clipped, p.parent_event_id, p.depth, p.op_depth, p.module_depth,
+       p.annotation_depth, p.step_depth, p.runtime_depth, s.thread_key, p.nest_pos, s.has_correlation
+FROM _tree_slices s JOIN _tree_parents p USING (thread_key, event_id);

@@ -3,10 +3,77 @@
 --
 -- The enclosing events come from cpu_nesting (10_tree_nesting.sql): "the innermost cpu_op around a call"
 -- is its closest cpu_op ancestor in that tree (Python frames and annotations in between are skipped).
--- Each family (cpu_ops, nn.Module frames, user_annotations, ProfilerStep annotations, runtime calls) is
--- laminar, so its innermost member around an event is one ASOF join away: the latest earlier member (in
--- nesting order) whose own family depth is the event's family depth minus one. No per-event loops and no
--- walk up the whole tree.
+-- For every family (cpu_ops, nn.Module frames, user_annotations, ProfilerStep annotations, runtime calls)
+-- the innermost member around an event is passed down the parent links of cpu_nesting, all families at
+-- once and one depth level at a time: an event's innermost enclosing cpu_op is its parent if the parent is
+-- a cpu_op, else its parent's innermost enclosing cpu_op. No per-event loops and no walk up the tree.
+
+-- Helper: the anchors of cpu_event_context (below) with the ids of what encloses them: op_id, top_op_id,
+-- module_id, annotation_id, step_id, runtime_id as the columns *_event_id below (NULL where not computed),
+-- and launcher_op_id, the enclosing cpu_op that is TraceLens's launcher of a launch (NULL: the launch
+-- itself). The walk keeps, for every event, the innermost enclosing member of each family (launcher_op_id:
+-- the innermost cpu_op not named `execute`) and runtime_inner, whether a runtime call encloses it more
+-- closely than every cpu_op.
+CREATE OR REPLACE VIEW _tree_context AS
+WITH RECURSIVE nodes AS MATERIALIZED (   -- the tree, narrow, with the family flags (a bit set)
+    SELECT trace_id, event_id, parent_event_id, depth,
+           (CASE WHEN cat = 'cpu_op' THEN 1 ELSE 0 END
+            + CASE WHEN cat = 'python_function' AND starts_with(name, 'nn.Module: ') THEN 2 ELSE 0 END
+            + CASE WHEN cat = 'user_annotation' THEN 4 ELSE 0 END
+            + CASE WHEN cat IN ('user_annotation', 'cpu_op') AND starts_with(name, 'ProfilerStep#') THEN 8 ELSE 0 END
+            + CASE WHEN cat IN ('cuda_runtime', 'cuda_driver') THEN 16 ELSE 0 END
+            + CASE WHEN cat = 'cpu_op' AND name <> 'execute' THEN 32 ELSE 0 END)::UTINYINT AS fam
+    FROM cpu_nesting
+), walk(trace_id, event_id, depth, fam, op_id, top_op_id, module_id, annotation_id, step_id, runtime_id,
+        launcher_op_id, runtime_inner) AS (   -- what encloses each event, one depth level per step
+    SELECT trace_id, event_id, depth, fam, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT,
+           NULL::BIGINT, NULL::BIGINT, false
+    FROM nodes WHERE depth = 0
+    UNION ALL
+    SELECT n.trace_id, n.event_id, n.depth, n.fam,
+           CASE WHEN w.fam & 1 <> 0 THEN w.event_id ELSE w.op_id END,
+           CASE WHEN w.fam & 1 <> 0 AND w.top_op_id IS NULL THEN w.event_id ELSE w.top_op_id END,
+           CASE WHEN w.fam & 2 <> 0 THEN w.event_id ELSE w.module_id END,
+           CASE WHEN w.fam & 4 <> 0 THEN w.event_id ELSE w.annotation_id END,
+           CASE WHEN w.fam & 8 <> 0 THEN w.event_id ELSE w.step_id END,
+           CASE WHEN w.fam & 16 <> 0 THEN w.event_id ELSE w.runtime_id END,
+           CASE WHEN w.fam & 32 <> 0 THEN w.event_id ELSE w.launcher_op_id END,
+           CASE WHEN w.fam & 1 <> 0 THEN false WHEN w.fam & 16 <> 0 THEN true ELSE w.runtime_inner END
+    FROM walk w JOIN nodes n
+      ON n.trace_id = w.trace_id AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
+)
+SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind, c.op_depth, c.module_depth,
+       c.thread_key, c.nest_pos, w.op_id, w.module_id, w.step_id,
+       CASE WHEN c.anchor_kind = 'op' THEN coalesce(w.top_op_id, c.event_id)
+            WHEN c.anchor_kind = 'launch' THEN w.top_op_id END AS top_op_id,
+       CASE WHEN c.anchor_kind <> 'op' THEN w.annotation_id END AS annotation_id,
+       CASE WHEN c.anchor_kind = 'launch' THEN w.runtime_id END AS runtime_id,
+       CASE WHEN c.anchor_kind <> 'launch' OR w.op_id IS NULL OR w.runtime_inner THEN NULL
+            ELSE w.launcher_op_id END AS launcher_op_id
+FROM (SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, op_depth, module_depth, thread_key, nest_pos,
+             CASE WHEN cat = 'cpu_op' THEN 'op'
+                  WHEN cat = 'python_function' THEN 'module'
+                  WHEN cat IN ('cuda_runtime', 'cuda_driver') THEN 'launch'
+                  ELSE 'annotation' END AS anchor_kind
+      FROM cpu_nesting
+      WHERE cat IN ('cpu_op', 'user_annotation')
+         OR (cat = 'python_function' AND starts_with(name, 'nn.Module: '))
+         OR (cat IN ('cuda_runtime', 'cuda_driver') AND has_correlation)) c
+JOIN walk w USING (trace_id, event_id);
+
+-- Helper: every nn.Module frame's path (see module_path below), along the module parents of _tree_context.
+CREATE OR REPLACE VIEW _tree_module_paths AS
+WITH RECURSIVE mods AS MATERIALIZED (
+    SELECT trace_id, thread_key, event_id, substr(name, 12) AS module_name, module_id AS parent_id
+    FROM _tree_context WHERE anchor_kind = 'module'
+), paths(trace_id, thread_key, event_id, module_path) AS (
+    SELECT trace_id, thread_key, event_id, module_name FROM mods WHERE parent_id IS NULL
+    UNION ALL
+    SELECT m.trace_id, m.thread_key, m.event_id, p.module_path || '/' || m.module_name
+    FROM mods m JOIN paths p ON m.trace_id = p.trace_id AND m.thread_key = p.thread_key AND m.parent_id = p.event_id
+)
+SELECT p.trace_id, p.thread_key, p.event_id, p.module_path, m.module_name
+FROM paths p JOIN mods m USING (trace_id, thread_key, event_id);
 
 -- cpu_event_context (stored table, see tracesql/schema.py): one row per cpu_op, per `nn.Module: ...`
 -- frame, per user_annotation and per runtime/driver call that carries a correlation id (every possible
@@ -33,119 +100,31 @@
 --   op_depth, module_depth   number of enclosing cpu_ops / nn.Module frames
 --   thread_key, nest_pos     as in cpu_nesting
 CREATE OR REPLACE VIEW _cpu_event_context_build AS
-WITH RECURSIVE n AS MATERIALIZED (
-    SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, nest_end_ns > ts_ns AS can_enclose, thread_key,
-           nest_pos, op_depth, module_depth, annotation_depth, step_depth, runtime_depth, has_correlation,
-           CASE WHEN cat = 'cpu_op' THEN 'op'
-                WHEN cat = 'python_function' THEN 'module'
-                WHEN cat IN ('cuda_runtime', 'cuda_driver') THEN 'launch'
-                ELSE 'annotation' END AS anchor_kind,
-           cat IN ('user_annotation', 'cpu_op') AND starts_with(name, 'ProfilerStep#') AS is_step
-    FROM cpu_nesting
-    WHERE cat IN ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver')
-       OR (cat = 'python_function' AND starts_with(name, 'nn.Module: '))
-), a AS MATERIALIZED (   -- the anchors
-    SELECT * FROM n WHERE anchor_kind <> 'launch' OR has_correlation
-), ops AS MATERIALIZED (
-    SELECT trace_id, thread_key, nest_pos, op_depth, event_id, name, ts_ns FROM n WHERE cat = 'cpu_op' AND can_enclose
-), op1 AS (         -- innermost enclosing cpu_op
-    SELECT a.trace_id, a.thread_key, a.event_id, o.event_id AS op_event_id, o.name AS op_name, o.nest_pos AS op_pos,
-           o.ts_ns AS op_ts_ns
-    FROM (SELECT trace_id, thread_key, event_id, nest_pos, op_depth FROM a WHERE op_depth > 0) a ASOF JOIN ops o
-      ON a.trace_id = o.trace_id AND a.thread_key = o.thread_key
-         AND a.op_depth - 1 = o.op_depth AND a.nest_pos > o.nest_pos
-), top1 AS (        -- outermost enclosing cpu_op (launches and ops)
-    SELECT a.trace_id, a.thread_key, a.event_id, o.event_id AS top_op_event_id, o.name AS top_op_name
-    FROM (SELECT trace_id, thread_key, event_id, nest_pos FROM a WHERE op_depth > 0 AND anchor_kind IN ('launch', 'op')) a
-    ASOF JOIN (SELECT * FROM ops WHERE op_depth = 0) o ON a.trace_id = o.trace_id AND a.thread_key = o.thread_key
-       AND a.nest_pos > o.nest_pos
-), mod1 AS (        -- innermost enclosing nn.Module frame
-    SELECT a.trace_id, a.thread_key, a.event_id, m.event_id AS module_event_id
-    FROM (SELECT trace_id, thread_key, event_id, nest_pos, module_depth FROM a WHERE module_depth > 0) a
-    ASOF JOIN (SELECT trace_id, thread_key, nest_pos, module_depth, event_id FROM n
-               WHERE anchor_kind = 'module' AND can_enclose) m
-      ON a.trace_id = m.trace_id AND a.thread_key = m.thread_key
-         AND a.module_depth - 1 = m.module_depth AND a.nest_pos > m.nest_pos
-), ann1 AS (        -- innermost enclosing user_annotation (launches, annotations, modules)
-    SELECT a.trace_id, a.thread_key, a.event_id, m.event_id AS annotation_event_id, m.name AS annotation_name
-    FROM (SELECT trace_id, thread_key, event_id, nest_pos, annotation_depth FROM a
-          WHERE annotation_depth > 0 AND anchor_kind <> 'op') a
-    ASOF JOIN (SELECT trace_id, thread_key, nest_pos, annotation_depth, event_id, name FROM n
-               WHERE cat = 'user_annotation' AND can_enclose) m
-      ON a.trace_id = m.trace_id AND a.thread_key = m.thread_key
-         AND a.annotation_depth - 1 = m.annotation_depth AND a.nest_pos > m.nest_pos
-), step1 AS (       -- enclosing ProfilerStep#N
-    SELECT a.trace_id, a.thread_key, a.event_id, m.event_id AS step_event_id, m.name AS step
-    FROM (SELECT trace_id, thread_key, event_id, nest_pos, step_depth FROM a WHERE step_depth > 0) a
-    ASOF JOIN (SELECT trace_id, thread_key, nest_pos, step_depth, event_id, name FROM n WHERE is_step AND can_enclose) m
-      ON a.trace_id = m.trace_id AND a.thread_key = m.thread_key
-         AND a.step_depth - 1 = m.step_depth AND a.nest_pos > m.nest_pos
-), rt1 AS (         -- innermost enclosing runtime call (launches)
-    SELECT a.trace_id, a.thread_key, a.event_id, m.event_id AS runtime_parent_event_id, m.nest_pos AS rt_pos
-    FROM (SELECT trace_id, thread_key, event_id, nest_pos, runtime_depth FROM a
-          WHERE runtime_depth > 0 AND anchor_kind = 'launch') a
-    ASOF JOIN (SELECT trace_id, thread_key, nest_pos, runtime_depth, event_id FROM n
-               WHERE anchor_kind = 'launch' AND can_enclose) m
-      ON a.trace_id = m.trace_id AND a.thread_key = m.thread_key
-         AND a.runtime_depth - 1 = m.runtime_depth AND a.nest_pos > m.nest_pos
-), ctx AS MATERIALIZED (
-    SELECT a.trace_id, a.event_id, a.cat, a.name, a.ts_ns, a.dur_ns, a.anchor_kind, a.thread_key, a.nest_pos,
-           a.op_depth, a.module_depth,
-           op1.op_event_id, op1.op_name, op1.op_pos, op1.op_ts_ns,
-           CASE WHEN a.anchor_kind = 'op' AND a.op_depth = 0 THEN a.event_id ELSE top1.top_op_event_id END
-               AS top_op_event_id,
-           CASE WHEN a.anchor_kind = 'op' AND a.op_depth = 0 THEN a.name ELSE top1.top_op_name END AS top_op_name,
-           mod1.module_event_id, ann1.annotation_event_id, ann1.annotation_name, step1.step_event_id, step1.step,
-           rt1.runtime_parent_event_id, rt1.rt_pos
-    FROM a
-    LEFT JOIN op1 USING (trace_id, thread_key, event_id) LEFT JOIN top1 USING (trace_id, thread_key, event_id)
-    LEFT JOIN mod1 USING (trace_id, thread_key, event_id) LEFT JOIN ann1 USING (trace_id, thread_key, event_id)
-    LEFT JOIN step1 USING (trace_id, thread_key, event_id) LEFT JOIN rt1 USING (trace_id, thread_key, event_id)
-), mods AS MATERIALIZED (
-    SELECT trace_id, thread_key, event_id, substr(name, 12) AS module_name, module_event_id AS parent_id
-    FROM ctx WHERE anchor_kind = 'module'
-), paths(trace_id, thread_key, event_id, module_path) AS (
-    SELECT trace_id, thread_key, event_id, module_name FROM mods WHERE parent_id IS NULL
-    UNION ALL
-    SELECT m.trace_id, m.thread_key, m.event_id, p.module_path || '/' || m.module_name
-    FROM mods m JOIN paths p ON m.trace_id = p.trace_id AND m.thread_key = p.thread_key AND m.parent_id = p.event_id
-), named_paths AS MATERIALIZED (
-    SELECT p.trace_id, p.thread_key, p.event_id, p.module_path, m.module_name
-    FROM paths p JOIN mods m USING (trace_id, thread_key, event_id)
-), exec(trace_id, thread_key, event_id, cur_id, cur_name, cur_ts) AS (   -- `execute` ops: first enclosing non-execute op
-    SELECT trace_id, thread_key, event_id, op_event_id, op_name, op_ts_ns FROM ctx
-    WHERE anchor_kind = 'op' AND name = 'execute'
-    UNION ALL
-    SELECT x.trace_id, x.thread_key, x.event_id, c.op_event_id, c.op_name, c.op_ts_ns
-    FROM exec x JOIN ctx c ON c.trace_id = x.trace_id AND c.thread_key = x.thread_key AND c.event_id = x.cur_id
-    WHERE x.cur_name = 'execute'
-), exec_resolved AS (
-    SELECT trace_id, thread_key, event_id, cur_id AS resolved_id, cur_name AS resolved_name, cur_ts AS resolved_ts_ns
-    FROM exec WHERE cur_name IS DISTINCT FROM 'execute'
-), tl AS (
-    SELECT c.*, x.resolved_id, x.resolved_name, x.resolved_ts_ns,
-           CASE WHEN c.anchor_kind <> 'launch' THEN NULL
-                WHEN c.op_event_id IS NULL OR c.rt_pos > c.op_pos THEN 'self'
-                WHEN c.op_name = 'execute' AND x.resolved_id IS NULL THEN 'self'
-                WHEN c.op_name = 'execute' THEN 'resolved'
-                ELSE 'op' END AS tl_rule
-    FROM ctx c
-    LEFT JOIN exec_resolved x ON x.trace_id = c.trace_id AND x.thread_key = c.thread_key AND x.event_id = c.op_event_id
+WITH ops AS MATERIALIZED (
+    SELECT trace_id, event_id, name, ts_ns, op_depth FROM cpu_nesting WHERE cat = 'cpu_op'
+), named AS (   -- annotations and ProfilerStep#N ranges
+    SELECT trace_id, event_id, name FROM cpu_nesting WHERE cat IN ('user_annotation', 'cpu_op')
+    AND (cat = 'user_annotation' OR starts_with(name, 'ProfilerStep#'))
 )
 SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind,
-       c.op_event_id, c.op_name, c.top_op_event_id, c.top_op_name, c.module_event_id,
-       p.module_path, p.module_name,
-       c.annotation_event_id, c.annotation_name, c.step_event_id, c.step, c.runtime_parent_event_id,
-       CASE c.tl_rule WHEN 'self' THEN c.event_id WHEN 'resolved' THEN c.resolved_id WHEN 'op' THEN c.op_event_id
-       END AS tl_launcher_event_id,
-       CASE c.tl_rule WHEN 'self' THEN c.name WHEN 'resolved' THEN c.resolved_name WHEN 'op' THEN c.op_name
+       c.op_id AS op_event_id, o.name AS op_name, c.top_op_id AS top_op_event_id, t.name AS top_op_name,
+       c.module_id AS module_event_id, p.module_path, p.module_name,
+       c.annotation_id AS annotation_event_id, an.name AS annotation_name, c.step_id AS step_event_id,
+       st.name AS step, c.runtime_id AS runtime_parent_event_id,
+       CASE WHEN c.anchor_kind = 'launch' THEN coalesce(c.launcher_op_id, c.event_id) END AS tl_launcher_event_id,
+       CASE WHEN c.anchor_kind = 'launch' THEN CASE WHEN c.launcher_op_id IS NULL THEN c.name ELSE l.name END
        END AS tl_launcher_name,
-       CASE c.tl_rule WHEN 'self' THEN c.ts_ns WHEN 'resolved' THEN c.resolved_ts_ns WHEN 'op' THEN c.op_ts_ns
+       CASE WHEN c.anchor_kind = 'launch' THEN CASE WHEN c.launcher_op_id IS NULL THEN c.ts_ns ELSE l.ts_ns END
        END AS tl_launcher_ts_ns,
        c.op_depth, c.module_depth, c.thread_key, c.nest_pos
-FROM tl c
-LEFT JOIN named_paths p ON p.trace_id = c.trace_id AND p.thread_key = c.thread_key
-     AND p.event_id = CASE WHEN c.anchor_kind = 'module' THEN c.event_id ELSE c.module_event_id END;
+FROM _tree_context c
+LEFT JOIN ops o ON o.trace_id = c.trace_id AND o.event_id = c.op_id
+LEFT JOIN (SELECT * FROM ops WHERE op_depth = 0) t ON t.trace_id = c.trace_id AND t.event_id = c.top_op_id
+LEFT JOIN ops l ON l.trace_id = c.trace_id AND l.event_id = c.launcher_op_id
+LEFT JOIN named an ON an.trace_id = c.trace_id AND an.event_id = c.annotation_id
+LEFT JOIN named st ON st.trace_id = c.trace_id AND st.event_id = c.step_id
+LEFT JOIN _tree_module_paths p ON p.trace_id = c.trace_id AND p.thread_key = c.thread_key
+     AND p.event_id = CASE WHEN c.anchor_kind = 'module' THEN c.event_id ELSE c.module_id END;
 
 -- module_instances: one row per `nn.Module: X_N` python_function frame (one call of one module instance).
 --   trace_id, event_id       the frame

@@ -784,9 +784,15 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
     return row, counts, skipped
 
 
-# Helper views of the build (sql/10_tree_nesting.sql) that several later views read: stored once as temporary
-# tables of the build connection, which shadow the views of the same name.
-_BUILD_HELPERS = ["_tree_clip", "_tree_nest_order"]
+# Helper views of the build (sql/10_tree_nesting.sql, sql/12_tree_attribution.sql), each with the step after which
+# nothing reads it: stored as temporary tables of the build connection (which shadow the views of the same name),
+# computed just before the first derived table that needs them and dropped after that step, so that each step
+# sorts and joins narrow, exactly counted inputs and the memory is free for the next one.
+_BUILD_HELPERS = {
+    "cpu_nesting": [("_tree_clip", "_tree_nest_order"), ("_tree_nest_order", "_tree_parents"),
+                    ("_tree_parents", "cpu_nesting")],
+    "cpu_event_context": [("_tree_context", "cpu_event_context"), ("_tree_module_paths", "cpu_event_context")],
+}
 
 
 def _build_derived(out: Path, staging: Path) -> None:
@@ -807,15 +813,22 @@ def _build_derived(out: Path, staging: Path) -> None:
         sd = str(sql_dir()).replace("'", "''")
         for f in dict.fromkeys(d["sql"] for d in DERIVED_TABLES.values()):
             con.execute((sql_dir() / f).read_text().replace("${SQL_DIR}", sd))
-        for v in _BUILD_HELPERS:  # read more than once by the build views: computed once
-            con.execute(f"CREATE TEMP TABLE {v} AS SELECT * FROM main.{v}")
         for t, d in DERIVED_TABLES.items():
+            helpers = _BUILD_HELPERS.get(t, [])
+            for v, last in helpers:
+                con.execute(f"CREATE TEMP TABLE {v} AS SELECT * FROM main.{v}")
+                for done, last_done in helpers:
+                    if last_done == v:
+                        con.execute(f"DROP TABLE temp.{done}")
             (out / t).mkdir()
             part = out / t / "part-00000.parquet"
             cols = ", ".join(f'"{c}"' for c, _, _ in columns(t))
             con.execute(f"COPY (SELECT {cols} FROM {d['build']}) TO '{part}' (FORMAT parquet, COMPRESSION zstd)")
             con.execute(f"DROP TABLE {t}")
             con.execute(f"CREATE VIEW {t} AS SELECT '' AS trace_id, * FROM read_parquet('{part}')")
+            for v, last in helpers:
+                if last == t:
+                    con.execute(f"DROP TABLE temp.{v}")
     finally:
         con.close()
 
