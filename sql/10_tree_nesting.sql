@@ -109,35 +109,60 @@ FROM (
     WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id ROWS UNBOUNDED PRECEDING))
 WHERE kind = 1;
 
--- Helper: every event's parent (an ASOF join to the latest earlier event one level up that can enclose,
--- on narrow columns), then its family depths, passed down the parent links one depth level at a time: a
--- child's count of enclosing cpu_ops (etc.) is its parent's count plus one when the parent is a cpu_op.
-CREATE OR REPLACE VIEW _tree_parents AS
-WITH RECURSIVE d AS MATERIALIZED (
+-- Helper: every event's parent: an ASOF join (on narrow columns) to the latest earlier event one level up
+-- that can enclose.
+CREATE OR REPLACE VIEW _tree_parent_links AS
+WITH d AS MATERIALIZED (
     SELECT * FROM _tree_nest_order
-), nodes AS MATERIALIZED (
-    SELECT thread_key, event_id, NULL::BIGINT AS parent_event_id, depth, fam, nest_end_ns, nest_pos
-    FROM d WHERE depth = 0
-    UNION ALL
-    SELECT c.thread_key, c.event_id, q.event_id, c.depth, c.fam, c.nest_end_ns, c.nest_pos
-    FROM (SELECT thread_key, depth, nest_pos, event_id, fam, nest_end_ns FROM d WHERE depth > 0) c
-    ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose = 1) q
-      ON c.thread_key = q.thread_key AND c.depth - 1 = q.depth AND c.nest_pos > q.nest_pos
-), walk(thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, op_depth, module_depth,
-        annotation_depth, step_depth, runtime_depth) AS (
+)
+SELECT thread_key, event_id, NULL::BIGINT AS parent_event_id, depth, fam, nest_end_ns, nest_pos
+FROM d WHERE depth = 0
+UNION ALL
+SELECT c.thread_key, c.event_id, q.event_id, c.depth, c.fam, c.nest_end_ns, c.nest_pos
+FROM (SELECT thread_key, depth, nest_pos, event_id, fam, nest_end_ns FROM d WHERE depth > 0) c
+ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose = 1) q
+  ON c.thread_key = q.thread_key AND c.depth - 1 = q.depth AND c.nest_pos > q.nest_pos;
+
+-- Helper: the family depths of every event, passed down the parent links one depth level per step of a
+-- recursive walk: a child's count of enclosing cpu_ops (etc.) is its parent's count plus one when the parent
+-- is a cpu_op.
+CREATE OR REPLACE VIEW _tree_parents_walk AS
+WITH RECURSIVE links AS MATERIALIZED (   -- (an ASOF join cannot run inside the recursion)
+    SELECT * FROM _tree_parent_links
+), walk(thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, op_depth,
+        module_depth, annotation_depth, step_depth, runtime_depth) AS (
     SELECT thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, 0, 0, 0, 0, 0
-    FROM nodes WHERE depth = 0
+    FROM links WHERE depth = 0
     UNION ALL
     SELECT n.thread_key, n.event_id, n.parent_event_id, n.depth, n.fam, n.nest_end_ns, n.nest_pos,
            w.op_depth + (w.fam & 1 <> 0)::INTEGER, w.module_depth + (w.fam & 2 <> 0)::INTEGER,
            w.annotation_depth + (w.fam & 4 <> 0)::INTEGER, w.step_depth + (w.fam & 8 <> 0)::INTEGER,
            w.runtime_depth + (w.fam & 16 <> 0)::INTEGER
-    FROM walk w JOIN nodes n
+    FROM walk w JOIN links n
       ON n.thread_key = w.thread_key AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
 )
+SELECT * FROM walk;
+
+-- _tree_parents_level(d): the rows of _tree_parents_walk at depth d, from those at depth d - 1 (`tracesql
+-- ingest` builds the walk as a table level by level with it, so that its memory does not grow with the
+-- trace: a recursive CTE holds every level in memory at once).
+CREATE OR REPLACE MACRO _tree_parents_level(lvl) AS TABLE
+SELECT thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, 0, 0, 0, 0, 0
+FROM _tree_parent_links WHERE lvl = 0 AND depth = 0
+UNION ALL
+SELECT n.thread_key, n.event_id, n.parent_event_id, n.depth, n.fam, n.nest_end_ns, n.nest_pos,
+       w.op_depth + (w.fam & 1 <> 0)::INTEGER, w.module_depth + (w.fam & 2 <> 0)::INTEGER,
+       w.annotation_depth + (w.fam & 4 <> 0)::INTEGER, w.step_depth + (w.fam & 8 <> 0)::INTEGER,
+       w.runtime_depth + (w.fam & 16 <> 0)::INTEGER
+FROM _tree_parents_walk w JOIN _tree_parent_links n
+  ON n.thread_key = w.thread_key AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
+WHERE lvl > 0 AND w.depth = lvl - 1 AND n.depth = lvl;
+
+-- Helper: every event's parent, depth, family depths and nesting position (the walk's columns).
+CREATE OR REPLACE VIEW _tree_parents AS
 SELECT thread_key, event_id, nest_end_ns, parent_event_id, depth::INTEGER AS depth, op_depth, module_depth,
        annotation_depth, step_depth, runtime_depth, nest_pos
-FROM walk;
+FROM _tree_parents_walk;
 
 -- cpu_nesting (stored table, see tracesql/schema.py): one row per CPU duration event (every row of `events`
 -- with a duration) and its place in the call stack of its thread, under the rule at the top of this file.

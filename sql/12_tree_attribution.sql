@@ -8,48 +8,77 @@
 -- once and one depth level at a time: an event's innermost enclosing cpu_op is its parent if the parent is
 -- a cpu_op, else its parent's innermost enclosing cpu_op. No per-event loops and no walk up the tree.
 
--- Helper: the anchors of cpu_event_context (below) with the ids of what encloses them: op_id, top_op_id,
--- module_id, annotation_id, step_id, runtime_id as the columns *_event_id below (NULL where not computed),
--- and launcher_op_id, the enclosing cpu_op that is TraceLens's launcher of a launch (NULL: the launch
--- itself). The walk keeps, for every event, the innermost enclosing member of each family (launcher_op_id:
--- the innermost cpu_op not named `execute`) and runtime_inner, whether a runtime call encloses it more
+-- Helper: the tree of cpu_nesting, narrow, with each event's family flags as a bit set (fam): 1 cpu_op,
+-- 2 nn.Module frame, 4 user_annotation, 8 ProfilerStep#N range, 16 runtime/driver call, 32 cpu_op not
+-- named `execute`.
+CREATE OR REPLACE VIEW _tree_context_nodes AS
+SELECT trace_id, event_id, parent_event_id, depth,
+       (CASE WHEN cat = 'cpu_op' THEN 1 ELSE 0 END
+        + CASE WHEN cat = 'python_function' AND starts_with(name, 'nn.Module: ') THEN 2 ELSE 0 END
+        + CASE WHEN cat = 'user_annotation' THEN 4 ELSE 0 END
+        + CASE WHEN cat IN ('user_annotation', 'cpu_op') AND starts_with(name, 'ProfilerStep#') THEN 8 ELSE 0 END
+        + CASE WHEN cat IN ('cuda_runtime', 'cuda_driver') THEN 16 ELSE 0 END
+        + CASE WHEN cat = 'cpu_op' AND name <> 'execute' THEN 32 ELSE 0 END)::UTINYINT AS fam
+FROM cpu_nesting;
+
+-- _tree_context_root(): the context of an event at depth 0 (nothing encloses it).
+-- _tree_context_inherit(fam, event_id, ctx): the context of a child of the event (fam, event_id) whose own
+-- context is ctx. A context holds, for every family, the innermost enclosing member (op_id, module_id,
+-- annotation_id, step_id, runtime_id; launcher_op_id: the innermost cpu_op not named `execute`), the
+-- outermost enclosing cpu_op (top_op_id), and runtime_inner: whether a runtime call encloses the event more
 -- closely than every cpu_op.
-CREATE OR REPLACE VIEW _tree_context AS
-WITH RECURSIVE nodes AS MATERIALIZED (   -- the tree, narrow, with the family flags (a bit set)
-    SELECT trace_id, event_id, parent_event_id, depth,
-           (CASE WHEN cat = 'cpu_op' THEN 1 ELSE 0 END
-            + CASE WHEN cat = 'python_function' AND starts_with(name, 'nn.Module: ') THEN 2 ELSE 0 END
-            + CASE WHEN cat = 'user_annotation' THEN 4 ELSE 0 END
-            + CASE WHEN cat IN ('user_annotation', 'cpu_op') AND starts_with(name, 'ProfilerStep#') THEN 8 ELSE 0 END
-            + CASE WHEN cat IN ('cuda_runtime', 'cuda_driver') THEN 16 ELSE 0 END
-            + CASE WHEN cat = 'cpu_op' AND name <> 'execute' THEN 32 ELSE 0 END)::UTINYINT AS fam
-    FROM cpu_nesting
-), walk(trace_id, event_id, depth, fam, op_id, top_op_id, module_id, annotation_id, step_id, runtime_id,
-        launcher_op_id, runtime_inner) AS (   -- what encloses each event, one depth level per step
-    SELECT trace_id, event_id, depth, fam, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT,
-           NULL::BIGINT, NULL::BIGINT, false
-    FROM nodes WHERE depth = 0
+CREATE OR REPLACE MACRO _tree_context_root() AS
+    {'op_id': NULL::BIGINT, 'top_op_id': NULL::BIGINT, 'module_id': NULL::BIGINT, 'annotation_id': NULL::BIGINT,
+     'step_id': NULL::BIGINT, 'runtime_id': NULL::BIGINT, 'launcher_op_id': NULL::BIGINT, 'runtime_inner': false};
+CREATE OR REPLACE MACRO _tree_context_inherit(fam, event_id, ctx) AS
+    {'op_id': CASE WHEN fam & 1 <> 0 THEN event_id ELSE ctx.op_id END,
+     'top_op_id': CASE WHEN fam & 1 <> 0 AND ctx.top_op_id IS NULL THEN event_id ELSE ctx.top_op_id END,
+     'module_id': CASE WHEN fam & 2 <> 0 THEN event_id ELSE ctx.module_id END,
+     'annotation_id': CASE WHEN fam & 4 <> 0 THEN event_id ELSE ctx.annotation_id END,
+     'step_id': CASE WHEN fam & 8 <> 0 THEN event_id ELSE ctx.step_id END,
+     'runtime_id': CASE WHEN fam & 16 <> 0 THEN event_id ELSE ctx.runtime_id END,
+     'launcher_op_id': CASE WHEN fam & 32 <> 0 THEN event_id ELSE ctx.launcher_op_id END,
+     'runtime_inner': CASE WHEN fam & 1 <> 0 THEN false WHEN fam & 16 <> 0 THEN true ELSE ctx.runtime_inner END};
+
+-- Helper: the context (see above) of every event of cpu_nesting, passed down the parent links one depth
+-- level per step of a recursive walk: an event's innermost enclosing cpu_op is its parent if the parent is
+-- a cpu_op, else its parent's innermost enclosing cpu_op (and so on for every family).
+CREATE OR REPLACE VIEW _tree_context_walk AS
+WITH RECURSIVE walk(trace_id, event_id, depth, fam, ctx) AS (
+    SELECT trace_id, event_id, depth, fam, _tree_context_root() FROM _tree_context_nodes WHERE depth = 0
     UNION ALL
-    SELECT n.trace_id, n.event_id, n.depth, n.fam,
-           CASE WHEN w.fam & 1 <> 0 THEN w.event_id ELSE w.op_id END,
-           CASE WHEN w.fam & 1 <> 0 AND w.top_op_id IS NULL THEN w.event_id ELSE w.top_op_id END,
-           CASE WHEN w.fam & 2 <> 0 THEN w.event_id ELSE w.module_id END,
-           CASE WHEN w.fam & 4 <> 0 THEN w.event_id ELSE w.annotation_id END,
-           CASE WHEN w.fam & 8 <> 0 THEN w.event_id ELSE w.step_id END,
-           CASE WHEN w.fam & 16 <> 0 THEN w.event_id ELSE w.runtime_id END,
-           CASE WHEN w.fam & 32 <> 0 THEN w.event_id ELSE w.launcher_op_id END,
-           CASE WHEN w.fam & 1 <> 0 THEN false WHEN w.fam & 16 <> 0 THEN true ELSE w.runtime_inner END
-    FROM walk w JOIN nodes n
+    SELECT n.trace_id, n.event_id, n.depth, n.fam, _tree_context_inherit(w.fam, w.event_id, w.ctx)
+    FROM walk w JOIN _tree_context_nodes n
       ON n.trace_id = w.trace_id AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
 )
+SELECT * FROM walk;
+
+-- _tree_context_level(d): the rows of _tree_context_walk at depth d, from those at depth d - 1. `tracesql
+-- ingest` builds _tree_context_walk as a table level by level with it (the recursive view holds every
+-- level in memory at once; a table of levels spills to disk, so the build's memory does not grow with the
+-- trace).
+CREATE OR REPLACE MACRO _tree_context_level(d) AS TABLE
+SELECT trace_id, event_id, depth, fam, _tree_context_root() AS ctx FROM _tree_context_nodes
+WHERE d = 0 AND depth = 0
+UNION ALL
+SELECT n.trace_id, n.event_id, n.depth, n.fam, _tree_context_inherit(w.fam, w.event_id, w.ctx)
+FROM _tree_context_walk w JOIN _tree_context_nodes n
+  ON n.trace_id = w.trace_id AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
+WHERE d > 0 AND w.depth = d - 1 AND n.depth = d;
+
+-- Helper: the anchors of cpu_event_context (below) with the ids of what encloses them (_tree_context_walk):
+-- op_id, top_op_id, module_id, annotation_id, step_id, runtime_id as the columns *_event_id below (NULL
+-- where not computed), and launcher_op_id, the enclosing cpu_op that is TraceLens's launcher of a launch
+-- (NULL: the launch itself).
+CREATE OR REPLACE VIEW _tree_context AS
 SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind, c.op_depth, c.module_depth,
-       c.thread_key, c.nest_pos, w.op_id, w.module_id, w.step_id,
-       CASE WHEN c.anchor_kind = 'op' THEN coalesce(w.top_op_id, c.event_id)
-            WHEN c.anchor_kind = 'launch' THEN w.top_op_id END AS top_op_id,
-       CASE WHEN c.anchor_kind <> 'op' THEN w.annotation_id END AS annotation_id,
-       CASE WHEN c.anchor_kind = 'launch' THEN w.runtime_id END AS runtime_id,
-       CASE WHEN c.anchor_kind <> 'launch' OR w.op_id IS NULL OR w.runtime_inner THEN NULL
-            ELSE w.launcher_op_id END AS launcher_op_id
+       c.thread_key, c.nest_pos, w.ctx.op_id AS op_id, w.ctx.module_id AS module_id, w.ctx.step_id AS step_id,
+       CASE WHEN c.anchor_kind = 'op' THEN coalesce(w.ctx.top_op_id, c.event_id)
+            WHEN c.anchor_kind = 'launch' THEN w.ctx.top_op_id END AS top_op_id,
+       CASE WHEN c.anchor_kind <> 'op' THEN w.ctx.annotation_id END AS annotation_id,
+       CASE WHEN c.anchor_kind = 'launch' THEN w.ctx.runtime_id END AS runtime_id,
+       CASE WHEN c.anchor_kind <> 'launch' OR w.ctx.op_id IS NULL OR w.ctx.runtime_inner THEN NULL
+            ELSE w.ctx.launcher_op_id END AS launcher_op_id
 FROM (SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, op_depth, module_depth, thread_key, nest_pos,
              CASE WHEN cat = 'cpu_op' THEN 'op'
                   WHEN cat = 'python_function' THEN 'module'
@@ -59,7 +88,7 @@ FROM (SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, op_depth, module_dept
       WHERE cat IN ('cpu_op', 'user_annotation')
          OR (cat = 'python_function' AND starts_with(name, 'nn.Module: '))
          OR (cat IN ('cuda_runtime', 'cuda_driver') AND has_correlation)) c
-JOIN walk w USING (trace_id, event_id);
+JOIN _tree_context_walk w USING (trace_id, event_id);
 
 -- Helper: every nn.Module frame's path (see module_path below), along the module parents of _tree_context.
 CREATE OR REPLACE VIEW _tree_module_paths AS

@@ -231,16 +231,27 @@ class _Workers:
         # private to this process: concurrent ingests must not share DuckDB's spill files
         self.spill = os.path.join(tempfile.gettempdir(), f"tracesql-spill-{os.getpid()}-{uuid.uuid4().hex[:8]}")
 
+    gen = 0  # bumped by release(): a thread's connection from an earlier generation is closed
+
     def con(self) -> duckdb.DuckDBPyConnection:
         c = getattr(self.local, "con", None)
-        if c is None:
+        if c is None or self.local.gen != self.gen:
             c = duckdb.connect(config={"threads": 1, "memory_limit": "384MB", "preserve_insertion_order": True,
                                        "temp_directory": self.spill})
             c.execute("CREATE TEMP TABLE device_pids (pid VARCHAR, device INTEGER)")
-            self.local.con = c
+            self.local.con, self.local.gen = c, self.gen
             with self.lock:
                 self.cons.append(c)
         return c
+
+    def release(self):
+        """Close the workers' connections (between files, when no chunk is in flight), returning their memory
+        before the next step of the ingest builds the derived tables; the next chunk opens new ones."""
+        with self.lock:
+            for c in self.cons:
+                c.close()
+            self.cons = []
+            self.gen += 1
 
     def close(self):
         self.pool.shutdown(wait=True)
@@ -789,10 +800,22 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
 # computed just before the first derived table that needs them and dropped after that step, so that each step
 # sorts and joins narrow, exactly counted inputs and the memory is free for the next one.
 _BUILD_HELPERS = {
-    "cpu_nesting": [("_tree_clip", "_tree_nest_order"), ("_tree_nest_order", "_tree_parents"),
-                    ("_tree_parents", "cpu_nesting")],
-    "cpu_event_context": [("_tree_context", "cpu_event_context"), ("_tree_module_paths", "cpu_event_context")],
+    "cpu_nesting": [("_tree_clip", "_tree_nest_order"), ("_tree_nest_order", "_tree_parent_links"),
+                    ("_tree_parent_links", "_tree_parents_walk"), ("_tree_parents_walk", "cpu_nesting")],
+    "cpu_event_context": [("_tree_context_nodes", "_tree_context_walk"), ("_tree_context_walk", "_tree_context"),
+                          ("_tree_context", "cpu_event_context"), ("_tree_module_paths", "cpu_event_context")],
 }
+# Helpers not copied from their view in one statement: a recursive walk is built level by level with its
+# level macro (every level of a recursive CTE stays in memory; a table spills), the nodes it reads are stored
+# in depth order so that each level's scan skips the other levels' row groups.
+_BUILD_BY_LEVEL = {"_tree_parents_walk": ("_tree_parents_level", "_tree_parent_links"),
+                   "_tree_context_walk": ("_tree_context_level", "_tree_context_nodes")}
+_BUILD_ORDER = {"_tree_parent_links": "depth", "_tree_context_nodes": "depth"}
+
+
+# DuckDB memory limit of the derived-table build; with the Python process and DuckDB's unmanaged memory the
+# ingest's peak RSS stays under 1 GB (benchmarks/README.md).
+BUILD_MEMORY_LIMIT = "640MB"
 
 
 def _build_derived(out: Path, staging: Path) -> None:
@@ -800,7 +823,7 @@ def _build_derived(out: Path, staging: Path) -> None:
     of one staged trace with their build views from sql/, and store them next to its other tables."""
     from .dataset import sql_dir
 
-    con = duckdb.connect(config={"threads": 2, "memory_limit": "800MB", "temp_directory": str(staging / "tmp"),
+    con = duckdb.connect(config={"threads": 2, "memory_limit": BUILD_MEMORY_LIMIT, "temp_directory": str(staging / "tmp"),
                                  "preserve_insertion_order": False})
     try:
         for t in TABLES:
@@ -816,7 +839,14 @@ def _build_derived(out: Path, staging: Path) -> None:
         for t, d in DERIVED_TABLES.items():
             helpers = _BUILD_HELPERS.get(t, [])
             for v, last in helpers:
-                con.execute(f"CREATE TEMP TABLE {v} AS SELECT * FROM main.{v}")
+                if v in _BUILD_BY_LEVEL:
+                    _build_by_level(con, v, *_BUILD_BY_LEVEL[v])
+                elif v in _BUILD_ORDER:
+                    con.execute("SET preserve_insertion_order = true")
+                    con.execute(f"CREATE TEMP TABLE {v} AS SELECT * FROM main.{v} ORDER BY {_BUILD_ORDER[v]}")
+                    con.execute("SET preserve_insertion_order = false")
+                else:
+                    con.execute(f"CREATE TEMP TABLE {v} AS SELECT * FROM main.{v}")
                 for done, last_done in helpers:
                     if last_done == v:
                         con.execute(f"DROP TABLE temp.{done}")
@@ -831,6 +861,15 @@ def _build_derived(out: Path, staging: Path) -> None:
                     con.execute(f"DROP TABLE temp.{v}")
     finally:
         con.close()
+
+
+def _build_by_level(con, name: str, level_macro: str, nodes: str) -> None:
+    """Store the recursive helper view ``name`` as a temporary table, one depth level per statement
+    (``level_macro(d)`` gives level d from level d - 1 of the table): same rows as the view."""
+    con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM main.{name} LIMIT 0")
+    max_depth = con.execute(f"SELECT max(depth) FROM {nodes}").fetchall()[0][0]
+    for d in range(0, (max_depth if max_depth is not None else -1) + 1):
+        con.execute(f"INSERT INTO {name} SELECT * FROM {level_macro}({d})")
 
 
 def _empty_typed(table: str) -> str:
@@ -952,6 +991,7 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
     try:
         ing = _TraceIngest(path, staging, salvage, chunk_size, progress, workers)
         src, splitter = ing.run()
+        workers.release()
         con = duckdb.connect(config={"threads": 2, "memory_limit": "512MB", "temp_directory": str(staging / "tmp"),
                                      "preserve_insertion_order": True})
         try:
