@@ -123,45 +123,52 @@ FROM (SELECT thread_key, depth, nest_pos, event_id, fam, nest_end_ns FROM d WHER
 ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose = 1) q
   ON c.thread_key = q.thread_key AND c.depth - 1 = q.depth AND c.nest_pos > q.nest_pos;
 
--- Helper: the family depths of every event, passed down the parent links one depth level per step of a
--- recursive walk: a child's count of enclosing cpu_ops (etc.) is its parent's count plus one when the parent
--- is a cpu_op.
+-- _tree_family_depths_root(): the family depths of an event at depth 0 (nothing encloses it).
+-- _tree_family_depths_inherit(fam, fd): the family depths of a child of an event with family flags fam and
+-- family depths fd: each count goes up by one where the parent is of that family (fam bits: 1 cpu_op,
+-- 2 nn.Module frame, 4 user_annotation, 8 ProfilerStep#N range, 16 runtime/driver call).
+CREATE OR REPLACE MACRO _tree_family_depths_root() AS
+    {'op': 0::INTEGER, 'module': 0::INTEGER, 'annotation': 0::INTEGER, 'step': 0::INTEGER, 'runtime': 0::INTEGER};
+CREATE OR REPLACE MACRO _tree_family_depths_inherit(fam, fd) AS
+    {'op': fd.op + (fam & 1 <> 0)::INTEGER, 'module': fd.module + (fam & 2 <> 0)::INTEGER,
+     'annotation': fd.annotation + (fam & 4 <> 0)::INTEGER, 'step': fd.step + (fam & 8 <> 0)::INTEGER,
+     'runtime': fd.runtime + (fam & 16 <> 0)::INTEGER};
+
+-- Helper: the family depths (fd) of every event, passed down the parent links one depth level per step of
+-- a recursive walk: a child's count of enclosing cpu_ops (etc.) is its parent's count plus one when the
+-- parent is a cpu_op.
 CREATE OR REPLACE VIEW _tree_parents_walk AS
 WITH RECURSIVE links AS MATERIALIZED (   -- (an ASOF join cannot run inside the recursion)
     SELECT * FROM _tree_parent_links
-), walk(thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, op_depth,
-        module_depth, annotation_depth, step_depth, runtime_depth) AS (
-    SELECT thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, 0, 0, 0, 0, 0
+), walk(thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, fd) AS (
+    SELECT thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, _tree_family_depths_root()
     FROM links WHERE depth = 0
     UNION ALL
     SELECT n.thread_key, n.event_id, n.parent_event_id, n.depth, n.fam, n.nest_end_ns, n.nest_pos,
-           w.op_depth + (w.fam & 1 <> 0)::INTEGER, w.module_depth + (w.fam & 2 <> 0)::INTEGER,
-           w.annotation_depth + (w.fam & 4 <> 0)::INTEGER, w.step_depth + (w.fam & 8 <> 0)::INTEGER,
-           w.runtime_depth + (w.fam & 16 <> 0)::INTEGER
+           _tree_family_depths_inherit(w.fam, w.fd)
     FROM walk w JOIN links n
       ON n.thread_key = w.thread_key AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
 )
 SELECT * FROM walk;
 
--- _tree_parents_level(d): the rows of _tree_parents_walk at depth d, from those at depth d - 1 (`tracesql
--- ingest` builds the walk as a table level by level with it, so that its memory does not grow with the
--- trace: a recursive CTE holds every level in memory at once).
+-- _tree_parents_level(lvl): the rows of _tree_parents_walk at depth lvl, from those at depth lvl - 1
+-- (`tracesql ingest` builds the walk as a table level by level with it, so that its memory does not grow
+-- with the trace: a recursive CTE holds every level in memory at once).
 CREATE OR REPLACE MACRO _tree_parents_level(lvl) AS TABLE
-SELECT thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, 0, 0, 0, 0, 0
+SELECT thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, _tree_family_depths_root() AS fd
 FROM _tree_parent_links WHERE lvl = 0 AND depth = 0
 UNION ALL
 SELECT n.thread_key, n.event_id, n.parent_event_id, n.depth, n.fam, n.nest_end_ns, n.nest_pos,
-       w.op_depth + (w.fam & 1 <> 0)::INTEGER, w.module_depth + (w.fam & 2 <> 0)::INTEGER,
-       w.annotation_depth + (w.fam & 4 <> 0)::INTEGER, w.step_depth + (w.fam & 8 <> 0)::INTEGER,
-       w.runtime_depth + (w.fam & 16 <> 0)::INTEGER
+       _tree_family_depths_inherit(w.fam, w.fd)
 FROM _tree_parents_walk w JOIN _tree_parent_links n
   ON n.thread_key = w.thread_key AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
 WHERE lvl > 0 AND w.depth = lvl - 1 AND n.depth = lvl;
 
 -- Helper: every event's parent, depth, family depths and nesting position (the walk's columns).
 CREATE OR REPLACE VIEW _tree_parents AS
-SELECT thread_key, event_id, nest_end_ns, parent_event_id, depth::INTEGER AS depth, op_depth, module_depth,
-       annotation_depth, step_depth, runtime_depth, nest_pos
+SELECT thread_key, event_id, nest_end_ns, parent_event_id, depth::INTEGER AS depth, fd.op AS op_depth,
+       fd.module AS module_depth, fd.annotation AS annotation_depth, fd.step AS step_depth,
+       fd.runtime AS runtime_depth, nest_pos
 FROM _tree_parents_walk;
 
 -- cpu_nesting (stored table, see tracesql/schema.py): one row per CPU duration event (every row of `events`
