@@ -22,7 +22,8 @@ SELECT trace_id, row_number() OVER (ORDER BY trace_id) AS trace_key FROM traces;
 CREATE OR REPLACE MACRO _tree_key(trace_key, event_id) AS (trace_key::BIGINT << 40) | event_id;
 
 -- _tree_busy_ns(s, e, prev_end): the part of [s, e] after prev_end (the latest end of the intervals
--- before it in start order): summed over intervals sorted by start, the length of their union.
+-- before it in start order): summed over intervals sorted by start, the length of their union (in the unit
+-- of s and e: ns here, float64 µs in tl_launchers).
 CREATE OR REPLACE MACRO _tree_busy_ns(s, e, prev_end) AS greatest(e - greatest(s, coalesce(prev_end, s)), 0);
 
 -- Helper: (ancestor, GPU event) pairs up the cpu_op chain. Starts at the launch's innermost op (direct)
@@ -212,7 +213,7 @@ WITH RECURSIVE g AS MATERIALIZED (
 ), direct AS (
     SELECT trace_key, l_key, any_value(trace_id) AS trace_id, any_value(tl_launcher_trace_id) AS tl_launcher_trace_id,
            any_value(tl_launcher_event_id) AS tl_launcher_event_id, any_value(tl_launcher_name) AS name,
-           count(*) AS n, sum(greatest(e - greatest(s, coalesce(prev_e, s)), 0)) AS busy_us
+           count(*) AS n, sum(_tree_busy_ns(s, e, prev_e)) AS busy_us
     FROM (SELECT *, max(e) OVER (PARTITION BY trace_key, l_key ORDER BY s, e
                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
           FROM (SELECT *, ts_ns / 1000.0 AS s, ts_ns / 1000.0 + dur_ns / 1000.0 AS e
@@ -246,7 +247,7 @@ WITH RECURSIVE g AS MATERIALIZED (
            g.ts_ns, g.dur_ns
     FROM g LEFT JOIN _tree_trace_keys ck ON ck.trace_id = g.capture_trace_id
 ), sub AS (
-    SELECT trace_key, l_key, sum(greatest(e - greatest(s, coalesce(prev_e, s)), 0)) AS busy_us
+    SELECT trace_key, l_key, sum(_tree_busy_ns(s, e, prev_e)) AS busy_us
     FROM (SELECT *, max(e) OVER (PARTITION BY trace_key, l_key ORDER BY s, e
                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
           FROM (SELECT p.*, p.ts_ns / 1000.0 AS s, p.ts_ns / 1000.0 + p.dur_ns / 1000.0 AS e

@@ -810,7 +810,7 @@ _BUILD_HELPERS = {
 # in depth order so that each level's scan skips the other levels' row groups.
 _BUILD_BY_LEVEL = {"_tree_parents_walk": ("_tree_parents_level", "_tree_parent_links"),
                    "_tree_context_walk": ("_tree_context_level", "_tree_context_nodes")}
-_BUILD_ORDER = {"_tree_parent_links": "depth", "_tree_context_nodes": "depth"}
+_BUILD_IN_DEPTH_ORDER = {nodes for _, nodes in _BUILD_BY_LEVEL.values()}
 
 
 # DuckDB memory limit of the derived-table build; with the Python process and DuckDB's unmanaged memory the
@@ -823,8 +823,8 @@ def _build_derived(out: Path, staging: Path) -> None:
     of one staged trace with their build views from sql/, and store them next to its other tables."""
     from .dataset import sql_dir
 
-    con = duckdb.connect(config={"threads": 2, "memory_limit": BUILD_MEMORY_LIMIT, "temp_directory": str(staging / "tmp"),
-                                 "preserve_insertion_order": False})
+    con = duckdb.connect(config={"threads": 2, "memory_limit": BUILD_MEMORY_LIMIT,
+                                 "temp_directory": str(staging / "tmp"), "preserve_insertion_order": False})
     try:
         for t in TABLES:
             if t in DERIVED_TABLES:
@@ -841,9 +841,9 @@ def _build_derived(out: Path, staging: Path) -> None:
             for v, last in helpers:
                 if v in _BUILD_BY_LEVEL:
                     _build_by_level(con, v, *_BUILD_BY_LEVEL[v])
-                elif v in _BUILD_ORDER:
+                elif v in _BUILD_IN_DEPTH_ORDER:
                     con.execute("SET preserve_insertion_order = true")
-                    con.execute(f"CREATE TEMP TABLE {v} AS SELECT * FROM main.{v} ORDER BY {_BUILD_ORDER[v]}")
+                    con.execute(f"CREATE TEMP TABLE {v} AS SELECT * FROM main.{v} ORDER BY depth")
                     con.execute("SET preserve_insertion_order = false")
                 else:
                     con.execute(f"CREATE TEMP TABLE {v} AS SELECT * FROM main.{v}")

@@ -24,9 +24,10 @@ import polars as pl
 from . import analysis
 
 STYLES = ("native", "tracelens", "hta")
-# Views each style reads many times: computed once per report (analysis.materialize). gpu_event_ops is the
-# call tree's attribution of GPU events to ops (sql/12), read by the op sections; tl_launchers (sql/13) is
-# read by ops_summary, ops_summary_by_category and ops_unique_args.
+# Views each style reads many times: computed once per report (analysis.materialize), in dependency order.
+# _gpu_activity_core / _gpu_gaps_core are the GPU events and gaps with kernel-name ids (sql/30, sql/34); _op_gpu
+# is each GPU event's op (sql/33), read by the native op sections; gpu_event_ops is the call tree's whole
+# attribution (sql/12) and tl_launchers (sql/13) TraceLens's launchers, read by the tracelens sections.
 MATERIALIZE = {"native": ["_gpu_steps", "_gpu_names", "_gpu_activity_core", "_gpu_gaps_core", "gpu_timeline", "_op_gpu"],
                "tracelens": ["_gpu_names", "_gpu_activity_core", "gpu_event_ops", "tl_launchers"],
                "hta": ["_gpu_names", "_gpu_activity_core", "_hta_gpu"]}

@@ -97,7 +97,7 @@ WITH RECURSIVE ct AS MATERIALIZED (
     FROM walk w JOIN ct c USING (trace_id, node_id)
 ), unlinked AS (   -- GPU events without a launch: one summary row per trace (whole-tree view only)
     SELECT trace_id, 0 AS level, 'unlinked' AS kind, '(GPU events without a launch in the trace)' AS name,
-           sum(greatest(ts_ns + dur_ns - greatest(ts_ns, coalesce(prev_end, ts_ns)), 0)) / 1000.0 AS gpu_busy_us,
+           sum(_tree_busy_ns(ts_ns, ts_ns + dur_ns, prev_end)) / 1000.0 AS gpu_busy_us,
            sum(dur_ns) / 1000.0 AS gpu_sum_us, count(*) AS kernel_count, NULL::BIGINT AS node_id,
            NULL::BIGINT AS parent_node_id, min(ts_ns) AS ts_ns, NULL::BIGINT AS dur_ns,
            [[9223372036854775807, 0]] AS path
