@@ -93,12 +93,22 @@ CREATE OR REPLACE MACRO _gpu_activity_class(cat, name) AS
          WHEN regexp_matches(name, '(?i)nccl|rccl|msccl|cross_device_reduce') THEN 'comm'
          ELSE 'compute' END;
 
--- _gpu_steps: ProfilerStep#N ranges on the CPU (user annotations named 'ProfilerStep#<N>').
-CREATE OR REPLACE VIEW _gpu_steps AS
-SELECT trace_id, event_id AS step_event_id, name AS step, TRY_CAST(substr(name, 14) AS BIGINT) AS step_number,
-       ts_ns AS step_ts_ns, ts_ns + dur_ns AS step_end_ns
+-- profiler_steps (stored table, see tracesql/schema.py): one row per ProfilerStep#N range on the CPU: the
+-- events (user_annotation; cpu_op in PyTorch 1.8 traces) named 'ProfilerStep#<N>' that have a duration.
+-- `tracesql ingest` stores the rows of _profiler_steps_build as DATASET/traces/trace_id=<id>/profiler_steps/.
+--   trace_id, event_id, cat, name, pid, tid   the range, as in `events`
+--   step_number                               N (NULL when the suffix is not an integer)
+--   ts_ns, dur_ns, end_ns                     start, duration and end (ts_ns + dur_ns), ns
+CREATE OR REPLACE VIEW _profiler_steps_build AS
+SELECT trace_id, event_id, cat, name, TRY_CAST(substr(name, 14) AS BIGINT) AS step_number, pid, tid,
+       ts_ns, dur_ns, ts_ns + dur_ns AS end_ns
 FROM events
 WHERE name LIKE 'ProfilerStep#%' AND dur_ns IS NOT NULL;
+
+-- _gpu_steps: the ProfilerStep#N ranges (profiler_steps) under the names the GPU views use.
+CREATE OR REPLACE VIEW _gpu_steps AS
+SELECT trace_id, event_id AS step_event_id, name AS step, step_number, ts_ns AS step_ts_ns, end_ns AS step_end_ns
+FROM profiler_steps;
 
 -- _gpu_names: each distinct (cat, name) of the GPU events with its short name and class (computed once per
 -- name rather than once per event: the name rewriting is regex work), and integer ids for both names.
@@ -113,28 +123,23 @@ SELECT row_number() OVER (ORDER BY cat, name) AS name_id,
 FROM (SELECT cat, name, _short_kernel_name(name) AS short_name, _gpu_activity_class(cat, name) AS activity_class
       FROM (SELECT DISTINCT cat, name FROM kernels));
 
--- _gpu_launch_steps: the ProfilerStep#N whose CPU range contains the start of each launch call (an ASOF
--- join to the latest step that starts at or before the call, kept when the call starts before its end).
-CREATE OR REPLACE VIEW _gpu_launch_steps AS
-SELECT l.trace_id, l.event_id, st.step, st.step_number, st.step_event_id
-FROM (SELECT trace_id, event_id, ts_ns FROM launches WHERE ts_ns IS NOT NULL) l
-ASOF JOIN _gpu_steps st ON st.trace_id = l.trace_id AND l.ts_ns >= st.step_ts_ns
-WHERE l.ts_ns < st.step_end_ns;
-
--- _gpu_activity_core: gpu_activity (below) without the name text: name_id and short_id instead of cat,
--- name and short_name (see _gpu_names), and with step_event_id (the ProfilerStep event of `step`). The
--- analyses read it; gpu_activity adds the names back.
+-- _gpu_activity_core: gpu_activity (below) with integers only: name_id and short_id (see _gpu_names) instead
+-- of cat, name and short_name, step_event_id (the ProfilerStep range, see _gpu_steps) instead of step and
+-- step_number, and no launch name, kind or thread. The analyses read it; gpu_activity adds the text back.
+-- The launch is the call in gpu_launch_links when it is a launch API (a row of `launches`); the step is the
+-- latest ProfilerStep#N that starts at or before the launch call, when the call starts before its end (an
+-- ASOF join).
 CREATE OR REPLACE VIEW _gpu_activity_core AS
 SELECT k.trace_id, k.event_id, k.device, k.stream, n.name_id, n.short_id, n.activity_class,
-       k.ts_ns, k.dur_ns, k.ts_ns + k.dur_ns AS end_ns, k.correlation,
-       l.event_id AS launch_event_id, l.name AS launch_name, l.launch_kind,
-       l.ts_ns AS launch_ts_ns, l.dur_ns AS launch_dur_ns, l.tid AS launch_tid, s.step, s.step_number,
-       s.step_event_id
-FROM kernels k
+       k.ts_ns, k.dur_ns, k.ts_ns + k.dur_ns AS end_ns, k.correlation, k.launch_event_id, k.launch_ts_ns,
+       k.launch_dur_ns, CASE WHEN k.launch_ts_ns < s.step_end_ns THEN s.step_event_id END AS step_event_id
+FROM (SELECT trace_id, event_id, device, stream, cat, name, ts_ns, dur_ns, correlation,
+             CASE WHEN launch_kind IS NOT NULL THEN launch_event_id END AS launch_event_id,
+             CASE WHEN launch_kind IS NOT NULL THEN launch_ts_ns END AS launch_ts_ns,
+             CASE WHEN launch_kind IS NOT NULL THEN launch_dur_ns END AS launch_dur_ns
+      FROM gpu_launch_links WHERE ts_ns IS NOT NULL AND dur_ns IS NOT NULL) k
 JOIN _gpu_names n ON n.cat IS NOT DISTINCT FROM k.cat AND n.name IS NOT DISTINCT FROM k.name
-LEFT JOIN launches l ON l.trace_id = k.trace_id AND l.correlation = k.correlation
-LEFT JOIN _gpu_launch_steps s ON s.trace_id = l.trace_id AND s.event_id = l.event_id
-WHERE k.ts_ns IS NOT NULL AND k.dur_ns IS NOT NULL;
+ASOF LEFT JOIN _gpu_steps s ON s.trace_id = k.trace_id AND k.launch_ts_ns >= s.step_ts_ns;
 
 -- gpu_activity: one row per GPU-side event (every row of `kernels`), with its class and its launch.
 --   trace_id, event_id           the GPU event
@@ -143,9 +148,11 @@ WHERE k.ts_ns IS NOT NULL AND k.dur_ns IS NOT NULL;
 --   short_name                   _short_kernel_name(name)
 --   activity_class               compute | comm | memcpy | memset | sync (see _gpu_activity_class)
 --   ts_ns, dur_ns, end_ns        start, duration and end on the GPU, ns (end_ns = ts_ns + dur_ns)
---   correlation                  correlation id linking it to its launch
---   launch_event_id              event_id of the runtime/driver call with the same (trace_id, correlation)
---                                in `launches`, NULL when the launch is not in the trace (warm-up work)
+--   correlation                  correlation id linking it to its launch (gpu_launch_links.correlation)
+--   launch_event_id              the launch API call (a row of `launches`: kernel, graph, memcpy or memset
+--                                launch) that gpu_launch_links links it to; NULL when the launch is not in
+--                                the trace (warm-up work) or the linked call is not a launch (a cuda_sync
+--                                wait's cudaStreamSynchronize)
 --   launch_name, launch_kind     API name (cudaLaunchKernel, cuLaunchKernelEx, hipGraphLaunch, ...) and
 --                                kind (kernel, graph, memcpy, memset)
 --   launch_ts_ns, launch_dur_ns  start and duration of the launching call, ns
@@ -153,6 +160,11 @@ WHERE k.ts_ns IS NOT NULL AND k.dur_ns IS NOT NULL;
 --   step, step_number            ProfilerStep#N whose CPU range contains the launch start (NULL if none)
 CREATE OR REPLACE VIEW gpu_activity AS
 SELECT a.trace_id, a.event_id, a.device, a.stream, n.cat, n.name, n.short_name, a.activity_class,
-       a.ts_ns, a.dur_ns, a.end_ns, a.correlation, a.launch_event_id, a.launch_name, a.launch_kind,
-       a.launch_ts_ns, a.launch_dur_ns, a.launch_tid, a.step, a.step_number
-FROM _gpu_activity_core a JOIN _gpu_names n USING (name_id);
+       a.ts_ns, a.dur_ns, a.end_ns, a.correlation, a.launch_event_id,
+       CASE WHEN a.launch_event_id IS NOT NULL THEN l.launch_name END AS launch_name,
+       CASE WHEN a.launch_event_id IS NOT NULL THEN l.launch_kind END AS launch_kind,
+       a.launch_ts_ns, a.launch_dur_ns,
+       CASE WHEN a.launch_event_id IS NOT NULL THEN l.launch_tid END AS launch_tid, s.step, s.step_number
+FROM _gpu_activity_core a JOIN _gpu_names n USING (name_id)
+JOIN gpu_launch_links l USING (trace_id, event_id)
+LEFT JOIN _gpu_steps s USING (trace_id, step_event_id);

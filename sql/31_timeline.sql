@@ -9,7 +9,7 @@
 -- event of any kind in the trace) is given beside it as window_ns.
 
 -- _gt_events: the counted GPU events with their class for the unions (cls C compute, K comm, M memcpy and
--- memset) and the number of devices of their trace.
+-- memset). _gt_multi_device: the traces whose GPU events run on more than one device.
 -- _gt_members / _gt_step_members: each event once per grouping {pooled, device, step}: device rows, plus
 -- pooled rows (all devices of the trace unioned) for traces with several devices (for one device the
 -- pooled row is a copy, made below); step rows only for events launched inside a ProfilerStep.
@@ -17,45 +17,43 @@
 -- _class_unions partitions on integers: step part 0 for the whole trace; device code 0 for the pooled
 -- row, 1 for events without a device, device + 2 otherwise (device ids below 2^20 - 2).
 CREATE OR REPLACE VIEW _gt_events AS
-SELECT a.trace_id, a.device, a.step_event_id, a.ts_ns AS s, a.end_ns AS e, d.n_devices,
-       CASE a.activity_class WHEN 'compute' THEN 'C' WHEN 'comm' THEN 'K' ELSE 'M' END AS cls,
-       CASE WHEN a.device IS NULL THEN 1 ELSE a.device + 2 END AS dev_code
-FROM _gpu_activity_core a
-JOIN (SELECT trace_id, count(DISTINCT coalesce(device, -1)) AS n_devices FROM _gpu_activity_core GROUP BY trace_id) d
-  USING (trace_id)
-WHERE a.activity_class <> 'sync';
+SELECT trace_id, device, step_event_id, ts_ns AS s, end_ns AS e,
+       CASE activity_class WHEN 'compute' THEN 'C' WHEN 'comm' THEN 'K' ELSE 'M' END AS cls,
+       CASE WHEN device IS NULL THEN 1 ELSE device + 2 END AS dev_code
+FROM _gpu_activity_core
+WHERE activity_class <> 'sync';
+
+CREATE OR REPLACE VIEW _gt_multi_device AS
+SELECT trace_id FROM _gpu_activity_core GROUP BY trace_id HAVING count(DISTINCT coalesce(device, -1)) > 1;
 
 CREATE OR REPLACE VIEW _gt_members AS
 SELECT trace_id, dev_code::BIGINT AS grp, cls, s, e FROM _gt_events
 UNION ALL
-SELECT trace_id, 0::BIGINT, cls, s, e FROM _gt_events WHERE n_devices > 1;
+SELECT trace_id, 0::BIGINT, cls, s, e FROM _gt_events WHERE trace_id IN (SELECT trace_id FROM _gt_multi_device);
 
 CREATE OR REPLACE VIEW _gt_step_members AS
 SELECT trace_id, ((step_event_id + 1) << 20) + dev_code AS grp, cls, s, e FROM _gt_events
 WHERE step_event_id IS NOT NULL
 UNION ALL
 SELECT trace_id, (step_event_id + 1) << 20, cls, s, e FROM _gt_events
-WHERE step_event_id IS NOT NULL AND n_devices > 1;
+WHERE step_event_id IS NOT NULL AND trace_id IN (SELECT trace_id FROM _gt_multi_device);
 
 -- _gt_unions / _gt_step_unions: _class_unions per grouping; the pooled grouping of a one-device trace is a
 -- copy of its device grouping.
 CREATE OR REPLACE MACRO _gt_with_pooled_copy(members) AS TABLE
-WITH u AS (SELECT * FROM _class_unions(members)),
-single AS (SELECT trace_id FROM _gt_events GROUP BY trace_id HAVING max(n_devices) = 1)
+WITH u AS (SELECT * FROM _class_unions(members))
 SELECT * FROM u
 UNION ALL
-SELECT u.trace_id, (u.grp >> 20) << 20, u.* EXCLUDE (trace_id, grp)
-FROM u JOIN single USING (trace_id);
+SELECT trace_id, (grp >> 20) << 20, u.* EXCLUDE (trace_id, grp)
+FROM u WHERE trace_id NOT IN (SELECT trace_id FROM _gt_multi_device);
 
 CREATE OR REPLACE VIEW _gt_unions AS SELECT * FROM _gt_with_pooled_copy('_gt_members');
 CREATE OR REPLACE VIEW _gt_step_unions AS SELECT * FROM _gt_with_pooled_copy('_gt_step_members');
 
--- _trace_window: the profiler window of each trace: first start to last end over CPU and GPU events.
+-- _trace_window: the profiler window of each trace: first start to last end over its CPU and GPU events
+-- (traces.window_start_ns / window_end_ns, taken at ingest over `events` and `kernels`).
 CREATE OR REPLACE VIEW _trace_window AS
-SELECT trace_id, min(s) AS window_start_ns, max(e) AS window_end_ns
-FROM (SELECT trace_id, ts_ns AS s, ts_ns + coalesce(dur_ns, 0) AS e FROM events
-      UNION ALL SELECT trace_id, ts_ns, ts_ns + dur_ns FROM kernels)
-GROUP BY trace_id;
+SELECT trace_id, window_start_ns, window_end_ns FROM traces;
 
 -- gpu_timeline_all (rows by _gt_rows): one row per (trace, device, step) grouping; device NULL = all devices of the trace
 -- pooled (a moment counts as busy when any device is busy), step NULL = the whole trace, else the GPU

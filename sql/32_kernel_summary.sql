@@ -21,7 +21,8 @@ CREATE OR REPLACE MACRO kernel_summary_of(step_name, full_names) AS TABLE
 WITH ev AS (   -- grouped by the integer ids of _gpu_names; the text is joined to the groups
     SELECT trace_id, CASE WHEN full_names THEN name_id ELSE short_id END AS kid, name_id, activity_class, dur_ns
     FROM _gpu_activity_core
-    WHERE activity_class <> 'sync' AND (step_name IS NULL OR step = step_name)
+    WHERE activity_class <> 'sync'
+      AND (step_name IS NULL OR step_event_id IN (SELECT step_event_id FROM _gpu_steps WHERE step = step_name))
 ), g AS (
     SELECT trace_id, kid, min(activity_class) AS activity_class, count(*) AS count,
            sum(dur_ns)::BIGINT AS total_ns, avg(dur_ns) AS avg_ns, min(dur_ns) AS min_ns, max(dur_ns) AS max_ns,

@@ -10,7 +10,7 @@
 CREATE OR REPLACE VIEW _gpu_gaps_core AS
 WITH o AS (
     SELECT trace_id, device, stream, event_id, name_id, short_id, activity_class, ts_ns, dur_ns, end_ns,
-           launch_ts_ns, step,
+           launch_ts_ns, step_event_id,
            row_number() OVER w AS seq,
            lag(event_id) OVER w AS prev_event_id, lag(name_id) OVER w AS prev_name_id,
            lag(short_id) OVER w AS prev_short_id,
@@ -35,9 +35,10 @@ FROM o;
 --   host_wait            the launching call started after prev_end_ns: the GPU waited for the CPU
 CREATE OR REPLACE VIEW gpu_gaps AS
 SELECT g.trace_id, g.device, g.stream, g.event_id, n.name, n.short_name, g.activity_class, g.ts_ns, g.dur_ns,
-       g.end_ns, g.launch_ts_ns, g.step, g.seq, g.prev_event_id, p.name AS prev_name, p.short_name AS prev_short_name,
+       g.end_ns, g.launch_ts_ns, st.step, g.seq, g.prev_event_id, p.name AS prev_name, p.short_name AS prev_short_name,
        g.prev_end_ns, g.gap_ns, g.idle_ns, g.host_wait
-FROM _gpu_gaps_core g JOIN _gpu_names n USING (name_id) LEFT JOIN _gpu_names p ON p.name_id = g.prev_name_id;
+FROM _gpu_gaps_core g JOIN _gpu_names n USING (name_id) LEFT JOIN _gpu_names p ON p.name_id = g.prev_name_id
+LEFT JOIN _gpu_steps st USING (trace_id, step_event_id);
 
 -- gap_totals_by_stream: one row per (trace, device, stream).
 --   n_events             GPU events on the stream

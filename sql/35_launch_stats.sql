@@ -1,12 +1,13 @@
 -- Launch statistics: every launch API call (cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel(Ex),
 -- hip*LaunchKernel, cudaGraphLaunch/hipGraphLaunch, memcpy and memset APIs: the `launches` table) with the
--- GPU work it launched, found by (trace_id, correlation). A graph launch has many GPU events.
+-- GPU work it launched: the GPU events gpu_activity links to it (gpu_launch_links: the same trace and
+-- correlation id). A graph launch has many GPU events.
 
 -- launch_stats_at(runtime_cutoff_us, launch_delay_cutoff_us): one row per launch call.
 --   trace_id, launch_event_id, api, launch_kind   the call, its API name and kind (kernel/graph/memcpy/memset)
 --   tid                       CPU thread of the call
 --   ts_ns, cpu_dur_ns         start and duration of the call on the CPU, ns
---   n_gpu_events              GPU events with the call's correlation (0: its work is not in the trace)
+--   n_gpu_events              GPU events linked to the call (0: its work is not in the trace)
 --   gpu_start_ns, gpu_end_ns  first GPU start and last GPU end of that work, ns
 --   gpu_dur_ns                summed duration of that work, ns (the kernel's duration for a kernel launch)
 --   launch_delay_ns           gpu_start_ns - (ts_ns + cpu_dur_ns): from the end of the call to the start of
@@ -17,8 +18,8 @@
 --   launch_delay_outlier      launch_delay_ns > launch_delay_cutoff_us
 CREATE OR REPLACE MACRO launch_stats_at(runtime_cutoff_us, launch_delay_cutoff_us) AS TABLE
 WITH g AS (
-    SELECT trace_id, correlation, count(*) AS n, min(ts_ns) AS s, max(end_ns) AS e, sum(dur_ns) AS d
-    FROM _gpu_activity_core WHERE launch_event_id IS NOT NULL GROUP BY trace_id, correlation
+    SELECT trace_id, launch_event_id, count(*) AS n, min(ts_ns) AS s, max(end_ns) AS e, sum(dur_ns) AS d
+    FROM _gpu_activity_core WHERE launch_event_id IS NOT NULL GROUP BY trace_id, launch_event_id
 )
 SELECT l.trace_id, l.event_id AS launch_event_id, l.name AS api, l.launch_kind, l.tid, l.ts_ns,
        l.dur_ns AS cpu_dur_ns, coalesce(g.n, 0) AS n_gpu_events, g.s AS gpu_start_ns, g.e AS gpu_end_ns,
@@ -27,7 +28,7 @@ SELECT l.trace_id, l.event_id AS launch_event_id, l.name AS api, l.launch_kind, 
        l.dur_ns > runtime_cutoff_us * 1000 AS runtime_outlier,
        coalesce(g.s - (l.ts_ns + l.dur_ns) > launch_delay_cutoff_us * 1000, false) AS launch_delay_outlier
 FROM launches l
-LEFT JOIN g ON g.trace_id = l.trace_id AND g.correlation = l.correlation;
+LEFT JOIN g ON g.trace_id = l.trace_id AND g.launch_event_id = l.event_id;
 
 -- launch_stats: launch_stats_at(50, 100): the cut-offs HTA uses (50 µs call, 100 µs delay).
 CREATE OR REPLACE VIEW launch_stats AS SELECT * FROM launch_stats_at(50, 100);

@@ -12,13 +12,12 @@ def test_stored_table_equals_its_build_view(ds, trace_ids, table):
     n_stored = ds.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
     n_built = ds.con.execute(f"SELECT count(*) FROM {build}").fetchall()[0][0]
     assert n_stored == n_built > 0
+    per_dataset = [c for c, _, _ in columns(table) if c in ("thread_key", "nest_pos")]
+    cols = f"* EXCLUDE ({', '.join(per_dataset)})" if per_dataset else "*"
     diff = ds.con.execute(f"""SELECT count(*) FROM (
-        (SELECT * EXCLUDE (thread_key, nest_pos) FROM {table} EXCEPT ALL SELECT * EXCLUDE (thread_key, nest_pos) FROM {build})
+        (SELECT {cols} FROM {table} EXCEPT ALL SELECT {cols} FROM {build})
         UNION ALL
-        (SELECT * EXCLUDE (thread_key, nest_pos) FROM {build} EXCEPT ALL SELECT * EXCLUDE (thread_key, nest_pos) FROM {table}))"""
-                          if table != "gpu_launch_links" else f"""SELECT count(*) FROM (
-        (SELECT * FROM {table} EXCEPT ALL SELECT * FROM {build})
-        UNION ALL (SELECT * FROM {build} EXCEPT ALL SELECT * FROM {table}))""").fetchall()[0][0]
+        (SELECT {cols} FROM {build} EXCEPT ALL SELECT {cols} FROM {table}))""").fetchall()[0][0]
     assert diff == 0  # thread_key and nest_pos number threads and positions per trace at ingest, per dataset here
     # every trace has its rows: the nesting covers every CPU duration event of each trace
     if table == "cpu_nesting":
@@ -52,3 +51,25 @@ def test_ingest_unlinked_count_is_the_stored_links(ds, trace_ids):
         JOIN gpu_link_summary s USING (trace_id)""").fetchall()
     assert len(rows) == len(trace_ids) and all(r[1] == r[2] for r in rows)
     assert {r[0]: r[1] for r in rows}[trace_ids["nvidia/h100_qwen_infer.json.gz"]] == 509
+
+
+def test_profiler_steps_and_window(ds, trace_ids):
+    # h100_qwen_infer: one CPU ProfilerStep#6 at ts 1428625731896.179 us lasting 47151.395 us (the file's
+    # other 'ProfilerStep#6' is its gpu_user_annotation); the X events span 1428625731456.483 to
+    # 1428625781296.515 us
+    t = trace_ids["nvidia/h100_qwen_infer.json.gz"]
+    steps = ds.con.execute("SELECT name, step_number, cat, ts_ns, dur_ns, end_ns FROM profiler_steps "
+                           "WHERE trace_id = ?", [t]).fetchall()
+    assert steps == [("ProfilerStep#6", 6, "user_annotation", 1428625731896179, 47151395,
+                      1428625731896179 + 47151395)]
+    assert ds.con.execute("SELECT window_start_ns, window_end_ns FROM traces WHERE trace_id = ?",
+                          [t]).fetchall() == [(1428625731456483, 1428625781296515)]
+    counts = dict(ds.con.execute("SELECT trace_id, count(*) FROM profiler_steps GROUP BY ALL").fetchall())
+    assert counts[trace_ids["nvidia/kineto_2021_v1_8.json.gz"]] == 6  # cpu_op ranges in PyTorch 1.8 traces
+    assert counts[trace_ids["nvidia/hta_cuda_graphs_rank0.json.gz"]] == 5
+    # every trace's window equals the min/max over its events and kernels
+    bad = ds.con.execute("""SELECT count(*) FROM traces t LEFT JOIN (SELECT trace_id, min(s) AS s, max(e) AS e FROM (
+            SELECT trace_id, ts_ns AS s, ts_ns + coalesce(dur_ns, 0) AS e FROM events
+            UNION ALL SELECT trace_id, ts_ns, ts_ns + dur_ns FROM kernels) GROUP BY trace_id) x USING (trace_id)
+        WHERE t.window_start_ns IS DISTINCT FROM x.s OR t.window_end_ns IS DISTINCT FROM x.e""").fetchall()[0][0]
+    assert bad == 0

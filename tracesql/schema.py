@@ -45,6 +45,9 @@ TABLES: dict[str, dict] = {
             ("profiler_flags", "JSON", "record_shapes, with_stack, profile_memory, with_flops, with_modules, "
                                        "runtime/driver/CUPTI/ROCTracer versions present in the header"),
             ("header", "JSON", "every top-level field except traceEvents"),
+            ("window_start_ns", "BIGINT", "profiler window: earliest start of the trace's CPU and GPU events "
+                                          "(events, kernels), ns"),
+            ("window_end_ns", "BIGINT", "profiler window: latest end (ts_ns + dur_ns) of those events, ns"),
             ("events_read", "BIGINT", "elements of traceEvents read (rows written + events skipped)"),
             ("events_skipped", "BIGINT", "elements not written to any table (see ingest_issues)"),
             ("gpu_events_unlinked", "BIGINT", "kernels rows without a launch call: gpu_launch_links.linked = false "
@@ -300,6 +303,22 @@ DERIVED_TABLES: dict[str, dict] = {
             ("module_depth", "INTEGER", "number of enclosing nn.Module frames"),
             ("thread_key", "BIGINT", "as in cpu_nesting"),
             ("nest_pos", "BIGINT", "as in cpu_nesting"),
+        ],
+    },
+    "profiler_steps": {
+        "doc": "One row per ProfilerStep#N range on the CPU (sql/30_gpu_activity.sql).",
+        "build": "_profiler_steps_build",
+        "sql": "30_gpu_activity.sql",
+        "columns": [
+            ("event_id", "BIGINT", "the range (as in events)"),
+            ("cat", "VARCHAR", "user_annotation (cpu_op in PyTorch 1.8 traces)"),
+            ("name", "VARCHAR", "'ProfilerStep#<N>'"),
+            ("step_number", "BIGINT", "N (NULL when the suffix is not an integer)"),
+            ("pid", "VARCHAR", "process id"),
+            ("tid", "VARCHAR", "thread id"),
+            ("ts_ns", "BIGINT", "start, ns"),
+            ("dur_ns", "BIGINT", "duration, ns"),
+            ("end_ns", "BIGINT", "ts_ns + dur_ns"),
         ],
     },
 }
