@@ -4,8 +4,10 @@
 --     ruleset,applies_to,event_cat,category,subcategory,pattern,priority,note
 -- read from two places:
 --   * ${SQL_DIR}/rules/*.csv   shipped with tracesql: the rulesets `default`, `tracelens`, `hta` and `jax`;
---   * ${DATASET}/rules/*.csv   user rules of this dataset (`tracesql categories DATASET --rules FILE` or
+--   * DATASET/rules/*.csv      user rules of this dataset (`tracesql categories DATASET --rules FILE` or
 --                              tracesql.categories.add_rules copy them there); a dataset without any is fine.
+--                              Read by the view _dataset_rule_files, which opening the dataset defines with
+--                              the tables (tracesql/dataset.py), so that no file here names a dataset.
 -- The files are read as text and parsed here (read_csv of a glob that matches nothing is an error, read_text
 -- is not). One rule per line; fields may be double-quoted ("" is a quote inside a quoted field); a field
 -- cannot span lines; blank lines and lines starting with # are skipped; the columns are found by the
@@ -30,7 +32,7 @@ WITH files AS (
     FROM read_text('${SQL_DIR}/rules/*.csv')
     UNION ALL
     SELECT 'user', filename, content
-    FROM read_text('${DATASET}/rules/*.csv')
+    FROM _dataset_rule_files
 ), split AS (
     SELECT source, filename,
            string_split(replace(content, chr(13), ''), chr(10)) AS lines

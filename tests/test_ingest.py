@@ -277,3 +277,37 @@ def test_older_table_layout_is_a_clear_error(tmp_path, shared_traces):
     (out / "catalog.duckdb").unlink(missing_ok=True)
     with pytest.raises(DatasetError, match=rf"older table layout \(e\.g\. trace {r.trace_id} lacks events\.input_dims\)"):
         tracesql.open(out)
+
+
+def test_ingest_writes_the_catalog_from_the_shared_template(tmp_path, shared_traces, monkeypatch):
+    """The ingest leaves a current DATASET/catalog.duckdb, made from the cached template of the analysis views;
+    its views give the same rows as views created directly over the dataset."""
+    import duckdb
+
+    from tracesql import dataset as dsmod
+
+    monkeypatch.setenv("TRACESQL_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "ds"
+    (r,) = tracesql.ingest([str(shared_traces / "nvidia/h100_qwen_infer.json.gz")], out=str(out))
+    assert (out / "catalog.duckdb").exists()
+    assert len(list((tmp_path / "cache").glob("catalog-*.duckdb"))) == 1
+    con = dsmod._open_catalog(out, dsmod.catalog_statements(out), {})
+    assert con is not None  # current: opening binds nothing
+    direct = duckdb.connect()
+    for st in dsmod.catalog_statements(out):
+        direct.execute(st)
+    views = "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1"
+    assert con.execute(views).fetchall() == direct.execute(views).fetchall()
+    for q in ["SELECT * FROM gpu_timeline ORDER BY ALL", "SELECT * FROM kernel_summary ORDER BY ALL",
+              "SELECT * FROM category_rules ORDER BY ALL", "SELECT * FROM launch_stats_by_api ORDER BY ALL"]:
+        assert con.execute(q).fetchall() == direct.execute(q).fetchall(), q
+    # busy = HTA's compute + non-compute (45,432.70 + 214.60 us), span = busy + its idle 4,005.53 us
+    assert con.execute("SELECT busy_ns, span_ns FROM gpu_timeline WHERE pooled").fetchall() == \
+        [(45647300, 49652832)]
+    con.close()
+    # without a writable cache the catalog is made by creating every view, with the same result
+    (out / "catalog.duckdb").unlink()
+    monkeypatch.setenv("TRACESQL_CACHE_DIR", "/proc/no-such-dir")
+    assert dsmod._catalog_template() is None
+    with tracesql.open(out) as d:
+        assert d.sql("SELECT busy_ns FROM gpu_timeline WHERE pooled").item() == 45647300

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import uuid
 from pathlib import Path
 
@@ -40,8 +41,10 @@ def _quote(s: str) -> str:
 
 
 def table_statements(dataset: Path) -> list[str]:
-    """CREATE VIEW statements for the stored tables, with absolute paths."""
-    tdir = Path(dataset).resolve() / "traces"
+    """CREATE VIEW statements for the stored tables, with absolute paths, and for the dataset's user rule
+    files (``_dataset_rule_files``, read by sql/20_category_rules.sql): everything that names the dataset."""
+    root = Path(dataset).resolve()
+    tdir = root / "traces"
     has_traces = any(tdir.glob("trace_id=*/traces/*.parquet")) if tdir.is_dir() else False
     out = []
     for table in TABLES:
@@ -51,22 +54,28 @@ def table_statements(dataset: Path) -> list[str]:
                        f"{glob}, hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}});")
         else:
             out.append(f"CREATE OR REPLACE VIEW {table} AS {empty_select(table)};")
+    out.append(f"CREATE OR REPLACE VIEW _dataset_rule_files AS SELECT filename, content "
+               f"FROM read_text({_quote(str(root / 'rules' / '*.csv'))});")
     return out
 
 
-def catalog_statements(dataset: Path) -> list[str]:
-    """Table views, then every shipped SQL file in name order.
+def _empty_table_statements() -> list[str]:
+    """table_statements of no dataset: the same views with the same columns, and no rows."""
+    return [f"CREATE OR REPLACE VIEW {t} AS {empty_select(t)};" for t in TABLES] + [
+        "CREATE OR REPLACE VIEW _dataset_rule_files AS SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS content "
+        "WHERE false;"]
 
-    In SQL files, ``${SQL_DIR}`` stands for the absolute path of the shipped sql/ folder (e.g. for rule CSVs)
-    and ``${DATASET}`` for the absolute path of the dataset.
-    """
-    stmts = table_statements(dataset)
+
+def analysis_statements() -> list[str]:
+    """Every shipped SQL file in name order, ``${SQL_DIR}`` replaced by the absolute path of the shipped sql/
+    folder (e.g. for rule CSVs). They name no dataset: they read the views of table_statements."""
     sd = str(sql_dir()).replace("'", "''")
-    ds = str(Path(dataset).resolve()).replace("'", "''")
-    for f in sql_files():
-        text = f.read_text().replace("${SQL_DIR}", sd).replace("${DATASET}", ds)
-        stmts.append(f"-- {f.name}\n" + text)
-    return stmts
+    return [f"-- {f.name}\n" + f.read_text().replace("${SQL_DIR}", sd) for f in sql_files()]
+
+
+def catalog_statements(dataset: Path) -> list[str]:
+    """Table views (table_statements), then the analysis views (analysis_statements)."""
+    return table_statements(dataset) + analysis_statements()
 
 
 def write_init_sql(dataset: Path) -> Path:
@@ -113,29 +122,101 @@ def _catalog_key(stmts: list[str]) -> str:
     return h.hexdigest()
 
 
+def cache_dir() -> Path:
+    """Where tracesql keeps files it can rebuild at any time: $TRACESQL_CACHE_DIR, else $XDG_CACHE_HOME/tracesql,
+    else ~/.cache/tracesql."""
+    if os.environ.get("TRACESQL_CACHE_DIR"):
+        return Path(os.environ["TRACESQL_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tracesql"
+
+
+def _catalog_template() -> Path | None:
+    """A DuckDB database with every analysis view created over tables without rows, shared by all datasets
+    (``cache_dir()/catalog-<key>.duckdb``, the key covering the SQL, the table layout and DuckDB's version).
+
+    Creating the analysis views binds each of them, which takes seconds; a dataset's catalog is a copy of
+    this template whose table views are then replaced by the dataset's own (the analysis views refer to the
+    tables by name, so they read the new ones). None when the cache directory cannot be written."""
+    stmts = _empty_table_statements() + analysis_statements()
+    path = cache_dir() / f"catalog-{_catalog_key(stmts)}.duckdb"
+    if path.exists():
+        return path
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(tmp))
+        try:
+            for st in stmts:
+                con.execute(st)
+        finally:
+            con.close()
+        os.replace(tmp, path)
+    except (OSError, duckdb.Error):
+        return None
+    finally:
+        tmp.unlink(missing_ok=True)
+        Path(f"{tmp}.wal").unlink(missing_ok=True)
+    return path
+
+
+def _layout_mismatch(con) -> list[str]:
+    """Tables whose view (over the first Parquet file of the table) lacks a column of the current layout."""
+    out = []
+    for table in TABLES:
+        have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+        out += [f"{table}.{c}" for c, _, _ in columns(table) if c not in have]
+    return out
+
+
 def write_catalog(dataset: Path, stmts: list[str] | None = None) -> Path:
     """Write DATASET/catalog.duckdb: a DuckDB database holding every view (open it with `duckdb FILE`).
 
-    Creating the views binds each of them, which takes seconds once the analysis views are many; a stored
-    catalog is opened without binding anything, so ``tracesql.open`` reuses it while its key still matches.
+    It starts as a copy of the shared template (_catalog_template) with the dataset's table views put in;
+    without a template every view is created here. A dataset stored with an older table layout raises
+    DatasetError. ``tracesql.open`` reuses the catalog while its key still matches.
     """
     dataset = Path(dataset)
     stmts = stmts if stmts is not None else catalog_statements(dataset)
+    tables = table_statements(dataset)
+    template = _catalog_template() if stmts == tables + analysis_statements() else None
     tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp = dataset / f".catalog.{tag}.duckdb"
-    con = duckdb.connect(str(tmp))
     try:
-        for st in stmts:
-            con.execute(st)
-        con.execute("CREATE TABLE _tracesql_catalog AS SELECT ? AS key", [_catalog_key(stmts)])
-    except BaseException:
-        con.close()
+        if template is not None:
+            shutil.copyfile(template, tmp)
+        con = duckdb.connect(str(tmp))
+        try:
+            for st in (tables if template is not None else stmts):
+                con.execute(st)
+            if template is not None and _layout_mismatch(con):
+                _raise_stale(dataset)
+            con.execute("CREATE TABLE _tracesql_catalog AS SELECT ? AS key", [_catalog_key(stmts)])
+        finally:
+            con.close()
+        os.replace(tmp, dataset / "catalog.duckdb")
+    finally:
         tmp.unlink(missing_ok=True)
-        raise
-    con.close()
-    os.replace(tmp, dataset / "catalog.duckdb")
-    Path(f"{tmp}.wal").unlink(missing_ok=True)
+        Path(f"{tmp}.wal").unlink(missing_ok=True)
     return dataset / "catalog.duckdb"
+
+
+def _raise_stale(dataset: Path) -> None:
+    """Raise the DatasetError that names a trace stored with an older table layout (when there is one)."""
+    stale = stale_traces(dataset)
+    if stale:
+        tid, what = next(iter(stale.items()))
+        raise DatasetError(
+            f"{dataset}: {len(stale)} trace(s) were stored with an older table layout (e.g. trace {tid} "
+            f"lacks {', '.join(what[:3])}); ingest their source files into a new dataset") from None
+
+
+def ensure_catalog(dataset: Path) -> None:
+    """Write DATASET/catalog.duckdb unless it is current (so that the next open binds nothing)."""
+    con = _open_catalog(Path(dataset), catalog_statements(Path(dataset)), {})
+    if con is not None:
+        con.close()
+    else:
+        write_catalog(dataset)
 
 
 def _open_catalog(dataset: Path, stmts: list[str], config: dict):
@@ -183,12 +264,7 @@ class Dataset:
                 for st in stmts:
                     self.con.execute(st)
             except duckdb.Error:
-                stale = stale_traces(self.path)
-                if stale:
-                    tid, what = next(iter(stale.items()))
-                    raise DatasetError(
-                        f"{path}: {len(stale)} trace(s) were stored with an older table layout (e.g. trace {tid} "
-                        f"lacks {', '.join(what[:3])}); ingest their source files into a new dataset") from None
+                _raise_stale(self.path)
                 raise
         # Every query reads the footers of all Parquet parts it scans; keep them cached for the connection.
         self.con.execute("SET parquet_metadata_cache = true")

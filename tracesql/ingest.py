@@ -1041,7 +1041,7 @@ def ingest(paths, out="tracesql_data", salvage: bool = False, quiet: bool = True
 
     Bad files do not stop the others: each yields an IngestResult with status 'failed' and a one-line error.
     """
-    from .dataset import write_init_sql
+    from .dataset import ensure_catalog, write_init_sql
 
     if isinstance(paths, (str, os.PathLike)):
         paths = [str(paths)]
@@ -1084,4 +1084,9 @@ def ingest(paths, out="tracesql_data", salvage: bool = False, quiet: bool = True
     finally:
         workers.close()
     publish_views()
+    if any(r.status == "ingested" for r in results):
+        try:  # the views bound once now, so that the first query after the ingest binds nothing
+            ensure_catalog(dataset)
+        except (OSError, duckdb.Error, DatasetError):
+            pass  # opening the dataset writes it, or says why it cannot (e.g. traces of an older layout)
     return results
