@@ -19,9 +19,8 @@
 --     contain anything. An event that starts exactly when another ends is not inside it.
 --   * After clipping the intervals are laminar: depth is a running sum over the sorted start/end
 --     boundaries (ends before starts at equal times), and the parent is found with an ASOF join to the
---     latest earlier event one level up. The family depths (op_depth, ...) are then passed down the parent
---     links, one depth level at a time: an event's count is its parent's, plus one when the parent is a
---     member of the family.
+--     latest earlier event one level up. The family depths (op_depth, ...) are running sums of the same
+--     boundaries, counting only the members of the family: the open events at a start are its ancestors.
 -- Two sorts of the boundaries in all (raw, then clipped). ts_ns/dur_ns are never changed; nest_end_ns is
 -- the end used for nesting.
 
@@ -87,89 +86,58 @@ SELECT thread_key, event_id, t, 1, fam,
             ELSE end_ns END
 FROM ab;
 
--- Helper: pass 2 over the clipped boundaries: every event's depth and nesting position.
+-- Helper: pass 2 over the clipped boundaries: every event's depth, family depths and nesting position.
+-- After clipping the intervals are laminar, so the events open at an event's start are its ancestors: the
+-- running sum of +1 (start) / -1 (end) over the boundaries counts them (depth), and the same running sum of
+-- the family flags counts the ancestors of each family. All six counts travel in one HUGEINT running sum
+-- (_tree_nest_packed: depth in the low 27 bits, then 20 bits per family, so no field can carry into the
+-- next while depth < 2^20, which is checked).
+CREATE OR REPLACE MACRO _tree_nest_packed(fam) AS
+    1::HUGEINT + ((fam & 1)::HUGEINT << 27) + (((fam >> 1) & 1)::HUGEINT << 47)
+    + (((fam >> 2) & 1)::HUGEINT << 67) + (((fam >> 3) & 1)::HUGEINT << 87) + (((fam >> 4) & 1)::HUGEINT << 107);
+CREATE OR REPLACE MACRO _tree_nest_field(packed, shift, bits) AS
+    ((packed >> shift) & ((1::HUGEINT << bits) - 1))::INTEGER;
 CREATE OR REPLACE VIEW _tree_nest_order AS
 WITH s AS MATERIALIZED (
     SELECT thread_key, event_id, ts_ns, grp, fam, nest_end_ns,
            CASE WHEN nest_end_ns > ts_ns THEN 1 ELSE 0 END AS pos_dur
     FROM _tree_clip
 ), b AS (
-    SELECT thread_key, ts_ns AS t, 1 AS kind, -nest_end_ns AS neg_end, grp, event_id, fam, pos_dur AS d_all
+    SELECT thread_key, ts_ns AS t, 1 AS kind, -nest_end_ns AS neg_end, grp, event_id, fam, pos_dur,
+           CASE WHEN pos_dur = 1 THEN _tree_nest_packed(fam) ELSE 0 END AS d
     FROM s
     UNION ALL
-    SELECT thread_key, nest_end_ns, 0, 0, 0, NULL, NULL, -1
+    SELECT thread_key, nest_end_ns, 0, 0, 0, NULL, NULL, NULL, -_tree_nest_packed(fam)
     FROM s WHERE pos_dur = 1
 )
-SELECT thread_key, event_id, t AS ts_ns, -neg_end AS nest_end_ns, fam, d_all AS can_enclose, depth, nest_pos
+SELECT thread_key, event_id, t AS ts_ns, -neg_end AS nest_end_ns, fam, pos_dur AS can_enclose,
+       CASE WHEN _tree_nest_field(open, 0, 27) < 1048576 THEN _tree_nest_field(open, 0, 27)
+            ELSE error('tracesql: a call stack deeper than 2^20 events cannot be nested') END AS depth,
+       _tree_nest_field(open, 27, 20) AS op_depth, _tree_nest_field(open, 47, 20) AS module_depth,
+       _tree_nest_field(open, 67, 20) AS annotation_depth, _tree_nest_field(open, 87, 20) AS step_depth,
+       _tree_nest_field(open, 107, 20) AS runtime_depth, nest_pos
 FROM (
-    SELECT thread_key, t, kind, neg_end, event_id, fam, d_all,
-           sum(d_all) OVER w - d_all AS depth,
+    SELECT thread_key, t, kind, neg_end, event_id, fam, pos_dur, sum(d) OVER w - d AS open,
            row_number() OVER w AS nest_pos
     FROM b
     WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id ROWS UNBOUNDED PRECEDING))
 WHERE kind = 1;
 
--- Helper: every event's parent: an ASOF join (on narrow columns) to the latest earlier event one level up
--- that can enclose.
-CREATE OR REPLACE VIEW _tree_parent_links AS
+-- Helper: every event's parent, depth, family depths and nesting position: an ASOF join (on narrow columns)
+-- to the latest earlier event one level up that can enclose.
+CREATE OR REPLACE VIEW _tree_parents AS
 WITH d AS MATERIALIZED (
     SELECT * FROM _tree_nest_order
 )
-SELECT thread_key, event_id, NULL::BIGINT AS parent_event_id, depth, fam, nest_end_ns, nest_pos
+SELECT thread_key, event_id, nest_end_ns, NULL::BIGINT AS parent_event_id, depth::INTEGER AS depth, op_depth,
+       module_depth, annotation_depth, step_depth, runtime_depth, nest_pos
 FROM d WHERE depth = 0
 UNION ALL
-SELECT c.thread_key, c.event_id, q.event_id, c.depth, c.fam, c.nest_end_ns, c.nest_pos
-FROM (SELECT thread_key, depth, nest_pos, event_id, fam, nest_end_ns FROM d WHERE depth > 0) c
+SELECT c.thread_key, c.event_id, c.nest_end_ns, q.event_id, c.depth::INTEGER, c.op_depth, c.module_depth,
+       c.annotation_depth, c.step_depth, c.runtime_depth, c.nest_pos
+FROM (SELECT * EXCLUDE (ts_ns, fam, can_enclose) FROM d WHERE depth > 0) c
 ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose = 1) q
   ON c.thread_key = q.thread_key AND c.depth - 1 = q.depth AND c.nest_pos > q.nest_pos;
-
--- _tree_family_depths_root(): the family depths of an event at depth 0 (nothing encloses it).
--- _tree_family_depths_inherit(fam, fd): the family depths of a child of an event with family flags fam and
--- family depths fd: each count goes up by one where the parent is of that family (fam bits: 1 cpu_op,
--- 2 nn.Module frame, 4 user_annotation, 8 ProfilerStep#N range, 16 runtime/driver call).
-CREATE OR REPLACE MACRO _tree_family_depths_root() AS
-    {'op': 0::INTEGER, 'module': 0::INTEGER, 'annotation': 0::INTEGER, 'step': 0::INTEGER, 'runtime': 0::INTEGER};
-CREATE OR REPLACE MACRO _tree_family_depths_inherit(fam, fd) AS
-    {'op': fd.op + (fam & 1 <> 0)::INTEGER, 'module': fd.module + (fam & 2 <> 0)::INTEGER,
-     'annotation': fd.annotation + (fam & 4 <> 0)::INTEGER, 'step': fd.step + (fam & 8 <> 0)::INTEGER,
-     'runtime': fd.runtime + (fam & 16 <> 0)::INTEGER};
-
--- Helper: the family depths (fd) of every event, passed down the parent links one depth level per step of
--- a recursive walk: a child's count of enclosing cpu_ops (etc.) is its parent's count plus one when the
--- parent is a cpu_op.
-CREATE OR REPLACE VIEW _tree_parents_walk AS
-WITH RECURSIVE links AS MATERIALIZED (   -- (an ASOF join cannot run inside the recursion)
-    SELECT * FROM _tree_parent_links
-), walk(thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, fd) AS (
-    SELECT thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, _tree_family_depths_root()
-    FROM links WHERE depth = 0
-    UNION ALL
-    SELECT n.thread_key, n.event_id, n.parent_event_id, n.depth, n.fam, n.nest_end_ns, n.nest_pos,
-           _tree_family_depths_inherit(w.fam, w.fd)
-    FROM walk w JOIN links n
-      ON n.thread_key = w.thread_key AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
-)
-SELECT * FROM walk;
-
--- _tree_parents_level(lvl): the rows of _tree_parents_walk at depth lvl, from those at depth lvl - 1
--- (`tracesql ingest` builds the walk as a table level by level with it, so that its memory does not grow
--- with the trace: a recursive CTE holds every level in memory at once).
-CREATE OR REPLACE MACRO _tree_parents_level(lvl) AS TABLE
-SELECT thread_key, event_id, parent_event_id, depth, fam, nest_end_ns, nest_pos, _tree_family_depths_root() AS fd
-FROM _tree_parent_links WHERE lvl = 0 AND depth = 0
-UNION ALL
-SELECT n.thread_key, n.event_id, n.parent_event_id, n.depth, n.fam, n.nest_end_ns, n.nest_pos,
-       _tree_family_depths_inherit(w.fam, w.fd)
-FROM _tree_parents_walk w JOIN _tree_parent_links n
-  ON n.thread_key = w.thread_key AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
-WHERE lvl > 0 AND w.depth = lvl - 1 AND n.depth = lvl;
-
--- Helper: every event's parent, depth, family depths and nesting position (the walk's columns).
-CREATE OR REPLACE VIEW _tree_parents AS
-SELECT thread_key, event_id, nest_end_ns, parent_event_id, depth::INTEGER AS depth, fd.op AS op_depth,
-       fd.module AS module_depth, fd.annotation AS annotation_depth, fd.step AS step_depth,
-       fd.runtime AS runtime_depth, nest_pos
-FROM _tree_parents_walk;
 
 -- cpu_nesting (stored table, see tracesql/schema.py): one row per CPU duration event (every row of `events`
 -- with a duration) and its place in the call stack of its thread, under the rule at the top of this file.

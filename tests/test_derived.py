@@ -73,3 +73,37 @@ def test_profiler_steps_and_window(ds, trace_ids):
             UNION ALL SELECT trace_id, ts_ns, ts_ns + dur_ns FROM kernels) GROUP BY trace_id) x USING (trace_id)
         WHERE t.window_start_ns IS DISTINCT FROM x.s OR t.window_end_ns IS DISTINCT FROM x.e""").fetchall()[0][0]
     assert bad == 0
+
+
+@pytest.mark.parametrize("trace, expected", [
+    # events, max op_depth, max module_depth, sum of step_depth, max runtime_depth
+    ("nvidia/h100_qwen_infer.json.gz", (10372, 4, 4, 10260, 0)),
+    ("nvidia/hta_cuda_graphs_rank0.json.gz", (59470, 6, 0, 33684, 1)),
+])
+def test_family_depths_count_the_ancestors(ds, trace_ids, trace, expected):
+    # op_depth, module_depth, ... (running sums at ingest) equal the ancestors of each kind found by walking
+    # up the parent links
+    got = ds.con.execute("""
+    WITH RECURSIVE up(event_id, anc_id) AS (
+        SELECT event_id, parent_event_id FROM cpu_nesting WHERE trace_id = $t AND parent_event_id IS NOT NULL
+        UNION ALL
+        SELECT u.event_id, p.parent_event_id FROM up u JOIN cpu_nesting p
+          ON p.trace_id = $t AND p.event_id = u.anc_id WHERE p.parent_event_id IS NOT NULL
+    ), fam AS (
+        SELECT u.event_id, count(*) AS depth,
+               count(*) FILTER (WHERE a.cat = 'cpu_op') AS op,
+               count(*) FILTER (WHERE a.cat = 'python_function' AND starts_with(a.name, 'nn.Module: ')) AS module,
+               count(*) FILTER (WHERE a.cat = 'user_annotation') AS annotation,
+               count(*) FILTER (WHERE a.cat IN ('user_annotation', 'cpu_op')
+                                AND starts_with(a.name, 'ProfilerStep#')) AS step,
+               count(*) FILTER (WHERE a.cat IN ('cuda_runtime', 'cuda_driver')) AS runtime
+        FROM up u JOIN cpu_nesting a ON a.trace_id = $t AND a.event_id = u.anc_id GROUP BY ALL
+    )
+    SELECT count(*) FILTER (WHERE (n.depth, n.op_depth, n.module_depth, n.annotation_depth, n.step_depth,
+                                   n.runtime_depth) IS DISTINCT FROM
+                                  (coalesce(f.depth, 0), coalesce(f.op, 0), coalesce(f.module, 0),
+                                   coalesce(f.annotation, 0), coalesce(f.step, 0), coalesce(f.runtime, 0))),
+           count(*), max(n.op_depth), max(n.module_depth), sum(n.step_depth), max(n.runtime_depth)
+    FROM cpu_nesting n LEFT JOIN fam f USING (event_id) WHERE n.trace_id = $t""",
+                         {"t": trace_ids[trace]}).fetchall()[0]
+    assert got == (0,) + expected

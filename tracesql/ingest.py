@@ -806,16 +806,15 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
 # computed just before the first derived table that needs them and dropped after that step, so that each step
 # sorts and joins narrow, exactly counted inputs and the memory is free for the next one.
 _BUILD_HELPERS = {
-    "cpu_nesting": [("_tree_clip", "_tree_nest_order"), ("_tree_nest_order", "_tree_parent_links"),
-                    ("_tree_parent_links", "_tree_parents_walk"), ("_tree_parents_walk", "cpu_nesting")],
+    "cpu_nesting": [("_tree_clip", "_tree_nest_order"), ("_tree_nest_order", "_tree_parents"),
+                    ("_tree_parents", "cpu_nesting")],
     "cpu_event_context": [("_tree_context_nodes", "_tree_context_walk"), ("_tree_context_walk", "_tree_context"),
                           ("_tree_context", "cpu_event_context"), ("_tree_module_paths", "cpu_event_context")],
 }
 # Helpers not copied from their view in one statement: a recursive walk is built level by level with its
 # level macro (every level of a recursive CTE stays in memory; a table spills), the nodes it reads are stored
 # in depth order so that each level's scan skips the other levels' row groups.
-_BUILD_BY_LEVEL = {"_tree_parents_walk": ("_tree_parents_level", "_tree_parent_links"),
-                   "_tree_context_walk": ("_tree_context_level", "_tree_context_nodes")}
+_BUILD_BY_LEVEL = {"_tree_context_walk": ("_tree_context_level", "_tree_context_nodes")}
 _BUILD_IN_DEPTH_ORDER = {nodes for _, nodes in _BUILD_BY_LEVEL.values()}
 
 
