@@ -806,8 +806,8 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
 # computed just before the first derived table that needs them and dropped after that step, so that each step
 # sorts and joins narrow, exactly counted inputs and the memory is free for the next one.
 _BUILD_HELPERS = {
-    "cpu_nesting": [("_tree_clip", "_tree_nest_order"), ("_tree_nest_order", "_tree_parents"),
-                    ("_tree_parents", "cpu_nesting")],
+    "cpu_nesting": [("_tree_threads", "cpu_nesting"), ("_tree_clip", "_tree_nest_order"),
+                    ("_tree_nest_order", "_tree_parents"), ("_tree_parents", "cpu_nesting")],
     "cpu_event_context": [("_tree_context_nodes", "_tree_context_walk"), ("_tree_context_walk", "_tree_context"),
                           ("_tree_context", "cpu_event_context"), ("_tree_module_paths", "cpu_event_context")],
 }
