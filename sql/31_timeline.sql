@@ -50,14 +50,18 @@ FROM u WHERE trace_id NOT IN (SELECT trace_id FROM _gt_multi_device);
 CREATE OR REPLACE VIEW _gt_unions AS SELECT * FROM _gt_with_pooled_copy('_gt_members');
 CREATE OR REPLACE VIEW _gt_step_unions AS SELECT * FROM _gt_with_pooled_copy('_gt_step_members');
 
--- _trace_window: the profiler window of each trace: first start to last end over its CPU and GPU events
--- (traces.window_start_ns / window_end_ns, taken at ingest over `events` and `kernels`).
+-- _trace_window: the profiler window of each trace: first start to last end over CPU and GPU events.
 CREATE OR REPLACE VIEW _trace_window AS
-SELECT trace_id, window_start_ns, window_end_ns FROM traces;
+SELECT trace_id, min(s) AS window_start_ns, max(e) AS window_end_ns
+FROM (SELECT trace_id, ts_ns AS s, ts_ns + coalesce(dur_ns, 0) AS e FROM events
+      UNION ALL SELECT trace_id, ts_ns, ts_ns + dur_ns FROM kernels)
+GROUP BY trace_id;
 
--- gpu_timeline_all (rows by _gt_rows): one row per (trace, device, step) grouping; device NULL = all devices of the trace
--- pooled (a moment counts as busy when any device is busy), step NULL = the whole trace, else the GPU
--- events launched inside that ProfilerStep#N.
+-- gpu_timeline_all (stored table, see tracesql/schema.py): one row per (trace, device, step) grouping; device
+-- NULL = all devices of the trace pooled (a moment counts as busy when any device is busy), step NULL = the
+-- whole trace, else the GPU events launched inside that ProfilerStep#N. `tracesql ingest` stores the rows of
+-- _gpu_timeline_all_build (below; _gt_rows of each grouping) as DATASET/traces/trace_id=<id>/gpu_timeline_all/:
+-- the interval unions take a sort of every GPU event per grouping, done once per trace.
 --   trace_id, device, step       the grouping
 --   pooled                       true for the all-devices row (device NULL there)
 --   n_events                     GPU events counted (cuda_sync excluded)
@@ -105,21 +109,19 @@ CREATE OR REPLACE VIEW _gt_trace_rows AS
 SELECT r.* REPLACE (w.window_end_ns - w.window_start_ns AS window_ns)
 FROM _gt_rows('_gt_unions') r LEFT JOIN _trace_window w USING (trace_id);
 
--- gpu_timeline_all: one row per trace × (pooled | device) for the whole trace and per ProfilerStep: the rows of
--- _gt_rows above (columns as listed there; step NULL on whole-trace rows). gpu_timeline and
--- gpu_timeline_by_step select from it.
-CREATE OR REPLACE VIEW gpu_timeline_all AS
+-- _gpu_timeline_all_build: the rows of gpu_timeline_all (whole-trace rows first, step NULL there).
+CREATE OR REPLACE VIEW _gpu_timeline_all_build AS
 SELECT * FROM _gt_trace_rows UNION ALL SELECT * FROM _gt_rows('_gt_step_unions');
 
 -- gpu_timeline: gpu_timeline_all for whole traces (step IS NULL): one row per (trace, device) plus one
 -- row per trace with device NULL (all devices pooled; equal to the device row when there is one device).
 CREATE OR REPLACE VIEW gpu_timeline AS
-SELECT * EXCLUDE (step) FROM _gt_trace_rows;
+SELECT * EXCLUDE (step) FROM gpu_timeline_all WHERE step IS NULL;
 
 -- gpu_timeline_by_step: gpu_timeline_all per ProfilerStep#N (GPU events whose launch started inside the
 -- step's CPU range; the span runs from the first to the last of those events on the GPU).
 CREATE OR REPLACE VIEW gpu_timeline_by_step AS
-SELECT * FROM _gt_rows('_gt_step_unions');
+SELECT * FROM gpu_timeline_all WHERE step IS NOT NULL;
 
 -- comm_compute_overlap: per (trace, device) with communication (device NULL: pooled), how much of the
 -- communication time is overlapped by computation.

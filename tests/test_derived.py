@@ -53,26 +53,23 @@ def test_ingest_unlinked_count_is_the_stored_links(ds, trace_ids):
     assert {r[0]: r[1] for r in rows}[trace_ids["nvidia/h100_qwen_infer.json.gz"]] == 509
 
 
-def test_profiler_steps_and_window(ds, trace_ids):
+def test_profiler_steps_and_stored_timeline(ds, trace_ids):
     # h100_qwen_infer: one CPU ProfilerStep#6 at ts 1428625731896.179 us lasting 47151.395 us (the file's
     # other 'ProfilerStep#6' is its gpu_user_annotation); the X events span 1428625731456.483 to
-    # 1428625781296.515 us
+    # 1428625781296.515 us (the profiler window of its whole-trace timeline rows)
     t = trace_ids["nvidia/h100_qwen_infer.json.gz"]
     steps = ds.con.execute("SELECT name, step_number, cat, ts_ns, dur_ns, end_ns FROM profiler_steps "
                            "WHERE trace_id = ?", [t]).fetchall()
     assert steps == [("ProfilerStep#6", 6, "user_annotation", 1428625731896179, 47151395,
                       1428625731896179 + 47151395)]
-    assert ds.con.execute("SELECT window_start_ns, window_end_ns FROM traces WHERE trace_id = ?",
-                          [t]).fetchall() == [(1428625731456483, 1428625781296515)]
     counts = dict(ds.con.execute("SELECT trace_id, count(*) FROM profiler_steps GROUP BY ALL").fetchall())
     assert counts[trace_ids["nvidia/kineto_2021_v1_8.json.gz"]] == 6  # cpu_op ranges in PyTorch 1.8 traces
     assert counts[trace_ids["nvidia/hta_cuda_graphs_rank0.json.gz"]] == 5
-    # every trace's window equals the min/max over its events and kernels
-    bad = ds.con.execute("""SELECT count(*) FROM traces t LEFT JOIN (SELECT trace_id, min(s) AS s, max(e) AS e FROM (
-            SELECT trace_id, ts_ns AS s, ts_ns + coalesce(dur_ns, 0) AS e FROM events
-            UNION ALL SELECT trace_id, ts_ns, ts_ns + dur_ns FROM kernels) GROUP BY trace_id) x USING (trace_id)
-        WHERE t.window_start_ns IS DISTINCT FROM x.s OR t.window_end_ns IS DISTINCT FROM x.e""").fetchall()[0][0]
-    assert bad == 0
+    rows = ds.con.execute("SELECT step, pooled, device, window_ns, busy_ns, span_ns FROM gpu_timeline_all "
+                          "WHERE trace_id = ? ORDER BY step NULLS FIRST, pooled DESC", [t]).fetchall()
+    assert rows[:2] == [(None, True, None, 1428625781296515 - 1428625731456483, 45647300, 49652832),
+                        (None, False, 0, 1428625781296515 - 1428625731456483, 45647300, 49652832)]
+    assert [r[:4] for r in rows[2:]] == [("ProfilerStep#6", True, None, 47151395), ("ProfilerStep#6", False, 0, 47151395)]
 
 
 @pytest.mark.parametrize("trace, expected", [

@@ -18,7 +18,7 @@ def _q(ds, query: str, params: dict | None = None) -> pl.DataFrame:
 
 
 # Views that several analyses read: materialize() snapshots them once per connection.
-MATERIALIZED = ["_gpu_names", "_gpu_activity_core", "_gpu_gaps_core", "gpu_timeline", "_hta_gpu"]
+MATERIALIZED = ["_gpu_names", "_gpu_activity_core", "_gpu_gaps_core", "_hta_gpu"]
 
 
 def materialize(ds, names: list[str] | None = None, ids: list[str] | None = None) -> None:

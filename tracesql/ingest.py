@@ -740,10 +740,6 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
     ing.unlinked = con.execute(f"""SELECT count(*) FILTER (WHERE NOT linked)
         FROM read_parquet('{out / "gpu_launch_links" / "*.parquet"}')""").fetchall()[0][0]
     unlinked = ing.unlinked
-    # the profiler window: first start to last end of the CPU and GPU duration events
-    window = con.execute(f"""SELECT min(s), max(e) FROM (
-        SELECT ts_ns AS s, ts_ns + coalesce(dur_ns, 0) AS e FROM read_parquet('{out / "events" / "*.parquet"}')
-        UNION ALL SELECT ts_ns, ts_ns + dur_ns FROM read_parquet('{out / "kernels" / "*.parquet"}'))""").fetchall()[0]
 
     # traces row
     dist = h.get("distributedInfo") if isinstance(h.get("distributedInfo"), dict) else {}
@@ -781,8 +777,6 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
         "distributed_info": orjson.dumps(dist).decode() if dist else None,
         "profiler_flags": orjson.dumps(flags).decode(),
         "header": orjson.dumps(h, option=orjson.OPT_SERIALIZE_NUMPY).decode(),
-        "window_start_ns": window[0],
-        "window_end_ns": window[1],
         "events_read": events_read,
         "events_skipped": sum(skipped.values()),
         "gpu_events_unlinked": unlinked,

@@ -28,7 +28,7 @@ STYLES = ("native", "tracelens", "hta")
 # _gpu_activity_core / _gpu_gaps_core are the GPU events and gaps with kernel-name ids (sql/30, sql/34); _op_gpu
 # is each GPU event's op (sql/33), read by the native op sections; gpu_event_ops is the call tree's whole
 # attribution (sql/12) and tl_launchers (sql/13) TraceLens's launchers, read by the tracelens sections.
-MATERIALIZE = {"native": ["_gpu_names", "_gpu_activity_core", "_gpu_gaps_core", "gpu_timeline", "_op_gpu"],
+MATERIALIZE = {"native": ["_gpu_names", "_gpu_activity_core", "_gpu_gaps_core", "_op_gpu"],
                "tracelens": ["_gpu_names", "_gpu_activity_core", "gpu_event_ops", "tl_launchers"],
                "hta": ["_gpu_names", "_gpu_activity_core", "_hta_gpu"]}
 

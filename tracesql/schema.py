@@ -45,9 +45,6 @@ TABLES: dict[str, dict] = {
             ("profiler_flags", "JSON", "record_shapes, with_stack, profile_memory, with_flops, with_modules, "
                                        "runtime/driver/CUPTI/ROCTracer versions present in the header"),
             ("header", "JSON", "every top-level field except traceEvents"),
-            ("window_start_ns", "BIGINT", "profiler window: earliest start of the trace's CPU and GPU events "
-                                          "(events, kernels), ns"),
-            ("window_end_ns", "BIGINT", "profiler window: latest end (ts_ns + dur_ns) of those events, ns"),
             ("events_read", "BIGINT", "elements of traceEvents read (rows written + events skipped)"),
             ("events_skipped", "BIGINT", "elements not written to any table (see ingest_issues)"),
             ("gpu_events_unlinked", "BIGINT", "kernels rows without a launch call: gpu_launch_links.linked = false "
@@ -319,6 +316,37 @@ DERIVED_TABLES: dict[str, dict] = {
             ("ts_ns", "BIGINT", "start, ns"),
             ("dur_ns", "BIGINT", "duration, ns"),
             ("end_ns", "BIGINT", "ts_ns + dur_ns"),
+        ],
+    },
+    "gpu_timeline_all": {
+        "doc": "The GPU timeline of each trace: one row per device (and all devices pooled), for the whole trace "
+               "and per ProfilerStep (sql/31_timeline.sql).",
+        "build": "_gpu_timeline_all_build",
+        "sql": "31_timeline.sql",
+        "columns": [
+            ("pooled", "BOOLEAN", "the row pools all devices of the trace (device NULL)"),
+            ("device", "INTEGER", "GPU device (NULL: pooled, or events without a device)"),
+            ("step", "VARCHAR", "ProfilerStep#N (NULL: the whole trace)"),
+            ("n_events", "BIGINT", "GPU events counted (cuda_sync waits excluded)"),
+            ("first_start_ns", "BIGINT", "first GPU start, ns"),
+            ("last_end_ns", "BIGINT", "last GPU end, ns"),
+            ("span_ns", "BIGINT", "last_end_ns - first_start_ns"),
+            ("compute_ns", "BIGINT", "time with computation, ns"),
+            ("comm_ns", "BIGINT", "time with communication, ns"),
+            ("comm_exposed_ns", "BIGINT", "communication time not overlapped by computation, ns"),
+            ("memory_ns", "BIGINT", "time with memcpy/memset, ns"),
+            ("memory_exposed_ns", "BIGINT", "memcpy/memset time overlapped by neither, ns"),
+            ("busy_ns", "BIGINT", "time with any counted GPU event, ns"),
+            ("idle_ns", "BIGINT", "span_ns - busy_ns"),
+            ("compute_pct", "DOUBLE", "100 compute_ns / span_ns"),
+            ("comm_pct", "DOUBLE", "100 comm_ns / span_ns"),
+            ("comm_exposed_pct", "DOUBLE", "100 comm_exposed_ns / span_ns"),
+            ("memory_pct", "DOUBLE", "100 memory_ns / span_ns"),
+            ("memory_exposed_pct", "DOUBLE", "100 memory_exposed_ns / span_ns"),
+            ("busy_pct", "DOUBLE", "100 busy_ns / span_ns"),
+            ("idle_pct", "DOUBLE", "100 idle_ns / span_ns"),
+            ("comm_overlap_pct", "DOUBLE", "100 (comm_ns - comm_exposed_ns) / comm_ns"),
+            ("window_ns", "BIGINT", "profiler window (whole trace) or the ProfilerStep's CPU duration, ns"),
         ],
     },
 }
