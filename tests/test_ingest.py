@@ -277,6 +277,15 @@ def test_older_table_layout_is_a_clear_error(tmp_path, shared_traces):
     (out / "catalog.duckdb").unlink(missing_ok=True)
     with pytest.raises(DatasetError, match=rf"older table layout \(e\.g\. trace {r.trace_id} lacks events\.input_dims\)"):
         tracesql.open(out)
+    # a trace stored before a table existed (here: without its stored GPU timeline) is caught the same way
+    out2 = tmp_path / "old2.tsql"
+    (r2,) = tracesql.ingest([str(shared_traces / "nvidia/h100_bert_small_infer.json.gz")], out=str(out2))
+    import shutil
+
+    shutil.rmtree(out2 / "traces" / f"trace_id={r2.trace_id}" / "gpu_timeline_all")
+    (out2 / "catalog.duckdb").unlink()
+    with pytest.raises(DatasetError, match=rf"older table layout \(e\.g\. trace {r2.trace_id} lacks gpu_timeline_all\)"):
+        tracesql.open(out2)
 
 
 def test_ingest_writes_the_catalog_from_the_shared_template(tmp_path, shared_traces, monkeypatch):

@@ -159,9 +159,12 @@ def _catalog_template() -> Path | None:
     return path
 
 
-def _layout_mismatch(con) -> list[str]:
-    """Tables whose view (over the first Parquet file of the table) lacks a column of the current layout."""
-    out = []
+def _layout_mismatch(con, dataset: Path) -> list[str]:
+    """Tables missing from a stored trace (every ingest writes every table), and columns of the current layout
+    missing from a table's view (which reads the schema of the table's first Parquet file)."""
+    tdir = Path(dataset) / "traces"
+    traces = {p.name for p in tdir.glob("trace_id=*")}
+    out = [table for table in TABLES if traces - {p.parent.parent.name for p in tdir.glob(f"trace_id=*/{table}/*.parquet")}]
     for table in TABLES:
         have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
         out += [f"{table}.{c}" for c, _, _ in columns(table) if c not in have]
@@ -188,7 +191,7 @@ def write_catalog(dataset: Path, stmts: list[str] | None = None) -> Path:
         try:
             for st in (tables if template is not None else stmts):
                 con.execute(st)
-            if template is not None and _layout_mismatch(con):
+            if template is not None and _layout_mismatch(con, dataset):
                 _raise_stale(dataset)
             con.execute("CREATE TABLE _tracesql_catalog AS SELECT ? AS key", [_catalog_key(stmts)])
         finally:
