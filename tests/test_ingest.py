@@ -317,6 +317,6 @@ def test_ingest_writes_the_catalog_from_the_shared_template(tmp_path, shared_tra
     # without a writable cache the catalog is made by creating every view, with the same result
     (out / "catalog.duckdb").unlink()
     monkeypatch.setenv("TRACESQL_CACHE_DIR", "/proc/no-such-dir")
-    assert dsmod._catalog_template() is None
+    assert dsmod._catalog_template(dsmod.analysis_statements()) is None
     with tracesql.open(out) as d:
         assert d.sql("SELECT busy_ns FROM gpu_timeline WHERE pooled").item() == 45647300

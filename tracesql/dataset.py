@@ -130,14 +130,14 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tracesql"
 
 
-def _catalog_template() -> Path | None:
+def _catalog_template(analysis: list[str]) -> Path | None:
     """A DuckDB database with every analysis view created over tables without rows, shared by all datasets
     (``cache_dir()/catalog-<key>.duckdb``, the key covering the SQL, the table layout and DuckDB's version).
 
     Creating the analysis views binds each of them, which takes seconds; a dataset's catalog is a copy of
     this template whose table views are then replaced by the dataset's own (the analysis views refer to the
     tables by name, so they read the new ones). None when the cache directory cannot be written."""
-    stmts = _empty_table_statements() + analysis_statements()
+    stmts = _empty_table_statements() + analysis
     path = cache_dir() / f"catalog-{_catalog_key(stmts)}.duckdb"
     if path.exists():
         return path
@@ -171,17 +171,17 @@ def _layout_mismatch(con, dataset: Path) -> list[str]:
     return out
 
 
-def write_catalog(dataset: Path, stmts: list[str] | None = None) -> Path:
+def write_catalog(dataset: Path) -> Path:
     """Write DATASET/catalog.duckdb: a DuckDB database holding every view (open it with `duckdb FILE`).
 
     It starts as a copy of the shared template (_catalog_template) with the dataset's table views put in;
     without a template every view is created here. A dataset stored with an older table layout raises
-    DatasetError. ``tracesql.open`` reuses the catalog while its key still matches.
+    DatasetError. ``tracesql.open`` reuses the catalog while its key (that of catalog_statements) matches.
     """
     dataset = Path(dataset)
-    stmts = stmts if stmts is not None else catalog_statements(dataset)
-    tables = table_statements(dataset)
-    template = _catalog_template() if stmts == tables + analysis_statements() else None
+    tables, analysis = table_statements(dataset), analysis_statements()
+    stmts = tables + analysis
+    template = _catalog_template(analysis)
     tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp = dataset / f".catalog.{tag}.duckdb"
     try:
@@ -191,7 +191,7 @@ def write_catalog(dataset: Path, stmts: list[str] | None = None) -> Path:
         try:
             for st in (tables if template is not None else stmts):
                 con.execute(st)
-            if template is not None and _layout_mismatch(con, dataset):
+            if _layout_mismatch(con, dataset):
                 _raise_stale(dataset)
             con.execute("CREATE TABLE _tracesql_catalog AS SELECT ? AS key", [_catalog_key(stmts)])
         finally:
@@ -257,7 +257,7 @@ class Dataset:
         self.con = _open_catalog(self.path, stmts, config)
         if self.con is None:
             try:  # store the bound views once; later opens read them without binding
-                write_catalog(self.path, stmts)
+                write_catalog(self.path)
                 self.con = _open_catalog(self.path, stmts, config)
             except (OSError, duckdb.Error):
                 self.con = None  # e.g. a read-only dataset directory: define the views in memory instead
@@ -269,6 +269,8 @@ class Dataset:
             except duckdb.Error:
                 _raise_stale(self.path)
                 raise
+            if _layout_mismatch(self.con, self.path):
+                _raise_stale(self.path)
         # Every query reads the footers of all Parquet parts it scans; keep them cached for the connection.
         self.con.execute("SET parquet_metadata_cache = true")
 
