@@ -29,19 +29,24 @@ CREATE OR REPLACE VIEW _tree_threads AS
 SELECT trace_id, pid, tid, row_number() OVER (ORDER BY trace_id, pid, tid) AS thread_key
 FROM (SELECT DISTINCT trace_id, pid, tid FROM events WHERE dur_ns IS NOT NULL);
 
+-- _tree_family_flags(cat, name): the families an event belongs to, as a bit set: 1 cpu_op, 2 nn.Module frame,
+-- 4 user_annotation, 8 ProfilerStep#N range, 16 runtime/driver call (the families counted by cpu_nesting's
+-- *_depth columns and passed down by the op context, sql/12).
+CREATE OR REPLACE MACRO _tree_family_flags(cat, name) AS
+    (CASE WHEN cat = 'cpu_op' THEN 1 ELSE 0 END
+     + CASE WHEN cat = 'python_function' AND starts_with(name, 'nn.Module: ') THEN 2 ELSE 0 END
+     + CASE WHEN cat = 'user_annotation' THEN 4 ELSE 0 END
+     + CASE WHEN cat IN ('user_annotation', 'cpu_op') AND starts_with(name, 'ProfilerStep#') THEN 8 ELSE 0 END
+     + CASE WHEN cat IN ('cuda_runtime', 'cuda_driver') THEN 16 ELSE 0 END)::UTINYINT;
+
 -- Helper: every CPU duration event that takes part in nesting, with its family flags: grp (0 host range,
--- 1 Python frame) and fam, a bit set of the families counted by cpu_nesting's *_depth columns (1 cpu_op,
--- 2 nn.Module frame, 4 user_annotation, 8 ProfilerStep#N range, 16 runtime/driver call).
+-- 1 Python frame) and fam (_tree_family_flags).
 CREATE OR REPLACE VIEW _tree_slices AS
 SELECT t.thread_key, e.trace_id, e.event_id, e.pid, e.tid, e.cat, e.name, e.ts_ns,
        e.correlation IS NOT NULL AS has_correlation, greatest(e.dur_ns, 0) AS dur_ns,
        e.ts_ns + greatest(e.dur_ns, 0) AS end_ns,
        CASE WHEN e.cat = 'python_function' THEN 1 ELSE 0 END AS grp,
-       (CASE WHEN e.cat = 'cpu_op' THEN 1 ELSE 0 END
-        + CASE WHEN e.cat = 'python_function' AND starts_with(e.name, 'nn.Module: ') THEN 2 ELSE 0 END
-        + CASE WHEN e.cat = 'user_annotation' THEN 4 ELSE 0 END
-        + CASE WHEN e.cat IN ('user_annotation', 'cpu_op') AND starts_with(e.name, 'ProfilerStep#') THEN 8 ELSE 0 END
-        + CASE WHEN e.cat IN ('cuda_runtime', 'cuda_driver') THEN 16 ELSE 0 END)::UTINYINT AS fam
+       _tree_family_flags(e.cat, e.name) AS fam
 FROM events e JOIN _tree_threads t USING (trace_id, pid, tid)
 WHERE e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL AND e.event_id IS NOT NULL;
 

@@ -8,17 +8,13 @@
 -- once and one depth level at a time: an event's innermost enclosing cpu_op is its parent if the parent is
 -- a cpu_op, else its parent's innermost enclosing cpu_op. No per-event loops and no walk up the tree.
 
--- Helper: the tree of cpu_nesting, narrow, with each event's family flags as a bit set (fam): 1 cpu_op,
--- 2 nn.Module frame, 4 user_annotation, 8 ProfilerStep#N range, 16 runtime/driver call, 32 cpu_op not
--- named `execute`.
+-- Helper: the tree of cpu_nesting, narrow, with each event's family flags as a bit set (fam): the bits of
+-- _tree_family_flags (sql/10: 1 cpu_op, 2 nn.Module frame, 4 user_annotation, 8 ProfilerStep#N range,
+-- 16 runtime/driver call), and 32 for a cpu_op not named `execute`.
 CREATE OR REPLACE VIEW _tree_context_nodes AS
 SELECT trace_id, event_id, parent_event_id, depth,
-       (CASE WHEN cat = 'cpu_op' THEN 1 ELSE 0 END
-        + CASE WHEN cat = 'python_function' AND starts_with(name, 'nn.Module: ') THEN 2 ELSE 0 END
-        + CASE WHEN cat = 'user_annotation' THEN 4 ELSE 0 END
-        + CASE WHEN cat IN ('user_annotation', 'cpu_op') AND starts_with(name, 'ProfilerStep#') THEN 8 ELSE 0 END
-        + CASE WHEN cat IN ('cuda_runtime', 'cuda_driver') THEN 16 ELSE 0 END
-        + CASE WHEN cat = 'cpu_op' AND name <> 'execute' THEN 32 ELSE 0 END)::UTINYINT AS fam
+       (_tree_family_flags(cat, name) + CASE WHEN cat = 'cpu_op' AND name <> 'execute' THEN 32 ELSE 0 END)::UTINYINT
+           AS fam
 FROM cpu_nesting;
 
 -- _tree_context_root(): the context of an event at depth 0 (nothing encloses it).
