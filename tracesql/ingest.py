@@ -7,7 +7,10 @@ Pipeline for one file (memory stays flat whatever the file size):
    and write the parsed rows as a raw Parquet unit in a private staging directory.
    ``ts``/``dur`` are converted to int64 ns: from the parsed double when that is exact (fewer than 14 integer
    digits), otherwise from the decimal text (the chunk's ``"ts": 1712195495519689.047`` values are quoted
-   first and cast through DECIMAL).
+   first and cast through DECIMAL). A chunk is first read as it is, with ``ts``/``dur`` as JSON values
+   (the probe): when every one is a plain number and every ``ts`` is below 10^13 µs, that read is the result,
+   with no scan of the text in Python; otherwise the chunk is scanned and read again on the exact or the
+   careful path, and so is the rest of the file.
 3. When the file is done, one SQL pass per table routes the raw rows into the final tables (``schema.py``),
    normalising categories and extracting typed args columns.
 4. The staging directory is renamed to ``traces/trace_id=<id>`` in one atomic step; the trace id is derived
@@ -58,8 +61,8 @@ _EXTRA_KEYS = ["tts", "tdur", "id", "id2", "bp", "s", "cname", "scope", "bind_id
                "stack"]
 
 
-def _read_columns(exact: bool, odd: bool = False) -> str:
-    t = "VARCHAR" if exact or odd else "DOUBLE"
+def _read_columns(exact: bool, odd: bool = False, probe: bool = False) -> str:
+    t = "JSON" if probe else "VARCHAR" if exact or odd else "DOUBLE"
     # pid/tid as VARCHAR: numbers come as their text, strings unquoted.
     cols = {"ph": "VARCHAR", "cat": "VARCHAR", "name": "VARCHAR", "pid": "VARCHAR", "tid": "VARCHAR", "ts": t, "dur": t,
             "args": "JSON"}
@@ -78,9 +81,17 @@ def _odd_time(col: str) -> tuple[str, str, str]:
     return s, txt, f"TRY_CAST({txt} AS DECIMAL(38,9))"
 
 
-def _bad_time_expr(odd: bool) -> str:
+def _bad_time_expr(odd: bool, probe: bool = False) -> str:
     """Careful path: why the ts or dur of a row is not a finite number in range (the event is malformed), else NULL.
-    Such rows are taken out of the chunk and recorded, without failing the chunk."""
+    Such rows are taken out of the chunk and recorded, without failing the chunk.
+    Probe: 'probe' where the value would have sent the chunk to the exact or the careful path (a ts/dur that
+    is not a finite JSON number, a ts of 10^13 µs or more), else NULL."""
+    if probe:
+        checks = []
+        for col, limit in (("ts", " AND abs(TRY_CAST(ts AS DOUBLE)) < 1e13"), ("dur", "")):
+            checks.append(f"({col} IS NOT NULL AND NOT coalesce(json_type({col}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') "
+                          f"AND isfinite(TRY_CAST({col} AS DOUBLE)){limit}, false))")
+        return f"CASE WHEN {' OR '.join(checks)} THEN 'probe' END"
     if not odd:
         return "NULL::VARCHAR"
     reasons = []
@@ -95,7 +106,9 @@ def _bad_time_expr(odd: bool) -> str:
     return f"nullif(concat_ws('; ', {', '.join(reasons)}), '')"
 
 
-def _time_expr(col: str, exact: bool, odd: bool = False) -> str:
+def _time_expr(col: str, exact: bool, odd: bool = False, probe: bool = False) -> str:
+    if probe:
+        col = f"TRY_CAST({col} AS DOUBLE)"
     if odd:  # NULL when the value is bad (see _bad_time_expr)
         s, txt, dec = _odd_time(col)
         return f"""(CASE WHEN {col} IS NOT NULL AND {s} IS NOT NULL THEN NULL
@@ -154,16 +167,17 @@ _ROUTE = f"""CASE
 END"""
 
 
-def _chunk_select(json_path: str, exact: bool, ord_offset: int, odd: bool = False) -> str:
-    """Rows of one chunk file: raw fields, ns times, normalised category and target table."""
+def _chunk_select(json_path: str, exact: bool, ord_offset: int, odd: bool = False, probe: bool = False) -> str:
+    """Rows of one chunk file: raw fields, ns times, normalised category and target table (probe: see
+    _bad_time_expr)."""
     extra = ", ".join(f'"{k}"' for k in _EXTRA_KEYS)
     return f"""
   SELECT *, {_ROUTE} AS route FROM (
     SELECT (ordinality + {ord_offset})::BIGINT AS ord, ph, cat AS cat_raw, {_CAT_NORM} AS cat, name, pid, tid,
-           {_time_expr('ts', exact, odd)} AS ts_ns, {_time_expr('dur', exact, odd)} AS dur_ns,
+           {_time_expr('ts', exact, odd, probe)} AS ts_ns, {_time_expr('dur', exact, odd, probe)} AS dur_ns,
            {_args_expr(odd)} AS args, {extra}, {_time_repair_expr(odd)} AS time_repair,
-           {_bad_time_expr(odd)} AS bad_time
-    FROM read_json('{json_path}', format = 'array', columns = {_read_columns(exact, odd)},
+           {_bad_time_expr(odd, probe)} AS bad_time
+    FROM read_json('{json_path}', format = 'array', columns = {_read_columns(exact, odd, probe)},
                    maximum_object_size = 67108864) WITH ORDINALITY)"""
 
 
@@ -294,13 +308,36 @@ class _TraceIngest:
         self.pending_parts: list[str] = []
         self.elements = 0
         self.exact_any = False
+        self.probe = True  # chunks are read by the probe first (see the module doc) until one needs more
         self.seq = 0  # for file names of chunk texts
         self.local = threading.local()  # per worker thread: odd (the chunk took the careful path)
         self.noted: dict[str, int] = {}  # issues that are not skipped events, by kind (set by _finalize)
 
     # -- parsing ----------------------------------------------------------------------------------
+    def _chunk_file(self, data: bytes) -> str:
+        with self.lock:
+            self.seq += 1
+            jp = str(self.staging / f"chunk_{self.seq:06d}.json")
+        with open(jp, "wb") as f:
+            f.write(b"[")
+            f.write(data)
+            f.write(b"]")
+        return jp
+
     def _load(self, con, data: bytes, ord_offset: int, create: bool) -> int:
         """Parse ``data`` (events joined by commas) into temp table c; returns the number of rows."""
+        if create and self.probe:
+            jp = self._chunk_file(data)
+            try:
+                con.execute(f"CREATE OR REPLACE TEMP TABLE c AS {_chunk_select(jp, False, ord_offset, probe=True)}")
+                n, suspect = con.execute("SELECT count(*), count(bad_time) FROM c").fetchone()
+                if not suspect:
+                    return n
+            except duckdb.Error:
+                pass  # read again below, where a bad event is found and reported
+            finally:
+                os.unlink(jp)
+            self.probe = False
         m = _TS_SCAN.search(data)
         if m is None:
             exact = False
@@ -318,13 +355,7 @@ class _TraceIngest:
             data = _STR_TIME.sub(b'"' + _STR_KEY.encode() + rb'\1"\2', data)
         if exact or odd:
             data = _QUOTE_TIME.sub(rb'\1"\2"', data)
-        with self.lock:
-            self.seq += 1
-            jp = str(self.staging / f"chunk_{self.seq:06d}.json")
-        with open(jp, "wb") as f:
-            f.write(b"[")
-            f.write(data)
-            f.write(b"]")
+        jp = self._chunk_file(data)
         try:
             sel = _chunk_select(jp, exact, ord_offset, odd)
             if create:
