@@ -997,7 +997,7 @@ def _hash_file(path: str) -> str:
 
 
 def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = True,
-                chunk_size: int = 16 << 20, workers: _Workers | None = None) -> IngestResult:
+                chunk_size: int = 32 << 20, workers: _Workers | None = None) -> IngestResult:
     """Ingest one trace file into ``dataset`` atomically. Raises TraceError for bad input."""
     started = time.time()
     res = IngestResult(path=path)

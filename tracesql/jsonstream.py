@@ -252,7 +252,7 @@ class TraceSplitter:
     ``dropped_tail_bytes`` how many bytes of an incomplete last event were dropped.
     """
 
-    def __init__(self, source: ByteSource, chunk_size: int = 16 << 20, salvage: bool = False):
+    def __init__(self, source: ByteSource, chunk_size: int = 32 << 20, salvage: bool = False):
         self.source = source
         self.path = source.path
         self.chunk_size = chunk_size
