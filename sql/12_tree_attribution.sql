@@ -8,25 +8,36 @@
 -- once and one depth level at a time: an event's innermost enclosing cpu_op is its parent if the parent is
 -- a cpu_op, else its parent's innermost enclosing cpu_op. No per-event loops and no walk up the tree.
 
+-- Helper: the names the context carries (of cpu_ops and user_annotations), each with an integer id, so that
+-- the walk below passes integers and the names are looked up once at the end.
+CREATE OR REPLACE VIEW _tree_context_names AS
+SELECT name, row_number() OVER (ORDER BY name) AS name_id
+FROM (SELECT DISTINCT name FROM cpu_nesting WHERE cat IN ('cpu_op', 'user_annotation'));
+
 -- Helper: the tree of cpu_nesting, narrow, with each event's family flags as a bit set (fam): the bits of
 -- _tree_family_flags (sql/10: 1 cpu_op, 2 nn.Module frame, 4 user_annotation, 8 ProfilerStep#N range,
--- 16 runtime/driver call), and 32 for a cpu_op not named `execute`.
+-- 16 runtime/driver call), and 32 for a cpu_op not named `execute`; name_id (_tree_context_names) for
+-- cpu_ops and user_annotations, and the start ts_ns.
 CREATE OR REPLACE VIEW _tree_context_nodes AS
-SELECT trace_id, event_id, parent_event_id, depth,
-       (_tree_family_flags(cat, name) + CASE WHEN cat = 'cpu_op' AND name <> 'execute' THEN 32 ELSE 0 END)::UTINYINT
-           AS fam
-FROM cpu_nesting;
+SELECT n.trace_id, n.event_id, n.parent_event_id, n.depth,
+       (_tree_family_flags(n.cat, n.name) + CASE WHEN n.cat = 'cpu_op' AND n.name <> 'execute' THEN 32 ELSE 0 END)::UTINYINT
+           AS fam, nm.name_id, n.ts_ns
+FROM cpu_nesting n
+LEFT JOIN _tree_context_names nm ON nm.name = n.name AND n.cat IN ('cpu_op', 'user_annotation');
 
 -- _tree_context_root(): the context of an event at depth 0 (nothing encloses it).
--- _tree_context_inherit(fam, event_id, ctx): the context of a child of the event (fam, event_id) whose own
--- context is ctx. A context holds, for every family, the innermost enclosing member (op_id, module_id,
--- annotation_id, step_id, runtime_id; launcher_op_id: the innermost cpu_op not named `execute`), the
--- outermost enclosing cpu_op (top_op_id), and runtime_inner: whether a runtime call encloses the event more
--- closely than every cpu_op.
+-- _tree_context_inherit(fam, event_id, name_id, ts_ns, ctx): the context of a child of the event
+-- (fam, event_id, name_id, ts_ns) whose own context is ctx. A context holds, for every family, the innermost
+-- enclosing member (op_id, module_id, annotation_id, step_id, runtime_id; launcher_op_id: the innermost
+-- cpu_op not named `execute`), the outermost enclosing cpu_op (top_op_id), the name ids of the ops and
+-- annotations among them (*_name_id) and the launcher's start (launcher_ts_ns), and runtime_inner: whether a
+-- runtime call encloses the event more closely than every cpu_op.
 CREATE OR REPLACE MACRO _tree_context_root() AS
     {'op_id': NULL::BIGINT, 'top_op_id': NULL::BIGINT, 'module_id': NULL::BIGINT, 'annotation_id': NULL::BIGINT,
-     'step_id': NULL::BIGINT, 'runtime_id': NULL::BIGINT, 'launcher_op_id': NULL::BIGINT, 'runtime_inner': false};
-CREATE OR REPLACE MACRO _tree_context_inherit(fam, event_id, ctx) AS
+     'step_id': NULL::BIGINT, 'runtime_id': NULL::BIGINT, 'launcher_op_id': NULL::BIGINT, 'runtime_inner': false,
+     'op_name_id': NULL::BIGINT, 'top_op_name_id': NULL::BIGINT, 'annotation_name_id': NULL::BIGINT,
+     'step_name_id': NULL::BIGINT, 'launcher_name_id': NULL::BIGINT, 'launcher_ts_ns': NULL::BIGINT};
+CREATE OR REPLACE MACRO _tree_context_inherit(fam, event_id, name_id, ts_ns, ctx) AS
     {'op_id': CASE WHEN fam & 1 <> 0 THEN event_id ELSE ctx.op_id END,
      'top_op_id': CASE WHEN fam & 1 <> 0 AND ctx.top_op_id IS NULL THEN event_id ELSE ctx.top_op_id END,
      'module_id': CASE WHEN fam & 2 <> 0 THEN event_id ELSE ctx.module_id END,
@@ -34,16 +45,24 @@ CREATE OR REPLACE MACRO _tree_context_inherit(fam, event_id, ctx) AS
      'step_id': CASE WHEN fam & 8 <> 0 THEN event_id ELSE ctx.step_id END,
      'runtime_id': CASE WHEN fam & 16 <> 0 THEN event_id ELSE ctx.runtime_id END,
      'launcher_op_id': CASE WHEN fam & 32 <> 0 THEN event_id ELSE ctx.launcher_op_id END,
-     'runtime_inner': CASE WHEN fam & 1 <> 0 THEN false WHEN fam & 16 <> 0 THEN true ELSE ctx.runtime_inner END};
+     'runtime_inner': CASE WHEN fam & 1 <> 0 THEN false WHEN fam & 16 <> 0 THEN true ELSE ctx.runtime_inner END,
+     'op_name_id': CASE WHEN fam & 1 <> 0 THEN name_id ELSE ctx.op_name_id END,
+     'top_op_name_id': CASE WHEN fam & 1 <> 0 AND ctx.top_op_id IS NULL THEN name_id ELSE ctx.top_op_name_id END,
+     'annotation_name_id': CASE WHEN fam & 4 <> 0 THEN name_id ELSE ctx.annotation_name_id END,
+     'step_name_id': CASE WHEN fam & 8 <> 0 THEN name_id ELSE ctx.step_name_id END,
+     'launcher_name_id': CASE WHEN fam & 32 <> 0 THEN name_id ELSE ctx.launcher_name_id END,
+     'launcher_ts_ns': CASE WHEN fam & 32 <> 0 THEN ts_ns ELSE ctx.launcher_ts_ns END};
 
 -- Helper: the context (see above) of every event of cpu_nesting, passed down the parent links one depth
 -- level per step of a recursive walk: an event's innermost enclosing cpu_op is its parent if the parent is
 -- a cpu_op, else its parent's innermost enclosing cpu_op (and so on for every family).
 CREATE OR REPLACE VIEW _tree_context_walk AS
-WITH RECURSIVE walk(trace_id, event_id, depth, fam, ctx) AS (
-    SELECT trace_id, event_id, depth, fam, _tree_context_root() FROM _tree_context_nodes WHERE depth = 0
+WITH RECURSIVE walk(trace_id, event_id, depth, fam, name_id, ts_ns, ctx) AS (
+    SELECT trace_id, event_id, depth, fam, name_id, ts_ns, _tree_context_root() FROM _tree_context_nodes
+    WHERE depth = 0
     UNION ALL
-    SELECT n.trace_id, n.event_id, n.depth, n.fam, _tree_context_inherit(w.fam, w.event_id, w.ctx)
+    SELECT n.trace_id, n.event_id, n.depth, n.fam, n.name_id, n.ts_ns,
+           _tree_context_inherit(w.fam, w.event_id, w.name_id, w.ts_ns, w.ctx)
     FROM walk w JOIN _tree_context_nodes n
       ON n.trace_id = w.trace_id AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
 )
@@ -54,10 +73,11 @@ SELECT * FROM walk;
 -- level in memory at once; a table of levels spills to disk, so the build's memory does not grow with the
 -- trace).
 CREATE OR REPLACE MACRO _tree_context_level(d) AS TABLE
-SELECT trace_id, event_id, depth, fam, _tree_context_root() AS ctx FROM _tree_context_nodes
+SELECT trace_id, event_id, depth, fam, name_id, ts_ns, _tree_context_root() AS ctx FROM _tree_context_nodes
 WHERE d = 0 AND depth = 0
 UNION ALL
-SELECT n.trace_id, n.event_id, n.depth, n.fam, _tree_context_inherit(w.fam, w.event_id, w.ctx)
+SELECT n.trace_id, n.event_id, n.depth, n.fam, n.name_id, n.ts_ns,
+       _tree_context_inherit(w.fam, w.event_id, w.name_id, w.ts_ns, w.ctx)
 FROM _tree_context_walk w JOIN _tree_context_nodes n
   ON n.trace_id = w.trace_id AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
 WHERE d > 0 AND w.depth = d - 1 AND n.depth = d;
@@ -65,7 +85,8 @@ WHERE d > 0 AND w.depth = d - 1 AND n.depth = d;
 -- Helper: the anchors of cpu_event_context (below) with the ids of what encloses them (_tree_context_walk):
 -- op_id, top_op_id, module_id, annotation_id, step_id, runtime_id as the columns *_event_id below (NULL
 -- where not computed), and launcher_op_id, the enclosing cpu_op that is TraceLens's launcher of a launch
--- (NULL: the launch itself).
+-- (NULL: the launch itself); the name ids (_tree_context_names) of op_id, top_op_id, annotation_id, step_id
+-- and launcher_op_id, and the launcher's start.
 CREATE OR REPLACE VIEW _tree_context AS
 SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind, c.op_depth, c.module_depth,
        c.thread_key, c.nest_pos, w.ctx.op_id AS op_id, w.ctx.module_id AS module_id, w.ctx.step_id AS step_id,
@@ -74,7 +95,15 @@ SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind, 
        CASE WHEN c.anchor_kind <> 'op' THEN w.ctx.annotation_id END AS annotation_id,
        CASE WHEN c.anchor_kind = 'launch' THEN w.ctx.runtime_id END AS runtime_id,
        CASE WHEN c.anchor_kind <> 'launch' OR w.ctx.op_id IS NULL OR w.ctx.runtime_inner THEN NULL
-            ELSE w.ctx.launcher_op_id END AS launcher_op_id
+            ELSE w.ctx.launcher_op_id END AS launcher_op_id,
+       w.ctx.op_name_id AS op_name_id, w.ctx.step_name_id AS step_name_id,
+       CASE WHEN c.anchor_kind = 'op' THEN CASE WHEN w.ctx.top_op_id IS NULL THEN w.name_id ELSE w.ctx.top_op_name_id END
+            WHEN c.anchor_kind = 'launch' THEN w.ctx.top_op_name_id END AS top_op_name_id,
+       CASE WHEN c.anchor_kind <> 'op' THEN w.ctx.annotation_name_id END AS annotation_name_id,
+       CASE WHEN c.anchor_kind <> 'launch' OR w.ctx.op_id IS NULL OR w.ctx.runtime_inner THEN NULL
+            ELSE w.ctx.launcher_name_id END AS launcher_name_id,
+       CASE WHEN c.anchor_kind <> 'launch' OR w.ctx.op_id IS NULL OR w.ctx.runtime_inner THEN NULL
+            ELSE w.ctx.launcher_ts_ns END AS launcher_ts_ns
 FROM (SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, op_depth, module_depth, thread_key, nest_pos,
              CASE WHEN cat = 'cpu_op' THEN 'op'
                   WHEN cat = 'python_function' THEN 'module'
@@ -125,12 +154,6 @@ FROM paths p JOIN mods m USING (trace_id, thread_key, event_id);
 --   op_depth, module_depth   number of enclosing cpu_ops / nn.Module frames
 --   thread_key, nest_pos     as in cpu_nesting
 CREATE OR REPLACE VIEW _cpu_event_context_build AS
-WITH ops AS MATERIALIZED (
-    SELECT trace_id, event_id, name, ts_ns, op_depth FROM cpu_nesting WHERE cat = 'cpu_op'
-), named AS (   -- annotations and ProfilerStep#N ranges
-    SELECT trace_id, event_id, name FROM cpu_nesting WHERE cat IN ('user_annotation', 'cpu_op')
-    AND (cat = 'user_annotation' OR starts_with(name, 'ProfilerStep#'))
-)
 SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind,
        c.op_id AS op_event_id, o.name AS op_name, c.top_op_id AS top_op_event_id, t.name AS top_op_name,
        c.module_id AS module_event_id, p.module_path, p.module_name,
@@ -139,15 +162,15 @@ SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind,
        CASE WHEN c.anchor_kind = 'launch' THEN coalesce(c.launcher_op_id, c.event_id) END AS tl_launcher_event_id,
        CASE WHEN c.anchor_kind = 'launch' THEN CASE WHEN c.launcher_op_id IS NULL THEN c.name ELSE l.name END
        END AS tl_launcher_name,
-       CASE WHEN c.anchor_kind = 'launch' THEN CASE WHEN c.launcher_op_id IS NULL THEN c.ts_ns ELSE l.ts_ns END
+       CASE WHEN c.anchor_kind = 'launch' THEN CASE WHEN c.launcher_op_id IS NULL THEN c.ts_ns ELSE c.launcher_ts_ns END
        END AS tl_launcher_ts_ns,
        c.op_depth, c.module_depth, c.thread_key, c.nest_pos
 FROM _tree_context c
-LEFT JOIN ops o ON o.trace_id = c.trace_id AND o.event_id = c.op_id
-LEFT JOIN (SELECT * FROM ops WHERE op_depth = 0) t ON t.trace_id = c.trace_id AND t.event_id = c.top_op_id
-LEFT JOIN ops l ON l.trace_id = c.trace_id AND l.event_id = c.launcher_op_id
-LEFT JOIN named an ON an.trace_id = c.trace_id AND an.event_id = c.annotation_id
-LEFT JOIN named st ON st.trace_id = c.trace_id AND st.event_id = c.step_id
+LEFT JOIN _tree_context_names o ON o.name_id = c.op_name_id
+LEFT JOIN _tree_context_names t ON t.name_id = c.top_op_name_id
+LEFT JOIN _tree_context_names l ON l.name_id = c.launcher_name_id
+LEFT JOIN _tree_context_names an ON an.name_id = c.annotation_name_id
+LEFT JOIN _tree_context_names st ON st.name_id = c.step_name_id
 LEFT JOIN _tree_module_paths p ON p.trace_id = c.trace_id AND p.thread_key = c.thread_key
      AND p.event_id = CASE WHEN c.anchor_kind = 'module' THEN c.event_id ELSE c.module_id END;
 

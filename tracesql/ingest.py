@@ -833,8 +833,9 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
 _BUILD_HELPERS = {
     "cpu_nesting": [("_tree_threads", "cpu_nesting"), ("_tree_clip", "_tree_nest_order"),
                     ("_tree_nest_order", "_tree_parents"), ("_tree_parents", "cpu_nesting")],
-    "cpu_event_context": [("_tree_context_nodes", "_tree_context_walk"), ("_tree_context_walk", "_tree_context"),
-                          ("_tree_context", "cpu_event_context"), ("_tree_module_paths", "cpu_event_context")],
+    "cpu_event_context": [("_tree_context_names", "cpu_event_context"), ("_tree_context_nodes", "_tree_context_walk"),
+                          ("_tree_context_walk", "_tree_context"), ("_tree_context", "cpu_event_context"),
+                          ("_tree_module_paths", "cpu_event_context")],
 }
 # Helpers not copied from their view in one statement: a recursive walk is built level by level with its
 # level macro (every level of a recursive CTE stays in memory; a table spills), the nodes it reads are stored
