@@ -826,16 +826,19 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
     return row, counts, skipped
 
 
-# Helper views of the build (sql/10_tree_nesting.sql, sql/12_tree_attribution.sql), each with the step after which
-# nothing reads it: stored as temporary tables of the build connection (which shadow the views of the same name),
-# computed just before the first derived table that needs them and dropped after that step, so that each step
-# sorts and joins narrow, exactly counted inputs and the memory is free for the next one.
+# Helper views of the build (sql/10_tree_nesting.sql, sql/12_tree_attribution.sql, sql/30_gpu_activity.sql), each
+# with the step after which nothing reads it: stored as temporary tables of the build connection (which shadow the
+# views of the same name), computed just before the first derived table that needs them and dropped after that
+# step, so that each step sorts and joins narrow, exactly counted inputs, a helper read several times is computed
+# once, and the memory is free for the next one.
 _BUILD_HELPERS = {
     "cpu_nesting": [("_tree_threads", "cpu_nesting"), ("_tree_clip", "_tree_nest_order"),
                     ("_tree_nest_order", "_tree_parents"), ("_tree_parents", "cpu_nesting")],
     "cpu_event_context": [("_tree_context_names", "cpu_event_context"), ("_tree_context_nodes", "_tree_context_walk"),
                           ("_tree_context_walk", "_tree_context"), ("_tree_context", "cpu_event_context"),
                           ("_tree_module_paths", "cpu_event_context")],
+    # read by each of the interval unions of the timeline (per device, pooled, per step)
+    "gpu_timeline_all": [("_gpu_names", "gpu_timeline_all"), ("_gpu_activity_core", "gpu_timeline_all")],
 }
 # Helpers not copied from their view in one statement: a recursive walk is built level by level with its
 # level macro (every level of a recursive CTE stays in memory; a table spills), the nodes it reads are stored
