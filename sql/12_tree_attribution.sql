@@ -20,8 +20,9 @@ FROM (SELECT DISTINCT name FROM cpu_nesting WHERE cat IN ('cpu_op', 'user_annota
 -- cpu_ops and user_annotations, and the start ts_ns.
 CREATE OR REPLACE VIEW _tree_context_nodes AS
 SELECT n.trace_id, n.event_id, n.parent_event_id, n.depth,
-       (_tree_family_flags(n.cat, n.name) + CASE WHEN n.cat = 'cpu_op' AND n.name <> 'execute' THEN 32 ELSE 0 END)::UTINYINT
-           AS fam, nm.name_id, n.ts_ns
+       (_tree_family_flags(n.cat, n.name)
+        + CASE WHEN n.cat = 'cpu_op' AND n.name <> 'execute' THEN 32 ELSE 0 END)::UTINYINT AS fam,
+       nm.name_id, n.ts_ns
 FROM cpu_nesting n
 LEFT JOIN _tree_context_names nm ON nm.name = n.name AND n.cat IN ('cpu_op', 'user_annotation');
 
@@ -97,7 +98,8 @@ SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind, 
        CASE WHEN c.anchor_kind <> 'launch' OR w.ctx.op_id IS NULL OR w.ctx.runtime_inner THEN NULL
             ELSE w.ctx.launcher_op_id END AS launcher_op_id,
        w.ctx.op_name_id AS op_name_id, w.ctx.step_name_id AS step_name_id,
-       CASE WHEN c.anchor_kind = 'op' THEN CASE WHEN w.ctx.top_op_id IS NULL THEN w.name_id ELSE w.ctx.top_op_name_id END
+       CASE WHEN c.anchor_kind = 'op' THEN CASE WHEN w.ctx.top_op_id IS NULL THEN w.name_id
+                                                 ELSE w.ctx.top_op_name_id END
             WHEN c.anchor_kind = 'launch' THEN w.ctx.top_op_name_id END AS top_op_name_id,
        CASE WHEN c.anchor_kind <> 'op' THEN w.ctx.annotation_name_id END AS annotation_name_id,
        CASE WHEN c.anchor_kind <> 'launch' OR w.ctx.op_id IS NULL OR w.ctx.runtime_inner THEN NULL

@@ -517,3 +517,29 @@ def test_bad_events_across_many_chunks(tmp_path):
         assert wrong == 0
         assert ds.con.execute("SELECT count(*) FROM events WHERE name LIKE 'trick%'").fetchone()[0] == \
             len([i for i in range(0, n, 97) if i not in skipped])
+
+
+def test_values_that_need_the_exact_path_after_plain_chunks(tmp_path):
+    """The first chunks hold plain numbers (read as they are); a later one holds epoch timestamps that a double
+    cannot keep to the ns and a duration given as a string: that chunk and the rest are read on the exact and
+    careful paths, and every value is exact."""
+    ev = '{"ph":"X","cat":"cpu_op","name":"op","ts":%s,"dur":%s,"pid":1,"tid":1,"args":{"External id":%d}}'
+    n_plain, n_epoch = 20_000, 20_000
+    lines = [ev % (f"{1000 + i}.125", "2", i) for i in range(n_plain)]
+    lines += [ev % (f"1712195495{i:06d}.047", '"3.5"' if i == 7 else "2.001", n_plain + i) for i in range(n_epoch)]
+    f = tmp_path / "late_exact.json"
+    f.write_text('{"traceEvents": [\n' + ",\n".join(lines) + "\n]}")
+    r = ingest_file(str(f), tmp_path / "ds", chunk_size=1 << 20)
+    assert r.status == "ingested" and r.row_counts["events"] == n_plain + n_epoch
+    with open_tables(tmp_path / "ds") as ds:
+        got = ds.con.execute("""SELECT count(*) FILTER (WHERE event_id < 20000
+                                                          AND ts_ns = (1000 + event_id) * 1000 + 125
+                                                          AND dur_ns = 2000),
+                                       count(*) FILTER (WHERE event_id >= 20000 AND ts_ns = 1712195495000000047
+                                                          + (event_id - 20000) * 1000
+                                                          AND dur_ns = CASE event_id WHEN 20007 THEN 3500 ELSE 2001 END)
+                                FROM events""").fetchone()
+        assert got == (n_plain, n_epoch)
+        assert ds.con.execute("SELECT exact_ts_text FROM traces").fetchone()[0] is True
+        assert ds.con.execute("SELECT event_id, kind FROM ingest_issues").fetchall() == [
+            (20007, "repaired_string_time")]

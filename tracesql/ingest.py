@@ -86,11 +86,11 @@ def _bad_time_expr(odd: bool, probe: bool = False) -> str:
     Such rows are taken out of the chunk and recorded, without failing the chunk.
     Probe: 'probe' where the value would have sent the chunk to the exact or the careful path (a ts/dur that
     is not a finite JSON number, a ts of 10^13 µs or more), else NULL."""
-    if probe:
+    if probe:  # the JSON text of a number starts with a digit or '-' (NaN and infinities are caught by the range)
         checks = []
-        for col, limit in (("ts", " AND abs(TRY_CAST(ts AS DOUBLE)) < 1e13"), ("dur", "")):
-            checks.append(f"({col} IS NOT NULL AND NOT coalesce(json_type({col}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') "
-                          f"AND isfinite(TRY_CAST({col} AS DOUBLE)){limit}, false))")
+        for col, limit in (("ts", "abs(TRY_CAST(ts AS DOUBLE)) < 1e13"), ("dur", "isfinite(TRY_CAST(dur AS DOUBLE))")):
+            checks.append(f"({col} IS NOT NULL AND NOT coalesce((ascii({col}::VARCHAR) BETWEEN 48 AND 57 "
+                          f"OR ascii({col}::VARCHAR) = 45) AND {limit}, false))")
         return f"CASE WHEN {' OR '.join(checks)} THEN 'probe' END"
     if not odd:
         return "NULL::VARCHAR"
