@@ -10,6 +10,9 @@
     # also generate a 500 MB trace and run HTA and tracesql on it, print the ratios
     python benchmarks/run_ingest.py --sizes 100MB,1GB,4GB --hta 500MB
 
+    # A/B against an earlier commit: runs of the two versions alternate (best of --repeat each)
+    python benchmarks/run_ingest.py --sizes 1GB --against e10998c --repeat 2
+
 Each measurement runs the tool as a child process: ``tracesql ingest PATH --out
 DATASET --quiet`` into a fresh temporary dataset directory (removed afterwards
 unless ``--keep``).  Reported per run:
@@ -26,6 +29,11 @@ unless ``--keep``).  Reported per run:
 The trace file is read once before each run so that every tool starts with
 it in the page cache (``--no-prewarm`` to skip).  With ``--repeat N`` the
 fastest of N runs is reported, and the highest peak RSS among them.
+
+With ``--against REV`` the commit REV is checked out in a temporary git worktree and
+both versions run from their own source trees (``python -c`` with the tree first on
+``sys.path``, the same interpreter and packages), alternating run by run so that both
+see the same machine load; the report adds REV's rows and the ratio per trace.
 
 The output is a markdown block (command line, machine, tables) meant to be
 pasted into benchmarks/README.md; ``--json-out`` also saves the raw numbers.
@@ -172,25 +180,64 @@ def find_tracesql(explicit: str | None) -> str:
     return found
 
 
-def run_tracesql(exe: str, trace: Path, args) -> dict:
+def from_tree(tree: Path) -> list[str]:
+    """Command that runs the tracesql CLI of the source tree ``tree`` with this interpreter."""
+    code = "import sys; sys.path.insert(0, sys.argv.pop(1)); from tracesql.cli import main; sys.exit(main())"
+    return [sys.executable, "-c", code, str(tree)]
+
+
+def ingest_once(exe: list[str], trace: Path, args) -> dict:
+    if not args.no_prewarm:
+        prewarm(trace)
+    work = Path(tempfile.mkdtemp(prefix="ingest-", dir=args.work_dir))
+    dataset = work / "dataset"  # fresh path inside a fresh directory
+    try:
+        run = measure(exe + ["ingest", str(trace), "--out", str(dataset), "--quiet"])
+        run["dataset_bytes"] = dir_bytes(dataset) if dataset.exists() else None
+    finally:
+        if args.keep:
+            print(f"kept dataset {dataset}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return run
+
+
+def run_tracesql(exe: list[str], trace: Path, args) -> dict:
     runs = []
     for _ in range(args.repeat):
-        if not args.no_prewarm:
-            prewarm(trace)
-        work = Path(tempfile.mkdtemp(prefix="ingest-", dir=args.work_dir))
-        dataset = work / "dataset"  # fresh path inside a fresh directory
-        try:
-            run = measure([exe, "ingest", str(trace), "--out", str(dataset), "--quiet"])
-            run["dataset_bytes"] = dir_bytes(dataset) if dataset.exists() else None
-        finally:
-            if args.keep:
-                print(f"kept dataset {dataset}", file=sys.stderr)
-            else:
-                shutil.rmtree(work, ignore_errors=True)
-        runs.append(run)
-        if run["rc"] != 0:
+        runs.append(ingest_once(exe, trace, args))
+        if runs[-1]["rc"] != 0:
             break
     return best_of(runs)
+
+
+def run_ab(exe: list[str], exe_b: list[str], trace: Path, args) -> tuple[dict, dict]:
+    """Runs of the two versions alternate; the best of each."""
+    runs, runs_b = [], []
+    for _ in range(args.repeat):
+        runs.append(ingest_once(exe, trace, args))
+        runs_b.append(ingest_once(exe_b, trace, args))
+        if runs[-1]["rc"] != 0 or runs_b[-1]["rc"] != 0:
+            break
+    return best_of(runs), best_of(runs_b)
+
+
+class Worktree:
+    """A detached git worktree of ``rev`` in a temporary directory, removed on exit."""
+
+    def __init__(self, rev: str):
+        self.rev = rev
+        self.path = Path(tempfile.mkdtemp(prefix="tracesql-ab-")) / "tree"
+
+    def __enter__(self) -> Path:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(self.path), self.rev],
+                       check=True, stdout=sys.stderr)
+        return self.path
+
+    def __exit__(self, *exc) -> None:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(self.path)],
+                       stdout=sys.stderr, stderr=sys.stderr)
+        shutil.rmtree(self.path.parent, ignore_errors=True)
 
 
 def ensure_hta() -> None:
@@ -268,7 +315,7 @@ def report(rows: list[dict], comparisons: list[dict], args) -> str:
     lines = [
         f"Command: `{cmd}`  ",
         f"Machine: {machine()}  ",
-        f"Software: {versions(bool(comparisons))}  ",
+        f"Software: {versions(any('hta' in c for c in comparisons))}  ",
         f"Date: {time.strftime('%Y-%m-%d')}; page cache "
         + ("cold/as-is" if args.no_prewarm else "warm (trace read once before each run)")
         + (f"; best of {args.repeat} runs" if args.repeat > 1 else "; one run each"),
@@ -291,6 +338,15 @@ def report(rows: list[dict], comparisons: list[dict], args) -> str:
             mb_text(run["dataset_bytes"]) if ok and run.get("dataset_bytes") else "–",
         ]))
     for c in comparisons:
+        if "against" in c:
+            a, b = c["tracesql"], c["against"]
+            if a["rc"] != 0 or b["rc"] != 0:
+                lines += ["", f"`{Path(c['trace']).name}`: A/B incomplete: a run failed (see above / stderr)"]
+                continue
+            lines += ["", f"`{Path(c['trace']).name}`: tracesql {c['rev']} {b['wall_s']:.1f} s, this tree "
+                      f"{a['wall_s']:.1f} s: {b['wall_s'] / a['wall_s']:.2f}× (peak RSS {mib(b['maxrss_kb'])} → "
+                      f"{mib(a['maxrss_kb'])} MiB)"]
+            continue
         hta, tsql = c["hta"], c["tracesql"]
         lines += ["", f"HTA vs tracesql on `{Path(c['trace']).name}` "
                   f"({c['json_bytes'] / 1e6:,.0f} MB JSON):", ""]
@@ -333,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tracesql", help="tracesql executable (default: the one beside this "
                     "interpreter, else PATH)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement; best is kept")
+    ap.add_argument("--against", metavar="REV", help="also run the tracesql of git commit REV on every trace, "
+                    "alternating with this tree's, and print the ratio")
     ap.add_argument("--keep", action="store_true", help="keep the ingested datasets")
     ap.add_argument("--no-prewarm", action="store_true", help="do not pre-read traces")
     ap.add_argument("--json-out", type=Path, help="also write raw results as JSON here")
@@ -349,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     if (args.sizes or args.hta) and not args.source.is_file():
         sys.exit(f"source trace not found: {args.source} (is ../shared present?)")
 
-    exe = find_tracesql(args.tracesql)
+    exe = [find_tracesql(args.tracesql)]
     traces = [p for p in args.traces]
     for s in (args.sizes.split(",") if args.sizes else []):
         traces.append(ensure_trace(parse_size(s), args))
@@ -371,10 +429,19 @@ def main(argv: list[str] | None = None) -> int:
     for trace in traces:
         if not trace.is_file():
             sys.exit(f"no such trace: {trace}")
-        add(trace, "tracesql", run_tracesql(exe, trace, args))
+    if args.against:
+        with Worktree(args.against) as tree:
+            for trace in traces:
+                a, b = run_ab(from_tree(ROOT), from_tree(tree), trace, args)
+                add(trace, "tracesql", a)
+                add(trace, f"tracesql {args.against}", b)
+                comparisons.append({"trace": str(trace), "rev": args.against, "tracesql": a, "against": b})
+    else:
+        for trace in traces:
+            add(trace, "tracesql", run_tracesql(exe, trace, args))
     if hta_trace:
-        tsql = next((r["run"] for r in rows if Path(r["trace"]).resolve() == hta_trace.resolve()),
-                    None)
+        tsql = next((r["run"] for r in rows if Path(r["trace"]).resolve() == hta_trace.resolve()
+                     and r["tool"] == "tracesql"), None)
         if tsql is None:
             tsql = run_tracesql(exe, hta_trace, args)
             add(hta_trace, "tracesql", tsql)
@@ -390,8 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         args.json_out.write_text(json.dumps({
             "command": sys.argv,
             "rows": [dict(r, run=strip(r["run"])) for r in rows],
-            "comparisons": [{"trace": c["trace"], "json_bytes": c["json_bytes"],
-                             "hta": strip(c["hta"]), "tracesql": strip(c["tracesql"])}
+            "comparisons": [{k: strip(v) if isinstance(v, dict) else v for k, v in c.items()}
                             for c in comparisons],
         }, indent=2))
     return 0 if all(r["run"]["rc"] == 0 for r in rows) else 1

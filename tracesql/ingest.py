@@ -1000,8 +1000,17 @@ def _hash_file(path: str) -> str:
     return src.content_hash
 
 
+def _chunk_size(path: str, size: int) -> int:
+    """Bytes of JSON per chunk: 32 MB (fewer statements and Parquet parts per trace), but at least 8 chunks
+    while they stay 8 MB or more, so that both workers stay busy to the end of a mid-sized file. A gzip file
+    is taken to hold 8 times its size of JSON."""
+    with open(path, "rb") as f:
+        json_guess = size * (8 if f.read(2) == b"\x1f\x8b" else 1)
+    return max(8 << 20, min(32 << 20, json_guess // 8))
+
+
 def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = True,
-                chunk_size: int = 32 << 20, workers: _Workers | None = None) -> IngestResult:
+                chunk_size: int | None = None, workers: _Workers | None = None) -> IngestResult:
     """Ingest one trace file into ``dataset`` atomically. Raises TraceError for bad input."""
     started = time.time()
     res = IngestResult(path=path)
@@ -1023,7 +1032,7 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
     workers = workers or _Workers(2)
     progress = Progress(os.path.basename(path), size, enabled=not quiet and size > 4 << 20)
     try:
-        ing = _TraceIngest(path, staging, salvage, chunk_size, progress, workers)
+        ing = _TraceIngest(path, staging, salvage, chunk_size or _chunk_size(path, size), progress, workers)
         src, splitter = ing.run()
         workers.release()
         con = duckdb.connect(config={"threads": 2, "memory_limit": "512MB", "temp_directory": str(staging / "tmp"),
