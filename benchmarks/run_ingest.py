@@ -217,6 +217,8 @@ def run_ab(exe: list[str], exe_b: list[str], trace: Path, args) -> tuple[dict, d
     for _ in range(args.repeat):
         runs.append(ingest_once(exe, trace, args))
         runs_b.append(ingest_once(exe_b, trace, args))
+        print(f"  run {len(runs)}: this tree {runs[-1]['wall_s']:.1f} s, {args.against} {runs_b[-1]['wall_s']:.1f} s",
+              file=sys.stderr)
         if runs[-1]["rc"] != 0 or runs_b[-1]["rc"] != 0:
             break
     return best_of(runs), best_of(runs_b)

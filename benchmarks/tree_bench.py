@@ -38,16 +38,44 @@ from tracesql.tree import TREE_VIEWS, materialize  # noqa: E402
 CORE = ["graph_capture_links", "_tree_gpu_annotation", "gpu_event_ops"]
 
 
-def build_run(dataset: str) -> dict[str, float]:
+class _TimedConnection:
+    """A DuckDB connection that records the wall time of each statement (for --build-steps)."""
+
+    def __init__(self, con, steps: list):
+        self.con, self.steps = con, steps
+
+    def execute(self, sql, *args):
+        t0 = time.perf_counter()
+        r = self.con.execute(sql, *args)
+        self.steps.append((time.perf_counter() - t0, " ".join(sql.split())))
+        return r
+
+    def close(self):
+        self.con.close()
+
+
+def build_run(dataset: str, steps: list | None = None) -> dict[str, float]:
     """Time the ingest-time build of the derived tables (ingest._build_derived) for each trace of the dataset,
-    on a scratch copy of its stored tables (symlinks), exactly as `tracesql ingest` runs it."""
+    on a scratch copy of its stored tables (symlinks), exactly as `tracesql ingest` runs it. With ``steps``,
+    (seconds, statement) of every statement of the build is appended to it."""
     import importlib
     import shutil
     import tempfile
+    import types
 
     from tracesql.schema import TABLES
 
     ing = importlib.import_module("tracesql.ingest")
+    if steps is not None:
+        real = duckdb.connect
+        ing.duckdb = types.SimpleNamespace(connect=lambda *a, **k: _TimedConnection(real(*a, **k), steps))
+    try:
+        return _build_each(dataset, ing, TABLES, shutil, tempfile)
+    finally:
+        ing.duckdb = duckdb
+
+
+def _build_each(dataset, ing, TABLES, shutil, tempfile) -> dict[str, float]:
     out = {}
     for tdir in sorted(Path(dataset, "traces").glob("trace_id=*")):
         with tempfile.TemporaryDirectory(dir=dataset) as tmp:
@@ -104,8 +132,13 @@ def main(argv=None) -> int:
     p.add_argument("--build", action="store_true",
                    help="also time the ingest-time build of the derived tables (cpu_nesting, gpu_launch_links, "
                         "cpu_event_context), fastest of --repeat runs")
+    p.add_argument("--build-steps", action="store_true",
+                   help="one more build run with the wall time of each of its statements (0.05 s or more)")
     a = p.parse_args(argv)
     build = [build_run(a.dataset) for _ in range(a.repeat)] if a.build else None
+    steps: list = []
+    if a.build_steps:
+        build_run(a.dataset, steps)
 
     runs = [one_run(a.dataset, a.threads) for _ in range(a.repeat)]
     best_total = min(r[3] for r in runs)
@@ -139,6 +172,13 @@ def main(argv=None) -> int:
         print(f"\nIngest-time build of the derived tables ({', '.join(f'`{t}`' for t in DERIVED_TABLES)}, "
               f"as run by `tracesql ingest`), fastest of {len(build)}: "
               f"**{min(sum(b.values()) for b in build):.2f} s**")
+    if steps:
+        print("\nStatements of one build run (0.05 s or more):\n")
+        print("| wall s | statement |")
+        print("|---:|---|")
+        for sec, sql in steps:
+            if sec >= 0.05:
+                print(f"| {sec:.2f} | `{sql[:90]}` |")
     if a.json_out:
         with open(a.json_out, "w") as f:
             json.dump({"runs": [{"open_s": r[0], "views_s": r[1], "total_s": r[3], "cpu_s": r[4]} for r in runs],
