@@ -86,8 +86,9 @@ WHERE d > 0 AND w.depth = d - 1 AND n.depth = d;
 -- Helper: the anchors of cpu_event_context (below) with the ids of what encloses them (_tree_context_walk):
 -- op_id, top_op_id, module_id, annotation_id, step_id, runtime_id as the columns *_event_id below (NULL
 -- where not computed), and launcher_op_id, the enclosing cpu_op that is TraceLens's launcher of a launch
--- (NULL: the launch itself); the name ids (_tree_context_names) of op_id, top_op_id, annotation_id, step_id
--- and launcher_op_id, and the launcher's start.
+-- (NULL: the launch itself); the name ids (_tree_context_names) of op_id, top_op_id, annotation_id and step_id;
+-- launcher_name_id and launcher_ts_ns, the name id and start of the innermost enclosing cpu_op not named
+-- `execute` (what launcher_op_id is, where it is not NULL).
 CREATE OR REPLACE VIEW _tree_context AS
 SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind, c.op_depth, c.module_depth,
        c.thread_key, c.nest_pos, w.ctx.op_id AS op_id, w.ctx.module_id AS module_id, w.ctx.step_id AS step_id,
@@ -102,10 +103,7 @@ SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind, 
                                                  ELSE w.ctx.top_op_name_id END
             WHEN c.anchor_kind = 'launch' THEN w.ctx.top_op_name_id END AS top_op_name_id,
        CASE WHEN c.anchor_kind <> 'op' THEN w.ctx.annotation_name_id END AS annotation_name_id,
-       CASE WHEN c.anchor_kind <> 'launch' OR w.ctx.op_id IS NULL OR w.ctx.runtime_inner THEN NULL
-            ELSE w.ctx.launcher_name_id END AS launcher_name_id,
-       CASE WHEN c.anchor_kind <> 'launch' OR w.ctx.op_id IS NULL OR w.ctx.runtime_inner THEN NULL
-            ELSE w.ctx.launcher_ts_ns END AS launcher_ts_ns
+       w.ctx.launcher_name_id AS launcher_name_id, w.ctx.launcher_ts_ns AS launcher_ts_ns
 FROM (SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, op_depth, module_depth, thread_key, nest_pos,
              CASE WHEN cat = 'cpu_op' THEN 'op'
                   WHEN cat = 'python_function' THEN 'module'

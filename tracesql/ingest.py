@@ -37,7 +37,7 @@ import orjson
 
 from . import __version__
 from .errors import DatasetError, TraceError
-from .jsonstream import ByteSource, EventChunk, TraceSplitter, exact_spans
+from .jsonstream import GZIP_MAGIC, ByteSource, EventChunk, TraceSplitter, exact_spans
 from .progress import Progress
 from .schema import DERIVED_TABLES, EVENT_TABLES, TABLES, columns, empty_select
 
@@ -1005,7 +1005,7 @@ def _chunk_size(path: str, size: int) -> int:
     while they stay 8 MB or more, so that both workers stay busy to the end of a mid-sized file. A gzip file
     is taken to hold 8 times its size of JSON."""
     with open(path, "rb") as f:
-        json_guess = size * (8 if f.read(2) == b"\x1f\x8b" else 1)
+        json_guess = size * (8 if f.read(2) == GZIP_MAGIC else 1)
     return max(8 << 20, min(32 << 20, json_guess // 8))
 
 
