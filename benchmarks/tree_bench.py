@@ -15,12 +15,15 @@ and its row count; the total is the fastest complete run. The 1 GB trace is made
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import platform
 import resource
 import sys
+import tempfile
 import time
+import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,8 +32,10 @@ sys.path.insert(0, str(ROOT))
 import duckdb  # noqa: E402
 
 import tracesql  # noqa: E402
-from tracesql.schema import DERIVED_TABLES  # noqa: E402
+from tracesql.schema import DERIVED_TABLES, TABLES  # noqa: E402
 from tracesql.tree import TREE_VIEWS, materialize  # noqa: E402
+
+ingest_module = importlib.import_module("tracesql.ingest")  # (tracesql.ingest is also the function's name)
 
 # The views the issue names (the rest are helpers); the "core" set is nesting + links + attribution.
 # Query-time part of the links and attribution (cpu_nesting, gpu_launch_links and cpu_event_context are stored
@@ -58,37 +63,24 @@ def build_run(dataset: str, steps: list | None = None) -> dict[str, float]:
     """Time the ingest-time build of the derived tables (ingest._build_derived) for each trace of the dataset,
     on a scratch copy of its stored tables (symlinks), exactly as `tracesql ingest` runs it. With ``steps``,
     (seconds, statement) of every statement of the build is appended to it."""
-    import importlib
-    import shutil
-    import tempfile
-    import types
-
-    from tracesql.schema import TABLES
-
-    ing = importlib.import_module("tracesql.ingest")
     if steps is not None:
-        real = duckdb.connect
-        ing.duckdb = types.SimpleNamespace(connect=lambda *a, **k: _TimedConnection(real(*a, **k), steps))
-    try:
-        return _build_each(dataset, ing, TABLES, shutil, tempfile)
-    finally:
-        ing.duckdb = duckdb
-
-
-def _build_each(dataset, ing, TABLES, shutil, tempfile) -> dict[str, float]:
+        ingest_module.duckdb = types.SimpleNamespace(
+            connect=lambda *a, **k: _TimedConnection(duckdb.connect(*a, **k), steps))
     out = {}
-    for tdir in sorted(Path(dataset, "traces").glob("trace_id=*")):
-        with tempfile.TemporaryDirectory(dir=dataset) as tmp:
-            staging = Path(tmp)
-            o = staging / "out"
-            o.mkdir()
-            for t in TABLES:
-                if t not in DERIVED_TABLES and (tdir / t).is_dir():
-                    (o / t).symlink_to((tdir / t).resolve())
-            t0 = time.perf_counter()
-            ing._build_derived(o, staging)
-            out[tdir.name] = time.perf_counter() - t0
-            shutil.rmtree(o, ignore_errors=True)
+    try:
+        for tdir in sorted(Path(dataset, "traces").glob("trace_id=*")):
+            with tempfile.TemporaryDirectory(dir=dataset) as tmp:
+                staging = Path(tmp)
+                o = staging / "out"
+                o.mkdir()
+                for t in TABLES:
+                    if t not in DERIVED_TABLES and (tdir / t).is_dir():
+                        (o / t).symlink_to((tdir / t).resolve())
+                t0 = time.perf_counter()
+                ingest_module._build_derived(o, staging)
+                out[tdir.name] = time.perf_counter() - t0
+    finally:
+        ingest_module.duckdb = duckdb
     return out
 
 
