@@ -314,20 +314,21 @@ class _TraceIngest:
         self.noted: dict[str, int] = {}  # issues that are not skipped events, by kind (set by _finalize)
 
     # -- parsing ----------------------------------------------------------------------------------
-    def _chunk_file(self, data: bytes) -> str:
+    def _chunk_file(self, pieces: list[bytes]) -> str:
         with self.lock:
             self.seq += 1
             jp = str(self.staging / f"chunk_{self.seq:06d}.json")
         with open(jp, "wb") as f:
             f.write(b"[")
-            f.write(data)
+            f.writelines(pieces)
             f.write(b"]")
         return jp
 
-    def _load(self, con, data: bytes, ord_offset: int, create: bool) -> int:
-        """Parse ``data`` (events joined by commas) into temp table c; returns the number of rows."""
+    def _load(self, con, data: bytes | EventChunk, ord_offset: int, create: bool) -> int:
+        """Parse ``data`` (events joined by commas, or a whole chunk) into temp table c; returns the number of
+        rows."""
         if create and self.probe:
-            jp = self._chunk_file(data)
+            jp = self._chunk_file(data.pieces if isinstance(data, EventChunk) else [data])
             try:
                 con.execute(f"CREATE OR REPLACE TEMP TABLE c AS {_chunk_select(jp, False, ord_offset, probe=True)}")
                 n, suspect = con.execute("SELECT count(*), count(bad_time) FROM c").fetchone()
@@ -338,6 +339,8 @@ class _TraceIngest:
             finally:
                 os.unlink(jp)
             self.probe = False
+        if isinstance(data, EventChunk):
+            data = data.data
         m = _TS_SCAN.search(data)
         if m is None:
             exact = False
@@ -355,7 +358,7 @@ class _TraceIngest:
             data = _STR_TIME.sub(b'"' + _STR_KEY.encode() + rb'\1"\2', data)
         if exact or odd:
             data = _QUOTE_TIME.sub(rb'\1"\2"', data)
-        jp = self._chunk_file(data)
+        jp = self._chunk_file([data])
         try:
             sel = _chunk_select(jp, exact, ord_offset, odd)
             if create:
@@ -436,7 +439,7 @@ class _TraceIngest:
         self.local.odd = False
         try:
             try:
-                n = self._load(con, job.chunk.data, 0, create=True)
+                n = self._load(con, job.chunk, 0, create=True)
             except duckdb.Error:
                 n = self._load_exact(con, job.chunk, local_issues)
             if self.local.odd:

@@ -127,12 +127,23 @@ class ByteSource:
         return self.hash.hexdigest()
 
 
-@dataclass
 class EventChunk:
-    """Whole events ``{..},{..}`` (no enclosing brackets); ``offset`` is the byte offset of ``data[0]``."""
+    """Whole events ``{..},{..}`` (no enclosing brackets); ``offset`` is the byte offset of ``data[0]``.
 
-    data: bytes
-    offset: int
+    The text is held as the pieces it was read in (``pieces``), so that a chunk written to a file is never
+    copied into one string; ``data`` joins them on first use."""
+
+    __slots__ = ("pieces", "offset")
+
+    def __init__(self, data: bytes | list[bytes], offset: int):
+        self.pieces = data if isinstance(data, list) else [data]
+        self.offset = offset
+
+    @property
+    def data(self) -> bytes:
+        if len(self.pieces) != 1:
+            self.pieces = [b"".join(self.pieces)]
+        return self.pieces[0]
 
 
 @dataclass
@@ -228,9 +239,9 @@ def exact_spans(data: bytes, start: int = 0) -> ExactScan:
     return res
 
 
-def _last_boundary(data: bytes, window: int = 1 << 18, end: int | None = None):
+def _last_boundary(data: bytes, window: int = 1 << 18, end: int | None = None, whole: bool = True):
     """Position of the last `}` and of the `{` after it in a `}` `,` `{` pattern near ``end`` (default: the end
-    of data); the pattern lies wholly before ``end``."""
+    of data); the pattern lies wholly before ``end``. ``whole=False``: look in the last ``window`` bytes only."""
     n = len(data) if end is None else end
     while True:
         lo = max(0, n - window)
@@ -239,7 +250,7 @@ def _last_boundary(data: bytes, window: int = 1 << 18, end: int | None = None):
             pass
         if last is not None:
             return last.start(), last.end() - 1
-        if lo == 0:
+        if lo == 0 or not whole:
             return None
         window *= 4
 
@@ -374,6 +385,16 @@ class TraceSplitter:
             size += len(blk)
             if size < self.chunk_size:
                 continue
+            last = parts[-1]
+            if len(last) > TAIL_KEEP:  # cut in the last block alone: the blocks before it are not copied
+                cut = _last_boundary(last, end=len(last) - TAIL_KEEP, whole=False)
+                if cut is not None:
+                    close, open_ = cut
+                    yield EventChunk(parts[:-1] + [last[:close + 1]], base)
+                    base += size - len(last) + open_
+                    parts = [last[open_:]]
+                    size = len(parts[0])
+                    continue
             data = b"".join(parts)
             cut = _last_boundary(data, end=len(data) - TAIL_KEEP) if len(data) > TAIL_KEEP else None
             if cut is None:  # one huge event: keep reading
