@@ -860,8 +860,11 @@ def _build_derived(out: Path, staging: Path) -> None:
     of one staged trace with their build views from sql/, and store them next to its other tables."""
     from .dataset import sql_dir
 
+    # checkpoint_threshold: the build's tables are temporary; an automatic checkpoint (which compacts in-memory
+    # tables once 16 MB of changes have piled up) would only cost time and memory
     con = duckdb.connect(config={"threads": 2, "memory_limit": BUILD_MEMORY_LIMIT,
-                                 "temp_directory": str(staging / "tmp"), "preserve_insertion_order": False})
+                                 "temp_directory": str(staging / "tmp"), "preserve_insertion_order": False,
+                                 "checkpoint_threshold": "1TB"})
     try:
         for t in TABLES:
             if t in DERIVED_TABLES:
@@ -890,7 +893,7 @@ def _build_derived(out: Path, staging: Path) -> None:
             (out / t).mkdir()
             part = out / t / "part-00000.parquet"
             cols = ", ".join(f'"{c}"' for c, _, _ in columns(t))
-            con.execute(f"COPY (SELECT {cols} FROM {d['build']}) TO '{part}' (FORMAT parquet, COMPRESSION zstd)")
+            con.execute(f"COPY (SELECT {cols} FROM {d['build']}) TO '{part}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)")
             con.execute(f"DROP TABLE {t}")
             con.execute(f"CREATE VIEW {t} AS SELECT '' AS trace_id, * FROM read_parquet('{part}')")
             for v, last in helpers:
