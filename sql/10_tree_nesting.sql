@@ -66,7 +66,7 @@ WITH s AS MATERIALIZED (
     SELECT thread_key, end_ns, 0, 0, 0, NULL, NULL, NULL, -1 FROM s WHERE grp = 0 AND end_ns > ts_ns
 ), d AS MATERIALIZED (
     SELECT thread_key, t, grp, event_id, end_ns, fam, dh, hdepth, pos FROM (
-        SELECT *, sum(dh) OVER w - dh AS hdepth, row_number() OVER w AS pos
+        SELECT *, (sum(dh) OVER w - dh)::INTEGER AS hdepth, row_number() OVER w AS pos
         FROM b
         WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id
                      ROWS UNBOUNDED PRECEDING))

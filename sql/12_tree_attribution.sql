@@ -205,7 +205,7 @@ WITH g AS MATERIALIZED (
     WHERE (trace_id, pid, tid) IN (SELECT trace_id, pid, tid FROM g)
 ), d AS MATERIALIZED (
     SELECT * FROM (
-        SELECT *, sum(delta) OVER w - delta AS depth, row_number() OVER w AS pos FROM b
+        SELECT *, (sum(delta) OVER w - delta)::INTEGER AS depth, row_number() OVER w AS pos FROM b
         WINDOW w AS (PARTITION BY trace_id, pid, tid ORDER BY t, kind, neg_end, probe, event_id
                      ROWS UNBOUNDED PRECEDING))
     WHERE kind = 1
