@@ -37,7 +37,7 @@ import orjson
 
 from . import __version__
 from .errors import DatasetError, TraceError
-from .jsonstream import GZIP_MAGIC, ByteSource, EventChunk, TraceSplitter, exact_spans
+from .jsonstream import ByteSource, EventChunk, TraceSplitter, exact_spans, is_gzip
 from .progress import Progress
 from .schema import DERIVED_TABLES, EVENT_TABLES, TABLES, columns, empty_select
 
@@ -1010,8 +1010,7 @@ def _chunk_size(path: str, size: int) -> int:
     """Bytes of JSON per chunk: 32 MB (fewer statements and Parquet parts per trace), but at least 8 chunks
     while they stay 8 MB or more, so that both workers stay busy to the end of a mid-sized file. A gzip file
     is taken to hold 8 times its size of JSON."""
-    with open(path, "rb") as f:
-        json_guess = size * (8 if f.read(2) == GZIP_MAGIC else 1)
+    json_guess = size * (8 if is_gzip(path) else 1)
     return max(8 << 20, min(32 << 20, json_guess // 8))
 
 

@@ -34,6 +34,12 @@ _HEADER_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\]:,]', re.S)
 _WS = b" \t\r\n"
 
 
+def is_gzip(path: str) -> bool:
+    """Whether the file starts with the gzip magic number (the name does not count)."""
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
 class ByteSource:
     """Yields the decompressed bytes of a trace file in blocks and hashes the raw file bytes.
 
@@ -53,8 +59,7 @@ class ByteSource:
         self.json_bytes = 0
         self.gzip_truncated = False
         self.gzip_error: str | None = None
-        with open(self.path, "rb") as f:
-            self.compressed = f.read(2) == GZIP_MAGIC
+        self.compressed = is_gzip(self.path)
 
     def blocks(self) -> Iterator[bytes]:
         with open(self.path, "rb") as f:
@@ -239,9 +244,9 @@ def exact_spans(data: bytes, start: int = 0) -> ExactScan:
     return res
 
 
-def _last_boundary(data: bytes, window: int = 1 << 18, end: int | None = None, whole: bool = True):
+def _last_boundary(data: bytes, window: int = 1 << 18, end: int | None = None):
     """Position of the last `}` and of the `{` after it in a `}` `,` `{` pattern near ``end`` (default: the end
-    of data); the pattern lies wholly before ``end``. ``whole=False``: look in the last ``window`` bytes only."""
+    of data); the pattern lies wholly before ``end``."""
     n = len(data) if end is None else end
     while True:
         lo = max(0, n - window)
@@ -250,7 +255,7 @@ def _last_boundary(data: bytes, window: int = 1 << 18, end: int | None = None, w
             pass
         if last is not None:
             return last.start(), last.end() - 1
-        if lo == 0 or not whole:
+        if lo == 0:
             return None
         window *= 4
 
@@ -387,7 +392,7 @@ class TraceSplitter:
                 continue
             last = parts[-1]
             if len(last) > TAIL_KEEP:  # cut in the last block alone: the blocks before it are not copied
-                cut = _last_boundary(last, end=len(last) - TAIL_KEEP, whole=False)
+                cut = _last_boundary(last, end=len(last) - TAIL_KEEP)
                 if cut is not None:
                     close, open_ = cut
                     yield EventChunk(parts[:-1] + [last[:close + 1]], base)
