@@ -24,6 +24,9 @@ unless ``--keep``).  Reported per run:
 * peak RSS of the child, from ``os.wait4``'s resource usage (the same number
   as ``/usr/bin/time -v``'s "Maximum resident set size": the largest RSS of
   the child or any descendant it waited for);
+* CPU seconds of the child (user + system, same resource usage, all its
+  threads): the work done, which varies much less than wall time when other
+  load shares the machine, so it is the number to compare between versions;
 * the size of the dataset directory written.
 
 The trace file is read once before each run so that every tool starts with
@@ -128,7 +131,8 @@ def measure(cmd: list[str], env: dict | None = None) -> dict:
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read().decode(errors="replace")
-    return {"wall_s": wall, "maxrss_kb": usage.ru_maxrss, "rc": proc.returncode, "output": text}
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss,
+            "rc": proc.returncode, "output": text}
 
 
 def best_of(runs: list[dict]) -> dict:
@@ -137,6 +141,7 @@ def best_of(runs: list[dict]) -> dict:
         return runs[-1]
     best = dict(min(ok, key=lambda r: r["wall_s"]))
     best["maxrss_kb"] = max(r["maxrss_kb"] for r in ok)
+    best["min_cpu_s"] = min(r["cpu_s"] for r in ok)
     best["runs"] = len(runs)
     return best
 
@@ -217,8 +222,8 @@ def run_ab(exe: list[str], exe_b: list[str], trace: Path, args) -> tuple[dict, d
     for _ in range(args.repeat):
         runs.append(ingest_once(exe, trace, args))
         runs_b.append(ingest_once(exe_b, trace, args))
-        print(f"  run {len(runs)}: this tree {runs[-1]['wall_s']:.1f} s, {args.against} {runs_b[-1]['wall_s']:.1f} s",
-              file=sys.stderr)
+        print(f"  run {len(runs)}: this tree {runs[-1]['wall_s']:.1f} s (CPU {runs[-1]['cpu_s']:.1f} s), "
+              f"{args.against} {runs_b[-1]['wall_s']:.1f} s (CPU {runs_b[-1]['cpu_s']:.1f} s)", file=sys.stderr)
         if runs[-1]["rc"] != 0 or runs_b[-1]["rc"] != 0:
             break
     return best_of(runs), best_of(runs_b)
@@ -312,6 +317,14 @@ def mib(kb) -> str:
     return f"{kb / 1024:,.0f}" if kb else "–"
 
 
+def cpu_text(run: dict) -> str:
+    """CPU seconds of the reported run; with several runs, also the lowest of them."""
+    text = f"{run['cpu_s']:.1f}"
+    if run.get("runs", 1) > 1 and run.get("min_cpu_s") is not None and run["min_cpu_s"] < run["cpu_s"] - 0.05:
+        text += f" (min {run['min_cpu_s']:.1f})"
+    return text
+
+
 def report(rows: list[dict], comparisons: list[dict], args) -> str:
     cmd = "python " + shlex.join([rel(Path(sys.argv[0]))] + sys.argv[1:])
     lines = [
@@ -322,9 +335,9 @@ def report(rows: list[dict], comparisons: list[dict], args) -> str:
         + ("cold/as-is" if args.no_prewarm else "warm (trace read once before each run)")
         + (f"; best of {args.repeat} runs" if args.repeat > 1 else "; one run each"),
         "",
-        fmt_row(["trace", "JSON MB", "events", "tool", "wall s", "MB/s", "events/s",
+        fmt_row(["trace", "JSON MB", "events", "tool", "wall s", "MB/s", "events/s", "CPU s",
                  "peak RSS MiB", "dataset MB"]),
-        fmt_row(["---", "---:", "---:", "---", "---:", "---:", "---:", "---:", "---:"]),
+        fmt_row(["---", "---:", "---:", "---", "---:", "---:", "---:", "---:", "---:", "---:"]),
     ]
     for r in rows:
         run = r["run"]
@@ -336,6 +349,7 @@ def report(rows: list[dict], comparisons: list[dict], args) -> str:
             f"{run['wall_s']:.1f}" if ok else "FAILED",
             f"{mb / run['wall_s']:,.0f}" if ok else "–",
             f"{ev / run['wall_s']:,.0f}" if ok and ev else "–",
+            cpu_text(run) if ok else "–",
             mib(run["maxrss_kb"]) if ok else "–",
             mb_text(run["dataset_bytes"]) if ok and run.get("dataset_bytes") else "–",
         ]))
@@ -346,7 +360,8 @@ def report(rows: list[dict], comparisons: list[dict], args) -> str:
                 lines += ["", f"`{Path(c['trace']).name}`: A/B incomplete: a run failed (see above / stderr)"]
                 continue
             lines += ["", f"`{Path(c['trace']).name}`: tracesql {c['rev']} {b['wall_s']:.1f} s, this tree "
-                      f"{a['wall_s']:.1f} s: {b['wall_s'] / a['wall_s']:.2f}× (peak RSS {mib(b['maxrss_kb'])} → "
+                      f"{a['wall_s']:.1f} s: {b['wall_s'] / a['wall_s']:.2f}× (CPU {b['min_cpu_s']:.1f} → "
+                      f"{a['min_cpu_s']:.1f} s, lowest of the runs; peak RSS {mib(b['maxrss_kb'])} → "
                       f"{mib(a['maxrss_kb'])} MiB)"]
             continue
         hta, tsql = c["hta"], c["tracesql"]
@@ -424,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         row = {"trace": str(trace), "tool": tool, "json_bytes": json_bytes(trace),
                "events": meta.get("total_events"), "run": run}
         rows.append(row)
-        status = f"{run['wall_s']:.1f} s, {mib(run['maxrss_kb'])} MiB" if run["rc"] == 0 \
+        status = f"{run['wall_s']:.1f} s, CPU {run['cpu_s']:.1f} s, {mib(run['maxrss_kb'])} MiB" if run["rc"] == 0 \
             else "FAILED " + fail_note(run)
         print(f"{tool:>8} {rel(trace)}: {status}", file=sys.stderr)
 
