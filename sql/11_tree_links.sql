@@ -26,8 +26,9 @@ WITH first_call AS (
 )
 SELECT e.trace_id, e.event_id, e.name, e.cat, e.pid, e.tid, e.ts_ns, e.dur_ns, e.correlation, l.launch_kind
 FROM first_call f
+-- first_call's filter is repeated on this scan of events (true of every first call) so that it is cut before the join
 JOIN events e ON e.trace_id = f.trace_id AND e.event_id = f.event_id
- AND e.cat IN ('cuda_runtime', 'cuda_driver') AND e.correlation IS NOT NULL   -- (true of every first call)
+ AND e.cat IN ('cuda_runtime', 'cuda_driver') AND e.correlation IS NOT NULL
 LEFT JOIN launches l ON l.trace_id = e.trace_id AND l.event_id = e.event_id;
 
 -- gpu_launch_links (stored table, see tracesql/schema.py): one row per row of `kernels` (linked or not) and
