@@ -19,6 +19,7 @@ Pipeline for one file (memory stays flat whatever the file size):
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 import re
 import shutil
@@ -995,15 +996,19 @@ def _fsync_tree(root: Path) -> None:
         _fsync_dir(Path(d))
 
 
-def _hash_file(path: str) -> str:
+def _hash_file(path: str) -> tuple[str, str]:
+    """The file's content hash (ByteSource.content_hash), and its BLAKE2b-128 digest: the content hash of
+    the datasets written before XXH3 replaced it (a file ingested then is still found)."""
     src = ByteSource(path)
+    legacy = hashlib.blake2b(digest_size=16)
     with open(path, "rb") as f:
         while True:
             b = f.read(8 << 20)
             if not b:
                 break
             src.hash.update(b)
-    return src.content_hash
+            legacy.update(b)
+    return src.content_hash, legacy.hexdigest()
 
 
 def _chunk_size(path: str, size: int) -> int:
@@ -1024,10 +1029,10 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
     size = os.path.getsize(path)
     known = _known_sizes(dataset)
     if size in known:
-        h = _hash_file(path)
-        if h in known[size]:
-            res.status, res.trace_id = "duplicate", h[:16]
-            return res
+        for h in _hash_file(path):
+            if h in known[size]:
+                res.status, res.trace_id = "duplicate", h[:16]
+                return res
     staging_root = dataset / ".staging"
     staging_root.mkdir(parents=True, exist_ok=True)
     _remove_stale_staging(staging_root)

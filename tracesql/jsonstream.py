@@ -10,13 +10,13 @@ it and the caller falls back to ``exact_spans``, a bracket/string scanner that i
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import zlib
 from dataclasses import dataclass, field
 from typing import Iterator
 
 import orjson
+import xxhash
 
 from .errors import TraceError
 
@@ -54,7 +54,7 @@ class ByteSource:
         self.path = str(path)
         self.block_size = block_size
         self.salvage = salvage
-        self.hash = hashlib.blake2b(digest_size=16)
+        self.hash = xxhash.xxh3_128()
         self.raw_bytes = 0
         self.json_bytes = 0
         self.gzip_truncated = False

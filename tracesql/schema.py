@@ -26,7 +26,7 @@ TABLES: dict[str, dict] = {
         "columns": [
             ("source_path", "VARCHAR", "absolute path of the file when it was ingested"),
             ("file_name", "VARCHAR", "base name of the file"),
-            ("content_hash", "VARCHAR", "BLAKE2b-128 hex digest of the file's bytes; trace_id is its first 16 digits"),
+            ("content_hash", "VARCHAR", "XXH3-128 hex digest of the file's bytes; trace_id is its first 16 digits"),
             ("size_bytes", "BIGINT", "size of the file on disk"),
             ("json_bytes", "BIGINT", "size of the (decompressed) JSON text"),
             ("compressed", "BOOLEAN", "whether the file was gzip-compressed"),
