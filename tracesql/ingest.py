@@ -38,7 +38,7 @@ import orjson
 
 from . import __version__
 from .errors import DatasetError, TraceError
-from .jsonstream import ByteSource, EventChunk, TraceSplitter, exact_spans, is_gzip
+from .jsonstream import ByteSource, EventChunk, TraceSplitter, content_hasher, exact_spans, is_gzip
 from .progress import Progress
 from .schema import DERIVED_TABLES, EVENT_TABLES, TABLES, columns, empty_select
 
@@ -996,19 +996,18 @@ def _fsync_tree(root: Path) -> None:
         _fsync_dir(Path(d))
 
 
-def _hash_file(path: str) -> tuple[str, str]:
-    """The file's content hash (ByteSource.content_hash), and its BLAKE2b-128 digest: the content hash of
-    the datasets written before XXH3 replaced it (a file ingested then is still found)."""
-    src = ByteSource(path)
-    legacy = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as f:
-        while True:
-            b = f.read(8 << 20)
-            if not b:
-                break
-            src.hash.update(b)
-            legacy.update(b)
-    return src.content_hash, legacy.hexdigest()
+def _known_hash(path: str, hashes: list[str]) -> str | None:
+    """The file's content hash if it is one of ``hashes``, else None. Datasets written before the content hash
+    became XXH3-128 hold BLAKE2b-128 digests: that digest is computed (a second read of the file) only when the
+    XXH3 one is not found."""
+    for new_hash in (content_hasher, lambda: hashlib.blake2b(digest_size=16)):
+        h = new_hash()
+        with open(path, "rb") as f:
+            while b := f.read(8 << 20):
+                h.update(b)
+        if (digest := h.hexdigest()) in hashes:
+            return digest
+    return None
 
 
 def _chunk_size(path: str, size: int) -> int:
@@ -1029,10 +1028,10 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
     size = os.path.getsize(path)
     known = _known_sizes(dataset)
     if size in known:
-        for h in _hash_file(path):
-            if h in known[size]:
-                res.status, res.trace_id = "duplicate", h[:16]
-                return res
+        h = _known_hash(path, known[size])
+        if h is not None:
+            res.status, res.trace_id = "duplicate", h[:16]
+            return res
     staging_root = dataset / ".staging"
     staging_root.mkdir(parents=True, exist_ok=True)
     _remove_stale_staging(staging_root)

@@ -40,6 +40,12 @@ def is_gzip(path: str) -> bool:
         return f.read(2) == GZIP_MAGIC
 
 
+def content_hasher():
+    """A new hash object for the content hash of a trace file: XXH3-128 of its raw bytes (it identifies files
+    and names traces; it needs no cryptographic strength)."""
+    return xxhash.xxh3_128()
+
+
 class ByteSource:
     """Yields the decompressed bytes of a trace file in blocks and hashes the raw file bytes.
 
@@ -54,7 +60,7 @@ class ByteSource:
         self.path = str(path)
         self.block_size = block_size
         self.salvage = salvage
-        self.hash = xxhash.xxh3_128()
+        self.hash = content_hasher()
         self.raw_bytes = 0
         self.json_bytes = 0
         self.gzip_truncated = False
