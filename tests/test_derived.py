@@ -1,12 +1,18 @@
-"""The derived tables stored at ingest (schema.DERIVED_TABLES) hold exactly what their build views compute."""
+"""The derived tables stored at ingest (the SQL library's @stores declarations, schemas in
+schema.DERIVED_TABLES) hold exactly what their build views compute."""
 import pytest
 
 from tracesql.schema import DERIVED_TABLES, columns
+from tracesql.sqlmodules import stored_tables
+
+
+def test_stored_tables_are_declared_once_with_a_schema():
+    assert sorted(stored_tables()) == sorted(DERIVED_TABLES)
 
 
 @pytest.mark.parametrize("table", list(DERIVED_TABLES))
 def test_stored_table_equals_its_build_view(ds, trace_ids, table):
-    build = DERIVED_TABLES[table]["build"]
+    build = stored_tables()[table].stores[table]
     got = ds.con.execute(f"DESCRIBE SELECT * FROM {build}").fetchall()
     assert [(r[0], r[1]) for r in got] == [("trace_id", "VARCHAR")] + [(c, t) for c, t, _ in columns(table)]
     n_stored = ds.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]

@@ -21,19 +21,7 @@ import polars as pl
 
 from .errors import DatasetError
 from .schema import TABLES, columns, empty_select
-
-
-def sql_dir() -> Path:
-    """The shipped ``sql/`` folder (inside the installed package, or the repository's top level)."""
-    here = Path(__file__).resolve().parent
-    for cand in (here / "sql", here.parent / "sql"):
-        if cand.is_dir():
-            return cand
-    raise DatasetError("the tracesql sql/ folder is missing from the installation")
-
-
-def sql_files() -> list[Path]:
-    return sorted(p for p in sql_dir().rglob("*.sql"))
+from .sqlmodules import statements as _module_statements
 
 
 def _quote(s: str) -> str:
@@ -42,7 +30,7 @@ def _quote(s: str) -> str:
 
 def table_statements(dataset: Path) -> list[str]:
     """CREATE VIEW statements for the stored tables, with absolute paths, and for the dataset's user rule
-    files (``_dataset_rule_files``, read by sql/20_category_rules.sql): everything that names the dataset."""
+    files (``_dataset_rule_files``, read by sql/categories/rules.sql): everything that names the dataset."""
     root = Path(dataset).resolve()
     tdir = root / "traces"
     has_traces = any(tdir.glob("trace_id=*/traces/*.parquet")) if tdir.is_dir() else False
@@ -67,10 +55,9 @@ def _empty_table_statements() -> list[str]:
 
 
 def analysis_statements() -> list[str]:
-    """Every shipped SQL file in name order, ``${SQL_DIR}`` replaced by the absolute path of the shipped sql/
-    folder (e.g. for rule CSVs). They name no dataset: they read the views of table_statements."""
-    sd = str(sql_dir()).replace("'", "''")
-    return [f"-- {f.name}\n" + f.read_text().replace("${SQL_DIR}", sd) for f in sql_files()]
+    """Every module of the SQL library (tracesql.sqlmodules) in load order. They name no dataset: they read
+    the views of table_statements."""
+    return _module_statements()
 
 
 def catalog_statements(dataset: Path) -> list[str]:

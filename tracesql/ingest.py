@@ -830,37 +830,25 @@ def _finalize(con, ing: _TraceIngest, src: ByteSource, splitter: TraceSplitter, 
     return row, counts, skipped
 
 
-# Helper views of the build (sql/10_tree_nesting.sql, sql/12_tree_attribution.sql, sql/30_gpu_activity.sql), each
-# with the step after which nothing reads it: stored as temporary tables of the build connection (which shadow the
-# views of the same name), computed just before the first derived table that needs them and dropped after that
-# step, so that each step sorts and joins narrow, exactly counted inputs, a helper read several times is computed
-# once, and the memory is free for the next one.
-_BUILD_HELPERS = {
-    "cpu_nesting": [("_tree_threads", "cpu_nesting"), ("_tree_clip", "_tree_nest_order"),
-                    ("_tree_nest_order", "_tree_parents"), ("_tree_parents", "cpu_nesting")],
-    "cpu_event_context": [("_tree_context_names", "cpu_event_context"), ("_tree_context_nodes", "_tree_context_walk"),
-                          ("_tree_context_walk", "_tree_context"), ("_tree_context", "cpu_event_context"),
-                          ("_tree_module_paths", "cpu_event_context")],
-    # read by each of the interval unions of the timeline (per device, pooled, per step)
-    "gpu_timeline_all": [("_gpu_names", "gpu_timeline_all"), ("_gpu_activity_core", "gpu_timeline_all")],
-}
-# Helpers not copied from their view in one statement: a recursive walk is built level by level with its
-# level macro (every level of a recursive CTE stays in memory; a table spills), the nodes it reads are stored
-# in depth order so that each level's scan skips the other levels' row groups.
-_BUILD_BY_LEVEL = {"_tree_context_walk": ("_tree_context_level", "_tree_context_nodes")}
-_BUILD_IN_DEPTH_ORDER = {nodes for _, nodes in _BUILD_BY_LEVEL.values()}
-
-
 # DuckDB memory limit of the derived-table build; with the Python process and DuckDB's unmanaged memory the
 # ingest's peak RSS stays under 1 GB (benchmarks/README.md).
 BUILD_MEMORY_LIMIT = "640MB"
 
 
 def _build_derived(out: Path, staging: Path) -> None:
-    """Compute the derived tables (schema.DERIVED_TABLES: the call-tree nesting, launch links and op context)
-    of one staged trace with their build views from sql/, and store them next to its other tables."""
-    from .dataset import sql_dir
+    """Compute the stored derived tables (the ``@stores`` declarations of the SQL library: call-tree nesting,
+    launch links, op context, steps, GPU timeline) of one staged trace with their build views, and store them
+    next to its other tables.
 
+    Helper views declared ``@build-temp`` are kept as temporary tables of the build connection (which shadow
+    the views of the same name) from just before the stored table of their module is built until the object
+    named by UNTIL has been built, so that each step sorts and joins narrow, exactly counted inputs, a helper
+    read several times is computed once, and the memory is free for the next one. A ``@build-levels`` helper
+    is built one depth level per statement (every level of a recursive CTE stays in memory; a table spills),
+    over its nodes stored in depth order so that each level's scan skips the other levels' row groups."""
+    from .sqlmodules import load_order, module_statements, stored_tables
+
+    stored = stored_tables()
     # checkpoint_threshold: the build's tables are temporary; an automatic checkpoint (which compacts in-memory
     # tables once 16 MB of changes have piled up) would only cost time and memory
     con = duckdb.connect(config={"threads": 2, "memory_limit": BUILD_MEMORY_LIMIT,
@@ -874,15 +862,16 @@ def _build_derived(out: Path, staging: Path) -> None:
                 con.execute(f"CREATE VIEW {t} AS {empty_select(t)}")
             else:
                 con.execute(f"CREATE VIEW {t} AS SELECT '' AS trace_id, * FROM read_parquet('{out / t / '*.parquet'}')")
-        sd = str(sql_dir()).replace("'", "''")
-        for f in dict.fromkeys(d["sql"] for d in DERIVED_TABLES.values()):
-            con.execute((sql_dir() / f).read_text().replace("${SQL_DIR}", sd))
-        for t, d in DERIVED_TABLES.items():
-            helpers = _BUILD_HELPERS.get(t, [])
-            for v, last in helpers:
-                if v in _BUILD_BY_LEVEL:
-                    _build_by_level(con, v, *_BUILD_BY_LEVEL[v])
-                elif v in _BUILD_IN_DEPTH_ORDER:
+        for st in module_statements(load_order(sorted({m.name for m in stored.values()}))):
+            con.execute(st)
+        levels = {v: lv for m in stored.values() for v, lv in m.build_levels.items()}
+        in_depth_order = {nodes for _, nodes in levels.values()}
+        for t, m in stored.items():
+            helpers = m.build_temp if t == next(x for x in m.stores) else []
+            for v, _ in helpers:
+                if v in levels:
+                    _build_by_level(con, v, *levels[v])
+                elif v in in_depth_order:
                     con.execute("SET preserve_insertion_order = true")
                     con.execute(f"CREATE TEMP TABLE {v} AS SELECT * FROM main.{v} ORDER BY depth")
                     con.execute("SET preserve_insertion_order = false")
@@ -894,7 +883,8 @@ def _build_derived(out: Path, staging: Path) -> None:
             (out / t).mkdir()
             part = out / t / "part-00000.parquet"
             cols = ", ".join(f'"{c}"' for c, _, _ in columns(t))
-            con.execute(f"COPY (SELECT {cols} FROM {d['build']}) TO '{part}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)")
+            con.execute(f"COPY (SELECT {cols} FROM {m.stores[t]}) TO '{part}' "
+                        "(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)")
             con.execute(f"DROP TABLE {t}")
             con.execute(f"CREATE VIEW {t} AS SELECT '' AS trace_id, * FROM read_parquet('{part}')")
             for v, last in helpers:

@@ -209,15 +209,14 @@ TABLES: dict[str, dict] = {
     },
 }
 
-# Tables derived from the ones above by the SQL in sql/ (Perfetto computes a slice's depth and parent at
-# import in the same way): `tracesql ingest` runs the view named in "build" on each trace once and stores its
-# rows next to the trace's other tables, so that the call-tree views do not redo the sorting on every query.
-# The view stays defined, so a stored table can always be recomputed and compared.
+# Tables derived from the ones above by the SQL library (Perfetto computes a slice's depth and parent at
+# import in the same way): the module that declares `@stores TABLE FROM VIEW` names the build view, which
+# `tracesql ingest` runs on each trace once, storing its rows next to the trace's other tables, so that the
+# call-tree and timeline views do not redo the sorting on every query. The build view stays defined, so a
+# stored table can always be recomputed and compared.
 DERIVED_TABLES: dict[str, dict] = {
     "cpu_nesting": {
-        "doc": "One row per CPU duration event with its place in its thread's call stack (sql/10_tree_nesting.sql).",
-        "build": "_cpu_nesting_build",
-        "sql": "10_tree_nesting.sql",
+        "doc": "One row per CPU duration event with its place in its thread's call stack.",
         "columns": [
             ("event_id", "BIGINT", "the event (as in events)"),
             ("pid", "VARCHAR", "process id"),
@@ -242,9 +241,7 @@ DERIVED_TABLES: dict[str, dict] = {
         ],
     },
     "gpu_launch_links": {
-        "doc": "One row per GPU event (row of kernels) and the runtime call that launched it (sql/11_tree_links.sql).",
-        "build": "_gpu_launch_links_build",
-        "sql": "11_tree_links.sql",
+        "doc": "One row per GPU event (row of kernels) and the runtime call that launched it.",
         "columns": [
             ("event_id", "BIGINT", "the GPU event (as in kernels)"),
             ("cat", "VARCHAR", "kernel, gpu_memcpy, gpu_memset, cuda_sync"),
@@ -271,9 +268,7 @@ DERIVED_TABLES: dict[str, dict] = {
     },
     "cpu_event_context": {
         "doc": "One row per cpu_op, nn.Module frame, user_annotation and correlated runtime call, with what "
-               "encloses it (sql/12_tree_attribution.sql).",
-        "build": "_cpu_event_context_build",
-        "sql": "12_tree_attribution.sql",
+               "encloses it.",
         "columns": [
             ("event_id", "BIGINT", "the event"),
             ("cat", "VARCHAR", "category"),
@@ -303,9 +298,7 @@ DERIVED_TABLES: dict[str, dict] = {
         ],
     },
     "profiler_steps": {
-        "doc": "One row per ProfilerStep#N range on the CPU (sql/30_gpu_activity.sql).",
-        "build": "_profiler_steps_build",
-        "sql": "30_gpu_activity.sql",
+        "doc": "One row per ProfilerStep#N range on the CPU.",
         "columns": [
             ("event_id", "BIGINT", "the range (as in events)"),
             ("cat", "VARCHAR", "user_annotation (cpu_op in PyTorch 1.8 traces)"),
@@ -320,9 +313,7 @@ DERIVED_TABLES: dict[str, dict] = {
     },
     "gpu_timeline_all": {
         "doc": "The GPU timeline of each trace: one row per device (and all devices pooled), for the whole trace "
-               "and per ProfilerStep (sql/31_timeline.sql).",
-        "build": "_gpu_timeline_all_build",
-        "sql": "31_timeline.sql",
+               "and per ProfilerStep.",
         "columns": [
             ("pooled", "BOOLEAN", "the row pools all devices of the trace (device NULL)"),
             ("device", "INTEGER", "GPU device (NULL: pooled, or events without a device)"),

@@ -1,4 +1,4 @@
--- GPU timeline (native definition): how the time between the first and the last GPU activity of a device
+-- gpu/timeline — the GPU timeline (native definition): how the time between the first and the last GPU activity of a device
 -- is spent: computation, communication, memory operations, idle.
 --
 -- Which events count: every row of gpu_activity except cuda_sync waits, whether or not its launch is in
@@ -7,6 +7,11 @@
 -- Times are lengths of unions of closed intervals [ts, ts + dur] (touching intervals merge), exact in ns.
 -- "span" is first GPU start to last GPU end of the rows' events; the profiler window (first to last
 -- event of any kind in the trace) is given beside it as window_ns.
+--
+-- @requires lib/intervals gpu/activity
+-- @stores gpu_timeline_all FROM _gpu_timeline_all_build
+-- @build-temp _gpu_names UNTIL gpu_timeline_all
+-- @build-temp _gpu_activity_core UNTIL gpu_timeline_all
 
 -- _gt_events: the counted GPU events with their class for the unions (cls C compute, K comm, M memcpy and
 -- memset). _gt_multi_device: the traces whose GPU events run on more than one device.
@@ -48,6 +53,7 @@ SELECT trace_id, (grp >> 20) << 20, u.* EXCLUDE (trace_id, grp)
 FROM u WHERE trace_id NOT IN (SELECT trace_id FROM _gt_multi_device);
 
 CREATE OR REPLACE VIEW _gt_unions AS SELECT * FROM _gt_with_pooled_copy('_gt_members');
+
 CREATE OR REPLACE VIEW _gt_step_unions AS SELECT * FROM _gt_with_pooled_copy('_gt_step_members');
 
 -- _trace_window: the profiler window of each trace: first start to last end over CPU and GPU events.

@@ -1,4 +1,4 @@
--- 10_tree_nesting.sql — the call stack of every CPU thread, rebuilt from timestamps in set-based SQL.
+-- tree/nesting — the call stack of every CPU thread, rebuilt from timestamps in set-based SQL.
 --
 -- Rule (our native definition; every tree view uses it):
 --   * Nesting is per thread (trace_id, pid, tid). Events are taken in "nesting order": by start,
@@ -28,6 +28,12 @@
 --     boundaries, counting only the members of the family: the open events at a start are its ancestors.
 -- Two sorts of the boundaries in all (raw, then clipped). ts_ns/dur_ns are never changed; nest_end_ns is
 -- the end used for nesting.
+--
+-- @stores cpu_nesting FROM _cpu_nesting_build
+-- @build-temp _tree_threads UNTIL cpu_nesting
+-- @build-temp _tree_clip UNTIL _tree_nest_order
+-- @build-temp _tree_nest_order UNTIL _tree_parents
+-- @build-temp _tree_parents UNTIL cpu_nesting
 
 -- Helper: an exact integer key per CPU thread (trace_id, pid, tid), so the sorts below compare integers.
 CREATE OR REPLACE VIEW _tree_threads AS
@@ -117,8 +123,10 @@ FROM ab;
 CREATE OR REPLACE MACRO _tree_nest_packed(fam) AS
     1::HUGEINT + ((fam & 1)::HUGEINT << 27) + (((fam >> 1) & 1)::HUGEINT << 47)
     + (((fam >> 2) & 1)::HUGEINT << 67) + (((fam >> 3) & 1)::HUGEINT << 87) + (((fam >> 4) & 1)::HUGEINT << 107);
+
 CREATE OR REPLACE MACRO _tree_nest_field(packed, shift, bits) AS
     ((packed >> shift) & ((1::HUGEINT << bits) - 1))::INTEGER;
+
 CREATE OR REPLACE VIEW _tree_nest_order AS
 WITH s AS MATERIALIZED (
     SELECT thread_key, event_id, ts_ns, grp, fam, nest_end_ns,

@@ -1,7 +1,9 @@
--- Launch statistics: every launch API call (cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel(Ex),
+-- gpu/launches — every launch API call (cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel(Ex),
 -- hip*LaunchKernel, cudaGraphLaunch/hipGraphLaunch, memcpy and memset APIs: the `launches` table) with the
 -- GPU work it launched: the GPU events gpu_activity links to it (gpu_launch_links: the same trace and
 -- correlation id). A graph launch has many GPU events.
+--
+-- @requires gpu/activity
 
 -- launch_stats_at(runtime_cutoff_us, launch_delay_cutoff_us): one row per launch call.
 --   trace_id, launch_event_id, api, launch_kind   the call, its API name and kind (kernel/graph/memcpy/memset)

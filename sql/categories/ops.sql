@@ -1,4 +1,4 @@
--- Op categories and kernel categories per parent op (native definitions).
+-- categories/ops — op categories and kernel categories per parent op (native definitions).
 --
 -- Needs gpu_event_ops (sql/12_tree_attribution.sql): per GPU event, the launch call and the innermost
 -- cpu_op enclosing it.
@@ -12,6 +12,8 @@
 -- that matches the op's name; when no op rule matches (or the parent is not a cpu_op), the kernel category
 -- with the largest share of the instance's GPU time (Σ dur; ties to the alphabetically first category).
 -- Kernel time is Σ dur of the GPU events (not a union): what the op's kernels cost, stream overlap aside.
+--
+-- @requires categories/kernels tree/gpu_event_ops
 
 -- op_name_categories: one row per ruleset with op rules and distinct op name (cpu_op names and launch API
 -- names of the dataset).

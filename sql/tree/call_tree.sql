@@ -1,4 +1,4 @@
--- 14_tree_nodes.sql — the printable call tree: annotations, nn.Module calls, ops, runtime launches and
+-- tree/call_tree — the printable call tree: annotations, nn.Module calls, ops, runtime launches and
 -- GPU events, each with the GPU time under it. `tracesql tree` and `ds.tree()` read this view.
 --
 -- A node's parent is its closest enclosing node on the CPU thread (the latest-starting of its innermost
@@ -6,6 +6,8 @@
 -- frames that are not nn.Module calls and runtime calls that launched nothing are not nodes. Only nodes
 -- with at least one linked GPU event below them are kept. GPU time of a node = over the GPU events below
 -- it: busy (union of intervals, all streams pooled), Σ durations and count.
+--
+-- @requires lib/keys lib/intervals tree/context tree/links
 
 -- Helper: the parent node of every CPU anchor (cpu_event_context row): the closest of its innermost
 -- enclosing cpu_op, nn.Module frame and user_annotation (the one latest in nesting order).

@@ -1,9 +1,11 @@
--- Category rules: the data that says what kind of work a kernel or an op is.
+-- categories/rules — the data that says what kind of work a kernel or an op is.
 --
 -- Rules are CSV files with the header
 --     ruleset,applies_to,event_cat,category,subcategory,pattern,priority,note
 -- read from two places:
---   * ${SQL_DIR}/rules/*.csv   shipped with tracesql: the rulesets `default`, `tracelens`, `hta` and `jax`;
+--   * ${SQL_DIR}/**/rules/*.csv  shipped with tracesql: the ruleset `default` (sql/categories/rules/) and the
+--                              peers' rulesets `tracelens`, `jax` (sql/peers/tracelens/rules/), `hta`
+--                              (sql/peers/hta/rules/);
 --   * DATASET/rules/*.csv      user rules of this dataset (`tracesql categories DATASET --rules FILE` or
 --                              tracesql.categories.add_rules copy them there); a dataset without any is fine.
 --                              Read by the view _dataset_rule_files, which opening the dataset defines with
@@ -18,18 +20,14 @@
 -- Of all rules of a ruleset that match a name, the one with the highest priority wins; ties go to user
 -- rules before shipped ones, then to the earlier file name, then to the earlier line. A name no rule of the
 -- ruleset matches gets the category `other`.
-
--- Parse one CSV line into its fields (quoted fields unquoted, unquoted ones trimmed).
-CREATE OR REPLACE MACRO _csv_fields(line) AS
-    list_transform(
-        regexp_extract_all(line || ',', '\s*("(?:[^"]|"")*"|[^,"]*)\s*,', 1),
-        lambda f: CASE WHEN starts_with(trim(f), '"') THEN replace(trim(f)[2:-2], '""', '"') ELSE trim(f) END);
+--
+-- @requires lib/csv
 
 -- Every line of every rule file, with the fields of the file's header line.
 CREATE OR REPLACE VIEW _category_rule_lines AS
 WITH files AS (
     SELECT 'shipped' AS source, filename, content
-    FROM read_text('${SQL_DIR}/rules/*.csv')
+    FROM read_text('${SQL_DIR}/**/rules/*.csv')
     UNION ALL
     SELECT 'user', filename, content
     FROM _dataset_rule_files

@@ -1,9 +1,11 @@
--- Gaps: idle time between consecutive GPU events on the same stream.
+-- gpu/gaps — idle time between consecutive GPU events on the same stream.
 --
 -- Events: gpu_activity rows except cuda_sync waits, per (trace, device, stream) in start order (ties by
 -- event_id). The gap before an event is its start minus the latest end of all earlier events on that
 -- stream (not just the previous one, so a short event nested in a long one opens no false gap). A gap
 -- <= 0 means the stream was never idle before the event; idle time is the sum of the positive gaps.
+--
+-- @requires gpu/activity
 
 -- _gpu_gaps_core: gpu_gaps without the name text: name_id, short_id, prev_name_id, prev_short_id instead
 -- (see _gpu_names); the windows run over these narrow rows.

@@ -1,7 +1,9 @@
--- Kernel summary: statistics of GPU event durations per kernel name.
+-- gpu/kernel_summary — statistics of GPU event durations per kernel name.
 --
 -- Which events count: every row of gpu_activity except cuda_sync waits (kernels, memcpy and memset, linked
 -- to a launch in the trace or not). Percentages are of the trace's (or step's) counted events.
+--
+-- @requires gpu/activity
 
 -- kernel_summary_of(step_name, full_names): one row per (trace, name); a table macro so that the command
 -- line can pick one ProfilerStep and short or full names.

@@ -1,10 +1,12 @@
--- Kernel categories: every GPU event gets a category from the rule table (20_category_rules.sql).
+-- categories/kernels — every GPU event gets a category from the rule table (20_category_rules.sql).
 --
 -- Names are categorised once per distinct name, not per event: the distinct names are joined into one
 -- newline-separated text and each rule's pattern is run once over that text (a rule matches a name when
 -- its pattern is found in the name's line), then the winner per (ruleset, name) is joined back to events.
 -- This is the same result as regexp_matches(name, pattern) for every (name, rule) pair, computed with one
 -- compiled expression per rule instead of one per pair.
+--
+-- @requires categories/rules
 
 -- The names rules are matched against: `kernel` = distinct GPU event names, `op` = distinct CPU op names
 -- and launch API names (an op category may fall back to a runtime call such as cudaGraphLaunch).

@@ -1,4 +1,4 @@
--- 42_tracelens_ops_unique_args.sql — TraceLens (0.1.0) ops_unique_args: TraceLens's launcher instances
+-- peers/tracelens/ops_unique_args — TraceLens (0.1.0) ops_unique_args: TraceLens's launcher instances
 -- (tl_launchers, sql/13) grouped by op name, op category, CPU process/thread and input arguments, with
 -- statistics of their GPU time (µs) and a summary of the GPU events they launched.
 --
@@ -39,6 +39,8 @@
 -- Known limits, not met by any reference: a tie in total_direct_kernel_time_sum in a trace with more than
 -- 16 groups may be ordered differently (TraceLens's sort does not promise an order for ties); how TraceLens
 -- prints args of a launcher without them is not known (here NULL).
+--
+-- @requires lib/pytext peers/float_us peers/tracelens/launchers peers/tracelens/op_categories
 
 -- ---- Python/numpy/pandas arithmetic and text -----------------------------------------------------------
 
@@ -48,6 +50,7 @@
 -- by one.
 CREATE OR REPLACE MACRO _np_pw_lane(xs, j) AS
     list_reduce(list_slice(xs, j, len(xs) - len(xs) % 8, 8), lambda a, b: a + b);
+
 CREATE OR REPLACE MACRO _np_pw_block(xs) AS
     CASE WHEN len(xs) < 8 THEN list_reduce(xs, lambda a, b: a + b, 0.0::DOUBLE)
          ELSE list_reduce(list_slice(xs, len(xs) - len(xs) % 8 + 1, len(xs)), lambda a, b: a + b,
@@ -68,16 +71,19 @@ CREATE OR REPLACE MACRO _np_split(blocks) AS
              THEN [{'lo': b.lo, 'n': b.n // 2 - (b.n // 2) % 8, 'c': 0::BIGINT},
                    {'lo': b.lo + b.n // 2 - (b.n // 2) % 8, 'n': b.n - (b.n // 2 - (b.n // 2) % 8), 'c': b.c + 1}]
              ELSE [b] END));
+
 CREATE OR REPLACE MACRO _np_blocks(n) AS
     _np_split(_np_split(_np_split(_np_split(_np_split(_np_split(_np_split(_np_split(_np_split(_np_split(
     _np_split(_np_split(_np_split(_np_split(_np_split(_np_split(_np_split(_np_split(_np_split(_np_split(
         [{'lo': 0::BIGINT, 'n': n::BIGINT, 'c': 0::BIGINT}]))))))))))))))))))));
+
 CREATE OR REPLACE MACRO _np_combine(sums) AS
     list_reduce(sums, lambda st, b:
         list_append(list_slice(st, 1, len(st) - b.c),
                     list_reduce(list_reverse(list_slice(st, len(st) - b.c + 1, len(st))),
                                 lambda acc, x: x + acc, b.v)),
         []::DOUBLE[])[1];
+
 CREATE OR REPLACE MACRO _np_sums(tbl) AS TABLE
 WITH v AS (
     SELECT id, i, x::DOUBLE AS x FROM query_table(tbl)
@@ -113,6 +119,7 @@ CREATE OR REPLACE MACRO _py_median(xs) AS
 -- carriage return and tab escaped ('None' for NULL).
 CREATE OR REPLACE MACRO _py_str_body(s) AS
     replace(replace(replace(replace(s, '\', '\\'), chr(10), '\n'), chr(13), '\r'), chr(9), '\t');
+
 CREATE OR REPLACE MACRO _py_str(s) AS
     CASE WHEN s IS NULL THEN 'None'
          WHEN contains(s, '''') AND NOT contains(s, '"') THEN '"' || _py_str_body(s) || '"'

@@ -1,34 +1,12 @@
--- Op summaries: GPU time per CPU op (name, and name with its input shapes), and short kernels.
+-- gpu/op_summaries — GPU time per CPU op (name, and name with its input shapes), and short kernels.
 --
 -- A GPU event belongs to the innermost cpu_op around the call that launched it (gpu_event_ops.op_name,
 -- sql/12). Events whose launch is in the trace but has no cpu_op around it are listed under the launch
 -- API in brackets ('[cudaGraphLaunch]'); events whose launch is not in the trace under '[no launch]'.
 -- Kernel time here is the summed duration of the op's GPU events (cuda_sync waits excluded): additive,
 -- so the percentages of all ops add up to 100.
-
--- _py_atom(j) / _py_tuple1..3(j): a JSON value of the trace's args written as Python writes the same
--- value after turning lists into tuples (the text TraceLens shows for Input Dims, Input type, Input
--- Strides and Concrete Inputs): [[16, 559, 1], [], []] -> '((16, 559, 1), (), ())', ["", "1"] ->
--- "('', '1')", [1024] -> '(1024,)'. Up to three levels of nesting (tensor lists).
-CREATE OR REPLACE MACRO _py_atom(x) AS
-    CASE json_type(x) WHEN 'VARCHAR' THEN '''' || (x ->> '$') || ''''
-                      WHEN 'NULL' THEN 'None'
-                      WHEN 'BOOLEAN' THEN CASE WHEN x::VARCHAR = 'true' THEN 'True' ELSE 'False' END
-                      ELSE x::VARCHAR END;
-CREATE OR REPLACE MACRO _py_seq(items, n) AS
-    '(' || array_to_string(items, ', ') || CASE WHEN n = 1 THEN ',' ELSE '' END || ')';
-CREATE OR REPLACE MACRO _py_tuple1(j) AS
-    CASE WHEN json_type(j) = 'ARRAY'
-         THEN _py_seq(list_transform(json_extract(j, '$[*]'), lambda x: _py_atom(x)), json_array_length(j))
-         ELSE _py_atom(j) END;
-CREATE OR REPLACE MACRO _py_tuple2(j) AS
-    CASE WHEN json_type(j) = 'ARRAY'
-         THEN _py_seq(list_transform(json_extract(j, '$[*]'), lambda x: _py_tuple1(x)), json_array_length(j))
-         ELSE _py_atom(j) END;
-CREATE OR REPLACE MACRO _py_tuple3(j) AS
-    CASE WHEN json_type(j) = 'ARRAY'
-         THEN _py_seq(list_transform(json_extract(j, '$[*]'), lambda x: _py_tuple2(x)), json_array_length(j))
-         ELSE _py_atom(j) END;
+--
+-- @requires lib/pytext gpu/activity tree/context tree/links
 
 -- _op_gpu: the counted GPU events with the op they belong to (see the top of this file): the launch of
 -- each GPU event (gpu_launch_links) and the op context of that launch (cpu_event_context), as in

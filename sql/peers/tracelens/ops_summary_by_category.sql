@@ -1,0 +1,88 @@
+-- peers/tracelens/ops_summary_by_category — TraceLens's ops_summary_by_category, per trace and per trace and
+-- parent module (its inference report).
+--
+-- @requires peers/tracelens/launchers peers/tracelens/op_categories
+
+-- tl_ops_summary_by_category: TraceLens's ops_summary_by_category.csv, one row per (trace, op category),
+-- with TraceLens's column names.
+--   trace_id                       trace (of the GPU events)
+--   op category                    TraceLens op category
+--   Count                          launcher instances in the category (tl_launchers rows)
+--   total_direct_kernel_time_ms    Σ of their direct kernel times (tl_launchers, float64 µs) / 1000
+--   Percentage (%)                 share of the Σ over all categories of the trace
+--   Cumulative Percentage (%)      running sum of the percentage, categories by descending time
+--   rank                           row order of TraceLens's file (1 = most time)
+CREATE OR REPLACE VIEW tl_ops_summary_by_category AS
+WITH g AS (
+    SELECT l.trace_id, c.op_category, count(*) AS n, sum(l.direct_kernel_time_us) AS total_us
+    FROM tl_launchers l
+    JOIN tl_op_category c ON c.trace_id = l.tl_launcher_trace_id AND c.tl_launcher_event_id = l.tl_launcher_event_id
+    GROUP BY ALL
+), r AS (
+    SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY total_us DESC, op_category) AS rank,
+           sum(total_us) OVER (PARTITION BY trace_id) AS all_us
+    FROM g
+)
+SELECT trace_id,
+       op_category AS "op category",
+       n AS "Count",
+       total_us / 1000 AS total_direct_kernel_time_ms,
+       total_us / all_us * 100 AS "Percentage (%)",
+       sum(total_us / all_us * 100) OVER (PARTITION BY trace_id ORDER BY rank
+                                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+           AS "Cumulative Percentage (%)",
+       rank
+FROM r;
+
+-- tl_ops_summary_by_category_module: the same per (trace, op category, parent module), as TraceLens's
+-- inference report writes ops_summary_by_category (the graphs/vllm_decode_full reference), with its
+-- column names.
+--   trace_id                       trace (of the GPU events)
+--   op category                    TraceLens op category
+--   parent_module                  'nn.Module: <name>' of the innermost nn.Module around the launcher (the
+--                                  instance suffix _N of the frame name removed), 'NA' when there is none
+--   Count                          launcher instances
+--   call_stack_first               call stack of the earliest instance (by launcher start): the launcher
+--                                  name, then its nn.Module frames innermost first, as a Python list literal
+--   total_direct_kernel_time_ms    Σ of their direct kernel times / 1000
+--   Percentage (%)                 share of the Σ over all rows of the trace
+--   Cumulative Percentage (%)      running sum, rows by descending time
+--   rank                           row order (1 = most time)
+CREATE OR REPLACE VIEW tl_ops_summary_by_category_module AS
+WITH i AS (
+    SELECT l.trace_id, c.op_category, c.tl_launcher_name, c.launcher_ts_ns, c.tl_launcher_event_id,
+           l.direct_kernel_time_us,
+           CASE WHEN c.module_path IS NULL OR c.module_path = '' THEN []
+                ELSE list_reverse(string_split(c.module_path, '/')) END AS frames
+    FROM tl_launchers l
+    JOIN tl_op_category c ON c.trace_id = l.tl_launcher_trace_id AND c.tl_launcher_event_id = l.tl_launcher_event_id
+), m AS (
+    SELECT *,
+           CASE WHEN len(frames) = 0 THEN 'NA'
+                ELSE 'nn.Module: ' || regexp_replace(frames[1], '_[0-9]+$', '') END AS parent_module,
+           '[' || array_to_string(list_transform(list_prepend(tl_launcher_name,
+                                                              list_transform(frames, lambda f: 'nn.Module: ' || f)),
+                                                 lambda x: chr(39) || x || chr(39)), ', ') || ']' AS call_stack
+    FROM i
+), g AS (
+    SELECT trace_id, op_category, parent_module, count(*) AS n,
+           arg_min(call_stack, (launcher_ts_ns, tl_launcher_event_id)) AS call_stack_first,
+           sum(direct_kernel_time_us) AS total_us
+    FROM m GROUP BY ALL
+), r AS (
+    SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY total_us DESC, op_category, parent_module) AS rank,
+           sum(total_us) OVER (PARTITION BY trace_id) AS all_us
+    FROM g
+)
+SELECT trace_id,
+       op_category AS "op category",
+       parent_module,
+       n AS "Count",
+       call_stack_first,
+       total_us / 1000 AS total_direct_kernel_time_ms,
+       total_us / all_us * 100 AS "Percentage (%)",
+       sum(total_us / all_us * 100) OVER (PARTITION BY trace_id ORDER BY rank
+                                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+           AS "Cumulative Percentage (%)",
+       rank
+FROM r;

@@ -1,0 +1,85 @@
+"""The SQL library: every module loads with only what it declares it requires, every public object is
+documented, peer reproductions live only under sql/peers/, and nothing is defined twice."""
+from __future__ import annotations
+
+import re
+
+import duckdb
+import pytest
+
+from tracesql import dataset as dsmod
+from tracesql import sqlmodules
+from tracesql.schema import TABLES
+
+MODULES = sorted(sqlmodules.modules())
+
+
+def _empty_connection():
+    con = duckdb.connect()
+    for st in dsmod._empty_table_statements():
+        con.execute(st)
+    return con
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_module_loads_with_only_what_it_requires(name):
+    """DuckDB binds a view when it is created: a module that reads an object of a module it does not
+    (transitively) require fails here."""
+    con = _empty_connection()
+    try:
+        for st in sqlmodules.module_statements(sqlmodules.load_order([name])):
+            con.execute(st)
+    finally:
+        con.close()
+
+
+def test_every_object_is_defined_once():
+    seen: dict[str, str] = {}
+    for m in sqlmodules.modules().values():
+        for o in m.objects:
+            assert o not in seen, f"{o} defined in {seen.get(o)} and {m.name}"
+            seen[o] = m.name
+        assert not set(m.objects) & set(TABLES), m.name
+
+
+def test_every_public_object_has_its_documentation_block():
+    """A public view, macro or table is headed by a comment block that names it and describes its rows."""
+    missing = []
+    for m in sqlmodules.modules().values():
+        lines = m.path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            c = re.match(r"CREATE OR REPLACE (?:VIEW|MACRO|TABLE) (\w+)", line)
+            if not c or c.group(1).startswith("_"):
+                continue
+            block = []
+            j = i - 1
+            while j >= 0 and lines[j].startswith("--"):
+                block.append(lines[j])
+                j -= 1
+            text = "\n".join(reversed(block))
+            if c.group(1) not in text or len(block) < 2 and "AS SELECT * FROM" not in line:
+                missing.append(f"{m.name}: {c.group(1)}")
+    assert not missing, missing
+
+
+def test_peer_objects_live_only_under_peers():
+    native = [m for m in sqlmodules.modules().values() if not m.name.startswith("peers/")]
+    bad = [f"{m.name}: {w}" for m in native for w in re.findall(r"\b_?(?:tl|hta)_\w+", m.path.read_text())]
+    assert not bad, bad[:10]
+    # no native module requires a peer module: deleting sql/peers/ removes the styles and nothing else
+    assert not [m.name for m in native if any(r.startswith("peers/") for r in m.requires)]
+
+
+def test_load_order_puts_requirements_first():
+    order = [m.name for m in sqlmodules.load_order()]
+    assert sorted(order) == MODULES
+    pos = {n: i for i, n in enumerate(order)}
+    for m in sqlmodules.modules().values():
+        assert all(pos[r] < pos[m.name] for r in m.requires), m.name
+
+
+def test_unknown_requirement_is_an_error(tmp_path, monkeypatch):
+    (tmp_path / "a.sql").write_text("-- a\n--\n-- @requires nowhere/b\n\nCREATE OR REPLACE VIEW _x AS SELECT 1;\n")
+    monkeypatch.setattr(sqlmodules, "sql_dir", lambda: tmp_path)
+    with pytest.raises(sqlmodules.DatasetError, match="requires nowhere/b"):
+        sqlmodules.load_order()
