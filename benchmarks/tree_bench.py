@@ -33,7 +33,9 @@ import duckdb  # noqa: E402
 
 import tracesql  # noqa: E402
 from tracesql.schema import DERIVED_TABLES, TABLES  # noqa: E402
-from tracesql.tree import TREE_VIEWS, materialize  # noqa: E402
+from tracesql.tree import materialize, tree_views  # noqa: E402
+
+TREE_VIEWS = tree_views()
 
 ingest_module = importlib.import_module("tracesql.ingest")  # (tracesql.ingest is also the function's name)
 

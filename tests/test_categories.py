@@ -430,10 +430,10 @@ def test_cli_categories_csv(all_dataset, ds):
 @pytest.fixture(scope="module")
 def ops_ds(all_dataset):
     """The session dataset opened once more, with the call tree's gpu_event_ops (attribution of every GPU
-    event) and tl_launchers (TraceLens launcher instances), computed over all traces at each use, computed
-    once into tables: the op-level views read them many times here."""
+    event), its TraceLens view tl_gpu_event_ops and tl_launchers (TraceLens launcher instances), computed
+    over all traces at each use, computed once into tables: the op-level views read them many times here."""
     d = tracesql.open(all_dataset[0])
-    for view in ("gpu_event_ops", "tl_launchers"):
+    for view in ("gpu_event_ops", "tl_gpu_event_ops", "tl_launchers"):
         d.con.execute(f"CREATE TEMP TABLE _{view}_once AS SELECT * FROM {view}")
         d.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM _{view}_once")
     yield d

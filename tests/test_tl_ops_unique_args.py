@@ -143,10 +143,10 @@ def test_report_writes_ops_unique_args(tmp_path, all_dataset, reference_dir):
 
 
 def test_views_defined(all_dataset, ds):
-    """tracesql.open defines both views; DATASET/init.sql has the file after sql/41."""
+    """tracesql.open defines both views; DATASET/init.sql has their module after the modules it requires."""
     assert {"tl_ops_unique_args", "tl_ops_unique_args_module"} <= set(ds.views())
     text = (all_dataset[0] / "init.sql").read_text()
-    pos = [text.find(s) for s in ("-- 41_hta.sql", "-- 42_tracelens_ops_unique_args.sql",
+    pos = [text.find(s) for s in ("-- module peers/tracelens/launchers", "-- module peers/tracelens/ops_unique_args",
                                   "CREATE OR REPLACE VIEW tl_ops_unique_args AS",
                                   "CREATE OR REPLACE VIEW tl_ops_unique_args_module AS")]
     assert -1 not in pos and pos == sorted(pos)

@@ -119,10 +119,10 @@ def test_qwen_linked_gpu_events_match_tracelens(tds, trace_ids):
     tid = trace_ids[QWEN]
     total, linked, tl_linked = one(tds, """SELECT count(*), count(*) FILTER (WHERE linked),
                                                   count(*) FILTER (WHERE tl_linked)
-                                           FROM gpu_event_ops WHERE trace_id = ?""", [tid])[0]
+                                           FROM tl_gpu_event_ops WHERE trace_id = ?""", [tid])[0]
     assert (total, linked, tl_linked) == (1707, 1198, 1198)
     s = one(tds, """SELECT gpu_events, linked_events, unlinked_events, tl_linked_events
-                    FROM gpu_link_summary WHERE trace_id = ?""", [tid])[0]
+                    FROM tl_link_summary WHERE trace_id = ?""", [tid])[0]
     assert s == (1707, 1198, 509, 1198)
     # unlinked events are the warm-up kernels that ran before the CPU window opened
     first_cpu = one(tds, "SELECT min(ts_ns) FROM events WHERE trace_id = ? AND cat = 'cpu_op'", [tid])[0][0]
@@ -159,7 +159,7 @@ def test_old_format_links_by_correlation_not_external_id(tds, trace_ids):
     tid = trace_ids["nvidia/kineto_2021_v1_8.json.gz"]
     total, linked, with_op, tl_linked = one(tds, """
         SELECT count(*), count(*) FILTER (WHERE linked), count(op_event_id), count(*) FILTER (WHERE tl_linked)
-        FROM gpu_event_ops WHERE trace_id = ?""", [tid])[0]
+        FROM tl_gpu_event_ops WHERE trace_id = ?""", [tid])[0]
     assert (total, linked, tl_linked) == (10015, 9282, 0)  # TraceLens needs ac2g flows: none here
     assert with_op == 9180
     # kernel 54644: correlation 73186 -> cudaLaunchKernel 54646 (whose External id is 18027, an op id)
@@ -191,7 +191,7 @@ def test_amd_graph_replay_merged_with_its_capture(tds, trace_ids):
     # hipGraphLaunch writes many ac2g flow ends and no flow start: linking must not need flows
     assert one(tds, """SELECT count(*) FROM gpu_launch_links WHERE trace_id = ? AND link_via = 'graph'""",
                [g])[0][0] == 421
-    ops = dict(one(tds, """SELECT tl_launcher_name, count(*) FROM gpu_event_ops
+    ops = dict(one(tds, """SELECT tl_launcher_name, count(*) FROM tl_gpu_event_ops
                            WHERE trace_id = ? AND capture_trace_id IS NOT NULL GROUP BY ALL""", [g]))
     assert ops["vllm::moe_forward"] > 0 and "hipGraphLaunch" not in ops
 

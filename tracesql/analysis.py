@@ -1,4 +1,4 @@
-"""GPU timeline, kernel summary, gaps and launch statistics: thin Python over the views of sql/30_*..41_*.
+"""GPU timeline, kernel summary, gaps and launch statistics: thin Python over the views of sql/gpu/ and sql/peers/.
 
 Every number comes from SQL (see the comment blocks of the views named below); these functions only pick
 the rows (trace, step), sort, cut and convert ns to µs for display.
@@ -17,11 +17,7 @@ def _q(ds, query: str, params: dict | None = None) -> pl.DataFrame:
     return ds.con.sql(query, params=params).pl() if params else ds.con.sql(query).pl()
 
 
-# Views that several analyses read: materialize() snapshots them once per connection.
-MATERIALIZED = ["_gpu_names", "_gpu_activity_core", "_gpu_gaps_core", "_hta_gpu"]
-
-
-def materialize(ds, names: list[str] | None = None, ids: list[str] | None = None) -> None:
+def materialize(ds, names: list[str], ids: list[str] | None = None) -> None:
     """Compute the shared base views once for this connection (a report reads them many times).
 
     Each is copied into a TEMP table of the same name, which DuckDB resolves before the view of the main
@@ -32,7 +28,7 @@ def materialize(ds, names: list[str] | None = None, ids: list[str] | None = None
     done = {r[0] for r in ds.con.sql("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
     db = ds.con.sql("SELECT current_database()").fetchall()[0][0]
     where = f" WHERE trace_id IN {_in(ids)}" if ids else ""
-    for name in names or MATERIALIZED:
+    for name in names:
         if name not in done and has_view(ds, name):
             per_trace = ds.con.sql("SELECT count(*) FROM duckdb_columns() WHERE table_name = $n AND schema_name = 'main' "
                                    "AND column_name = 'trace_id'", params={"n": name}).fetchall()[0][0]
@@ -85,7 +81,7 @@ def kernel_summary(ds, trace: str | None = None, step=None, sort: str = "total",
         if not has_view(ds, "kernel_category_by_op"):
             from .errors import DatasetError
 
-            raise DatasetError("--by-category needs the kernel category views (sql/2*.sql)")
+            raise DatasetError("--by-category needs the kernel category views (sql/categories/)")
         return _q(ds, f"""SELECT t.file_name AS trace, k.* EXCLUDE (trace_id) FROM kernel_category_by_op k
             JOIN traces t USING (trace_id) WHERE k.trace_id IN {_in(ids)}
             ORDER BY trace, k.parent_time_ms DESC, k.cpu_op, k.total_time_ms DESC""")
@@ -135,7 +131,7 @@ def timeline(ds, trace: str | None = None, by_step: bool = False, pooled_only: b
 def gaps(ds, trace: str | None = None, what: str = "streams", hist_min: float = 0.0, hist_max: float = 100.0,
          bins: int = 20, sort: str = "count", top: int | None = None, verbose: bool = False,
          kernel_wait_us: float = 30.0) -> pl.DataFrame:
-    """Idle gaps between consecutive GPU events on a stream (views of sql/34_gaps.sql).
+    """Idle gaps between consecutive GPU events on a stream (views of sql/gpu/gaps.sql).
 
     what: 'streams' (totals per stream), 'events' (every gap), 'histogram' (``gap_histogram_of`` with
     hist_min/hist_max in µs and bins), 'transitions' (kernel pairs A -> B, sorted by count, avg, max or

@@ -1,4 +1,4 @@
-"""Kernel and op categories from the rule table (views in sql/20_category_rules.sql ... sql/23_*.sql).
+"""Kernel and op categories from the rule table (views in sql/categories/).
 
 ``categories(ds)`` reads the views; ``add_rules(DATASET, CSV)`` adds a user rule file to a dataset, where the
 views pick it up (``DATASET/rules/*.csv``). Every number comes from the SQL views; this module only selects

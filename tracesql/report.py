@@ -22,15 +22,15 @@ import duckdb
 import polars as pl
 
 from . import analysis
+from .sqlmodules import materialized
 
 STYLES = ("native", "tracelens", "hta")
-# Views each style reads many times: computed once per report (analysis.materialize), in dependency order.
-# _gpu_activity_core / _gpu_gaps_core are the GPU events and gaps with kernel-name ids (sql/30, sql/34); _op_gpu
-# is each GPU event's op (sql/33), read by the native op sections; gpu_event_ops is the call tree's whole
-# attribution (sql/12) and tl_launchers (sql/13) TraceLens's launchers, read by the tracelens sections.
-MATERIALIZE = {"native": ["_gpu_names", "_gpu_activity_core", "_gpu_gaps_core", "_op_gpu"],
-               "tracelens": ["_gpu_names", "_gpu_activity_core", "gpu_event_ops", "tl_launchers"],
-               "hta": ["_gpu_names", "_gpu_activity_core", "_hta_gpu"]}
+
+
+def materialized_views(style: str) -> list[str]:
+    """Views the report of a style reads many times, computed once per report (analysis.materialize), in
+    dependency order: those the SQL library tags ``@materialize report`` (native) or ``report-<style>``."""
+    return materialized("report" if style == "native" else f"report-{style}")
 
 
 def _q(ds, query: str, params=None) -> pl.DataFrame:
@@ -56,7 +56,7 @@ def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
         "idle_breakdown": lambda: a.gaps(ds, trace=trace, what="idle"),
         "launch_stats": lambda: a.launch_stats(ds, trace=trace),
     }
-    if a.has_view(ds, "op_summary"):  # needs the call tree views (sql/1*.sql)
+    if a.has_view(ds, "op_summary"):  # needs the call tree views (sql/tree/)
         out["op_summary"] = lambda: _q(ds, f"""SELECT t.file_name AS trace, o.op_name, o.op_count, o.kernel_count,
             o.kernel_time_ns / 1e3 AS kernel_time_us, o.mean_per_op_ns / 1e3 AS mean_per_op_us, o.time_pct,
             o.cumulative_pct FROM op_summary o JOIN traces t USING (trace_id) WHERE o.trace_id IN {inn}
@@ -148,7 +148,7 @@ def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     ids = analysis.trace_ids(ds, trace)
-    analysis.materialize(ds, MATERIALIZE[style], ids if trace is not None else None)
+    analysis.materialize(ds, materialized_views(style), ids if trace is not None else None)
     out = []
     if style == "native":
         for name, fn in _native_sections(ds, ids, trace).items():

@@ -263,7 +263,6 @@ DERIVED_TABLES: dict[str, dict] = {
             ("launch_dur_ns", "BIGINT", "duration of the call, ns"),
             ("link_via", "VARCHAR", "graph, ac2g, correlation, or NULL when not linked"),
             ("linked", "BOOLEAN", "has a launch (native rule)"),
-            ("tl_linked", "BOOLEAN", "linked under TraceLens's rule"),
         ],
     },
     "cpu_event_context": {
@@ -288,9 +287,6 @@ DERIVED_TABLES: dict[str, dict] = {
             ("step_event_id", "BIGINT", "enclosing ProfilerStep#N range"),
             ("step", "VARCHAR", "its name"),
             ("runtime_parent_event_id", "BIGINT", "innermost enclosing runtime/driver call (launches)"),
-            ("tl_launcher_event_id", "BIGINT", "TraceLens's launcher of a launch"),
-            ("tl_launcher_name", "VARCHAR", "its name"),
-            ("tl_launcher_ts_ns", "BIGINT", "its start, ns"),
             ("op_depth", "INTEGER", "number of enclosing cpu_ops"),
             ("module_depth", "INTEGER", "number of enclosing nn.Module frames"),
             ("thread_key", "BIGINT", "as in cpu_nesting"),

@@ -1,7 +1,7 @@
 """The call tree (nn.Module -> op -> runtime launch -> GPU event) with GPU time per node.
 
-Everything is computed by the SQL views of ``sql/1*.sql`` (cpu_nesting, gpu_launch_links,
-cpu_event_context, gpu_event_ops, op_gpu_time, module_gpu_time, call_tree, tl_ops_summary, ...);
+Everything is computed by the SQL views of ``sql/tree/`` (cpu_nesting, gpu_launch_links,
+cpu_event_context, gpu_event_ops, op_gpu_time, module_gpu_time, call_tree, ...);
 this module only selects from them and formats the result.
 """
 from __future__ import annotations
@@ -10,26 +10,13 @@ import time
 
 import polars as pl
 
-# The tree views in dependency order (each one only reads views before it).
-# cpu_nesting, gpu_launch_links and cpu_event_context are stored tables (computed at ingest by their build
-# views, schema.DERIVED_TABLES), so they are not in this list.
-TREE_VIEWS = [
-    "_tree_trace_keys",
-    "graph_capture_links",
-    "gpu_link_summary",
-    "module_instances",
-    "_tree_gpu_annotation",
-    "gpu_event_ops",
-    "_tree_op_gpu_pairs",
-    "op_gpu_time",
-    "module_gpu_time",
-    "op_fwd_bwd",
-    "tl_launchers",
-    "tl_ops_summary",
-    "_call_tree_parents",
-    "_call_tree_pairs",
-    "call_tree",
-]
+from .sqlmodules import materialized
+
+
+def tree_views() -> list[str]:
+    """The views worth computing once for tree queries (tagged ``@materialize tree`` in the SQL library), in
+    dependency order. cpu_nesting, gpu_launch_links and cpu_event_context are stored tables, not among them."""
+    return materialized("tree")
 
 
 def _database(ds) -> str:
@@ -47,7 +34,7 @@ def materialize(ds, views=None) -> dict[str, float]:
     """
     timings = {}
     db = _database(ds)
-    for v in views or TREE_VIEWS:
+    for v in views or tree_views():
         t0 = time.perf_counter()
         ds.con.execute(f'CREATE OR REPLACE TEMP TABLE "{v}" AS SELECT * FROM {db}.main."{v}"')
         timings[v] = time.perf_counter() - t0
@@ -70,7 +57,7 @@ def restrict_to_trace(ds, trace_id: str) -> None:
 
 def release(ds, views=None) -> None:
     """Drop the temporary tables made by :func:`materialize`."""
-    for v in reversed(views or TREE_VIEWS):
+    for v in reversed(views or tree_views()):
         ds.con.execute(f'DROP TABLE IF EXISTS temp.main."{v}"')
 
 

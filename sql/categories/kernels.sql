@@ -1,4 +1,4 @@
--- categories/kernels — every GPU event gets a category from the rule table (20_category_rules.sql).
+-- categories/kernels — every GPU event gets a category from the rule table (categories/rules).
 --
 -- Names are categorised once per distinct name, not per event: the distinct names are joined into one
 -- newline-separated text and each rule's pattern is run once over that text (a rule matches a name when

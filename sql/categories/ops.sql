@@ -1,6 +1,6 @@
 -- categories/ops — op categories and kernel categories per parent op (native definitions).
 --
--- Needs gpu_event_ops (sql/12_tree_attribution.sql): per GPU event, the launch call and the innermost
+-- Needs gpu_event_ops (sql/tree/context.sql): per GPU event, the launch call and the innermost
 -- cpu_op enclosing it.
 --
 -- Parent op of a GPU event (column cpu_op below): the innermost cpu_op enclosing the call that launched

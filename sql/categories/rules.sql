@@ -15,7 +15,7 @@
 -- cannot span lines; blank lines and lines starting with # are skipped; the columns are found by the
 -- header, so their order is free and only `category` and `pattern` are required.
 --
--- Matching (see 21_kernel_categories.sql): a rule applies to a name when `pattern`, an RE2 regular
+-- Matching (see categories/kernels): a rule applies to a name when `pattern`, an RE2 regular
 -- expression, is found anywhere in it (regexp_matches semantics: anchor with ^ and $; (?i) for case-blind).
 -- Of all rules of a ruleset that match a name, the one with the highest priority wins; ties go to user
 -- rules before shipped ones, then to the earlier file name, then to the earlier line. A name no rule of the

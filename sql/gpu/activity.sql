@@ -25,6 +25,7 @@ CREATE OR REPLACE MACRO _gpu_activity_class(cat, name) AS
 -- costs far more than the arithmetic on it.
 --   name_id      1, 2, ... in (cat, name) order, unique in the dataset
 --   short_id     1, 2, ... in short_name order: events whose names shorten alike share it
+-- @materialize report report-tracelens report-hta
 CREATE OR REPLACE VIEW _gpu_names AS
 SELECT row_number() OVER (ORDER BY cat, name) AS name_id,
        dense_rank() OVER (ORDER BY coalesce(short_name, name)) AS short_id, cat, name, short_name, activity_class
@@ -37,6 +38,7 @@ FROM (SELECT cat, name, _short_kernel_name(name) AS short_name, _gpu_activity_cl
 -- The launch is the call in gpu_launch_links when it is a launch API (a row of `launches`); the step is the
 -- latest ProfilerStep#N that starts at or before the launch call, when the call starts before its end (an
 -- ASOF join).
+-- @materialize report report-tracelens report-hta
 CREATE OR REPLACE VIEW _gpu_activity_core AS
 SELECT k.trace_id, k.event_id, k.device, k.stream, n.name_id, n.short_id, n.activity_class,
        k.ts_ns, k.dur_ns, k.ts_ns + k.dur_ns AS end_ns, k.correlation, k.launch_event_id, k.launch_ts_ns,

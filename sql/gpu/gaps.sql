@@ -9,6 +9,7 @@
 
 -- _gpu_gaps_core: gpu_gaps without the name text: name_id, short_id, prev_name_id, prev_short_id instead
 -- (see _gpu_names); the windows run over these narrow rows.
+-- @materialize report
 CREATE OR REPLACE VIEW _gpu_gaps_core AS
 WITH o AS (
     SELECT trace_id, device, stream, event_id, name_id, short_id, activity_class, ts_ns, dur_ns, end_ns,

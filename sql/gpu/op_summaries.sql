@@ -1,7 +1,7 @@
 -- gpu/op_summaries — GPU time per CPU op (name, and name with its input shapes), and short kernels.
 --
 -- A GPU event belongs to the innermost cpu_op around the call that launched it (gpu_event_ops.op_name,
--- sql/12). Events whose launch is in the trace but has no cpu_op around it are listed under the launch
+-- tree/context). Events whose launch is in the trace but has no cpu_op around it are listed under the launch
 -- API in brackets ('[cudaGraphLaunch]'); events whose launch is not in the trace under '[no launch]'.
 -- Kernel time here is the summed duration of the op's GPU events (cuda_sync waits excluded): additive,
 -- so the percentages of all ops add up to 100.
@@ -11,6 +11,7 @@
 -- _op_gpu: the counted GPU events with the op they belong to (see the top of this file): the launch of
 -- each GPU event (gpu_launch_links) and the op context of that launch (cpu_event_context), as in
 -- gpu_event_ops; the kernel name as name_id (see _gpu_names).
+-- @materialize report
 CREATE OR REPLACE VIEW _op_gpu AS
 SELECT l.trace_id, l.event_id, n.name_id, l.cat, l.ts_ns, l.dur_ns, c.op_event_id,
        coalesce(c.op_name, CASE WHEN l.launch_event_id IS NOT NULL THEN '[' || l.launch_name || ']'

@@ -5,7 +5,7 @@
 
 -- _tree_busy_ns(s, e, prev_end): the part of [s, e] after prev_end (the latest end of the intervals
 -- before it in start order): summed over intervals sorted by start, the length of their union (in the unit
--- of s and e: ns here, float64 µs in tl_launchers).
+-- of s and e: ns in the native views, float64 µs in the peer styles).
 CREATE OR REPLACE MACRO _tree_busy_ns(s, e, prev_end) AS greatest(e - greatest(s, coalesce(prev_end, s)), 0);
 
 -- _interval_union(tbl): length of the union of closed intervals [s, e] per (trace_id, grp, set_name).

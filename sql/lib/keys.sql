@@ -6,6 +6,7 @@
 -- (trace, event) below run on that one integer instead of on (trace_id text, event_id), which DuckDB
 -- sorts and hashes several times faster. Exact while event_id < 2^40 (an event_id is the event's position
 -- in its file) and the dataset has fewer than 2^23 traces.
+-- @materialize tree
 CREATE OR REPLACE VIEW _tree_trace_keys AS
 SELECT trace_id, row_number() OVER (ORDER BY trace_id) AS trace_key FROM traces;
 

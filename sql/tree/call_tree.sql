@@ -12,7 +12,8 @@
 -- Helper: the parent node of every CPU anchor (cpu_event_context row): the closest of its innermost
 -- enclosing cpu_op, nn.Module frame and user_annotation (the one latest in nesting order).
 --   trace_id, event_id, parent_id     the anchor and its parent node (NULL for a root)
---   node_key, parent_key              the same as _tree_key(trace_key, event_id) (sql/13)
+--   node_key, parent_key              the same as _tree_key(trace_key, event_id) (lib/keys)
+-- @materialize tree
 CREATE OR REPLACE VIEW _call_tree_parents AS
 WITH ctx AS MATERIALIZED (
     SELECT c.trace_id, c.event_id, k.trace_key, _tree_key(k.trace_key, c.event_id) AS node_key, c.nest_pos,
@@ -33,8 +34,9 @@ WITH ctx AS MATERIALIZED (
 SELECT trace_id, event_id, parent_id, node_key, _tree_key(trace_key, parent_id) AS parent_key FROM par;
 
 -- Helper: (node, linked GPU event below it) pairs, from each GPU event's launch up the parent chain of
--- _call_tree_parents: node_key = _tree_key(trace_key, node event_id) (sql/13); ts_ns, dur_ns are the GPU
+-- _call_tree_parents: node_key = _tree_key(trace_key, node event_id) (lib/keys); ts_ns, dur_ns are the GPU
 -- event's.
+-- @materialize tree
 CREATE OR REPLACE VIEW _call_tree_pairs AS
 WITH RECURSIVE up(node_key, ts_ns, dur_ns) AS (
     SELECT _tree_key(k.trace_key, l.launch_event_id), l.ts_ns, l.dur_ns
@@ -58,6 +60,7 @@ SELECT * FROM up;
 --   kernel_count                number of GPU events below it (kernels, memcpy, memset, sync)
 --   sort_key                    order of siblings: the node's start (CPU ts for CPU nodes, GPU ts for GPU
 --                               events), then node_id
+-- @materialize tree
 CREATE OR REPLACE VIEW call_tree AS
 WITH t AS (
     SELECT node_key, count(*) AS kernel_count, sum(dur_ns) AS gpu_sum_ns,

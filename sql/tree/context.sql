@@ -1,7 +1,7 @@
 -- tree/context — every GPU event attributed up the four layers:
 -- nn.Module (Python front end) -> dispatcher op (cpu_op) -> runtime launch -> GPU event.
 --
--- The enclosing events come from cpu_nesting (10_tree_nesting.sql): "the innermost cpu_op around a call"
+-- The enclosing events come from cpu_nesting (tree/nesting): "the innermost cpu_op around a call"
 -- is its closest cpu_op ancestor in that tree (Python frames and annotations in between are skipped).
 -- For every family (cpu_ops, nn.Module frames, user_annotations, ProfilerStep annotations, runtime calls)
 -- the innermost member around an event is passed down the parent links of cpu_nesting, all families at
@@ -24,56 +24,45 @@ SELECT name, row_number() OVER (ORDER BY name) AS name_id
 FROM (SELECT DISTINCT name FROM cpu_nesting WHERE cat IN ('cpu_op', 'user_annotation'));
 
 -- Helper: the tree of cpu_nesting, narrow, with each event's family flags as a bit set (fam): the bits of
--- _tree_family_flags (sql/10: 1 cpu_op, 2 nn.Module frame, 4 user_annotation, 8 ProfilerStep#N range,
--- 16 runtime/driver call), and 32 for a cpu_op not named `execute`; name_id (_tree_context_names) for
--- cpu_ops and user_annotations, and the start ts_ns.
+-- _tree_family_flags (tree/nesting: 1 cpu_op, 2 nn.Module frame, 4 user_annotation, 8 ProfilerStep#N
+-- range, 16 runtime/driver call); name_id (_tree_context_names) for cpu_ops and user_annotations.
 CREATE OR REPLACE VIEW _tree_context_nodes AS
 SELECT n.trace_id, n.event_id, n.parent_event_id, n.depth,
-       (_tree_family_flags(n.cat, n.name)
-        + CASE WHEN n.cat = 'cpu_op' AND n.name <> 'execute' THEN 32 ELSE 0 END)::UTINYINT AS fam,
-       nm.name_id, n.ts_ns
+       _tree_family_flags(n.cat, n.name) AS fam, nm.name_id
 FROM cpu_nesting n
 LEFT JOIN _tree_context_names nm ON nm.name = n.name AND n.cat IN ('cpu_op', 'user_annotation');
 
 -- _tree_context_root(): the context of an event at depth 0 (nothing encloses it).
--- _tree_context_inherit(fam, event_id, name_id, ts_ns, ctx): the context of a child of the event
--- (fam, event_id, name_id, ts_ns) whose own context is ctx. A context holds, for every family, the innermost
--- enclosing member (op_id, module_id, annotation_id, step_id, runtime_id; launcher_op_id: the innermost
--- cpu_op not named `execute`), the outermost enclosing cpu_op (top_op_id), the name ids of the ops and
--- annotations among them (*_name_id) and the launcher's start (launcher_ts_ns), and runtime_inner: whether a
--- runtime call encloses the event more closely than every cpu_op.
+-- _tree_context_inherit(fam, event_id, name_id, ctx): the context of a child of the event (fam, event_id,
+-- name_id) whose own context is ctx. A context holds, for every family, the innermost enclosing member
+-- (op_id, module_id, annotation_id, step_id, runtime_id), the outermost enclosing cpu_op (top_op_id) and the
+-- name ids of the ops and annotations among them (*_name_id).
 CREATE OR REPLACE MACRO _tree_context_root() AS
     {'op_id': NULL::BIGINT, 'top_op_id': NULL::BIGINT, 'module_id': NULL::BIGINT, 'annotation_id': NULL::BIGINT,
-     'step_id': NULL::BIGINT, 'runtime_id': NULL::BIGINT, 'launcher_op_id': NULL::BIGINT, 'runtime_inner': false,
-     'op_name_id': NULL::BIGINT, 'top_op_name_id': NULL::BIGINT, 'annotation_name_id': NULL::BIGINT,
-     'step_name_id': NULL::BIGINT, 'launcher_name_id': NULL::BIGINT, 'launcher_ts_ns': NULL::BIGINT};
-
-CREATE OR REPLACE MACRO _tree_context_inherit(fam, event_id, name_id, ts_ns, ctx) AS
+     'step_id': NULL::BIGINT, 'runtime_id': NULL::BIGINT, 'op_name_id': NULL::BIGINT,
+     'top_op_name_id': NULL::BIGINT, 'annotation_name_id': NULL::BIGINT, 'step_name_id': NULL::BIGINT};
+CREATE OR REPLACE MACRO _tree_context_inherit(fam, event_id, name_id, ctx) AS
     {'op_id': CASE WHEN fam & 1 <> 0 THEN event_id ELSE ctx.op_id END,
      'top_op_id': CASE WHEN fam & 1 <> 0 AND ctx.top_op_id IS NULL THEN event_id ELSE ctx.top_op_id END,
      'module_id': CASE WHEN fam & 2 <> 0 THEN event_id ELSE ctx.module_id END,
      'annotation_id': CASE WHEN fam & 4 <> 0 THEN event_id ELSE ctx.annotation_id END,
      'step_id': CASE WHEN fam & 8 <> 0 THEN event_id ELSE ctx.step_id END,
      'runtime_id': CASE WHEN fam & 16 <> 0 THEN event_id ELSE ctx.runtime_id END,
-     'launcher_op_id': CASE WHEN fam & 32 <> 0 THEN event_id ELSE ctx.launcher_op_id END,
-     'runtime_inner': CASE WHEN fam & 1 <> 0 THEN false WHEN fam & 16 <> 0 THEN true ELSE ctx.runtime_inner END,
      'op_name_id': CASE WHEN fam & 1 <> 0 THEN name_id ELSE ctx.op_name_id END,
      'top_op_name_id': CASE WHEN fam & 1 <> 0 AND ctx.top_op_id IS NULL THEN name_id ELSE ctx.top_op_name_id END,
      'annotation_name_id': CASE WHEN fam & 4 <> 0 THEN name_id ELSE ctx.annotation_name_id END,
-     'step_name_id': CASE WHEN fam & 8 <> 0 THEN name_id ELSE ctx.step_name_id END,
-     'launcher_name_id': CASE WHEN fam & 32 <> 0 THEN name_id ELSE ctx.launcher_name_id END,
-     'launcher_ts_ns': CASE WHEN fam & 32 <> 0 THEN ts_ns ELSE ctx.launcher_ts_ns END};
+     'step_name_id': CASE WHEN fam & 8 <> 0 THEN name_id ELSE ctx.step_name_id END};
 
 -- Helper: the context (see above) of every event of cpu_nesting, passed down the parent links one depth
 -- level per step of a recursive walk: an event's innermost enclosing cpu_op is its parent if the parent is
 -- a cpu_op, else its parent's innermost enclosing cpu_op (and so on for every family).
 CREATE OR REPLACE VIEW _tree_context_walk AS
-WITH RECURSIVE walk(trace_id, event_id, depth, fam, name_id, ts_ns, ctx) AS (
-    SELECT trace_id, event_id, depth, fam, name_id, ts_ns, _tree_context_root() FROM _tree_context_nodes
+WITH RECURSIVE walk(trace_id, event_id, depth, fam, name_id, ctx) AS (
+    SELECT trace_id, event_id, depth, fam, name_id, _tree_context_root() FROM _tree_context_nodes
     WHERE depth = 0
     UNION ALL
-    SELECT n.trace_id, n.event_id, n.depth, n.fam, n.name_id, n.ts_ns,
-           _tree_context_inherit(w.fam, w.event_id, w.name_id, w.ts_ns, w.ctx)
+    SELECT n.trace_id, n.event_id, n.depth, n.fam, n.name_id,
+           _tree_context_inherit(w.fam, w.event_id, w.name_id, w.ctx)
     FROM walk w JOIN _tree_context_nodes n
       ON n.trace_id = w.trace_id AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
 )
@@ -84,21 +73,18 @@ SELECT * FROM walk;
 -- level in memory at once; a table of levels spills to disk, so the build's memory does not grow with the
 -- trace).
 CREATE OR REPLACE MACRO _tree_context_level(d) AS TABLE
-SELECT trace_id, event_id, depth, fam, name_id, ts_ns, _tree_context_root() AS ctx FROM _tree_context_nodes
+SELECT trace_id, event_id, depth, fam, name_id, _tree_context_root() AS ctx FROM _tree_context_nodes
 WHERE d = 0 AND depth = 0
 UNION ALL
-SELECT n.trace_id, n.event_id, n.depth, n.fam, n.name_id, n.ts_ns,
-       _tree_context_inherit(w.fam, w.event_id, w.name_id, w.ts_ns, w.ctx)
+SELECT n.trace_id, n.event_id, n.depth, n.fam, n.name_id,
+       _tree_context_inherit(w.fam, w.event_id, w.name_id, w.ctx)
 FROM _tree_context_walk w JOIN _tree_context_nodes n
   ON n.trace_id = w.trace_id AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
 WHERE d > 0 AND w.depth = d - 1 AND n.depth = d;
 
 -- Helper: the anchors of cpu_event_context (below) with the ids of what encloses them (_tree_context_walk):
 -- op_id, top_op_id, module_id, annotation_id, step_id, runtime_id as the columns *_event_id below (NULL
--- where not computed), and launcher_op_id, the enclosing cpu_op that is TraceLens's launcher of a launch
--- (NULL: the launch itself); the name ids (_tree_context_names) of op_id, top_op_id, annotation_id and step_id;
--- launcher_name_id and launcher_ts_ns, the name id and start of the innermost enclosing cpu_op not named
--- `execute` (what launcher_op_id is, where it is not NULL).
+-- where not computed); the name ids (_tree_context_names) of op_id, top_op_id, annotation_id and step_id.
 CREATE OR REPLACE VIEW _tree_context AS
 SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind, c.op_depth, c.module_depth,
        c.thread_key, c.nest_pos, w.ctx.op_id AS op_id, w.ctx.module_id AS module_id, w.ctx.step_id AS step_id,
@@ -106,14 +92,11 @@ SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind, 
             WHEN c.anchor_kind = 'launch' THEN w.ctx.top_op_id END AS top_op_id,
        CASE WHEN c.anchor_kind <> 'op' THEN w.ctx.annotation_id END AS annotation_id,
        CASE WHEN c.anchor_kind = 'launch' THEN w.ctx.runtime_id END AS runtime_id,
-       CASE WHEN c.anchor_kind <> 'launch' OR w.ctx.op_id IS NULL OR w.ctx.runtime_inner THEN NULL
-            ELSE w.ctx.launcher_op_id END AS launcher_op_id,
        w.ctx.op_name_id AS op_name_id, w.ctx.step_name_id AS step_name_id,
        CASE WHEN c.anchor_kind = 'op' THEN CASE WHEN w.ctx.top_op_id IS NULL THEN w.name_id
                                                  ELSE w.ctx.top_op_name_id END
             WHEN c.anchor_kind = 'launch' THEN w.ctx.top_op_name_id END AS top_op_name_id,
-       CASE WHEN c.anchor_kind <> 'op' THEN w.ctx.annotation_name_id END AS annotation_name_id,
-       w.ctx.launcher_name_id AS launcher_name_id, w.ctx.launcher_ts_ns AS launcher_ts_ns
+       CASE WHEN c.anchor_kind <> 'op' THEN w.ctx.annotation_name_id END AS annotation_name_id
 FROM (SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, op_depth, module_depth, thread_key, nest_pos,
              CASE WHEN cat = 'cpu_op' THEN 'op'
                   WHEN cat = 'python_function' THEN 'module'
@@ -158,9 +141,6 @@ FROM paths p JOIN mods m USING (trace_id, thread_key, event_id);
 --                            or a cpu_op in PyTorch 1.8 traces, where that range is also the outermost op)
 --                            (annotation_*: not computed for ops)
 --   runtime_parent_event_id  innermost cuda_runtime/cuda_driver call enclosing it (launches only)
---   tl_launcher_event_id, tl_launcher_name, tl_launcher_ts_ns   for a launch: TraceLens's launcher
---                            (PEERS.md) — the first enclosing cpu_op not named `execute`, unless a runtime
---                            call encloses the launch more closely; else the launch itself
 --   op_depth, module_depth   number of enclosing cpu_ops / nn.Module frames
 --   thread_key, nest_pos     as in cpu_nesting
 CREATE OR REPLACE VIEW _cpu_event_context_build AS
@@ -169,16 +149,10 @@ SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind,
        c.module_id AS module_event_id, p.module_path, p.module_name,
        c.annotation_id AS annotation_event_id, an.name AS annotation_name, c.step_id AS step_event_id,
        st.name AS step, c.runtime_id AS runtime_parent_event_id,
-       CASE WHEN c.anchor_kind = 'launch' THEN coalesce(c.launcher_op_id, c.event_id) END AS tl_launcher_event_id,
-       CASE WHEN c.anchor_kind = 'launch' THEN CASE WHEN c.launcher_op_id IS NULL THEN c.name ELSE l.name END
-       END AS tl_launcher_name,
-       CASE WHEN c.anchor_kind = 'launch' THEN CASE WHEN c.launcher_op_id IS NULL THEN c.ts_ns ELSE c.launcher_ts_ns END
-       END AS tl_launcher_ts_ns,
        c.op_depth, c.module_depth, c.thread_key, c.nest_pos
 FROM _tree_context c
 LEFT JOIN _tree_context_names o ON o.name_id = c.op_name_id
 LEFT JOIN _tree_context_names t ON t.name_id = c.top_op_name_id
-LEFT JOIN _tree_context_names l ON l.name_id = c.launcher_name_id
 LEFT JOIN _tree_context_names an ON an.name_id = c.annotation_name_id
 LEFT JOIN _tree_context_names st ON st.name_id = c.step_name_id
 LEFT JOIN _tree_module_paths p ON p.trace_id = c.trace_id AND p.thread_key = c.thread_key
@@ -193,6 +167,7 @@ LEFT JOIN _tree_module_paths p ON p.trace_id = c.trace_id AND p.thread_key = c.t
 --   module_level             number of enclosing nn.Module frames (0 for an outermost module)
 --   step                     the `ProfilerStep#N` annotation around it, if any
 --   ts_ns, dur_ns            start and duration of the call, ns
+-- @materialize tree
 CREATE OR REPLACE VIEW module_instances AS
 SELECT trace_id, event_id, module_name, regexp_replace(module_name, '_[0-9]+$', '') AS module_class,
        module_event_id AS parent_module_event_id, module_path, module_depth AS module_level,

@@ -12,6 +12,7 @@
 --                               that is not itself a backward node) and the backward op
 --                               `autograd::engine::evaluate_function: ...` share a sequence number (the
 --                               pairing TraceLens uses); every op carrying the number is listed
+-- @materialize tree
 CREATE OR REPLACE VIEW op_fwd_bwd AS
 WITH ops AS MATERIALIZED (
     SELECT trace_id, event_id, name, pid, tid, ts_ns, dur_ns, sequence_number, fwd_thread_id

@@ -5,6 +5,7 @@
 
 -- Helper: the innermost gpu_user_annotation around each GPU event on its own stream (same pid/tid),
 -- from a running count of open annotations with the GPU events as probes.
+-- @materialize tree
 CREATE OR REPLACE VIEW _tree_gpu_annotation AS
 WITH g AS MATERIALIZED (
     SELECT trace_id, pid, tid, event_id, ts_ns, ts_ns + dur_ns AS end_ns, name
@@ -34,7 +35,7 @@ JOIN g ON g.trace_id = a.trace_id AND g.event_id = a.event_id;
 -- tree above it.
 --   trace_id, event_id, name, cat, device, stream, ts_ns, dur_ns, correlation   the GPU event
 --   launch_event_id, launch_name   the runtime/driver call that launched it (gpu_launch_links)
---   linked, tl_linked, link_via    as in gpu_launch_links
+--   linked, link_via               as in gpu_launch_links
 --   op_event_id, op_name           innermost cpu_op enclosing the launch (Python frames skipped)
 --   top_op_event_id, top_op_name   outermost cpu_op enclosing the launch
 --   module_event_id                innermost `nn.Module: ...` frame enclosing the launch
@@ -46,49 +47,23 @@ JOIN g ON g.trace_id = a.trace_id AND g.event_id = a.event_id;
 --                                  capture trace is in the dataset: the call that recorded it
 --                                  (graph_capture_links); NULL otherwise
 --   capture_op_name, capture_module_path   innermost cpu_op / nn.Module path around that call
---   tl_launcher_trace_id, tl_launcher_event_id, tl_launcher_name   TraceLens's launcher (PEERS.md): from
---                                  the launch (for a graph replay with a capture: from the capture call,
---                                  inside the capture root) the first enclosing cpu_op not named `execute`,
---                                  else the call itself; NULL for NCCL/RCCL kernels (name contains 'nccl')
---                                  and for events that are not tl_linked. The launcher lives in
---                                  tl_launcher_trace_id (the capture trace for merged graph replays).
---   tl_parent_cpu_op               TraceLens's "Parent cpu_op" (kernel_summary): the innermost cpu_op
---                                  around the (capture) call, else the call's name; NULL when not tl_linked
---   is_nccl                        the name contains 'nccl' (any case)
+--   capture_root_ts_ns             start of the capture root around that call, ns (capture trace clock)
 --   pid, tid, launch_pid, launch_tid, launch_ts_ns, launch_dur_ns, launch_kind   as in gpu_launch_links
 --   capture_launch_ts_ns           start of capture_launch_event_id, ns (capture trace clock)
---   tl_launcher_ts_ns              start of tl_launcher_event_id, ns (clock of tl_launcher_trace_id)
+-- @materialize tree
 CREATE OR REPLACE VIEW gpu_event_ops AS
 WITH c AS MATERIALIZED (
     SELECT * FROM cpu_event_context WHERE anchor_kind = 'launch'
 )
 SELECT l.trace_id, l.event_id, l.name, l.cat, l.device, l.stream, l.ts_ns, l.dur_ns, l.correlation,
-       l.launch_event_id, l.launch_name, l.linked, l.tl_linked, l.link_via,
+       l.launch_event_id, l.launch_name, l.linked, l.link_via,
        c.op_event_id, c.op_name, c.top_op_event_id, c.top_op_name,
        c.module_event_id, c.module_path, c.module_name,
        c.annotation_event_id, c.annotation_name, ga.gpu_annotation_name, c.step,
        gc.capture_trace_id, gc.capture_launch_event_id, cc.op_name AS capture_op_name,
-       cc.module_path AS capture_module_path,
-       CASE WHEN l.tl_linked AND NOT contains(lower(l.name), 'nccl')
-            THEN coalesce(gc.capture_trace_id, l.trace_id) END AS tl_launcher_trace_id,
-       CASE WHEN NOT l.tl_linked OR contains(lower(l.name), 'nccl') THEN NULL
-            WHEN gc.capture_launch_event_id IS NULL THEN c.tl_launcher_event_id
-            WHEN cc.tl_launcher_ts_ns < gc.capture_root_ts_ns THEN cc.event_id
-            ELSE cc.tl_launcher_event_id END AS tl_launcher_event_id,
-       CASE WHEN NOT l.tl_linked OR contains(lower(l.name), 'nccl') THEN NULL
-            WHEN gc.capture_launch_event_id IS NULL THEN c.tl_launcher_name
-            WHEN cc.tl_launcher_ts_ns < gc.capture_root_ts_ns THEN cc.name
-            ELSE cc.tl_launcher_name END AS tl_launcher_name,
-       CASE WHEN NOT l.tl_linked THEN NULL
-            WHEN gc.capture_launch_event_id IS NULL THEN coalesce(c.op_name, l.launch_name)
-            ELSE coalesce(cc.op_name, cc.name) END AS tl_parent_cpu_op,
-       contains(lower(l.name), 'nccl') AS is_nccl,
+       cc.module_path AS capture_module_path, gc.capture_root_ts_ns,
        l.pid, l.tid, l.launch_pid, l.launch_tid, l.launch_ts_ns, l.launch_dur_ns, l.launch_kind,
-       cc.ts_ns AS capture_launch_ts_ns,
-       CASE WHEN NOT l.tl_linked OR contains(lower(l.name), 'nccl') THEN NULL
-            WHEN gc.capture_launch_event_id IS NULL THEN c.tl_launcher_ts_ns
-            WHEN cc.tl_launcher_ts_ns < gc.capture_root_ts_ns THEN cc.ts_ns
-            ELSE cc.tl_launcher_ts_ns END AS tl_launcher_ts_ns
+       cc.ts_ns AS capture_launch_ts_ns
 FROM gpu_launch_links l
 LEFT JOIN c ON c.trace_id = l.trace_id AND c.event_id = l.launch_event_id
 LEFT JOIN _tree_gpu_annotation ga ON ga.trace_id = l.trace_id AND ga.event_id = l.event_id

@@ -4,7 +4,7 @@
 -- @requires tree/links
 
 -- graph_capture_links: one row per GPU event of a graph replay matched to the launch call that recorded it
--- in a capture trace of the same dataset (TraceLens's capture merge, PEERS.md / its inference report).
+-- in a capture trace of the same dataset (TraceLens's capture merge, docs/peers.md / its inference report).
 --   trace_id, event_id           the GPU event replayed by the graph (kernel, gpu_memcpy, gpu_memset)
 --   graph_launch_event_id        the cudaGraphLaunch / hipGraphLaunch call that owns it
 --   graph_index                  1-based rank of that graph launch among the trace's graph launches
@@ -22,6 +22,7 @@
 -- rank (or both without a rank) and, for every graph launch k that has a capture window k, the number of
 -- GPU events of launch k equals the number of launch calls inside capture root k. When several capture
 -- traces qualify, the one with the smallest trace_id is used.
+-- @materialize tree
 CREATE OR REPLACE VIEW graph_capture_links AS
 WITH graph_roots AS (
     SELECT r.trace_id, r.event_id AS graph_launch_event_id, r.correlation,

@@ -8,15 +8,14 @@
 --   linked_events            of those, linked to a runtime call (native rule)
 --   unlinked_events          not linked: kept everywhere, flagged linked = false
 --   unlinked_dur_ns          Σ dur_ns of the unlinked events
---   tl_linked_events         linked under TraceLens's rule (kernel/memcpy/memset only)
 --   graph_replay_events      linked to a graph launch
 --   capture_merged_events    graph replay events matched to a capture trace (graph_capture_links)
+-- @materialize tree
 CREATE OR REPLACE VIEW gpu_link_summary AS
 WITH l AS (
     SELECT trace_id, count(*) AS gpu_events, count(*) FILTER (WHERE linked) AS linked_events,
            count(*) FILTER (WHERE NOT linked) AS unlinked_events,
            coalesce(sum(dur_ns) FILTER (WHERE NOT linked), 0) AS unlinked_dur_ns,
-           count(*) FILTER (WHERE tl_linked) AS tl_linked_events,
            count(*) FILTER (WHERE link_via = 'graph') AS graph_replay_events
     FROM gpu_launch_links GROUP BY trace_id
 ), c AS (
@@ -24,7 +23,6 @@ WITH l AS (
 )
 SELECT t.trace_id, coalesce(l.gpu_events, 0) AS gpu_events, coalesce(l.linked_events, 0) AS linked_events,
        coalesce(l.unlinked_events, 0) AS unlinked_events, coalesce(l.unlinked_dur_ns, 0)::BIGINT AS unlinked_dur_ns,
-       coalesce(l.tl_linked_events, 0) AS tl_linked_events,
        coalesce(l.graph_replay_events, 0) AS graph_replay_events,
        coalesce(c.capture_merged_events, 0) AS capture_merged_events
 FROM traces t LEFT JOIN l USING (trace_id) LEFT JOIN c USING (trace_id);

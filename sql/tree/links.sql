@@ -10,11 +10,7 @@
 -- correlation number by accident) and is never used for linking. GPU events without a launch in the
 -- trace (warm-up kernels launched before the CPU window opened) are kept, with linked = false.
 --
--- TraceLens's rule (column `tl_linked`, PEERS.md): only kernel / gpu_memcpy / gpu_memset events; a graph
--- launch owns every such event with its correlation; any other runtime/driver call reaches its GPU event
--- only through an ac2g pair — a flow start `s` and a flow end `f` with the call's correlation as id —
--- and the flow end's pid/tid must be those of the GPU event (where ids repeat, the last flow end and
--- the last GPU event in file order win, as in TraceLens's dictionaries).
+-- TraceLens's narrower rule is reproduced at query time by sql/peers/tracelens/links.sql.
 --
 -- @stores gpu_launch_links FROM _gpu_launch_links_build
 
@@ -50,16 +46,14 @@ LEFT JOIN launches l ON l.trace_id = e.trace_id AND l.event_id = e.event_id;
 --   link_via                   'graph' (graph launch), 'ac2g' (a flow start and end with the id exist),
 --                              'correlation' (plain correlation match), NULL when not linked
 --   linked                     has a launch under the native rule above
---   tl_linked                  linked under TraceLens's rule (see above)
 CREATE OR REPLACE VIEW _gpu_launch_links_build AS
 WITH flows AS MATERIALIZED (
     SELECT trace_id, flow_id, ph, pid, tid, ts_ns, event_id
     FROM correlations WHERE cat = 'ac2g' AND flow_id IS NOT NULL
 ), flow_starts AS (
     SELECT DISTINCT trace_id, flow_id FROM flows WHERE ph = 's'
-), flow_last_end AS (   -- TraceLens keeps the last flow end per id
-    SELECT trace_id, flow_id, arg_max(pid, event_id) AS pid, arg_max(tid, event_id) AS tid
-    FROM flows WHERE ph = 'f' GROUP BY trace_id, flow_id
+), flow_ends AS (
+    SELECT DISTINCT trace_id, flow_id FROM flows WHERE ph = 'f'
 ), k AS MATERIALIZED (
     SELECT trace_id, event_id, cat, name, pid, tid, device, stream, ts_ns, dur_ns, correlation
     FROM kernels WHERE correlation IS NOT NULL
@@ -71,9 +65,6 @@ WITH flows AS MATERIALIZED (
                      AND f.ts_ns = k.ts_ns
     WHERE k.correlation IS NULL
     GROUP BY ALL
-), last_gpu AS (   -- TraceLens keys GPU events by (pid, tid, correlation); the last one wins
-    SELECT trace_id, max(event_id) AS event_id FROM k WHERE correlation IS NOT NULL
-    GROUP BY trace_id, pid, tid, correlation
 )
 SELECT k.trace_id, k.event_id, k.cat, k.name, k.pid, k.tid, k.device, k.stream, k.ts_ns, k.dur_ns,
        k.correlation,
@@ -83,13 +74,8 @@ SELECT k.trace_id, k.event_id, k.cat, k.name, k.pid, k.tid, k.device, k.stream, 
             WHEN r.name IN ('cudaGraphLaunch', 'hipGraphLaunch') THEN 'graph'
             WHEN fs.flow_id IS NOT NULL AND fe.flow_id IS NOT NULL THEN 'ac2g'
             ELSE 'correlation' END AS link_via,
-       r.event_id IS NOT NULL AS linked,
-       coalesce(k.cat IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND r.event_id IS NOT NULL AND (
-           r.name IN ('cudaGraphLaunch', 'hipGraphLaunch')
-           OR (fs.flow_id IS NOT NULL AND fe.pid = k.pid AND fe.tid = k.tid AND lg.event_id IS NOT NULL)
-       ), false) AS tl_linked
+       r.event_id IS NOT NULL AS linked
 FROM k
 LEFT JOIN _tree_runtime_calls r ON r.trace_id = k.trace_id AND r.correlation = k.correlation
 LEFT JOIN flow_starts fs ON fs.trace_id = k.trace_id AND fs.flow_id = k.correlation
-LEFT JOIN flow_last_end fe ON fe.trace_id = k.trace_id AND fe.flow_id = k.correlation
-LEFT JOIN last_gpu lg ON lg.trace_id = k.trace_id AND lg.event_id = k.event_id;
+LEFT JOIN flow_ends fe ON fe.trace_id = k.trace_id AND fe.flow_id = k.correlation;

@@ -42,7 +42,7 @@ FROM (SELECT DISTINCT trace_id, pid, tid FROM events WHERE dur_ns IS NOT NULL);
 
 -- _tree_family_flags(cat, name): the families an event belongs to, as a bit set: 1 cpu_op, 2 nn.Module frame,
 -- 4 user_annotation, 8 ProfilerStep#N range, 16 runtime/driver call (the families counted by cpu_nesting's
--- *_depth columns and passed down by the op context, sql/12).
+-- *_depth columns and passed down by the op context, tree/context).
 CREATE OR REPLACE MACRO _tree_family_flags(cat, name) AS
     (CASE WHEN cat = 'cpu_op' THEN 1 ELSE 0 END
      + CASE WHEN cat = 'python_function' AND starts_with(name, 'nn.Module: ') THEN 2 ELSE 0 END

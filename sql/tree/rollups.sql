@@ -1,5 +1,4 @@
--- tree/rollups — GPU time rolled up the call tree: per op instance, per nn.Module instance, and
--- TraceLens's launcher / ops_summary view of the same.
+-- tree/rollups — GPU time rolled up the call tree: per op instance and per nn.Module instance.
 --
 -- Definitions (native):
 --   direct GPU events of a cpu_op   linked GPU events whose launch has this op as innermost enclosing op
@@ -15,19 +14,19 @@
 
 -- Helper: (ancestor, GPU event) pairs up the cpu_op chain. Starts at the launch's innermost op (direct)
 -- and follows op parents (cpu_event_context.op_event_id of each op) to the outermost op.
+-- @materialize tree
 CREATE OR REPLACE VIEW _tree_op_gpu_pairs AS
 WITH RECURSIVE ctx AS MATERIALIZED (
     SELECT trace_id, event_id, anchor_kind, op_event_id FROM cpu_event_context
 ), g AS (
-    SELECT l.trace_id, l.event_id AS gpu_event_id, l.ts_ns, l.dur_ns, l.tl_linked,
-           contains(lower(l.name), 'nccl') AS is_nccl, c.op_event_id
+    SELECT l.trace_id, l.event_id AS gpu_event_id, l.ts_ns, l.dur_ns, c.op_event_id
     FROM gpu_launch_links l
     JOIN ctx c ON c.trace_id = l.trace_id AND c.event_id = l.launch_event_id AND c.anchor_kind = 'launch'
     WHERE l.linked AND c.op_event_id IS NOT NULL
-), up(trace_id, op_event_id, gpu_event_id, ts_ns, dur_ns, tl_linked, is_nccl, is_direct) AS (
-    SELECT trace_id, op_event_id, gpu_event_id, ts_ns, dur_ns, tl_linked, is_nccl, true FROM g
+), up(trace_id, op_event_id, gpu_event_id, ts_ns, dur_ns, is_direct) AS (
+    SELECT trace_id, op_event_id, gpu_event_id, ts_ns, dur_ns, true FROM g
     UNION ALL
-    SELECT u.trace_id, c.op_event_id, u.gpu_event_id, u.ts_ns, u.dur_ns, u.tl_linked, u.is_nccl, false
+    SELECT u.trace_id, c.op_event_id, u.gpu_event_id, u.ts_ns, u.dur_ns, false
     FROM up u JOIN ctx c ON c.trace_id = u.trace_id AND c.event_id = u.op_event_id AND c.anchor_kind = 'op'
     WHERE c.op_event_id IS NOT NULL
 )
@@ -44,6 +43,7 @@ SELECT * FROM up;
 --   subtree_kernel_count, subtree_gpu_sum_ns, subtree_gpu_busy_ns   over its subtree GPU events
 --   ("kernel" counts every GPU event: kernels, memcpy, memset, sync rows)
 --   sequence_number         args 'Sequence number' (autograd pairing of forward and backward ops)
+-- @materialize tree
 CREATE OR REPLACE VIEW op_gpu_time AS
 WITH p AS MATERIALIZED (
     SELECT _tree_key(k.trace_key, p.op_event_id) AS op_key, p.ts_ns, p.dur_ns, p.is_direct
@@ -83,6 +83,7 @@ WHERE c.anchor_kind = 'op';
 --   direct_kernel_count, direct_gpu_sum_ns, direct_gpu_busy_ns       GPU events whose launch has this
 --                             frame as innermost enclosing module
 --   subtree_kernel_count, subtree_gpu_sum_ns, subtree_gpu_busy_ns    GPU events launched anywhere inside
+-- @materialize tree
 CREATE OR REPLACE VIEW module_gpu_time AS
 WITH RECURSIVE ctx AS MATERIALIZED (
     SELECT trace_id, event_id, anchor_kind, module_event_id FROM cpu_event_context

@@ -1,6 +1,6 @@
 -- peers/hta/base — Holistic Trace Analysis (HTA 0.5.0) style: the peer's definitions, reproduced so that its numbers can
 -- be checked against ours (`tracesql report --style hta`). Facts about HTA's definitions are credited to
--- HTA (facebookresearch/HolisticTraceAnalysis, BSD licence); see ../shared/PEERS.md. The code is ours.
+-- HTA (facebookresearch/HolisticTraceAnalysis, BSD licence); see docs/peers.md. The code is ours.
 --
 -- HTA works in float64 µs: it parses ts/dur with a JSON float parser, subtracts the earliest ts of the
 -- trace, and computes ends as ts + dur. The views below do the same arithmetic (_us_f64) so that the
@@ -54,6 +54,7 @@ WHERE h.cut_ts_ns IS NULL OR l.ts_ns < h.cut_ts_ns;
 -- _hta_gpu: HTA's GPU events (rows with a stream: kernels, memcpy, memset, sync), float64 µs relative to
 -- the trace origin, with HTA's kernel type and the start of the launching call (ts_runtime_us; for work
 -- whose launch is not in the trace, the ts of the file's first event, as HTA does).
+-- @materialize report-hta
 CREATE OR REPLACE VIEW _hta_gpu AS
 SELECT k.trace_id, h.rank, k.event_id, k.cat, k.name, k.stream, k.correlation,
        _hta_kernel_type(k.name) AS kernel_type,

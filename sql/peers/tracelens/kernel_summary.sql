@@ -1,8 +1,8 @@
 -- peers/tracelens/kernel_summary — TraceLens's kernel_summary and short-kernel study, per trace.
 --
--- @requires peers/float_us peers/tracelens/timeline tree/gpu_event_ops gpu/op_summaries
+-- @requires peers/float_us peers/tracelens/timeline peers/tracelens/links gpu/op_summaries
 
--- _tl_op_category_of(op_name, first_kernel): TraceLens's op category of a CPU op (PEERS.md): its exact
+-- _tl_op_category_of(op_name, first_kernel): TraceLens's op category of a CPU op (docs/peers.md): its exact
 -- op-name registry first, then 'triton' / 'record_param_comms' by name prefix, then by the name of the
 -- op's first kernel when it starts with 'void at::native' (elementwise, reduce, multi_tensor_apply),
 -- else 'other'.
@@ -51,8 +51,8 @@ CREATE OR REPLACE VIEW _tl_kernel_parents AS
 WITH o AS (
     SELECT e.trace_id, e.event_id, e.name, e.cat, e.stream, e.ts_ns, e.dur_ns, e.op_event_id, e.tl_parent_cpu_op,
            e.launch_name, e.tl_linked, f.first_kernel
-    FROM gpu_event_ops e
-    LEFT JOIN (SELECT trace_id, op_event_id, arg_min(name, (ts_ns, event_id)) AS first_kernel FROM gpu_event_ops
+    FROM tl_gpu_event_ops e
+    LEFT JOIN (SELECT trace_id, op_event_id, arg_min(name, (ts_ns, event_id)) AS first_kernel FROM tl_gpu_event_ops
                WHERE tl_linked AND op_event_id IS NOT NULL GROUP BY ALL) f
       ON f.trace_id = e.trace_id AND f.op_event_id = e.op_event_id
 )
@@ -90,11 +90,11 @@ FROM g LEFT JOIN tot USING (trace_id)
 ORDER BY g.trace_id, s DESC, first_event_id;
 
 -- _tl_short: TraceLens's short kernels: `kernel` events (linked or not) shorter than 10 µs, with float64
--- µs durations, TraceLens's parent cpu_op and that op's inputs as TraceLens prints them (sql/33 _op_args).
+-- µs durations, TraceLens's parent cpu_op and that op's inputs as TraceLens prints them (gpu/op_summaries _op_args).
 CREATE OR REPLACE VIEW _tl_short AS
 SELECT g.trace_id, g.event_id, g.name, _us_f64(g.dur_ns) AS dur_us, g.tl_parent_cpu_op,
        a.input_dims, a.input_strides, a.concrete_inputs
-FROM gpu_event_ops g
+FROM tl_gpu_event_ops g
 LEFT JOIN _op_args a ON a.trace_id = g.trace_id AND a.event_id = g.op_event_id
 WHERE g.cat = 'kernel' AND _us_f64(g.dur_ns) < 10;
 

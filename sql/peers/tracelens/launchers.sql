@@ -1,8 +1,8 @@
 -- peers/tracelens/launchers — TraceLens's launchers and its ops_summary.
 --
--- @requires lib/keys lib/intervals tree/rollups tree/gpu_event_ops tree/graph_capture peers/tracelens/op_categories
+-- @requires lib/keys lib/intervals tree/rollups peers/tracelens/links peers/tracelens/op_categories tree/graph_capture
 
--- tl_launchers: one row per TraceLens launcher instance (PEERS.md "Launchers and ops_summary"), in µs
+-- tl_launchers: one row per TraceLens launcher instance (docs/peers.md "Launchers and ops_summary"), in µs
 -- computed the way TraceLens computes them: endpoints are float64 µs (ts_ns/1000 and that plus
 -- dur_ns/1000, as a JSON parser reads the trace), so the values match TraceLens bit for bit.
 --   trace_id                  the trace of the GPU events
@@ -12,12 +12,13 @@
 --   direct_kernel_time_us     busy time of the non-NCCL tl_linked GPU events mapped to it
 --   subtree_kernel_time_us    busy time of every tl_linked GPU event launched inside it (NCCL included)
 --   direct_kernel_count       number of GPU events mapped to it
+-- @materialize report-tracelens
 CREATE OR REPLACE VIEW tl_launchers AS
 WITH RECURSIVE g AS MATERIALIZED (
     SELECT o.trace_id, k.trace_key, o.event_id, o.ts_ns, o.dur_ns, o.tl_launcher_trace_id, o.tl_launcher_event_id,
            o.tl_launcher_name, o.launch_event_id, o.capture_trace_id, o.capture_launch_event_id,
            _tree_key(lk.trace_key, o.tl_launcher_event_id) AS l_key
-    FROM gpu_event_ops o JOIN _tree_trace_keys k USING (trace_id)
+    FROM tl_gpu_event_ops o JOIN _tree_trace_keys k USING (trace_id)
     LEFT JOIN _tree_trace_keys lk ON lk.trace_id = o.tl_launcher_trace_id
     WHERE o.tl_linked
 ), launchers AS MATERIALIZED (
@@ -50,7 +51,8 @@ WITH RECURSIVE g AS MATERIALIZED (
     WHERE p.ts_ns >= u.root_ts_ns
 ), sub_pairs AS (
     SELECT k.trace_key, _tree_key(k.trace_key, p.op_event_id) AS l_key, p.ts_ns, p.dur_ns
-    FROM _tree_op_gpu_pairs p JOIN _tree_trace_keys k USING (trace_id) WHERE p.tl_linked
+    FROM _tree_op_gpu_pairs p JOIN _tree_trace_keys k USING (trace_id)
+    JOIN _tl_links t ON t.trace_id = p.trace_id AND t.event_id = p.gpu_event_id WHERE t.tl_linked
     UNION ALL
     SELECT u.trace_key, _tree_key(k.trace_key, u.op_event_id), u.ts_ns, u.dur_ns
     FROM cap_up u JOIN _tree_trace_keys k ON k.trace_id = u.op_trace_id

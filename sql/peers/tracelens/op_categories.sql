@@ -1,20 +1,20 @@
 -- peers/tracelens/op_categories — TraceLens (0.1.0) op categories and its ops_summary_by_category, reproduced from the rule table.
 --
--- Facts credited to TraceLens (AMD-AGI/TraceLens, MIT licence), see ../shared/PEERS.md; the code is ours.
--- TraceLens's launcher of a GPU event is found by gpu_event_ops (sql/12_tree_attribution.sql:
+-- Facts credited to TraceLens (AMD-AGI/TraceLens, MIT licence), see docs/peers.md; the code is ours.
+-- TraceLens's launcher of a GPU event is found by gpu_event_ops (sql/tree/context.sql:
 -- tl_launcher_event_id; NCCL/RCCL kernels and events TraceLens does not link have none). The op category
 -- of a launcher instance, first match:
 --   1. an op rule of ruleset `tracelens` matches the launcher's name (the exact-name registry, then the
---      `^triton` and `^record_param_comms` prefixes; sql/rules/tracelens.csv);
+--      `^triton` and `^record_param_comms` prefixes; sql/peers/tracelens/rules/tracelens.csv);
 --   2. an op_first_kernel rule of ruleset `tracelens` matches the name of its first GPU event (name starts
 --      with `void at::native` and contains elementwise / reduce / multi_tensor_apply);
 --   3. `other`.
 -- The first GPU event is the one whose launch call started first (then GPU start, then event_id): the
 -- order in which TraceLens meets them while walking its call tree.
 -- Direct kernel time of a launcher instance (the union of its GPU events' intervals in float64 µs, as
--- TraceLens computes it) comes from tl_launchers (sql/13_tree_rollups.sql).
+-- TraceLens computes it) comes from tl_launchers (sql/tree/rollups.sql).
 --
--- @requires categories/ops tree/gpu_event_ops
+-- @requires categories/ops peers/tracelens/links
 
 -- Helper: the GPU events of every TraceLens launcher instance, with the start of the call that launched
 -- them (for graph replays merged with their capture trace: the capture-time launch call).
@@ -23,7 +23,7 @@ SELECT o.tl_launcher_trace_id, o.tl_launcher_event_id, o.tl_launcher_name, o.tl_
        o.event_id, o.name, o.ts_ns, coalesce(o.capture_launch_ts_ns, o.launch_ts_ns) AS launch_ts_ns,
        CASE WHEN o.capture_launch_event_id IS NOT NULL THEN o.capture_module_path ELSE o.module_path END
            AS module_path
-FROM gpu_event_ops o
+FROM tl_gpu_event_ops o
 WHERE o.tl_launcher_event_id IS NOT NULL;
 
 -- Helper: the best op_first_kernel rule per (ruleset, kernel name).
@@ -36,8 +36,8 @@ QUALIFY row_number() OVER (PARTITION BY ruleset, name_key
 
 -- tl_op_category: one row per TraceLens launcher instance (a cpu_op, or a runtime call without a cpu_op
 -- above it, that launched GPU work), with TraceLens's op category. Replaces the placeholder of the same
--- name in sql/13_tree_rollups.sql, which tl_ops_summary reads.
---   trace_id               the trace that holds the launcher event (gpu_event_ops.tl_launcher_trace_id:
+-- name in sql/tree/rollups.sql, which tl_ops_summary reads.
+--   trace_id               the trace that holds the launcher event (tl_gpu_event_ops.tl_launcher_trace_id:
 --                          the capture trace for graph replays merged with their capture)
 --   tl_launcher_event_id   the launcher event
 --   tl_launcher_name       its name (TraceLens's ops_summary `name`)

@@ -1,11 +1,11 @@
 -- peers/tracelens/ops_unique_args — TraceLens (0.1.0) ops_unique_args: TraceLens's launcher instances
--- (tl_launchers, sql/13) grouped by op name, op category, CPU process/thread and input arguments, with
+-- (tl_launchers, peers/tracelens/launchers) grouped by op name, op category, CPU process/thread and input arguments, with
 -- statistics of their GPU time (µs) and a summary of the GPU events they launched.
 --
 -- Facts credited to TraceLens (AMD-AGI/TraceLens, MIT licence), read from its reference CSVs in
--- ../shared/reference/tracelens and ../shared/PEERS.md; the code is ours.
+-- ../shared/reference/tracelens and docs/peers.md; the code is ours.
 --
--- Grouping keys (TraceLens's column names): name, op category (tl_op_category, sql/23), process_name,
+-- Grouping keys (TraceLens's column names): name, op category (tl_op_category, peers/tracelens/op_categories), process_name,
 -- process_label, thread_name, Input Dims, Input type, Input Strides, Concrete Inputs; the inference-report
 -- layout (tl_ops_unique_args_module) adds parent_module and num_kernels.
 --   process_name, process_label, thread_name   args.name / args.labels of the process_name,
@@ -13,7 +13,7 @@
 --         trace of the GPU events (for graph replays merged with their capture: the replay trace); the
 --         last such event in the file wins; 'Unknown' when there is none.
 --   Input Dims, Input type, Input Strides, Concrete Inputs   the launcher's args as Python prints them
---         once lists are tuples (_py_tuple3, sql/33): '((8944, 1024), (1024, 2816))',
+--         once lists are tuples (_py_tuple3, lib/pytext): '((8944, 1024), (1024, 2816))',
 --         "('c10::BFloat16', 'c10::BFloat16')"; NULL when the launcher has no such arg (a runtime call).
 -- Instances are taken in TraceLens's order: file order of the launcher events (launchers of a merged
 -- capture trace after those of the replay trace, by start). Over them, pandas's group-by arithmetic:
@@ -188,7 +188,7 @@ WITH meta AS MATERIALIZED (
                               ORDER BY coalesce(cl.ts_ns, o.launch_ts_ns), o.ts_ns, o.event_id) AS k,
            row_number() OVER (PARTITION BY g.trace_id, g.ord
                               ORDER BY coalesce(cl.ts_ns, o.launch_ts_ns), o.ts_ns, o.event_id) AS pos
-    FROM gpu_event_ops o
+    FROM tl_gpu_event_ops o
     JOIN grouped g ON g.trace_id = o.trace_id AND g.tl_launcher_trace_id = o.tl_launcher_trace_id
                   AND g.tl_launcher_event_id = o.tl_launcher_event_id
     LEFT JOIN events cl ON cl.trace_id = o.capture_trace_id AND cl.event_id = o.capture_launch_event_id

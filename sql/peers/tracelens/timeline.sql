@@ -1,17 +1,17 @@
 -- peers/tracelens/timeline — TraceLens (0.1.0) style: the peer's definitions, reproduced so that its numbers can be checked against
 -- ours (`tracesql report --style tracelens`). Facts about TraceLens's definitions are credited to
--- TraceLens (AMD-AGI/TraceLens, MIT licence); see ../shared/PEERS.md. The code is ours.
+-- TraceLens (AMD-AGI/TraceLens, MIT licence); see docs/peers.md. The code is ours.
 --
 -- TraceLens works in float64 µs: ts and dur as parsed from the JSON text, ends as ts + dur. The views
 -- below do the same arithmetic (_us_f64) so that the results agree with TraceLens to float precision.
 --
--- @requires peers/float_us lib/intervals gpu/activity tree/links
+-- @requires peers/float_us lib/intervals gpu/activity peers/tracelens/links
 
--- _tl_linked_gpu: GPU events TraceLens links to a CPU launch (gpu_launch_links.tl_linked, sql/11: a graph
+-- _tl_linked_gpu: GPU events TraceLens links to a CPU launch (_tl_links, peers/tracelens/links: a graph
 -- launch owns every GPU event with its correlation; other calls reach their GPU event through an ac2g
 -- flow start and end).
 CREATE OR REPLACE VIEW _tl_linked_gpu AS
-SELECT trace_id, event_id FROM gpu_launch_links WHERE tl_linked;
+SELECT trace_id, event_id FROM _tl_links WHERE tl_linked;
 
 -- _tl_timeline_bucket(cat, name): TraceLens's gpu_timeline bucket, first match: memcpy (cat gpu_memcpy,
 -- ROCm copy kernels), computation (ROCm fill kernels), communication (name contains nccl, rccl or
