@@ -51,3 +51,18 @@ def test_check_mode(tmp_path, capsys):
     out.write_text(out.read_text().replace("| `event_id` |", "| `event_idx` |", 1))
     assert schema_doc.main(["--check", "--output", str(out)]) == 1
     assert "event_idx" in capsys.readouterr().out  # the diff
+
+
+def test_cli_doc_covers_every_command_and_option():
+    """docs/cli.md has a section for every subcommand that names each of its long options."""
+    from tracesql.cli import build_parser
+
+    text = (ROOT / "docs" / "cli.md").read_text()
+    sub = build_parser()._subparsers._group_actions[0].choices
+    for cmd, parser in sub.items():
+        assert f"\n## {cmd}\n" in text, f"docs/cli.md has no section for `tracesql {cmd}`"
+        section = text.split(f"\n## {cmd}\n", 1)[1].split("\n## ", 1)[0]
+        for action in parser._actions:
+            for opt in action.option_strings:
+                if opt.startswith("--") and opt != "--help":
+                    assert opt in section, f"docs/cli.md does not document `tracesql {cmd} {opt}`"
