@@ -15,6 +15,7 @@ import difflib
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from . import schema
 
@@ -42,7 +43,7 @@ def _prose(text: str) -> str:
                        for para in text.strip().split("\n\n"))
 
 
-def _table(name: str, spec: dict) -> list[str]:
+def _table(name: str, spec: dict[str, Any]) -> list[str]:
     out = [f"### `{name}`", "", _prose(spec["doc"])]
     if spec.get("build"):
         out[-1] += f" Built at ingest by the view `{spec['build']}`."
@@ -64,9 +65,9 @@ def render() -> str:
         "",
         _prose(schema.__doc__ or ""),
         "",
-        f"A dataset holds {len(schema.TABLES)} tables per trace; each table below lists `trace_id` first. "
-        "Correlation, flow and event ids are unique only within a trace: join on `trace_id` as well. "
-        "Column types are DuckDB types.",
+        (f"A dataset holds {len(schema.TABLES)} tables per trace; each table below lists `trace_id` first. "
+         "Correlation, flow and event ids are unique only within a trace: join on `trace_id` as well. "
+         "Column types are DuckDB types."),
         "",
         f"- **Stored from the trace** ({len(stored)}), written by the ingest from the file's header and events: "
         + ", ".join(f"[`{t}`](#{t})" for t in stored) + ".",
