@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tracesql import schema_doc
 from tracesql.schema import DERIVED_TABLES, TABLES
+from tracesql.sqlmodules import stored_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_MD = ROOT / "docs" / "schema.md"
@@ -37,8 +38,8 @@ def test_schema_doc_separates_stored_and_derived():
     for table in TABLES:
         part = derived_part if table in DERIVED_TABLES else stored_part
         assert f"### `{table}`" in part, table
-    for table, spec in DERIVED_TABLES.items():
-        assert f"`{spec['build']}`" in derived_part, table
+    for table, module in stored_tables().items():
+        assert f"`{module.stores[table]}` (`sql/{module.name}.sql`)" in derived_part, table
 
 
 def test_check_mode(tmp_path, capsys):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import schema
+from .sqlmodules import stored_tables
 
 REGENERATE = "python -m tracesql.schema_doc"
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "docs" / "schema.md"
@@ -45,8 +46,10 @@ def _prose(text: str) -> str:
 
 def _table(name: str, spec: dict[str, Any]) -> list[str]:
     out = [f"### `{name}`", "", _prose(spec["doc"])]
-    if spec.get("build"):
-        out[-1] += f" Built at ingest by the view `{spec['build']}`."
+    stored = stored_tables()
+    if name in stored:
+        m = stored[name]
+        out[-1] += f" Built at ingest by the view `{m.stores[name]}` (`sql/{m.name}.sql`)."
     out += ["", "| column | type | meaning |", "|---|---|---|",
             f"| `trace_id` | {_trace_id_type(name)} | {_TRACE_ID_MEANING} |"]
     out += [f"| `{col}` | {typ} | {_cell(meaning)} |" for col, typ, meaning in spec["columns"]]
