@@ -95,10 +95,11 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
                 chunk_size: int | None = None, workers: Workers | None = None) -> IngestResult:
     """Ingest one trace file into ``dataset`` atomically. Raises TraceError for bad input.
 
-    ``workers`` may be shared by the files of one run (a pool of two is made and closed for this file
-    otherwise)."""
+    Work areas left in the dataset by killed ingests are removed first; ``workers`` may be shared by the files
+    of one run (a pool of two is made and closed for this file otherwise)."""
     started = time.time()
     res = IngestResult(path=path)
+    remove_stale_staging(dataset)
     if not os.path.isfile(path):
         raise TraceError(path, "no such file" if not os.path.exists(path) else "not a regular file")
     size = os.path.getsize(path)
@@ -106,7 +107,6 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
     if h is not None:
         res.status, res.trace_id = "duplicate", h[:16]
         return res
-    remove_stale_staging(dataset)
     staging = new_staging(dataset)
     own_workers = workers is None
     pool = workers or Workers(2)
