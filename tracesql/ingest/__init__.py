@@ -2,8 +2,9 @@
 
 One file goes through these stages (memory stays flat whatever the file size):
 
-1. publish.py: a file whose size and content hash match a published trace is a duplicate and is skipped;
-   otherwise it is written in a private work area of the dataset (``.staging/<pid>-<random>``).
+1. publish.py: work areas left by killed ingests are removed; a file whose size and content hash match a
+   published trace is a duplicate and is skipped; any other is written in a private work area of the dataset
+   (``.staging/<pid>-<random>``).
 2. parse.py: ``jsonstream`` streams the decompressed text and cuts ``traceEvents`` into chunks of whole events;
    two worker threads each read a chunk with DuckDB's JSON reader (read.py: the read modes of ts/dur and the
    table each event goes to) and write its rows as one Parquet part per table (extract.py: the columns of each
@@ -40,6 +41,8 @@ TRACE_SUFFIXES = (".json", ".json.gz", ".gz")
 
 @dataclass
 class IngestResult:
+    """The outcome of one file; ``summary_line()`` is what ``tracesql ingest`` prints for it."""
+
     path: str
     trace_id: str | None = None
     status: str = "ingested"  # ingested | duplicate | failed

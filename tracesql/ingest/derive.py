@@ -16,9 +16,9 @@ from ..schema import TABLES, columns, empty_select
 
 @dataclass(frozen=True)
 class Helper:
-    """A helper view stored as a temporary table of the build connection (shadowing the view of the same name),
-    computed just before the table or helper that first needs it and dropped after ``drop_after`` (a helper of
-    the same step, or the step's table), the last that reads it.
+    """A helper view stored as a temporary table of the build connection (shadowing the view of the same name):
+    computed at the start of its step, in the order the step lists its helpers, and dropped once ``drop_after``
+    (a later helper of the step, or the step's table), the last that reads it, is built.
 
     ``order_by_depth``: stored in ``depth`` order, so that a scan of one level skips the other levels' row
     groups. ``level_macro``/``level_nodes``: a recursive view stored level by level (``build_by_level``)."""

@@ -6,11 +6,12 @@ on the ``ReadMode``:
 
 - ``PROBE``: read as JSON values and cast to DOUBLE. A row whose value would need another mode (not a plain JSON
   number, or a ts of 10^13 µs or more) is marked ``bad_time = 'probe'``; an unmarked result is the chunk's rows.
-- ``DOUBLE``: read as doubles, exact at ns precision for fewer than 14 integer digits.
+- ``DOUBLE``: read as doubles, exact to the ns while no ts has 14 or more integer digits and a fraction.
 - ``EXACT``: read as the decimal text (``rewrite`` quotes the numbers first) and cast through DECIMAL.
-- ``CAREFUL``: as ``EXACT``, and a value that is not a number is told apart: ``rewrite`` renames the key of a
-  JSON string value, which is read as its number when it holds one (``time_repair`` names it); any other value
-  (true, NaN, an object, a number out of range, a duplicate key) makes the row malformed (``bad_time`` says why).
+- ``CAREFUL``: as ``EXACT``, and a value that is not a number is told apart (``rewrite`` renames the key of a
+  JSON string value): a string holding a number is read as that number (``time_repair`` names it); any other
+  value (true, NaN, an object, another string, a number out of range, ts or dur given twice) makes the row
+  malformed (``bad_time`` says why).
 
 ``classify`` picks the mode of a text from a few regex scans (no parse in Python); ``chunk_select`` is the SELECT
 over a chunk file: raw fields, ns times, normalised category and the table each row goes to (``route``).
