@@ -37,7 +37,8 @@ from tracesql.tree import materialize, tree_views  # noqa: E402
 
 TREE_VIEWS = tree_views()
 
-ingest_module = importlib.import_module("tracesql.ingest")  # (tracesql.ingest is also the function's name)
+# (the name tracesql.ingest is the package's ingest() function; the module is imported by its full name)
+derive_module = importlib.import_module("tracesql.ingest.derive")
 
 # The views the issue names (the rest are helpers); the "core" set is nesting + links + attribution.
 # Query-time part of the links and attribution (cpu_nesting, gpu_launch_links and cpu_event_context are stored
@@ -62,11 +63,11 @@ class _TimedConnection:
 
 
 def build_run(dataset: str, steps: list | None = None) -> dict[str, tuple[float, float]]:
-    """Time the ingest-time build of the derived tables (ingest._build_derived) for each trace of the dataset,
-    on a scratch copy of its stored tables (symlinks), exactly as `tracesql ingest` runs it: (wall s, CPU s) per
-    trace. With ``steps``, (wall s, CPU s, statement) of every statement of the build is appended to it."""
+    """Time the ingest-time build of the derived tables (ingest/derive.py: build_derived) for each trace of the
+    dataset, on a scratch copy of its stored tables (symlinks), exactly as `tracesql ingest` runs it: (wall s, CPU s)
+    per trace. With ``steps``, (wall s, CPU s, statement) of every statement of the build is appended to it."""
     if steps is not None:
-        ingest_module.duckdb = types.SimpleNamespace(
+        derive_module.duckdb = types.SimpleNamespace(
             connect=lambda *a, **k: _TimedConnection(duckdb.connect(*a, **k), steps))
     out = {}
     try:
@@ -79,10 +80,10 @@ def build_run(dataset: str, steps: list | None = None) -> dict[str, tuple[float,
                     if t not in DERIVED_TABLES and (tdir / t).is_dir():
                         (o / t).symlink_to((tdir / t).resolve())
                 t0, c0 = time.perf_counter(), cpu_seconds()
-                ingest_module._build_derived(o, staging)
+                derive_module.build_derived(o, staging)
                 out[tdir.name] = (time.perf_counter() - t0, cpu_seconds() - c0)
     finally:
-        ingest_module.duckdb = duckdb
+        derive_module.duckdb = duckdb
     return out
 
 

@@ -149,3 +149,17 @@ def test_stale_work_area_of_a_dead_process_is_removed(tmp_path, shared_traces):
     con = open_tables(ds)
     assert json.loads(con.execute("SELECT row_counts FROM traces").fetchone()[0])["kernels"] == 1
     assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 1
+
+
+def test_stale_work_area_is_removed_when_every_file_is_already_in_the_dataset(tmp_path, shared_traces):
+    """A re-run whose files are all duplicates still removes the work area left by a killed ingest."""
+    ds = tmp_path / "ds"
+    f = shared_traces / SMALL[0]
+    assert [x.status for x in tracesql.ingest([f], out=ds)] == ["ingested"]
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    stale = ds / ".staging" / f"{dead}-deadbeef0000"
+    (stale / "out" / "events").mkdir(parents=True)
+    (stale / "out" / "events" / "part-00000.parquet").write_bytes(b"PAR1 partial")
+    assert [x.status for x in tracesql.ingest([f], out=ds)] == ["duplicate"]
+    assert not stale.exists()

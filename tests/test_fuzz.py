@@ -25,7 +25,9 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from tracesql.errors import TraceError
-from tracesql.ingest import _EXTRA_KEYS, _Workers, ingest_file
+from tracesql.ingest import Workers as _Workers
+from tracesql.ingest import ingest_file
+from tracesql.ingest.read import EXTRA_KEYS as _EXTRA_KEYS
 from tracesql.schema import EVENT_TABLES
 
 from .conftest import TRACES

@@ -223,7 +223,7 @@ def test_duplicate_of_a_trace_stored_with_a_blake2b_hash_is_detected(tmp_path, s
                 f"TO '{part}.new' (FORMAT parquet)")
     con.close()
     part.with_name(part.name + ".new").replace(part)
-    ingest_mod = importlib.import_module("tracesql.ingest")
+    ingest_mod = importlib.import_module("tracesql.ingest.publish")
     ingest_mod._KNOWN.clear()  # forget the hash this process recorded at the first ingest
     r2 = tracesql.ingest([f], out=tmp_path / "ds")[0]
     assert r1.status == "ingested" and r2.status == "duplicate" and r2.trace_id == old[:16]
@@ -353,3 +353,15 @@ def test_ingest_writes_the_catalog_from_the_shared_template(tmp_path, shared_tra
     assert dsmod._catalog_template(dsmod.analysis_statements()) is None
     with tracesql.open(out) as d:
         assert d.sql("SELECT busy_ns FROM gpu_timeline WHERE pooled").item() == 45647300
+
+
+def test_build_plan_builds_every_derived_table_with_its_build_view():
+    from tracesql.ingest.derive import build_plan
+    from tracesql.schema import DERIVED_TABLES
+
+    plan = build_plan()
+    assert [(s.table, s.build) for s in plan.steps] == [(t, d["build"]) for t, d in DERIVED_TABLES.items()]
+    assert set(plan.sql_files) == {d["sql"] for d in DERIVED_TABLES.values()}
+    for step in plan.steps:  # a helper is dropped after its step's table or after a helper computed after it
+        for i, h in enumerate(step.helpers):
+            assert h.drop_after in [step.table] + [later.view for later in step.helpers[i + 1:]], h

@@ -236,13 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_shell)
 
     for mod in COMMAND_MODULES:
-        try:
-            m = importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
-            continue
-        m.register(sub)
+        importlib.import_module(mod).register(sub)
     return p
 
 

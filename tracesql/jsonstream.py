@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import orjson
 import xxhash
@@ -29,8 +29,8 @@ TAIL_KEEP = 1 << 20
 # `}` `,` `{` with optional whitespace: a likely boundary between two events of the array.
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 # Tokens the exact scanner needs: whole strings (possibly cut by the end of the buffer) and brackets.
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\]]', re.S)
-_HEADER_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\]:,]', re.S)
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\]]', re.DOTALL)
+_HEADER_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\]:,]', re.DOTALL)
 _WS = b" \t\r\n"
 
 
@@ -98,7 +98,7 @@ class ByteSource:
                     try:
                         out = d.decompress(raw, self.block_size)
                     except zlib.error as e:
-                        if not self.salvage:
+                        if saved is None:  # not salvage
                             raise TraceError(self.path, f"corrupt gzip data ({e}); rerun with --salvage to keep the "
                                              "events before it", offset=self.json_bytes) from None
                         for i in range(0, len(raw), 64):
@@ -144,7 +144,7 @@ class EventChunk:
     The text is held as the pieces it was read in (``pieces``), so that a chunk written to a file is never
     copied into one string; ``data`` joins them on first use."""
 
-    __slots__ = ("pieces", "offset")
+    __slots__ = ("offset", "pieces")
 
     def __init__(self, data: bytes | list[bytes], offset: int):
         self.pieces = data if isinstance(data, list) else [data]
@@ -286,7 +286,6 @@ class TraceSplitter:
         self.tail_offset: int | None = None
         self.events_offset: int | None = None  # byte offset just after the `[` of traceEvents
         self.tail_detail: str | None = None  # what a salvaged truncated file lost (None: an incomplete last event)
-        self.garbage: list[tuple[int, bytes]] = []
 
     # ---- phase 1: the header up to `"traceEvents": [` -------------------------------------------
     def _read_header(self, blocks: Iterator[bytes]) -> tuple[bytes, int]:

@@ -1,52 +1,12 @@
 -- peers/tracelens/kernel_summary — TraceLens's kernel_summary and short-kernel study, per trace.
 --
--- @requires peers/float_us peers/tracelens/timeline peers/tracelens/links gpu/op_summaries
-
--- _tl_op_category_of(op_name, first_kernel): TraceLens's op category of a CPU op (docs/peers.md): its exact
--- op-name registry first, then 'triton' / 'record_param_comms' by name prefix, then by the name of the
--- op's first kernel when it starts with 'void at::native' (elementwise, reduce, multi_tensor_apply),
--- else 'other'.
-CREATE OR REPLACE MACRO _tl_op_category_of(op_name, first_kernel) AS
-    CASE
-      WHEN op_name IN ('aten::mm', 'aten::addmm', 'aten::_scaled_mm', 'aten::bmm', 'aten::baddbmm') THEN 'GEMM'
-      WHEN op_name IN ('aten::convolution', 'aten::_convolution', 'aten::cudnn_convolution',
-                       'aten::miopen_convolution') THEN 'CONV_fwd'
-      WHEN op_name IN ('aten::convolution_backward', 'aten::cudnn_convolution_backward',
-                       'aten::miopen_convolution_backward') THEN 'CONV_bwd'
-      WHEN op_name IN ('aten::_scaled_dot_product_flash_attention', 'aten::_scaled_dot_product_efficient_attention',
-                       'aten::_scaled_dot_product_cudnn_attention')
-           OR (starts_with(op_name, 'flash_attn::') AND NOT contains(op_name, 'backward')) THEN 'SDPA_fwd'
-      WHEN op_name IN ('aten::_scaled_dot_product_flash_attention_backward',
-                       'aten::_scaled_dot_product_efficient_attention_backward',
-                       'aten::_scaled_dot_product_cudnn_attention_backward')
-           OR (starts_with(op_name, 'flash_attn::') AND contains(op_name, 'backward')) THEN 'SDPA_bwd'
-      WHEN op_name IN ('aten::copy', 'aten::copy_', 'aten::clamp_min', 'aten::clamp_min_', 'aten::clamp_max',
-                       'aten::clamp_max_', 'aten::sigmoid', 'aten::rsqrt', 'aten::silu', 'aten::neg', 'aten::pow',
-                       'aten::div', 'aten::div_', 'aten::mul', 'aten::mul_', 'aten::add', 'aten::add_',
-                       'aten::sigmoid_backward', 'aten::threshold_backward')
-           OR regexp_matches(op_name, '^aten::(replication_pad|upsample_)') THEN 'elementwise'
-      WHEN op_name IN ('aten::sum', 'aten::mean', 'aten::max', 'aten::min', 'aten::norm', 'aten::linalg_norm',
-                       'aten::linalg_vector_norm', 'aten::std', 'aten::var', 'aten::logsumexp', 'aten::cumsum',
-                       'aten::cumprod', 'aten::amin', 'aten::amax') THEN 'reduce'
-      WHEN op_name IN ('aten::batch_norm', 'aten::native_batch_norm', 'aten::cudnn_batch_norm',
-                       'aten::miopen_batch_norm', 'aten::layer_norm', 'aten::native_layer_norm', 'aten::group_norm',
-                       'aten::native_group_norm', 'aten::instance_norm', 'aten::rms_norm',
-                       'aten::_fused_rms_norm') THEN 'NORM_fwd'
-      WHEN op_name IN ('aten::native_batch_norm_backward', 'aten::cudnn_batch_norm_backward',
-                       'aten::miopen_batch_norm_backward', 'aten::native_layer_norm_backward',
-                       'aten::native_group_norm_backward', 'aten::_fused_rms_norm_backward') THEN 'NORM_bwd'
-      WHEN starts_with(op_name, 'triton') THEN 'triton'
-      WHEN starts_with(op_name, 'record_param_comms') THEN 'record_param_comms'
-      WHEN starts_with(first_kernel, 'void at::native') AND contains(first_kernel, 'elementwise') THEN 'elementwise'
-      WHEN starts_with(first_kernel, 'void at::native') AND contains(first_kernel, 'reduce') THEN 'reduce'
-      WHEN starts_with(first_kernel, 'void at::native') AND contains(first_kernel, 'multi_tensor_apply')
-           THEN 'multi_tensor_apply'
-      ELSE 'other' END;
+-- @requires peers/float_us peers/tracelens/timeline peers/tracelens/links peers/tracelens/op_categories gpu/op_summaries
 
 -- _tl_kernel_parents: each GPU event with TraceLens's parent cpu_op and its op category: for an event
--- under a cpu_op, _tl_op_category_of(op, first kernel launched under that op instance); for an event
--- whose parent is its launch call, 'graph' (the call's name contains cudagraph or graphlaunch, any case)
--- or 'runtime'; NULL keys for events TraceLens does not link.
+-- under a cpu_op, the op's category under the `tracelens` rules (peers/tracelens/op_categories: the op
+-- registry by name, else the first-kernel rules on the first kernel launched under that op instance, else
+-- 'other'); for an event whose parent is its launch call, 'graph' (the call's name contains cudagraph or
+-- graphlaunch, any case) or 'runtime'; NULL keys for events TraceLens does not link.
 CREATE OR REPLACE VIEW _tl_kernel_parents AS
 WITH o AS (
     SELECT e.trace_id, e.event_id, e.name, e.cat, e.stream, e.ts_ns, e.dur_ns, e.op_event_id, e.tl_parent_cpu_op,
@@ -56,11 +16,15 @@ WITH o AS (
                WHERE tl_linked AND op_event_id IS NOT NULL GROUP BY ALL) f
       ON f.trace_id = e.trace_id AND f.op_event_id = e.op_event_id
 )
-SELECT *, CASE WHEN tl_parent_cpu_op IS NULL THEN NULL
-               WHEN op_event_id IS NOT NULL THEN _tl_op_category_of(tl_parent_cpu_op, first_kernel)
-               WHEN regexp_matches(launch_name, '(?i)cudagraph|graphlaunch') THEN 'graph'
-               ELSE 'runtime' END AS tl_op_category
-FROM o;
+SELECT o.*, CASE WHEN o.tl_parent_cpu_op IS NULL THEN NULL
+                 WHEN o.op_event_id IS NOT NULL THEN CASE WHEN oc.matched THEN oc.op_category
+                                                          ELSE coalesce(fk.category, 'other') END
+                 WHEN regexp_matches(o.launch_name, '(?i)cudagraph|graphlaunch') THEN 'graph'
+                 ELSE 'runtime' END AS tl_op_category
+FROM o
+LEFT JOIN op_name_categories oc ON oc.ruleset = 'tracelens' AND oc.name = o.tl_parent_cpu_op
+LEFT JOIN _first_kernel_rule_categories fk
+       ON fk.ruleset = 'tracelens' AND fk.name_key = replace(o.first_kernel, chr(10), ' ');
 
 -- tl_kernel_summary: TraceLens's kernel_summary: every `kernel` event (linked or not; memcpy/memset left
 -- out) grouped by (Parent op category, Parent cpu_op, Kernel name, Kernel stream), missing keys as ''.

@@ -1,0 +1,146 @@
+"""The dataset side of an ingest: duplicates, work areas and the atomic publish of a trace.
+
+A trace is written in a private work area ``DATASET/.staging/<pid>-<random>/`` and published by renaming its
+``out`` directory to ``DATASET/traces/trace_id=<id>`` in one step, after every file in it is on disk. The trace
+id is the first 16 hex digits of the file's content hash, so a file whose size and hash match a published trace
+is a duplicate and is not read again. Work areas of processes that no longer run are removed.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import duckdb
+
+from ..jsonstream import content_hasher
+
+# (size, content hash) of the published traces of each dataset, by trace directory name. A trace directory is
+# complete and never changes once published, so only directories not seen before are read (those published by
+# another process, or by an earlier call).
+_KNOWN: dict[str, dict[str, tuple[int, str]]] = {}
+
+
+def _known_sizes(dataset: Path) -> dict[int, list[str]]:
+    """The content hashes of the dataset's published traces, by file size."""
+    tdir = dataset / "traces"
+    cache = _KNOWN.setdefault(str(dataset.resolve()), {})
+    present = {d.name for d in tdir.glob("trace_id=*")} if tdir.is_dir() else set()
+    for gone in set(cache) - present:
+        del cache[gone]
+    new = sorted(present - set(cache))
+    if new:
+        files = [str(tdir / d / "traces" / "part-00000.parquet") for d in new]
+        con = duckdb.connect()
+        try:
+            rows = con.execute("SELECT parse_dirpath(filename), size_bytes, content_hash FROM read_parquet(?, "
+                               "filename = true)", [files]).fetchall()
+        finally:
+            con.close()
+        for path, size, h in rows:
+            cache[Path(path).parent.name] = (size, h)
+    out: dict[int, list[str]] = {}
+    for size, h in cache.values():
+        out.setdefault(size, []).append(h)
+    return out
+
+
+def _known_hash(path: str, hashes: list[str]) -> str | None:
+    """The file's content hash if it is one of ``hashes``, else None. Datasets written before the content hash
+    became XXH3-128 hold BLAKE2b-128 digests: that digest is computed (a second read of the file) only when the
+    XXH3 one is not found."""
+    for new_hash in (content_hasher, lambda: hashlib.blake2b(digest_size=16)):
+        h = new_hash()
+        with open(path, "rb") as f:
+            while b := f.read(8 << 20):
+                h.update(b)
+        if (digest := h.hexdigest()) in hashes:
+            return digest
+    return None
+
+
+def published_hash(path: str, size: int, dataset: Path) -> str | None:
+    """The content hash under which the file (``size`` bytes) is already published in ``dataset``, else None."""
+    known = _known_sizes(dataset)
+    if size not in known:
+        return None
+    return _known_hash(path, known[size])
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_staging(dataset: Path) -> None:
+    """Remove the work areas (and init.sql temporary files) left by ingests that were killed: their process no
+    longer exists."""
+    staging_root = dataset / ".staging"
+    if staging_root.is_dir():
+        for d in staging_root.iterdir():
+            pid = d.name.split("-", 1)[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+                shutil.rmtree(d, ignore_errors=True)
+    for f in dataset.glob(".init.sql.*"):
+        pid = f.name.split(".")[-1].split("-", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            f.unlink(missing_ok=True)
+
+
+def new_staging(dataset: Path) -> Path:
+    """A new, empty work area of this process in ``dataset``."""
+    staging_root = dataset / ".staging"
+    staging_root.mkdir(parents=True, exist_ok=True)
+    staging = staging_root / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    staging.mkdir()
+    return staging
+
+
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    """fsync every file under ``root`` and the directories holding them."""
+    for d, _, names in os.walk(root):
+        for n in names:
+            fd = os.open(os.path.join(d, n), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fsync_dir(Path(d))
+
+
+def publish(out: Path, dataset: Path, trace_id: str, size: int, content_hash: str) -> bool:
+    """Move the complete trace directory ``out`` to ``dataset/traces/trace_id=<trace_id>`` in one atomic step.
+    Returns False, publishing nothing, when a trace of that id is already there."""
+    final = dataset / "traces" / f"trace_id={trace_id}"
+    final.parent.mkdir(parents=True, exist_ok=True)
+    _fsync_tree(out)  # the parts are on disk before they are published: a machine crash cannot publish a trace
+    #                   whose files are incomplete
+    try:
+        os.rename(out, final)
+    except OSError:
+        if final.exists():
+            return False
+        raise
+    _fsync_dir(final.parent)
+    _KNOWN.setdefault(str(dataset.resolve()), {})[final.name] = (size, content_hash)
+    return True
