@@ -15,7 +15,9 @@ import polars as pl
 
 from .errors import DatasetError
 
-RULE_COLUMNS = ["ruleset", "applies_to", "event_cat", "category", "subcategory", "pattern", "priority", "note"]
+RULE_COLUMNS = ["ruleset", "applies_to", "event_cat", "category", "subcategory", "class", "pattern", "priority", "note"]
+# what a kernel rule may say its GPU work is to the timeline, the gaps and the kernel summary (sql/categories/rules.sql)
+CLASSES = {"compute", "comm", "memcpy", "memset", "sync"}
 APPLIES_TO = {"kernel", "op", "op_first_kernel"}
 
 
@@ -140,6 +142,8 @@ def read_rules(csv_path) -> pl.DataFrame:
             raise DatasetError(f"{csv_path}:{lineno}: category and pattern must not be empty")
         if row["applies_to"] and row["applies_to"].lower() not in APPLIES_TO:
             raise DatasetError(f"{csv_path}:{lineno}: applies_to must be one of {', '.join(sorted(APPLIES_TO))}")
+        if row["class"] and row["class"].lower() not in CLASSES:
+            raise DatasetError(f"{csv_path}:{lineno}: class must be one of {', '.join(sorted(CLASSES))}")
         if row["priority"]:
             try:
                 int(row["priority"])
@@ -183,7 +187,16 @@ def add_rules(dataset_path, csv_path, name: str | None = None) -> Path:
         for row in rules.iter_rows():
             w.writerow(row)
     tmp.replace(dest)
+    _rebuild_rule_tables(ds_dir)
     return dest
+
+
+def _rebuild_rule_tables(ds_dir: Path) -> None:
+    """The stored tables computed with the rules (the GPU timeline's classes) are rebuilt for every trace, so
+    that the timeline, the categories and the gaps agree under the new rules."""
+    from .ingest.derive import rebuild, rule_dependent_tables
+
+    rebuild(ds_dir, rule_dependent_tables())
 
 
 def remove_rules(dataset_path, name: str) -> bool:

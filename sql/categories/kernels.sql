@@ -30,7 +30,7 @@ WITH txt AS (
     SELECT *, CASE WHEN applies_to = 'op' THEN 'op' ELSE 'kernel' END AS subject
     FROM category_rules
 )
-SELECT r.ruleset, r.applies_to, r.event_cat, r.category, r.subcategory, r.pattern, r.priority, r.source, r.file,
+SELECT r.ruleset, r.applies_to, r.event_cat, r.category, r.subcategory, r.class, r.pattern, r.priority, r.source, r.file,
        r.line_no,
        unnest(regexp_extract_all(txt.names_text, '(?m)^[^\n]*(?:' || r.pattern || ')[^\n]*$')) AS name_key
 FROM r JOIN txt USING (subject);
@@ -41,6 +41,8 @@ FROM r JOIN txt USING (subject);
 --   name                GPU event name
 --   kernel_category     category of the winning rule; `other` when no rule of the ruleset matches
 --   kernel_subcategory  subcategory of the winning rule (NULL when none)
+--   activity_class      class of the winning rule (compute, comm, memcpy, memset, sync; see category_rules):
+--                       how the timeline, gaps and kernel summary count the event; compute when no rule matched
 --   matched             whether a rule matched
 --   rule_pattern        pattern of the winning rule
 --   rule_priority       its priority
@@ -53,7 +55,7 @@ WITH names AS (
 ), rulesets AS (
     SELECT DISTINCT ruleset FROM category_rules WHERE applies_to = 'kernel'
 ), best AS (
-    SELECT m.ruleset, n.cat, n.name, m.category, m.subcategory, m.pattern, m.priority, m.source, m.file,
+    SELECT m.ruleset, n.cat, n.name, m.category, m.subcategory, m.class, m.pattern, m.priority, m.source, m.file,
            m.line_no
     FROM names n
     JOIN _category_rule_matches m
@@ -61,11 +63,12 @@ WITH names AS (
      AND m.name_key = replace(n.name, chr(10), ' ')
      AND (m.event_cat IS NULL OR m.event_cat = n.cat)
     QUALIFY row_number() OVER (PARTITION BY m.ruleset, n.cat, n.name
-                               ORDER BY m.priority DESC, m.source = 'shipped', m.file, m.line_no) = 1
+                               ORDER BY _rule_precedence(m.priority, m.source, m.file, m.line_no)) = 1
 )
 SELECT rs.ruleset, n.cat, n.name,
        coalesce(b.category, 'other') AS kernel_category,
        b.subcategory AS kernel_subcategory,
+       coalesce(b.class, 'compute') AS activity_class,
        b.category IS NOT NULL AS matched,
        b.pattern AS rule_pattern,
        b.priority AS rule_priority,

@@ -33,7 +33,7 @@ WITH names AS (
     FROM names n
     JOIN _category_rule_matches m ON m.applies_to = 'op' AND m.name_key = replace(n.name, chr(10), ' ')
     QUALIFY row_number() OVER (PARTITION BY m.ruleset, n.name
-                               ORDER BY m.priority DESC, m.source = 'shipped', m.file, m.line_no) = 1
+                               ORDER BY _rule_precedence(m.priority, m.source, m.file, m.line_no)) = 1
 )
 SELECT rs.ruleset, n.name,
        coalesce(b.category, 'other') AS op_category,

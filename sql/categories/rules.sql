@@ -58,6 +58,11 @@ WHERE trim(lines[line_no]) <> '' AND NOT starts_with(ltrim(lines[line_no]), '#')
 --                cuda_sync) match; NULL = any
 --   category     the category a matching name gets
 --   subcategory  finer label inside the category (NULL when the rule gives none)
+--   class        for kernel rules, what the matched GPU work is to the GPU timeline, the gaps and the kernel
+--                summary: compute | comm (communication) | memcpy | memset | sync (a stream waiting, not
+--                work). A rule without one takes the class that the rules of its category in its ruleset
+--                agree on, else the one the `default` rules of that category agree on, else compute: a user
+--                rule that puts a kernel in `communication` makes it communication everywhere.
 --   pattern      RE2 regular expression, searched anywhere in the name
 --   priority     the highest-priority matching rule wins (user rules without a priority get 10000)
 --   note         why the rule exists / what it matches
@@ -72,22 +77,41 @@ WITH f AS (
            fields[list_position(header, 'event_cat')] AS event_cat,
            fields[list_position(header, 'category')] AS category,
            fields[list_position(header, 'subcategory')] AS subcategory,
+           lower(trim(fields[list_position(header, 'class')])) AS class,
            fields[list_position(header, 'pattern')] AS pattern,
            fields[list_position(header, 'priority')] AS priority,
            fields[list_position(header, 'note')] AS note
     FROM _category_rule_lines
+), r AS (
+    SELECT coalesce(nullif(ruleset, ''), 'default') AS ruleset,
+           coalesce(nullif(lower(applies_to), ''), 'kernel') AS applies_to,
+           nullif(event_cat, '') AS event_cat,
+           category,
+           nullif(subcategory, '') AS subcategory,
+           nullif(class, '') AS class,
+           pattern,
+           coalesce(TRY_CAST(nullif(priority, '') AS INTEGER), CASE source WHEN 'user' THEN 10000 ELSE 0 END)
+               AS priority,
+           note,
+           source,
+           file,
+           line_no
+    FROM f
+    WHERE coalesce(category, '') <> '' AND coalesce(pattern, '') <> ''
+), category_class AS (   -- the class the kernel rules of a category agree on
+    SELECT ruleset, category, min(class) AS class FROM r
+    WHERE applies_to = 'kernel' AND class IS NOT NULL
+    GROUP BY ruleset, category HAVING count(DISTINCT class) = 1
 )
-SELECT coalesce(nullif(ruleset, ''), 'default') AS ruleset,
-       coalesce(nullif(lower(applies_to), ''), 'kernel') AS applies_to,
-       nullif(event_cat, '') AS event_cat,
-       category,
-       nullif(subcategory, '') AS subcategory,
-       pattern,
-       coalesce(TRY_CAST(nullif(priority, '') AS INTEGER), CASE source WHEN 'user' THEN 10000 ELSE 0 END)
-           AS priority,
-       note,
-       source,
-       file,
-       line_no
-FROM f
-WHERE coalesce(category, '') <> '' AND coalesce(pattern, '') <> '';
+SELECT r.ruleset, r.applies_to, r.event_cat, r.category, r.subcategory,
+       CASE WHEN r.applies_to = 'kernel' THEN coalesce(r.class, own.class, dflt.class, 'compute') END AS class,
+       r.pattern, r.priority, r.note, r.source, r.file, r.line_no
+FROM r
+LEFT JOIN category_class own ON own.ruleset = r.ruleset AND own.category = r.category
+LEFT JOIN category_class dflt ON dflt.ruleset = 'default' AND dflt.category = r.category;
+
+-- _rule_precedence(priority, source, file, line_no): the order in which the rules that match one name are
+-- tried: the highest priority first; on equal priority user rules before shipped ones, then the earlier file
+-- name, then the earlier line. `ORDER BY _rule_precedence(...)` puts the winning rule first.
+CREATE OR REPLACE MACRO _rule_precedence(priority, source, file, line_no) AS
+    (-priority, source = 'shipped', file, line_no);

@@ -1,22 +1,7 @@
 -- gpu/activity — the GPU-side events of every trace, classified, with the CPU call that launched them: the
 -- base of the timeline, kernel summary, gap, launch and peer-style views.
 --
--- @requires lib/names gpu/steps tree/links
-
--- Class of a GPU event (native definition):
---   comm     kernel whose name contains nccl, rccl, msccl or cross_device_reduce (any case): collectives
---   memcpy   cat gpu_memcpy, and ROCm copy kernels (MEMORY_COPY_*, __amd_rocclr_copyBuffer*)
---   memset   cat gpu_memset, and ROCm fill kernels (__amd_rocclr_fillBuffer*)
---   sync     cat cuda_sync (the stream waiting on an event: not work, never counted as busy)
---   compute  every other kernel
-CREATE OR REPLACE MACRO _gpu_activity_class(cat, name) AS
-    CASE WHEN cat = 'cuda_sync' THEN 'sync'
-         WHEN cat = 'gpu_memcpy' THEN 'memcpy'
-         WHEN cat = 'gpu_memset' THEN 'memset'
-         WHEN regexp_matches(name, '^(MEMORY_COPY_(HOST_TO_DEVICE|DEVICE_TO_HOST|DEVICE_TO_DEVICE)|__amd_rocclr_copyBuffer(Rect)?(Aligned)?)(\.kd)?$') THEN 'memcpy'
-         WHEN regexp_matches(name, '^__amd_rocclr_fillBuffer(Aligned)?(\.kd)?$') THEN 'memset'
-         WHEN regexp_matches(name, '(?i)nccl|rccl|msccl|cross_device_reduce') THEN 'comm'
-         ELSE 'compute' END;
+-- @requires lib/names gpu/steps tree/links categories/kernels
 
 -- _gpu_names: each distinct (cat, name) of the GPU events with its short name and class (computed once per
 -- name rather than once per event: the name rewriting is regex work), and integer ids for both names.
@@ -29,8 +14,10 @@ CREATE OR REPLACE MACRO _gpu_activity_class(cat, name) AS
 CREATE OR REPLACE VIEW _gpu_names AS
 SELECT row_number() OVER (ORDER BY cat, name) AS name_id,
        dense_rank() OVER (ORDER BY coalesce(short_name, name)) AS short_id, cat, name, short_name, activity_class
-FROM (SELECT cat, name, _short_kernel_name(name) AS short_name, _gpu_activity_class(cat, name) AS activity_class
-      FROM (SELECT DISTINCT cat, name FROM kernels));
+FROM (SELECT k.cat, k.name, _short_kernel_name(k.name) AS short_name, coalesce(c.activity_class, 'compute') AS activity_class
+      FROM (SELECT DISTINCT cat, name FROM kernels) k
+      LEFT JOIN kernel_name_categories c
+        ON c.ruleset = 'default' AND c.cat IS NOT DISTINCT FROM k.cat AND c.name = k.name);
 
 -- _gpu_activity_core: gpu_activity (below) with integers only: name_id and short_id (see _gpu_names) instead
 -- of cat, name and short_name, step_event_id (the ProfilerStep range, see _gpu_steps) instead of step and
@@ -56,7 +43,8 @@ ASOF LEFT JOIN _gpu_steps s ON s.trace_id = k.trace_id AND k.launch_ts_ns >= s.s
 --   device, stream               where it ran (device NULL when the trace does not say)
 --   cat, name                    normalised category (kernel, gpu_memcpy, gpu_memset, cuda_sync) and name
 --   short_name                   _short_kernel_name(name)
---   activity_class               compute | comm | memcpy | memset | sync (see _gpu_activity_class)
+--   activity_class               compute | comm | memcpy | memset | sync: the class of the event's `default`
+--                                category rule (kernel_name_categories.activity_class; compute when none)
 --   ts_ns, dur_ns, end_ns        start, duration and end on the GPU, ns (end_ns = ts_ns + dur_ns)
 --   correlation                  correlation id linking it to its launch (gpu_launch_links.correlation)
 --   launch_event_id              the launch API call (a row of `launches`: kernel, graph, memcpy or memset

@@ -3,7 +3,8 @@
 --
 -- Which events count: every row of gpu_activity except cuda_sync waits, whether or not its launch is in
 -- the trace (warm-up kernels launched before the CPU window count too: the GPU was busy with them).
--- Classes (see _gpu_activity_class): compute, comm (collective kernels), memory = memcpy + memset.
+-- Classes (gpu_activity.activity_class, from the category rules): compute, comm (communication), memory =
+-- memcpy + memset; a user rule that makes a kernel communication moves its time here too.
 -- Times are lengths of unions of closed intervals [ts, ts + dur] (touching intervals merge), exact in ns.
 -- "span" is first GPU start to last GPU end of the rows' events; the profiler window (first to last
 -- event of any kind in the trace) is given beside it as window_ns.

@@ -1,17 +1,21 @@
-"""The derived tables of one staged trace (schema.DERIVED_TABLES), computed by their build views from sql/.
+"""The derived tables of one staged trace (the ``@stores`` declarations of the SQL library, schemas in
+schema.DERIVED_TABLES), computed by their build views.
 
-``build_plan()`` says what the build does: the SQL files that define the views, and in order, each derived table
-with its build view and the helper views stored as temporary tables for it. ``build_derived`` follows it.
+``build_plan()`` says what the build does, as the SQL modules' headers declare it (tracesql.sqlmodules): the
+modules that define the views, and in order, each stored table with its build view and the helper views stored
+as temporary tables for it. ``build_derived`` follows it.
 """
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
-from ..dataset import sql_dir
 from ..schema import TABLES, columns, empty_select
+from ..sqlmodules import load_order, module_statements, stored_tables
 
 
 @dataclass(frozen=True)
@@ -41,47 +45,31 @@ class BuildStep:
 
 @dataclass(frozen=True)
 class BuildPlan:
-    """``sql_files`` (in sql/, run in this order) define the views; ``steps`` build the tables in this order."""
+    """``modules`` (SQL library modules, run in this order) define the views; ``steps`` build the tables in this
+    order."""
 
-    sql_files: tuple[str, ...]
+    modules: tuple[str, ...]
     steps: tuple[BuildStep, ...]
 
 
-# The build: each step sorts and joins narrow, exactly counted inputs; a helper read several times is computed once,
-# and its memory is free for the next step once it is dropped. A recursive walk is built level by level with its
-# level macro (every level of a recursive CTE stays in memory; a table spills).
-_PLAN = BuildPlan(
-    sql_files=("10_tree_nesting.sql", "11_tree_links.sql", "12_tree_attribution.sql", "30_gpu_activity.sql",
-               "31_timeline.sql"),
-    steps=(
-        BuildStep("cpu_nesting", "_cpu_nesting_build", (
-            Helper("_tree_threads", drop_after="cpu_nesting"),
-            Helper("_tree_clip", drop_after="_tree_nest_order"),
-            Helper("_tree_nest_order", drop_after="_tree_parents"),
-            Helper("_tree_parents", drop_after="cpu_nesting"),
-        )),
-        BuildStep("gpu_launch_links", "_gpu_launch_links_build"),
-        BuildStep("cpu_event_context", "_cpu_event_context_build", (
-            Helper("_tree_context_names", drop_after="cpu_event_context"),
-            Helper("_tree_context_nodes", drop_after="_tree_context_walk", order_by_depth=True),
-            Helper("_tree_context_walk", drop_after="_tree_context", level_macro="_tree_context_level",
-                   level_nodes="_tree_context_nodes"),
-            Helper("_tree_context", drop_after="cpu_event_context"),
-            Helper("_tree_module_paths", drop_after="cpu_event_context"),
-        )),
-        BuildStep("profiler_steps", "_profiler_steps_build"),
-        # the helpers are read by each of the interval unions of the timeline (per device, pooled, per step)
-        BuildStep("gpu_timeline_all", "_gpu_timeline_all_build", (
-            Helper("_gpu_names", drop_after="gpu_timeline_all"),
-            Helper("_gpu_activity_core", drop_after="gpu_timeline_all"),
-        )),
-    ),
-)
-
-
 def build_plan() -> BuildPlan:
-    """The plan of the derived-table build."""
-    return _PLAN
+    """The plan of the derived-table build, from the SQL library's declarations: each module that declares
+    ``@stores TABLE FROM VIEW`` is a step (in load order, so a table is built after the stored tables it reads),
+    with its ``@build-temp`` helpers in the order declared (a ``@build-levels`` helper built level by level, the
+    nodes it walks stored in depth order)."""
+    stored = stored_tables()
+    levels = {v: lv for m in stored.values() for v, lv in m.build_levels.items()}
+    by_depth = {nodes for _, nodes in levels.values()}
+    steps = []
+    for t, m in stored.items():
+        helpers = m.build_temp if t == next(iter(m.stores)) else []
+        steps.append(BuildStep(t, m.stores[t], tuple(
+            Helper(v, drop_after=until, order_by_depth=v in by_depth,
+                   level_macro=levels[v][0] if v in levels else None,
+                   level_nodes=levels[v][1] if v in levels else None)
+            for v, until in helpers)))
+    modules = tuple(m.name for m in load_order(sorted({m.name for m in stored.values()})))
+    return BuildPlan(modules=modules, steps=tuple(steps))
 
 
 # DuckDB memory limit of the derived-table build; with the Python process and DuckDB's unmanaged memory the
@@ -89,9 +77,10 @@ def build_plan() -> BuildPlan:
 BUILD_MEMORY_LIMIT = "640MB"
 
 
-def build_derived(out: Path, staging: Path, plan: BuildPlan | None = None) -> None:
+def build_derived(out: Path, staging: Path, plan: BuildPlan | None = None, rules_dir: Path | None = None) -> None:
     """Compute the derived tables of one staged trace (its tables are parts under ``out``) as ``plan`` (default:
-    ``build_plan()``) says, and store each as ``out/<table>/part-00000.parquet``."""
+    ``build_plan()``) says, and store each as ``out/<table>/part-00000.parquet``. ``rules_dir``: the dataset's
+    user rule files (DATASET/rules/), which the category rules read (the GPU timeline's classes)."""
     plan = plan or build_plan()
     built = {s.table for s in plan.steps}
     # checkpoint_threshold: the build's tables are temporary; an automatic checkpoint (which compacts in-memory
@@ -107,9 +96,11 @@ def build_derived(out: Path, staging: Path, plan: BuildPlan | None = None) -> No
                 con.execute(f"CREATE VIEW {t} AS {empty_select(t)}")
             else:
                 con.execute(f"CREATE VIEW {t} AS SELECT '' AS trace_id, * FROM read_parquet('{out / t / '*.parquet'}')")
-        sd = str(sql_dir()).replace("'", "''")
-        for f in plan.sql_files:
-            con.execute((sql_dir() / f).read_text().replace("${SQL_DIR}", sd))
+        glob = str((rules_dir or staging / "no-rules") / "*.csv").replace("'", "''")
+        con.execute(f"CREATE VIEW _dataset_rule_files AS SELECT filename, content FROM read_text('{glob}')")
+        mods = {m.name: m for m in load_order(list(plan.modules))}
+        for st in module_statements([mods[n] for n in plan.modules]):
+            con.execute(st)
         for step in plan.steps:
             t = step.table
             for h in step.helpers:
@@ -124,11 +115,13 @@ def build_derived(out: Path, staging: Path, plan: BuildPlan | None = None) -> No
                 for done in step.helpers:
                     if done.drop_after == h.view:
                         con.execute(f"DROP TABLE temp.{done.view}")
-            (out / t).mkdir()
+            (out / t).mkdir(exist_ok=True)
             part = out / t / "part-00000.parquet"
+            tmp = out / t / f".part-00000.parquet.{os.getpid()}.tmp"  # replaces a part being rebuilt atomically
             cols = ", ".join(f'"{c}"' for c, _, _ in columns(t))
-            con.execute(f"COPY (SELECT {cols} FROM {step.build}) TO '{part}' "
+            con.execute(f"COPY (SELECT {cols} FROM {step.build}) TO '{tmp}' "
                         "(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)")
+            os.replace(tmp, part)
             con.execute(f"DROP TABLE {t}")
             con.execute(f"CREATE VIEW {t} AS SELECT '' AS trace_id, * FROM read_parquet('{part}')")
             for h in step.helpers:
@@ -146,3 +139,30 @@ def build_by_level(con: duckdb.DuckDBPyConnection, name: str, level_macro: str, 
     max_depth = row[0] if row is not None else None
     for d in range((max_depth if max_depth is not None else -1) + 1):
         con.execute(f"INSERT INTO {name} SELECT * FROM {level_macro}({d})")
+
+
+def rule_dependent_tables() -> list[str]:
+    """Stored tables whose build reads the category rules (the GPU timeline counts time by the class of each
+    kernel's category rule): they must be rebuilt when the dataset's user rules change."""
+    stored = stored_tables()
+    return [t for t, m in stored.items() if "categories/rules" in {x.name for x in load_order([m.name])}]
+
+
+def rebuild(dataset: Path, tables: list[str]) -> int:
+    """Recompute the stored tables ``tables`` of every trace of ``dataset`` with the dataset's current rules,
+    each part file replaced atomically (a reader sees the old rows or the new ones). Returns the number of
+    traces rebuilt."""
+    from .publish import new_staging
+
+    stored = stored_tables()
+    full = build_plan()
+    plan = BuildPlan(modules=tuple(m.name for m in load_order(sorted({stored[t].name for t in tables}))),
+                     steps=tuple(s for s in full.steps if s.table in tables))
+    traces = sorted((Path(dataset) / "traces").glob("trace_id=*"))
+    staging = new_staging(Path(dataset))
+    try:
+        for tdir in traces:
+            build_derived(tdir, staging, plan, rules_dir=Path(dataset) / "rules")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return len(traces)

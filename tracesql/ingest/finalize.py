@@ -135,7 +135,8 @@ def finalize(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace, started: float
             noted[kind] = n
     counts = {t: counts[t] for t in [*EVENT_TABLES, "launches"]}
     events_read = sum(counts[t] for t in EVENT_TABLES) + sum(skipped.values())
-    build_derived(out, parsed.staging)
+    # the staging area is DATASET/.staging/<name> (publish.new_staging): the dataset's user rules are beside it
+    build_derived(out, parsed.staging, rules_dir=parsed.staging.parent.parent / "rules")
     # GPU events without a launch call in this trace (e.g. warm-up kernels launched before the CPU window), as
     # the stored gpu_launch_links says (linked = false), so the summary equals gpu_link_summary.unlinked_events.
     unlinked = con.execute(f"""SELECT count(*) FILTER (WHERE NOT linked)

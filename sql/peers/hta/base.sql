@@ -1,22 +1,14 @@
 -- peers/hta/base — Holistic Trace Analysis (HTA 0.5.0) style: the peer's definitions, reproduced so that its numbers can
 -- be checked against ours (`tracesql report --style hta`). Facts about HTA's definitions are credited to
--- HTA (facebookresearch/HolisticTraceAnalysis, BSD licence); see docs/peers.md. The code is ours.
+-- HTA (facebookresearch/HolisticTraceAnalysis, MIT licence); see docs/peers.md. The code is ours.
 --
 -- HTA works in float64 µs: it parses ts/dur with a JSON float parser, subtracts the earliest ts of the
 -- trace, and computes ends as ts + dur. The views below do the same arithmetic (_us_f64) so that the
 -- results agree with HTA to float precision. HTA's timestamp rounding (ceil start, floor end) is off
 -- here, as in the shared references (HTA_DISABLE_NS_ROUNDING=1).
+-- HTA's kernel type of a GPU event is its category under the `hta` rules (sql/peers/hta/rules/hta.csv).
 --
--- @requires peers/float_us lib/intervals
-
--- _hta_kernel_type(name): HTA's kernel type, first match: COMMUNICATION (name starts 'nccl' and later
--- has 'Kernel'), MEMORY (starts 'Memcpy', 'Memset' or 'dma'), COMPUTATION (none of: 'nccl..Kernel'
--- prefix, 'Memcpy' anywhere, 'Memset' prefix, 'Sync' anywhere), else OTHER.
-CREATE OR REPLACE MACRO _hta_kernel_type(name) AS
-    CASE WHEN regexp_matches(name, '^nccl.*Kernel') THEN 'COMMUNICATION'
-         WHEN regexp_matches(name, '^(Memcpy|Memset|dma)') THEN 'MEMORY'
-         WHEN NOT regexp_matches(name, '^(nccl.*Kernel|.*Memcpy|Memset|.*Sync)') THEN 'COMPUTATION'
-         ELSE 'OTHER' END;
+-- @requires peers/float_us lib/intervals categories/kernels
 
 -- _hta_trace: per trace, HTA's rank (distributed rank, 0 when absent), its time origin (earliest ts of a
 -- complete CPU event other than the 'Trace' span, or of a GPU event; float64 µs), the start of the last
@@ -57,7 +49,7 @@ WHERE h.cut_ts_ns IS NULL OR l.ts_ns < h.cut_ts_ns;
 -- @materialize report-hta
 CREATE OR REPLACE VIEW _hta_gpu AS
 SELECT k.trace_id, h.rank, k.event_id, k.cat, k.name, k.stream, k.correlation,
-       _hta_kernel_type(k.name) AS kernel_type,
+       coalesce(kt.kernel_category, 'OTHER') AS kernel_type,
        _us_f64(k.ts_ns) - h.min_ts_us AS ts_us, _us_f64(k.dur_ns) AS dur_us,
        (_us_f64(k.ts_ns) - h.min_ts_us) + _us_f64(k.dur_ns) AS end_us,
        CASE WHEN c.correlation IS NOT NULL THEN c.ts_us WHEN k.correlation > 0 THEN h.event0_ts_us END
@@ -65,6 +57,7 @@ SELECT k.trace_id, h.rank, k.event_id, k.cat, k.name, k.stream, k.correlation,
        c.name AS runtime_name, c.dur_us AS runtime_dur_us
 FROM kernels k
 JOIN _hta_trace h USING (trace_id)
+LEFT JOIN kernel_name_categories kt ON kt.ruleset = 'hta' AND kt.cat IS NOT DISTINCT FROM k.cat AND kt.name = k.name
 LEFT JOIN _hta_cpu c ON c.trace_id = k.trace_id AND c.correlation = k.correlation
 WHERE k.stream IS NOT NULL AND k.stream >= 0 AND k.ts_ns IS NOT NULL AND k.dur_ns IS NOT NULL
   AND (h.cut_ts_ns IS NULL OR c.correlation IS NOT NULL);

@@ -32,7 +32,7 @@ SELECT ruleset, name_key, category, subcategory
 FROM _category_rule_matches
 WHERE applies_to = 'op_first_kernel'
 QUALIFY row_number() OVER (PARTITION BY ruleset, name_key
-                           ORDER BY priority DESC, source = 'shipped', file, line_no) = 1;
+                           ORDER BY _rule_precedence(priority, source, file, line_no)) = 1;
 
 -- tl_op_category: one row per TraceLens launcher instance (a cpu_op, or a runtime call without a cpu_op
 -- above it, that launched GPU work), with TraceLens's op category. Replaces the placeholder of the same

@@ -5,7 +5,7 @@
 -- TraceLens works in float64 µs: ts and dur as parsed from the JSON text, ends as ts + dur. The views
 -- below do the same arithmetic (_us_f64) so that the results agree with TraceLens to float precision.
 --
--- @requires peers/float_us lib/intervals gpu/activity peers/tracelens/links
+-- @requires peers/float_us lib/intervals gpu/activity categories/kernels peers/tracelens/links
 
 -- _tl_linked_gpu: GPU events TraceLens links to a CPU launch (_tl_links, peers/tracelens/links: a graph
 -- launch owns every GPU event with its correlation; other calls reach their GPU event through an ac2g
@@ -13,22 +13,15 @@
 CREATE OR REPLACE VIEW _tl_linked_gpu AS
 SELECT trace_id, event_id FROM _tl_links WHERE tl_linked;
 
--- _tl_timeline_bucket(cat, name): TraceLens's gpu_timeline bucket, first match: memcpy (cat gpu_memcpy,
--- ROCm copy kernels), computation (ROCm fill kernels), communication (name contains nccl, rccl or
--- cross_device_reduce, any case), computation (everything else, memsets included).
-CREATE OR REPLACE MACRO _tl_timeline_bucket(cat, name) AS
-    CASE WHEN cat = 'gpu_memcpy' THEN 'memcpy'
-         WHEN regexp_matches(name, '^(MEMORY_COPY_(HOST_TO_DEVICE|DEVICE_TO_HOST|DEVICE_TO_DEVICE)|__amd_rocclr_copyBuffer(Rect)?(Aligned)?)(\.kd)?$') THEN 'memcpy'
-         WHEN regexp_matches(name, '^__amd_rocclr_fillBuffer(Aligned)?(\.kd)?$') THEN 'computation'
-         WHEN regexp_matches(name, '(?i)nccl|rccl|cross_device_reduce') THEN 'communication'
-         ELSE 'computation' END;
-
 -- _tl_gpu: the GPU events of TraceLens's gpu_timeline (cat kernel, gpu_memcpy, gpu_memset; linked only),
--- all devices and streams of a trace pooled, with their bucket and float64 µs start/end.
+-- all devices and streams of a trace pooled, with their bucket (their category under the `tracelens` kernel
+-- rules, sql/peers/tracelens/rules/tracelens.csv: memcpy, communication or computation) and float64 µs
+-- start/end.
 CREATE OR REPLACE VIEW _tl_gpu AS
-SELECT a.trace_id, a.event_id, a.cat, a.name, _tl_timeline_bucket(a.cat, a.name) AS bucket,
+SELECT a.trace_id, a.event_id, a.cat, a.name, coalesce(c.kernel_category, 'computation') AS bucket,
        _us_f64(a.ts_ns) AS s, _us_f64(a.ts_ns) + _us_f64(a.dur_ns) AS e
 FROM gpu_activity a JOIN _tl_linked_gpu USING (trace_id, event_id)
+LEFT JOIN kernel_name_categories c ON c.ruleset = 'tracelens' AND c.cat IS NOT DISTINCT FROM a.cat AND c.name = a.name
 WHERE a.cat IN ('kernel', 'gpu_memcpy', 'gpu_memset');
 
 CREATE OR REPLACE VIEW _tl_members AS
