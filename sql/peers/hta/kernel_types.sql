@@ -2,8 +2,12 @@
 --
 -- @requires peers/hta/base
 
--- hta_kernel_type_breakdown_by_trace: the same per trace (the view above pools every trace of the dataset,
--- as HTA pools every rank of a trace directory).
+-- hta_kernel_type_breakdown_by_trace: HTA's kernel type breakdown (with memory kernels) per trace: the time
+-- line of each rank cut at the merged-interval boundaries of the COMPUTATION, COMMUNICATION and MEMORY
+-- kernels; each piece is labelled by the types running ('COMPUTATION overlapping MEMORY', ...) and its
+-- length truncated to whole µs as HTA does.
+--   trace_id; kernel_type   label;  sum  µs (integer);  percentage  100 sum / the trace's total, rounded to
+--   1 decimal
 CREATE OR REPLACE VIEW hta_kernel_type_breakdown_by_trace AS
 WITH isl AS (
     SELECT trace_id, grp, set_name, s, e,
@@ -35,39 +39,12 @@ WITH isl AS (
 SELECT trace_id, kernel_type, sum, round(100.0 * sum / sum(sum) OVER (PARTITION BY trace_id), 1) AS percentage
 FROM sums ORDER BY trace_id, sum DESC;
 
--- hta_kernel_type_breakdown: HTA's kernel type breakdown (with memory kernels): the time line of each rank
--- cut at the merged-interval boundaries of the COMPUTATION, COMMUNICATION and MEMORY kernels; each piece
--- is labelled by the types running ('COMPUTATION overlapping MEMORY', ...), its length truncated to whole
--- µs as HTA does, and summed over ranks.
---   kernel_type   label;  sum  µs (integer);  percentage  100 sum / total, rounded to 1 decimal
+-- hta_kernel_type_breakdown: hta_kernel_type_breakdown_by_trace summed over every trace of the dataset, as
+-- HTA pools every rank of a trace directory.
+--   kernel_type   label;  sum  µs (integer, Σ of the traces' sums);  percentage  100 sum / total, rounded to
+--   1 decimal
 CREATE OR REPLACE VIEW hta_kernel_type_breakdown AS
-WITH isl AS (
-    SELECT trace_id, grp, set_name, s, e,
-           max(e) OVER (PARTITION BY trace_id, grp, set_name ORDER BY s, e
-                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_max_e
-    FROM _hta_members WHERE set_name IN ('COMPUTATION', 'COMMUNICATION', 'MEMORY')
-), isl2 AS (
-    SELECT *, sum(CASE WHEN prev_max_e IS NULL OR s > prev_max_e THEN 1 ELSE 0 END)
-              OVER (PARTITION BY trace_id, grp, set_name ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
-    FROM isl
-), merged AS (
-    SELECT trace_id, grp, set_name, min(s) AS s, max(e) AS e,
-           CASE set_name WHEN 'COMPUTATION' THEN 1 WHEN 'COMMUNICATION' THEN 2 ELSE 4 END AS bit
-    FROM isl2 GROUP BY trace_id, grp, set_name, island
-), bounds AS (
-    SELECT trace_id, grp, s AS t, bit AS status FROM merged
-    UNION ALL SELECT trace_id, grp, e, -bit FROM merged
-), run AS (
-    SELECT trace_id, grp, t, sum(status) OVER w AS running, lead(t) OVER w AS next_t
-    FROM bounds WINDOW w AS (PARTITION BY trace_id, grp ORDER BY t, status ROWS UNBOUNDED PRECEDING)
-), labelled AS (
-    SELECT concat_ws(' overlapping ',
-               CASE WHEN running & 1 <> 0 THEN 'COMPUTATION' END,
-               CASE WHEN running & 2 <> 0 THEN 'COMMUNICATION' END,
-               CASE WHEN running & 4 <> 0 THEN 'MEMORY' END) AS kernel_type,
-           trunc(next_t - t)::BIGINT AS dur
-    FROM run WHERE running > 0
-), sums AS (SELECT kernel_type, sum(dur)::BIGINT AS sum FROM labelled GROUP BY kernel_type)
+WITH sums AS (SELECT kernel_type, sum(sum)::BIGINT AS sum FROM hta_kernel_type_breakdown_by_trace GROUP BY kernel_type)
 SELECT kernel_type, sum, round(100.0 * sum / sum(sum) OVER (), 1) AS percentage
 FROM sums ORDER BY sum DESC;
 
