@@ -198,7 +198,7 @@ def test_tracelens_kernel_summary_equals_reference(tl_kernel_summaries, trace_id
 
 
 def test_tracelens_kernel_summary_percent_of_total_exceeds_100(ds, trace_ids):
-    """TraceLens divides by its gpu_timeline total, which leaves out unlinked kernels (PEERS.md)."""
+    """TraceLens divides by its gpu_timeline total, which leaves out unlinked kernels (docs/peers.md)."""
     pct = q(ds, 'SELECT sum("Percent of total time (%)"), sum("Percent of kernels time (%)") FROM tl_kernel_summary '
                 "WHERE trace_id = $t", {"t": trace_ids[QWEN]})[0]
     assert 130 < pct[0] < 131 and abs(pct[1] - 100) < 1e-9
