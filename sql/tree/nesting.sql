@@ -6,11 +6,12 @@
 --   * Two families: host ranges (cpu_op, user_annotation, cuda_runtime, cuda_driver and any other
 --     category) and Python frames (python_function). Each is written by one recorder with one clock and
 --     is meant to be a stack on its own.
---   * Overrun inside the Python family: a frame that ends after the Python frame one level up (the one
---     open around its start) is clipped to that frame's end. Generator and context-manager frames break
---     the stack in real traces: `<built-in function next>` starting 1 µs into a 227 µs
---     `contextlib.py(132): __enter__` is recorded as lasting 305 ms, with Inductor's cudagraph_trees.py
---     frames inside it.
+--   * Overrun inside the Python family: a frame that ends after its Python parent (the frame its
+--     `Python parent id` names, when that frame is open at its start) is clipped to the parent's end.
+--     Generator and context-manager frames break the stack in real traces: `<built-in function next>`
+--     starting 1 µs into a 227 µs `contextlib.py(132): __enter__` is recorded as lasting 305 ms, with
+--     Inductor's cudagraph_trees.py frames inside it. Frames without Python ids (JAX) are not clipped
+--     this way.
 --   * Overrun inside the host family (a child that ends after its parent, e.g. a few hundred ns of
 --     clock jitter between a CUPTI runtime call and its op): the child is clipped to its parent's end.
 --   * Python frames never break host ranges. A frame that starts inside host range A and ends after A
@@ -51,59 +52,56 @@ CREATE OR REPLACE MACRO _tree_family_flags(cat, name) AS
      + CASE WHEN cat IN ('cuda_runtime', 'cuda_driver') THEN 16 ELSE 0 END)::UTINYINT;
 
 -- Helper: every CPU duration event that takes part in nesting, with its family flags: grp (0 host range,
--- 1 Python frame) and fam (_tree_family_flags).
+-- 1 Python frame) and fam (_tree_family_flags), and the Python ids of frames.
 CREATE OR REPLACE VIEW _tree_slices AS
 SELECT t.thread_key, e.trace_id, e.event_id, e.pid, e.tid, e.cat, e.name, e.ts_ns,
        e.correlation IS NOT NULL AS has_correlation, greatest(e.dur_ns, 0) AS dur_ns,
        e.ts_ns + greatest(e.dur_ns, 0) AS end_ns,
        CASE WHEN e.cat = 'python_function' THEN 1 ELSE 0 END AS grp,
-       _tree_family_flags(e.cat, e.name) AS fam
+       _tree_family_flags(e.cat, e.name) AS fam, e.python_id, e.python_parent_id
 FROM events e JOIN _tree_threads t USING (trace_id, pid, tid)
 WHERE e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL AND e.event_id IS NOT NULL;
 
--- Helper: pass 1 over the raw boundaries. For every event: the number of host ranges and of Python frames
--- open at its start (hdepth, pdepth), the host range one level up (the host parent of a host range; the
--- innermost host range around a Python frame), for frames the Python frame one level up (when it is still
--- open at the frame's start) and the host range that starts inside them one level deeper and is still open
--- at their end (after the Python clip). nest_end_ns applies the clipping rules above; ts_ns, grp and fam are passed on so
+-- Helper: pass 1 over the raw boundaries, Python frames first clipped to their Python parent's end. For
+-- every event: the number of host ranges open at its start (hdepth), the host range one level up (the host
+-- parent of a host range; the innermost host range around a Python frame), and for frames the host range
+-- that starts inside them one level deeper and is still open at their end. nest_end_ns applies the clipping rules above; ts_ns, grp and fam are passed on so
 -- that pass 2 reads this table alone.
 CREATE OR REPLACE VIEW _tree_clip AS
-WITH s AS MATERIALIZED (
-    SELECT thread_key, event_id, ts_ns, end_ns, grp, fam FROM _tree_slices
+WITH s0 AS MATERIALIZED (
+    SELECT thread_key, event_id, ts_ns, end_ns, grp, fam, python_id, python_parent_id FROM _tree_slices
+), parents AS (   -- Python frames by their Python id (the first frame with the id, should ids repeat)
+    SELECT thread_key, python_id, arg_min(ts_ns, event_id) AS p_ts_ns, arg_min(end_ns, event_id) AS p_end_ns
+    FROM s0 WHERE grp = 1 AND python_id IS NOT NULL GROUP BY thread_key, python_id
+), s AS MATERIALIZED (   -- Python frames clipped to the end of their recorded Python parent
+    SELECT s0.thread_key, s0.event_id, s0.ts_ns, s0.grp, s0.fam,
+           CASE WHEN p.p_ts_ns <= s0.ts_ns AND p.p_end_ns > s0.ts_ns THEN least(s0.end_ns, p.p_end_ns)
+                ELSE s0.end_ns END AS end_ns
+    FROM s0 LEFT JOIN parents p
+      ON s0.grp = 1 AND p.thread_key = s0.thread_key AND p.python_id = s0.python_parent_id
 ), b AS (
     SELECT thread_key, ts_ns AS t, 1 AS kind, -end_ns AS neg_end, grp, event_id, end_ns, fam,
-           CASE WHEN grp = 0 AND end_ns > ts_ns THEN 1 ELSE 0 END AS dh,
-           CASE WHEN grp = 1 AND end_ns > ts_ns THEN 1 ELSE 0 END AS dp
+           CASE WHEN grp = 0 AND end_ns > ts_ns THEN 1 ELSE 0 END AS dh
     FROM s
     UNION ALL
-    SELECT thread_key, end_ns, 0, 0, 0, NULL, NULL, NULL, -(1 - grp), -grp FROM s WHERE end_ns > ts_ns
+    SELECT thread_key, end_ns, 0, 0, 0, NULL, NULL, NULL, -1 FROM s WHERE grp = 0 AND end_ns > ts_ns
 ), d AS MATERIALIZED (
-    SELECT thread_key, t, grp, event_id, end_ns, fam, dh, dp, hdepth, pdepth, pos FROM (
-        SELECT *, (sum(dh) OVER w - dh)::INTEGER AS hdepth, (sum(dp) OVER w - dp)::INTEGER AS pdepth,
-               row_number() OVER w AS pos
+    SELECT thread_key, t, grp, event_id, end_ns, fam, dh, hdepth, pos FROM (
+        SELECT *, (sum(dh) OVER w - dh)::INTEGER AS hdepth, row_number() OVER w AS pos
         FROM b
         WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id
                      ROWS UNBOUNDED PRECEDING))
     WHERE kind = 1
 ), hosts AS (
     SELECT thread_key, pos, hdepth, t, end_ns FROM d WHERE dh = 1
-), frames AS (
-    SELECT thread_key, pos, pdepth, end_ns FROM d WHERE dp = 1
 ), a AS (   -- host range one level up (open at the start)
-    SELECT c.thread_key, c.event_id, c.t, c.grp, c.fam, c.end_ns, c.hdepth, c.pdepth, c.pos, h.end_ns AS a_end_ns
-    FROM (SELECT thread_key, event_id, t, grp, fam, end_ns, hdepth, pdepth, pos FROM d) c ASOF LEFT JOIN hosts h
+    SELECT c.thread_key, c.event_id, c.t, c.grp, c.fam, c.end_ns, c.hdepth, h.end_ns AS a_end_ns
+    FROM (SELECT thread_key, event_id, t, grp, fam, end_ns, hdepth, pos FROM d) c ASOF LEFT JOIN hosts h
       ON c.thread_key = h.thread_key AND c.hdepth - 1 = h.hdepth AND c.pos > h.pos
-), ap AS (  -- frames only: the Python frame one level up
-    SELECT a.*, f.end_ns AS p_end_ns
-    FROM (SELECT * FROM a WHERE grp = 1) a ASOF LEFT JOIN frames f
-      ON a.thread_key = f.thread_key AND a.pdepth - 1 = f.pdepth AND a.pos > f.pos
 ), ab AS (  -- frames only: latest host range at the frame's host depth that starts before the frame ends
-    SELECT a.thread_key, a.event_id, a.t, a.fam,
-           CASE WHEN a.p_end_ns > a.t THEN least(a.end_ns, a.p_end_ns) ELSE a.end_ns END AS end_ns,
-           a.a_end_ns, h.t AS b_ts_ns, h.end_ns AS b_end_ns
-    FROM ap a ASOF LEFT JOIN hosts h
-      ON a.thread_key = h.thread_key AND a.hdepth = h.hdepth
-     AND CASE WHEN a.p_end_ns > a.t THEN least(a.end_ns, a.p_end_ns) ELSE a.end_ns END > h.t
+    SELECT a.thread_key, a.event_id, a.t, a.fam, a.end_ns, a.a_end_ns, h.t AS b_ts_ns, h.end_ns AS b_end_ns
+    FROM (SELECT * FROM a WHERE grp = 1) a ASOF LEFT JOIN hosts h
+      ON a.thread_key = h.thread_key AND a.hdepth = h.hdepth AND a.end_ns > h.t
 )
 SELECT thread_key, event_id, t AS ts_ns, 0 AS grp, fam, least(end_ns, coalesce(a_end_ns, end_ns)) AS nest_end_ns
 FROM a WHERE grp = 0
