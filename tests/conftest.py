@@ -25,7 +25,9 @@ TRACELENS_KERNEL_REFS = [
     ("amd/mi210_gpu_only", "amd/mi210_gpu_only.json.gz"),
 ]
 # ... plus the graph replay, which has a gpu_timeline / ops reference only.
-TRACELENS_REFS = TRACELENS_KERNEL_REFS + [("graphs/vllm_decode_full", "graphs/vllm_decode_full/graph_execution.json.gz")]
+TRACELENS_REFS = TRACELENS_KERNEL_REFS + [
+    ("graphs/vllm_decode_full", "graphs/vllm_decode_full/graph_execution.json.gz"),
+]
 
 DAMAGED = {"damaged/alexnet_truncated_json.json.gz", "damaged/alexnet_truncated_gzip.json.gz"}
 

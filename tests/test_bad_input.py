@@ -335,7 +335,7 @@ def _complete_events(path: Path) -> list:
     s = text.decode("utf-8", "replace")
     pos = s.index("[", s.index('"traceEvents"')) + 1
     dec = json.JSONDecoder()
-    events = []
+    events: list = []
     while True:
         while pos < len(s) and s[pos] in " \t\r\n,":
             pos += 1
@@ -475,7 +475,7 @@ def test_bad_events_across_many_chunks(tmp_path):
     rng = random.Random(7)
     n = 80_000
     bad = sorted(rng.sample(range(n), 60))
-    kinds = {}
+    kinds: dict[int, str] = {}
     lines = []
     for i in range(n):
         name = f"op{i}" if i % 97 else f'trick}}, {{"ph": "X", "name": "{i}"'  # a `}` `,` `{` inside a string

@@ -70,7 +70,8 @@ def test_nesting_matches_a_stack_walk(tds, trace_ids):
     tid = trace_ids["nvidia/b200_eager_nccl.json.gz"]
     rows = one(tds, """SELECT pid, tid, event_id, ts_ns, nest_end_ns, parent_event_id, depth FROM cpu_nesting
                        WHERE trace_id = ? ORDER BY pid, tid, nest_pos""", [tid])
-    stacks, mismatches = {}, 0
+    stacks: dict[tuple, list] = {}
+    mismatches = 0
     for pid, t, eid, ts, end, parent, depth in rows:
         st = stacks.setdefault((pid, t), [])
         while st and ts >= st[-1][1]:

@@ -150,7 +150,7 @@ def read_rules(csv_path) -> pl.DataFrame:
         rows.append(row)
     con = duckdb.connect()
     try:
-        for i, row in enumerate(rows):
+        for row in rows:
             try:
                 con.execute("SELECT regexp_matches('', ?)", [row["pattern"]]).fetchall()
             except duckdb.Error as e:

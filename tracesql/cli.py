@@ -44,10 +44,10 @@ def format_table(df, max_rows: int = 200, float_digits: int = 3) -> str:
         cells.append(out)
     numeric = [dt.is_numeric() for dt in df.dtypes] if hasattr(pl.DataType, "is_numeric") else [False] * len(cols)
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(cols)]
-    lines = [" | ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cols, widths, numeric)),
+    lines = [" | ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cols, widths, numeric, strict=True)),
              "-+-".join("-" * w for w in widths)]
     for r in cells:
-        lines.append(" | ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(r, widths, numeric)))
+        lines.append(" | ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(r, widths, numeric, strict=True)))
     if df.height > max_rows:
         lines.append(f"... {df.height - max_rows:,} more rows ({df.height:,} in all; use --format csv for all)")
     return "\n".join(lines)
