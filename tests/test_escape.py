@@ -140,3 +140,14 @@ def test_sql_round_trip_for_any_text(s):
     con = _CON
     assert con.execute(f"SELECT {sql_str(s)}").fetchall()[0][0] == s
     assert con.execute(f"SELECT {sql_str(s)} LIKE {sql_str(sql_like(s))} ESCAPE '\\'").fetchall()[0][0] is True
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_sql_like_with_another_escape_character(name):
+    con = duckdb.connect()
+    pat = sql_like(name, escape="!")
+    assert con.execute(f"SELECT {sql_str(name)} LIKE {sql_str(pat)} ESCAPE '!'").fetchall()[0][0] is True
+    assert con.execute(f"SELECT {sql_str(name + 'x')} LIKE {sql_str(pat)} ESCAPE '!'").fetchall()[0][0] is False
+    if "%" in name or "_" in name:  # wildcards in the name are matched literally
+        other = name.replace("%", "a").replace("_", "b")
+        assert con.execute(f"SELECT {sql_str(other)} LIKE {sql_str(pat)} ESCAPE '!'").fetchall()[0][0] is False

@@ -185,14 +185,3 @@ def add_rules(dataset_path, csv_path, name: str | None = None) -> Path:
     tmp.replace(dest)
     return dest
 
-
-def remove_rules(dataset_path, name: str) -> bool:
-    """Delete the user rule file ``DATASET/rules/<name>``; returns whether it existed."""
-    p = Path(dataset_path) / "rules" / Path(name).name
-    if not p.name.endswith(".csv"):
-        p = p.with_name(p.name + ".csv")
-    if p.is_file():
-        p.unlink()
-        return True
-    return False
-

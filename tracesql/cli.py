@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import shutil
 import sys
 
 import duckdb
 
+from . import cmd_analysis, cmd_categories, cmd_tree
 from .errors import DatasetError, TraceError
 
-# Modules that add subcommands: each defines register(subparsers). A module that is absent is skipped.
-COMMAND_MODULES = ["tracesql.cmd_tree", "tracesql.cmd_categories", "tracesql.cmd_analysis"]
+# Modules that add subcommands: each defines register(subparsers).
+COMMAND_MODULES = [cmd_tree, cmd_categories, cmd_analysis]
 
 
 def _fail(msg: str, code: int = 2) -> int:
@@ -24,8 +24,6 @@ def _fail(msg: str, code: int = 2) -> int:
 
 def format_table(df, max_rows: int = 200, float_digits: int = 3) -> str:
     """Plain aligned text table of a polars DataFrame."""
-    import polars as pl
-
     cols = df.columns
     shown = df.head(max_rows)
     cells = []
@@ -42,7 +40,7 @@ def format_table(df, max_rows: int = 200, float_digits: int = 3) -> str:
                 s = str(v).replace("\n", " ")
                 out.append(s if len(s) <= 120 else s[:117] + "...")
         cells.append(out)
-    numeric = [dt.is_numeric() for dt in df.dtypes] if hasattr(pl.DataType, "is_numeric") else [False] * len(cols)
+    numeric = [dt.is_numeric() for dt in df.dtypes]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(cols)]
     lines = [" | ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cols, widths, numeric, strict=True)),
              "-+-".join("-" * w for w in widths)]
@@ -88,7 +86,7 @@ def cmd_ingest(args) -> int:
         if r.status == "failed":
             failed += 1
             print(r.summary_line(), file=sys.stderr)
-        elif not args.quiet or True:
+        else:  # --quiet hides the progress bar only; the result lines stay
             print(r.summary_line())
 
     missing = [p for p in args.paths if not os.path.exists(p)]
@@ -236,13 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_shell)
 
     for mod in COMMAND_MODULES:
-        try:
-            m = importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
-            continue
-        m.register(sub)
+        mod.register(sub)
     return p
 
 
