@@ -14,10 +14,25 @@ from .errors import DatasetError, TraceError
 # Modules that add subcommands: each defines register(subparsers).
 COMMAND_MODULES = [cmd_tree, cmd_categories, cmd_analysis]
 
+# Exit statuses (listed in `tracesql --help`).
+EXIT_OK = 0
+EXIT_FAILED = 1  # a trace, dataset, rule file or query failed; one line on stderr says why
+EXIT_USAGE = 2  # bad command line (argparse uses 2 too)
+EXIT_INTERRUPTED = 130
 
-def _fail(msg: str, code: int = 2) -> int:
+EPILOG = f"""exit status: {EXIT_OK} success; {EXIT_FAILED} a trace, dataset, rule file or query failed (one line
+'tracesql: error: ...' on stderr); {EXIT_USAGE} bad command line; {EXIT_INTERRUPTED} interrupted."""
+
+
+def _fail(msg: str, code: int = EXIT_USAGE) -> int:
     print(f"tracesql: error: {msg}", file=sys.stderr)
     return code
+
+
+def _first_line(e: BaseException) -> str:
+    """The first line of an exception's message (DuckDB's messages go on with context lines)."""
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else type(e).__name__
 
 
 # ---- output formatting ------------------------------------------------------------------------------
@@ -111,7 +126,7 @@ def cmd_ingest(args) -> int:
 
         for r in rules:
             print(f"rules {r} -> {add_rules(args.out, r)}")
-    return 1 if failed or missing else 0
+    return EXIT_FAILED if failed or missing else EXIT_OK
 
 
 def _open(path):
@@ -130,7 +145,7 @@ def cmd_query(args) -> int:
             return 0
         df = ds.sql(args.sql)
     except duckdb.Error as e:
-        return _fail(str(e).splitlines()[0], 1)
+        return _fail(_first_line(e), EXIT_FAILED)
     write_frame(df, args.format, args.output)
     return 0
 
@@ -198,7 +213,7 @@ def _python_shell(ds_path) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tracesql", description="SQL analytics over GPU profiler traces.")
+    p = argparse.ArgumentParser(prog="tracesql", description="SQL analytics over GPU profiler traces.", epilog=EPILOG)
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("ingest", help="stream trace files into a dataset of Parquet tables")
@@ -244,11 +259,13 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except (TraceError, DatasetError) as e:
-        return _fail(str(e), 1)
+        return _fail(str(e), EXIT_FAILED)
+    except (duckdb.Error, RuntimeError) as e:  # e.g. a view that fails on this dataset, inside any command
+        return _fail(_first_line(e), EXIT_FAILED)
     except BrokenPipeError:
-        return 0
+        return EXIT_OK
     except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+        return _fail("interrupted", EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":
