@@ -43,6 +43,17 @@ def good_trace_files() -> list[str]:
     return [t for t in all_trace_files() if t not in DAMAGED]
 
 
+# Session fixtures that ingest every shared trace (half a minute, then the analysis views over all of them): a
+# test using any of them, directly or through another fixture, is slow.
+ALL_TRACES_FIXTURES = {"all_dataset", "ds", "trace_ids"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if ALL_TRACES_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def shared_traces() -> Path:
     if not TRACES.is_dir():
@@ -85,6 +96,18 @@ def ds(all_dataset):
 def trace_ids(all_dataset) -> dict[str, str]:
     """{'nvidia/h100_qwen_infer.json.gz': trace_id, ...}"""
     return all_dataset[1]
+
+
+@pytest.fixture(scope="session")
+def qwen_dataset(tmp_path_factory, shared_traces) -> tuple[Path, str]:
+    """A dataset of one real trace (nvidia/h100_qwen_infer, 384 KB): (path, trace_id). Quick enough for the fast
+    tier."""
+    import tracesql
+
+    out = tmp_path_factory.mktemp("qwen") / "ds"
+    (r,) = tracesql.ingest([str(shared_traces / "nvidia/h100_qwen_infer.json.gz")], out=out, quiet=True)
+    assert r.status == "ingested" and r.trace_id is not None
+    return out, r.trace_id
 
 
 def tracesql_cli() -> list[str]:

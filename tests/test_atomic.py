@@ -64,6 +64,7 @@ def _reported(stdout: str) -> list[str]:
     return [m.group(1) for m in re.finditer(r"^(\S+) -> trace [0-9a-f]{16}\b", stdout, re.M)]
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_moments(tmp_path, inputs):
     # a clean run: the reference counts and the time a whole run takes
     t0 = time.monotonic()

@@ -16,6 +16,8 @@ from tracesql.dataset import table_statements
 
 from .conftest import good_trace_files, init_sql_view, tracesql_cli
 
+pytestmark = pytest.mark.slow  # concurrent processes over many traces
+
 TABLES = ["events", "kernels", "correlations", "instants", "metadata", "counters", "gpu_user_annotations",
           "other_events", "launches", "ingest_issues"]
 

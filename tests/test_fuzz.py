@@ -5,7 +5,8 @@ are consistent: every element of traceEvents is a row of exactly one event table
 ingest_issues, with event ids 0..n-1. For generated streams the outcome is also predicted exactly (which elements
 are malformed, empty or kept, and where each row goes).
 
-The default run is bounded (a few dozen examples each); ``pytest -m slow tests/test_fuzz.py`` runs many more.
+Each property runs twice: bounded and derandomized (25 examples), and long and random (600 examples). All of them are
+marked slow, outside the fast tier (``pytest -m "not slow"``); ``pytest -m slow tests/test_fuzz.py`` runs them alone.
 """
 from __future__ import annotations
 
@@ -234,6 +235,7 @@ def _check_generated(events, data, workers):
         assert r.events_read == len(events)
 
 
+@pytest.mark.slow
 @FAST
 @given(_document())
 def test_generated_event_streams(workers, doc):
@@ -314,6 +316,7 @@ def _check_mutation(rel, data, workers):
         assert strict[1] == salvaged[1] and strict[2] == salvaged[2]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _TEXTS, reason="shared traces not found")
 @FAST
 @given(_mutation())

@@ -327,6 +327,7 @@ def test_older_table_layout_is_a_clear_error(tmp_path, shared_traces):
         tracesql.open(out2)
 
 
+@pytest.mark.slow  # binds every analysis view into a fresh template
 def test_ingest_writes_the_catalog_from_the_shared_template(tmp_path, shared_traces, monkeypatch):
     """The ingest leaves a current DATASET/catalog.duckdb, made from the cached template of the analysis views;
     its views give the same rows as views created directly over the dataset."""

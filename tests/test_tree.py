@@ -302,16 +302,6 @@ def test_tree_frame(tds, trace_ids):
     assert full.filter(full["kind"] == "gpu").height == 1198
 
 
-@pytest.fixture(scope="module")
-def qwen_dataset(tmp_path_factory, shared_traces):
-    import tracesql
-
-    out = tmp_path_factory.mktemp("qwen") / "ds"
-    (r,) = tracesql.ingest([str(shared_traces / QWEN)], out=out, quiet=True)
-    assert r.status == "ingested"
-    return out, r.trace_id
-
-
 def test_tree_cli(qwen_dataset, capsys):
     from tracesql.cli import main
 
