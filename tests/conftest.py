@@ -1,4 +1,9 @@
-"""Shared fixtures: the real traces in ../shared/traces, ingested once per test session."""
+"""Shared fixtures: the real traces in ../shared/traces, ingested once per test session.
+
+Without ../shared (or $TRACESQL_SHARED) the session fails at once: most checks compare against the real traces
+and the peers' outputs, and a run that skipped them would look green. TRACESQL_NO_SHARED=1 runs the tests that
+need no shared files and skips the rest.
+"""
 from __future__ import annotations
 
 import os
@@ -12,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("TRACESQL_SHARED", ROOT.parent / "shared"))
 TRACES = SHARED / "traces"
 REFERENCE = SHARED / "reference"
+NO_SHARED = os.environ.get("TRACESQL_NO_SHARED", "") not in ("", "0")
 
 # Traces with a TraceLens kernel_summary / short-kernel reference: (folder under reference/tracelens, trace).
 TRACELENS_KERNEL_REFS = [
@@ -43,6 +49,19 @@ def good_trace_files() -> list[str]:
     return [t for t in all_trace_files() if t not in DAMAGED]
 
 
+def _missing_shared() -> list[Path]:
+    return [d for d in (TRACES, REFERENCE) if not d.is_dir()]
+
+
+def pytest_sessionstart(session):
+    missing = _missing_shared()
+    if missing and not NO_SHARED:
+        raise pytest.UsageError(
+            f"shared test files not found: {', '.join(map(str, missing))}. Put shared/ (traces/, reference/) beside "
+            "the repository or set TRACESQL_SHARED to its path; TRACESQL_NO_SHARED=1 runs only the tests that need "
+            "no shared files.")
+
+
 # Session fixtures that ingest every shared trace (half a minute, then the analysis views over all of them): a
 # test using any of them, directly or through another fixture, is slow.
 ALL_TRACES_FIXTURES = {"all_dataset", "ds", "trace_ids"}
@@ -54,18 +73,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+def _shared_dir(path: Path) -> Path:
+    if not path.is_dir():  # without TRACESQL_NO_SHARED=1, pytest_sessionstart has stopped the run already
+        if NO_SHARED:
+            pytest.skip(f"{path} not found (TRACESQL_NO_SHARED=1)")
+        pytest.fail(f"{path} not found (set TRACESQL_SHARED)")
+    return path
+
+
 @pytest.fixture(scope="session")
 def shared_traces() -> Path:
-    if not TRACES.is_dir():
-        pytest.skip(f"shared traces not found at {TRACES} (set TRACESQL_SHARED)")
-    return TRACES
+    return _shared_dir(TRACES)
 
 
 @pytest.fixture(scope="session")
 def reference_dir() -> Path:
-    if not REFERENCE.is_dir():
-        pytest.skip(f"shared reference outputs not found at {REFERENCE}")
-    return REFERENCE
+    return _shared_dir(REFERENCE)
 
 
 @pytest.fixture(scope="session")

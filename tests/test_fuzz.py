@@ -29,7 +29,7 @@ from tracesql.errors import TraceError
 from tracesql.ingest import _EXTRA_KEYS, _Workers, ingest_file
 from tracesql.schema import EVENT_TABLES
 
-from .conftest import TRACES
+from .conftest import NO_SHARED, TRACES
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 LONG = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -258,12 +258,9 @@ SOURCES = ["nvidia/hta_triton_example.json.gz", "jax/cpu_perfetto_trace.json.gz"
 
 
 def _sources() -> dict[str, bytes]:
-    out = {}
-    for rel in SOURCES:
-        p = TRACES / rel
-        if p.exists():
-            out[rel] = gzip.decompress(p.read_bytes())
-    return out
+    if NO_SHARED and not TRACES.is_dir():
+        return {}
+    return {rel: gzip.decompress((TRACES / rel).read_bytes()) for rel in SOURCES}
 
 
 _TEXTS = _sources()
@@ -317,7 +314,7 @@ def _check_mutation(rel, data, workers):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _TEXTS, reason="shared traces not found")
+@pytest.mark.skipif(not _TEXTS, reason="shared traces not found (TRACESQL_NO_SHARED=1)")
 @FAST
 @given(_mutation())
 def test_mutated_real_traces(workers, m):
@@ -326,7 +323,7 @@ def test_mutated_real_traces(workers, m):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _TEXTS, reason="shared traces not found")
+@pytest.mark.skipif(not _TEXTS, reason="shared traces not found (TRACESQL_NO_SHARED=1)")
 @LONG
 @given(_mutation())
 def test_mutated_real_traces_long(workers, m):
@@ -337,7 +334,7 @@ def test_mutated_real_traces_long(workers, m):
 def test_unmutated_sources_ingest(workers):
     """The mutation sources themselves ingest cleanly (so the fuzzing starts from valid traces)."""
     if not _TEXTS:
-        pytest.skip("shared traces not found")
+        pytest.skip("shared traces not found (TRACESQL_NO_SHARED=1)")
     for rel, text in _TEXTS.items():
         r, rows, skipped, kinds = _ingest(text, Path(rel).name, workers, False)
         assert r.events_read == len(json.loads(text)["traceEvents"] if text.lstrip()[:1] == b"{"
