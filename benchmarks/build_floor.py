@@ -63,7 +63,8 @@ def main(argv=None) -> int:
             if t == "traces" or not (tdir / t).is_dir():
                 con.execute(f"CREATE VIEW {t} AS {empty_select(t)}")
             else:
-                con.execute(f"CREATE VIEW {t} AS SELECT '' AS trace_id, * FROM read_parquet('{tdir / t / '*.parquet'}')")
+                con.execute(f"CREATE VIEW {t} AS SELECT '' AS trace_id, * "
+                            f"FROM read_parquet('{tdir / t / '*.parquet'}')")
         con.execute((HERE.parent / "sql" / "10_tree_nesting.sql").read_text())
         con.execute("""CREATE TEMP TABLE s AS SELECT thread_key, event_id, ts_ns, -end_ns AS neg_end, grp,
                        CASE WHEN end_ns > ts_ns THEN 1 ELSE -1 END AS d FROM _tree_slices""")

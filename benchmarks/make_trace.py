@@ -216,7 +216,7 @@ class Replicator:
             # subs[i] is (base, kind, suffix) for a slot, or bytes for static text.
             subs: list = []
 
-            def value(sub) -> str:
+            def value(sub, subs: list = subs) -> str:  # called within this iteration only
                 subs.append(sub)
                 return f"@@v{len(subs) - 1}@@"
 
@@ -240,7 +240,7 @@ class Replicator:
                         args[key] = value((args[key], kind, b""))
                 e["args"] = args
 
-            def fill(m: re.Match) -> bytes:
+            def fill(m: re.Match, subs: list = subs) -> bytes:
                 sub = subs[int(m.group(1) or m.group(2))]
                 if isinstance(sub, bytes):
                     return sub
@@ -270,12 +270,12 @@ class Replicator:
                 first_in_group[g] = min(first_in_group.get(g, t), t)
             keys.append(t)
             groups.append(g)
-        self.cut_key = [k if g is None else first_in_group[g] for k, g in zip(keys, groups)]
+        self.cut_key = [k if g is None else first_in_group[g] for k, g in zip(keys, groups, strict=True)]
 
     # -- rendering ---------------------------------------------------------
     def slot_values(self, k: int) -> list[int]:
         offs = [k * self.stride[kind] for kind in self.kinds]
-        return [b + offs[i] for b, i in zip(self.bases, self.slot_kind)]
+        return [b + offs[i] for b, i in zip(self.bases, self.slot_kind, strict=True)]
 
     def render_copy(self, k: int) -> bytes:
         return self.copy_tpl % tuple(self.slot_values(k))
@@ -311,7 +311,7 @@ class Replicator:
             i = j
         if cutoff is None:
             return b"", 0
-        keep = [r for r, key in zip(rendered, self.cut_key) if key <= cutoff]
+        keep = [r for r, key in zip(rendered, self.cut_key, strict=True) if key <= cutoff]
         body = b",\n".join(keep)
         return (b",\n" + body if leading_sep else body), len(keep)
 

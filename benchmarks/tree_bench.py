@@ -143,7 +143,8 @@ def main(argv=None) -> int:
     rows = runs[0][2]
     with tracesql.open(a.dataset) as ds:
         facts = ds.con.execute("""SELECT (SELECT count(*) FROM traces), (SELECT count(*) FROM events),
-                                         (SELECT count(*) FROM kernels), (SELECT sum(json_bytes) FROM traces)""").fetchone()
+                                         (SELECT count(*) FROM kernels), (SELECT sum(json_bytes) FROM traces)"""
+                               ).fetchone()
         threads = ds.con.execute("SELECT current_setting('threads')").fetchone()[0]
 
     print(f"`python benchmarks/tree_bench.py {' '.join(sys.argv[1:] if argv is None else argv)}`\n")

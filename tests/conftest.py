@@ -1,4 +1,9 @@
-"""Shared fixtures: the real traces in ../shared/traces, ingested once per test session."""
+"""Shared fixtures: the real traces in ../shared/traces, ingested once per test session.
+
+Without ../shared (or $TRACESQL_SHARED) the session fails at once: most checks compare against the real traces
+and the peers' outputs, and a run that skipped them would look green. TRACESQL_NO_SHARED=1 runs the tests that
+need no shared files and skips the rest.
+"""
 from __future__ import annotations
 
 import os
@@ -12,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("TRACESQL_SHARED", ROOT.parent / "shared"))
 TRACES = SHARED / "traces"
 REFERENCE = SHARED / "reference"
+NO_SHARED = os.environ.get("TRACESQL_NO_SHARED", "") not in ("", "0")
 
 # Traces with a TraceLens kernel_summary / short-kernel reference: (folder under reference/tracelens, trace).
 TRACELENS_KERNEL_REFS = [
@@ -25,7 +31,9 @@ TRACELENS_KERNEL_REFS = [
     ("amd/mi210_gpu_only", "amd/mi210_gpu_only.json.gz"),
 ]
 # ... plus the graph replay, which has a gpu_timeline / ops reference only.
-TRACELENS_REFS = TRACELENS_KERNEL_REFS + [("graphs/vllm_decode_full", "graphs/vllm_decode_full/graph_execution.json.gz")]
+TRACELENS_REFS = TRACELENS_KERNEL_REFS + [
+    ("graphs/vllm_decode_full", "graphs/vllm_decode_full/graph_execution.json.gz"),
+]
 
 DAMAGED = {"damaged/alexnet_truncated_json.json.gz", "damaged/alexnet_truncated_gzip.json.gz"}
 
@@ -41,18 +49,46 @@ def good_trace_files() -> list[str]:
     return [t for t in all_trace_files() if t not in DAMAGED]
 
 
+def _missing_shared() -> list[Path]:
+    return [d for d in (TRACES, REFERENCE) if not d.is_dir()]
+
+
+def pytest_sessionstart(session):
+    missing = _missing_shared()
+    if missing and not NO_SHARED:
+        raise pytest.UsageError(
+            f"shared test files not found: {', '.join(map(str, missing))}. Put shared/ (traces/, reference/) beside "
+            "the repository or set TRACESQL_SHARED to its path; TRACESQL_NO_SHARED=1 runs only the tests that need "
+            "no shared files.")
+
+
+# Session fixtures that ingest every shared trace (half a minute, then the analysis views over all of them): a
+# test using any of them, directly or through another fixture, is slow.
+ALL_TRACES_FIXTURES = {"all_dataset", "ds", "trace_ids"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if ALL_TRACES_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+def _shared_dir(path: Path) -> Path:
+    if not path.is_dir():  # without TRACESQL_NO_SHARED=1, pytest_sessionstart has stopped the run already
+        if NO_SHARED:
+            pytest.skip(f"{path} not found (TRACESQL_NO_SHARED=1)")
+        pytest.fail(f"{path} not found (set TRACESQL_SHARED)")
+    return path
+
+
 @pytest.fixture(scope="session")
 def shared_traces() -> Path:
-    if not TRACES.is_dir():
-        pytest.skip(f"shared traces not found at {TRACES} (set TRACESQL_SHARED)")
-    return TRACES
+    return _shared_dir(TRACES)
 
 
 @pytest.fixture(scope="session")
 def reference_dir() -> Path:
-    if not REFERENCE.is_dir():
-        pytest.skip(f"shared reference outputs not found at {REFERENCE}")
-    return REFERENCE
+    return _shared_dir(REFERENCE)
 
 
 @pytest.fixture(scope="session")
@@ -83,6 +119,18 @@ def ds(all_dataset):
 def trace_ids(all_dataset) -> dict[str, str]:
     """{'nvidia/h100_qwen_infer.json.gz': trace_id, ...}"""
     return all_dataset[1]
+
+
+@pytest.fixture(scope="session")
+def qwen_dataset(tmp_path_factory, shared_traces) -> tuple[Path, str]:
+    """A dataset of one real trace (nvidia/h100_qwen_infer, 384 KB): (path, trace_id). Quick enough for the fast
+    tier."""
+    import tracesql
+
+    out = tmp_path_factory.mktemp("qwen") / "ds"
+    (r,) = tracesql.ingest([str(shared_traces / "nvidia/h100_qwen_infer.json.gz")], out=out, quiet=True)
+    assert r.status == "ingested" and r.trace_id is not None
+    return out, r.trace_id
 
 
 def tracesql_cli() -> list[str]:

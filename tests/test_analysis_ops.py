@@ -23,15 +23,16 @@ def q(ds, sql, params=None):
 
 
 def test_python_tuple_text(ds):
-    got = q(ds, """SELECT _py_tuple3('[[16,559,1],[],[]]'::JSON), _py_tuple3('[[[1,559,32],[1,559,32]],[]]'::JSON),
-                          _py_tuple3('[1024]'::JSON), _py_tuple3('["", "", "1"]'::JSON), _py_tuple3('[[1024]]'::JSON)""")
+    got = q(ds, """SELECT _py_tuple3('[[16,559,1],[],[]]'::JSON),
+                          _py_tuple3('[[[1,559,32],[1,559,32]],[]]'::JSON), _py_tuple3('[1024]'::JSON),
+                          _py_tuple3('["", "", "1"]'::JSON), _py_tuple3('[[1024]]'::JSON)""")
     assert got == [("((16, 559, 1), (), ())", "(((1, 559, 32), (1, 559, 32)), ())", "(1024,)", "('', '', '1')",
                     "((1024,),)")]
 
 
 def test_op_summary_qwen(ds, trace_ids):
-    rows = {r[0]: r[1:] for r in q(ds, "SELECT op_name, op_count, kernel_count, kernel_time_ns, time_pct FROM op_summary "
-                                       "WHERE trace_id = $t", {"t": trace_ids[QWEN]})}
+    rows = {r[0]: r[1:] for r in q(ds, "SELECT op_name, op_count, kernel_count, kernel_time_ns, time_pct "
+                                       "FROM op_summary WHERE trace_id = $t", {"t": trace_ids[QWEN]})}
     assert rows["aten::mm"][:3] == (96, 192, 6_668_679)  # a memset and a GEMM per call
     assert rows["[no launch]"][:3] == (0, 509, 13_741_827)  # warm-up kernels launched before the CPU window
     assert abs(sum(r[3] for r in rows.values()) - 100) < 1e-9
@@ -78,7 +79,7 @@ def test_tracelens_short_kernel_tables_equal_reference(tl_short_tables, trace_id
         assert got.height == len(want), name
         if want:
             assert got.columns == list(want[0]), name
-        for g, w in zip(got.iter_rows(named=True), want):
+        for g, w in zip(got.iter_rows(named=True), want, strict=True):
             for k, v in w.items():
                 if isinstance(g[k], str):
                     assert g[k] == v, (name, k)

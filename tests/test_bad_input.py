@@ -214,7 +214,9 @@ def _run_cli(args: list[str]) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module", params=[False, True], ids=["strict", "salvage"])
 def corpus_run(request, tmp_path_factory):
-    """`tracesql ingest tests/data/bad --out DS [--salvage]`: (salvage, process, {name: error message}, dataset)."""
+    """`tracesql ingest tests/data/bad --out DS [--salvage]`: (salvage, process, {name: error message}, dataset).
+
+    About half a second per file, some 20 s for both runs: the tests using it are marked slow."""
     salvage = request.param
     out = tmp_path_factory.mktemp("bad") / "ds"
     proc = _run_cli(["ingest", str(BAD), "--out", str(out), "--quiet"] + (["--salvage"] if salvage else []))
@@ -228,6 +230,7 @@ def corpus_run(request, tmp_path_factory):
     ds.con.close()
 
 
+@pytest.mark.slow
 def test_corpus_cli_exit_code_and_lines(corpus_run):
     salvage, proc, errors, ds = corpus_run
     want_fail = {n for n, oc in EXPECTED.items() if isinstance(oc[salvage], Err)}
@@ -242,6 +245,7 @@ def test_corpus_cli_exit_code_and_lines(corpus_run):
     assert ds.con.execute("SELECT count(*) FROM traces").fetchone()[0] == n_ok
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_corpus_outcome(corpus_run, name):
     salvage, proc, errors, ds = corpus_run
@@ -276,6 +280,7 @@ def _rows(ds, sql, name):
                           [name]).fetchall()
 
 
+@pytest.mark.slow
 def test_corpus_values_kept_as_written(corpus_run):
     """What the ingested odd files hold: repaired times, odd fields as written, names and args intact."""
     _, _, _, ds = corpus_run
@@ -335,7 +340,7 @@ def _complete_events(path: Path) -> list:
     s = text.decode("utf-8", "replace")
     pos = s.index("[", s.index('"traceEvents"')) + 1
     dec = json.JSONDecoder()
-    events = []
+    events: list = []
     while True:
         while pos < len(s) and s[pos] in " \t\r\n,":
             pos += 1
@@ -466,6 +471,7 @@ def test_an_unexpected_exception_is_one_line_and_the_other_files_go_on(tmp_path,
 
 # ---- bad events spread over a file of many chunks -------------------------------------------------------------
 
+@pytest.mark.slow
 def test_bad_events_across_many_chunks(tmp_path):
     """Bad events at random places of a 10 MB file read in several chunks (some cut by the boundary heuristic
     inside names that look like event boundaries): without --salvage the first one is reported with its index; with
@@ -475,7 +481,7 @@ def test_bad_events_across_many_chunks(tmp_path):
     rng = random.Random(7)
     n = 80_000
     bad = sorted(rng.sample(range(n), 60))
-    kinds = {}
+    kinds: dict[int, str] = {}
     lines = []
     for i in range(n):
         name = f"op{i}" if i % 97 else f'trick}}, {{"ph": "X", "name": "{i}"'  # a `}` `,` `{` inside a string

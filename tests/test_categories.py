@@ -99,8 +99,8 @@ HAND_CHECKED = {
     "Memcpy DtoH (Device -> Pageable)": ("copy", "memcpy_dtoh"),
     "__amd_rocclr_copyBuffer.kd": ("copy", "rocclr_copy"),
     "void at::native::(anonymous namespace)::CatArrayBatchedCopy<": ("copy", "cat"),
-    "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda":
-        ("copy", "copy_kernel"),
+    "void at::native::elementwise_kernel<128, 4, "
+    "at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda": ("copy", "copy_kernel"),
     "input_transpose_fusion.kd": ("copy", "transpose"),
     "Memset (Device)": ("memset", "memset"),
     "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>": ("memset", "fill"),
@@ -283,7 +283,8 @@ def test_tracelens_kernel_buckets(ds):
 def test_jax_preset_keywords(ds, trace_ids):
     df = q(ds, "SELECT DISTINCT c.name, c.kernel_category FROM kernels k JOIN kernel_name_categories c "
                "ON c.name = k.name AND c.cat IS NOT DISTINCT FROM k.cat "
-               "WHERE c.ruleset = 'jax' AND k.trace_id = $t ORDER BY 1", {"t": trace_ids["jax/mi300_conv_trace.json.gz"]})
+               "WHERE c.ruleset = 'jax' AND k.trace_id = $t ORDER BY 1",
+           {"t": trace_ids["jax/mi300_conv_trace.json.gz"]})
     got = dict(df.iter_rows())
     cijk = [v for k, v in got.items() if k.startswith("Cijk")]
     assert cijk == ["GEMM"]
@@ -453,7 +454,7 @@ def test_tracelens_ops_summary_by_category_matches_reference(ops_ds, trace_ids, 
                 '"Cumulative Percentage (%)" FROM tl_ops_summary_by_category WHERE trace_id = $t ORDER BY rank',
             {"t": trace_ids[trace + ".json.gz"]})
     assert got.height == len(ref)
-    for r, (cat, n, ms, pct, cum) in zip(ref, got.iter_rows()):
+    for r, (cat, n, ms, pct, cum) in zip(ref, got.iter_rows(), strict=True):
         assert (cat, n) == (r["op category"], int(r["Count"]))
         assert ms == pytest.approx(float(r["total_direct_kernel_time_ms"]), rel=1e-12)
         assert pct == pytest.approx(float(r["Percentage (%)"]), abs=1e-9)
@@ -471,7 +472,7 @@ def test_tracelens_inference_report_by_category_and_module_matches_reference(ops
                     "WHERE trace_id = $t ORDER BY rank",
             {"t": trace_ids["graphs/vllm_decode_full/graph_execution.json.gz"]})
     assert got.height == len(ref) == 8
-    for r, (cat, mod, n, stack, ms, pct, cum) in zip(ref, got.iter_rows()):
+    for r, (cat, mod, n, stack, ms, pct, cum) in zip(ref, got.iter_rows(), strict=True):
         assert (cat, mod, n, stack) == (r["op category"], r["parent_module"], int(r["Count"]), r["call_stack_first"])
         assert ms == pytest.approx(float(r["total_direct_kernel_time_ms"]), rel=1e-12)
         assert pct == pytest.approx(float(r["Percentage (%)"]), abs=1e-9)
@@ -579,7 +580,8 @@ def test_default_op_rules_on_real_op_names(ds):
         "aten::mm": "GEMM", "aten::addmm": "GEMM", "aten::bmm": "GEMM", "aten::linear": "GEMM",
         "vllm::rocm_unquantized_gemm": "GEMM", "MmBackward0": "GEMM",
         "aten::_flash_attention_forward": "attention_fwd", "aten::scaled_dot_product_attention": "attention_fwd",
-        "vllm::unified_attention_with_output": "attention_fwd", "_C_cache_ops::reshape_and_cache_flash": "attention_fwd",
+        "vllm::unified_attention_with_output": "attention_fwd",
+        "_C_cache_ops::reshape_and_cache_flash": "attention_fwd",
         "aten::cudnn_convolution": "conv", "aten::convolution_backward": "conv",
         "aten::native_layer_norm_backward": "norm", "aiter::rmsnorm2d_fwd_with_add_ck": "norm",
         "aten::cudnn_batch_norm": "norm", "aten::_softmax": "softmax", "aten::_log_softmax_backward_data": "softmax",

@@ -16,6 +16,8 @@ from tracesql.dataset import table_statements
 
 from .conftest import good_trace_files, init_sql_view, tracesql_cli
 
+pytestmark = pytest.mark.slow  # concurrent processes over many traces
+
 TABLES = ["events", "kernels", "correlations", "instants", "metadata", "counters", "gpu_user_annotations",
           "other_events", "launches", "ingest_issues"]
 
@@ -33,8 +35,8 @@ def _counts(ds_path: Path) -> dict[str, tuple]:
     assert len({r[0] for r in rows}) == len(rows)  # one row per trace
     for tid, path, read in rows:
         assert path not in out, f"{path} twice"
-        out[path] = (tid, read, tuple(con.execute(f"SELECT count(*) FROM {t} WHERE trace_id = ?", [tid]).fetchone()[0]
-                                      for t in TABLES))
+        out[path] = (tid, read, tuple(con.execute(f"SELECT count(*) FROM {t} WHERE trace_id = ?",
+                                                  [tid]).fetchall()[0][0] for t in TABLES))
     con.close()
     return out
 
@@ -61,7 +63,7 @@ def test_two_processes_into_one_dataset(tmp_path, twenty):
     procs = [subprocess.Popen(_cli() + ["ingest", *files, "--out", str(ds), "-q"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for files in (a, b)]
     outs = [p.communicate(timeout=600) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
         assert err == ""
     status: dict[str, list[str]] = {}

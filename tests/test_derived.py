@@ -75,7 +75,8 @@ def test_profiler_steps_and_stored_timeline(ds, trace_ids):
                           "WHERE trace_id = ? ORDER BY step NULLS FIRST, pooled DESC", [t]).fetchall()
     assert rows[:2] == [(None, True, None, 1428625781296515 - 1428625731456483, 45647300, 49652832),
                         (None, False, 0, 1428625781296515 - 1428625731456483, 45647300, 49652832)]
-    assert [r[:4] for r in rows[2:]] == [("ProfilerStep#6", True, None, 47151395), ("ProfilerStep#6", False, 0, 47151395)]
+    assert [r[:4] for r in rows[2:]] == [("ProfilerStep#6", True, None, 47151395),
+                                         ("ProfilerStep#6", False, 0, 47151395)]
 
 
 @pytest.mark.parametrize("trace, expected", [

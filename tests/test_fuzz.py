@@ -5,7 +5,8 @@ are consistent: every element of traceEvents is a row of exactly one event table
 ingest_issues, with event ids 0..n-1. For generated streams the outcome is also predicted exactly (which elements
 are malformed, empty or kept, and where each row goes).
 
-The default run is bounded (a few dozen examples each); ``pytest -m slow tests/test_fuzz.py`` runs many more.
+Each property runs twice: bounded and derandomized (25 examples), and long and random (600 examples). All of them are
+marked slow, outside the fast tier (``pytest -m "not slow"``); ``pytest -m slow tests/test_fuzz.py`` runs them alone.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from tracesql.ingest import ingest_file
 from tracesql.ingest.read import EXTRA_KEYS as _EXTRA_KEYS
 from tracesql.schema import EVENT_TABLES
 
-from .conftest import TRACES
+from .conftest import NO_SHARED, TRACES
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 LONG = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -67,8 +68,8 @@ def _ingest(data: bytes, name: str, workers, salvage: bool):
             if t != "launches":
                 ids += [i for (i,) in got]
         issues = con.execute(f"SELECT event_id, kind FROM read_parquet('{tdir}/ingest_issues/*.parquet')").fetchall()
-        read, skipped = con.execute(
-            f"SELECT events_read, events_skipped FROM read_parquet('{tdir}/traces/*.parquet')").fetchone()
+        ((read, skipped),) = con.execute(
+            f"SELECT events_read, events_skipped FROM read_parquet('{tdir}/traces/*.parquet')").fetchall()
         con.close()
         assert not list((tmp / "ds" / ".staging").iterdir())
         skipped_ids = [i for i, k in issues if k.startswith("skipped_")]
@@ -149,6 +150,10 @@ def _time_ok(v) -> bool:
     return abs(v) < 9_000_000_000_000_000
 
 
+# PyTorch 1.8 category names, normalised by the ingest
+_OLD_CATEGORIES: dict[object, str] = {"Kernel": "kernel", "Memcpy": "gpu_memcpy", "Runtime": "cuda_runtime"}
+
+
 def _predict(events: list) -> tuple[Counter, int, int, int]:
     """(rows per table, malformed count, empty count, repaired count) by the documented rules."""
     tables: Counter = Counter()
@@ -170,7 +175,7 @@ def _predict(events: list) -> tuple[Counter, int, int, int]:
             continue
         ph = None if e.get("ph") is None else str(e["ph"])
         cat = e.get("cat")
-        cat = {"Kernel": "kernel", "Memcpy": "gpu_memcpy", "Runtime": "cuda_runtime"}.get(cat, cat)
+        cat = _OLD_CATEGORIES.get(cat, cat)
         if ph == "X" and cat in ("kernel", "gpu_memcpy", "gpu_memset", "cuda_sync"):
             tables["kernels"] += 1
         elif ph == "X" and cat == "gpu_user_annotation":
@@ -232,17 +237,20 @@ def _check_generated(events, data, workers):
         assert r.events_read == len(events)
 
 
+@pytest.mark.slow
 @FAST
 @given(_document())
 def test_generated_event_streams(workers, doc):
-    _check_generated(*doc, workers)
+    events, data = doc
+    _check_generated(events, data, workers)
 
 
 @pytest.mark.slow
 @LONG
 @given(_document())
 def test_generated_event_streams_long(workers, doc):
-    _check_generated(*doc, workers)
+    events, data = doc
+    _check_generated(events, data, workers)
 
 
 # ---- mutations of real traces ---------------------------------------------------------------------------------
@@ -252,12 +260,9 @@ SOURCES = ["nvidia/hta_triton_example.json.gz", "jax/cpu_perfetto_trace.json.gz"
 
 
 def _sources() -> dict[str, bytes]:
-    out = {}
-    for rel in SOURCES:
-        p = TRACES / rel
-        if p.exists():
-            out[rel] = gzip.decompress(p.read_bytes())
-    return out
+    if NO_SHARED and not TRACES.is_dir():
+        return {}
+    return {rel: gzip.decompress((TRACES / rel).read_bytes()) for rel in SOURCES}
 
 
 _TEXTS = _sources()
@@ -310,25 +315,28 @@ def _check_mutation(rel, data, workers):
         assert strict[1] == salvaged[1] and strict[2] == salvaged[2]
 
 
-@pytest.mark.skipif(not _TEXTS, reason="shared traces not found")
+@pytest.mark.slow
+@pytest.mark.skipif(not _TEXTS, reason="shared traces not found (TRACESQL_NO_SHARED=1)")
 @FAST
 @given(_mutation())
 def test_mutated_real_traces(workers, m):
-    _check_mutation(*m, workers)
+    rel, data = m
+    _check_mutation(rel, data, workers)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _TEXTS, reason="shared traces not found")
+@pytest.mark.skipif(not _TEXTS, reason="shared traces not found (TRACESQL_NO_SHARED=1)")
 @LONG
 @given(_mutation())
 def test_mutated_real_traces_long(workers, m):
-    _check_mutation(*m, workers)
+    rel, data = m
+    _check_mutation(rel, data, workers)
 
 
 def test_unmutated_sources_ingest(workers):
     """The mutation sources themselves ingest cleanly (so the fuzzing starts from valid traces)."""
     if not _TEXTS:
-        pytest.skip("shared traces not found")
+        pytest.skip("shared traces not found (TRACESQL_NO_SHARED=1)")
     for rel, text in _TEXTS.items():
         r, rows, skipped, kinds = _ingest(text, Path(rel).name, workers, False)
         assert r.events_read == len(json.loads(text)["traceEvents"] if text.lstrip()[:1] == b"{"

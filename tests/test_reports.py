@@ -40,8 +40,8 @@ def test_kernel_summary_matches_hta_per_kernel_stats(ds, trace_ids, reference_di
 
 def test_kernel_summary_totals_and_options(ds, trace_ids):
     tid = trace_ids[QWEN]
-    n, pct_l, pct_t = q(ds, "SELECT sum(count), sum(launches_pct), sum(time_pct) FROM kernel_summary WHERE trace_id = $t",
-                        {"t": tid})[0]
+    n, pct_l, pct_t = q(ds, "SELECT sum(count), sum(launches_pct), sum(time_pct) FROM kernel_summary "
+                            "WHERE trace_id = $t", {"t": tid})[0]
     assert n == 1707 and abs(pct_l - 100) < 1e-9 and abs(pct_t - 100) < 1e-9
     # short names merge template instances: fewer rows than full names, same totals
     assert q(ds, "SELECT count(*) FROM kernel_summary WHERE trace_id = $t", {"t": tid})[0][0] == 12
@@ -83,7 +83,7 @@ def test_gaps_agree_with_timeline(ds, trace_ids):
              {"t": tid})[0][0] == 4_005_532
     # histogram: every gap in [0, 300] µs lands in one of the bins
     h = analysis.gaps(ds, trace=tid, what="histogram", hist_min=0, hist_max=300, bins=30)
-    assert h.height == 30 and h["count"].sum() == 1706 and abs(h["total_us"].sum() - 4005.532) < 1e-6
+    assert h.height == 30 and h["count"].sum() == 1706 and abs(float(h["total_us"].sum()) - 4005.532) < 1e-6
     t = analysis.gaps(ds, trace=tid, what="transitions", sort="max", top=1)
     assert t["max_gap_us"][0] == 290.943
 
@@ -127,7 +127,7 @@ def test_report_tracelens_csv(tmp_path, all_dataset, reference_dir):
     got = read_csv(out / "gpu_timeline.csv")
     want = read_csv(reference_dir / "tracelens" / "nvidia" / "h100_qwen_infer" / "gpu_timeline.csv")
     assert [r["type"] for r in got] == [r["type"] for r in want]
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert abs(float(g["time ms"]) - float(w["time ms"])) <= 1e-6 * max(1e-9, abs(float(w["time ms"])))
 
 
@@ -189,7 +189,7 @@ def test_tracelens_kernel_summary_equals_reference(tl_kernel_summaries, trace_id
     got = tl_kernel_summaries[trace_ids[trace]]
     assert got.columns == list(want[0])
     assert got.height == len(want)
-    for g, w in zip(got.iter_rows(named=True), want):
+    for g, w in zip(got.iter_rows(named=True), want, strict=True):
         for k, v in w.items():
             if k in ("Parent op category", "Parent cpu_op", "Kernel name") or g[k] is None:
                 assert g[k] == v, (k, g[k], v)

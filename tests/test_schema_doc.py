@@ -56,10 +56,13 @@ def test_check_mode(tmp_path, capsys):
 
 def test_cli_doc_covers_every_command_and_option():
     """docs/cli.md has a section for every subcommand that names each of its long options."""
+    import argparse
+
     from tracesql.cli import build_parser
 
     text = (ROOT / "docs" / "cli.md").read_text()
-    sub = build_parser()._subparsers._group_actions[0].choices
+    (action,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    sub = action.choices
     for cmd, parser in sub.items():
         assert f"\n## {cmd}\n" in text, f"docs/cli.md has no section for `tracesql {cmd}`"
         section = text.split(f"\n## {cmd}\n", 1)[1].split("\n## ", 1)[0]

@@ -58,6 +58,7 @@ def test_union_matches_brute_force(ds, trace_ids):
                 cur_s, cur_e = s, e
             else:
                 cur_e = max(cur_e, e)
+        assert cur_s is not None and cur_e is not None, trace  # the trace has GPU events
         busy += cur_e - cur_s
         got = one(ds, "SELECT busy_ns, span_ns FROM gpu_timeline WHERE trace_id = $t AND pooled", {"t": tid})[0]
         assert got == (busy, max(e for _, e in ev) - ev[0][0])
@@ -104,7 +105,7 @@ def test_tracelens_gpu_timeline_equals_reference(ds, trace_ids, reference_dir, r
     got = one(ds, 'SELECT "type", "time ms", "percent" FROM tl_gpu_timeline WHERE trace_id = $t',
               {"t": trace_ids[trace]})
     assert [r[0] for r in got] == [w["type"] for w in want]
-    for (t, ms, pct), w in zip(got, want):
+    for (t, ms, pct), w in zip(got, want, strict=True):
         assert close(ms, float(w["time ms"])), (t, ms, w)
         assert close(pct, float(w["percent"])), (t, pct, w)
 
@@ -131,7 +132,7 @@ def test_hta_idle_time_breakdown_equals_reference(ds, trace_ids, reference_dir, 
     got = one(ds, "SELECT rank, stream, idle_category, idle_time, idle_time_ratio FROM hta_idle_time_breakdown "
                   "WHERE trace_id = $t ORDER BY stream, idle_category", {"t": trace_ids[trace]})
     assert len(got) == len(want)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert (g[0], g[1], g[2]) == (int(w["rank"]), int(w["stream"]), w["idle_category"])
         assert close(g[3], float(w["idle_time"])) and close(g[4], float(w["idle_time_ratio"])), (g, w)
 
@@ -156,7 +157,7 @@ def test_hta_launch_stats_equal_reference(ds, trace_ids, reference_dir, ref, tra
     got = one(ds, "SELECT correlation, cpu_duration, gpu_duration, launch_delay FROM hta_cuda_kernel_launch_stats "
                   "WHERE trace_id = $t ORDER BY correlation", {"t": trace_ids[trace]})
     assert len(got) == len(want)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert g[0] == int(w["correlation"])
         assert close(g[1], float(w["cpu_duration"])) and close(g[2], float(w["gpu_duration"]))
         assert close(g[3], float(w["launch_delay"]), abs_=1e-6), (g, w)

@@ -67,7 +67,7 @@ def test_ops_unique_args_equals_reference(unique_args, ds, trace_ids, reference_
     assert [tuple(as_text(r[k]) for k in keys) for r in got_rows] == [tuple(w[k] for k in keys) for w in want]
     events_read = ds.con.sql("SELECT events_read FROM traces WHERE trace_id = ?", params=[tid]).fetchall()[0][0]
     capture_rows = 0
-    for g, w in zip(got_rows, want):
+    for g, w in zip(got_rows, want, strict=True):
         for col, wv in w.items():
             if col in keys:
                 continue
@@ -107,7 +107,7 @@ def test_ops_unique_args_graph_replay_plain_layout(unique_args, trace_ids, refer
     """The perf-report layout of the graph replay: the inference-report groups merged over parent_module and
     num_kernels."""
     want = read_csv(reference_dir / "tracelens" / "graphs/vllm_decode_full" / "ops_unique_args.csv")
-    merged = defaultdict(lambda: [0, 0.0, 0.0, math.inf, -math.inf])
+    merged: defaultdict[tuple, list] = defaultdict(lambda: [0, 0.0, 0.0, math.inf, -math.inf])
     for w in want:
         m = merged[tuple(w[k] for k in STD_KEYS)]
         m[0] += int(w["operation_count"])
@@ -134,7 +134,7 @@ def test_report_writes_ops_unique_args(tmp_path, all_dataset, reference_dir):
     want = read_csv(reference_dir / "tracelens" / "nvidia" / "h100_bert_small_infer" / "ops_unique_args.csv")
     assert list(got[0]) == list(want[0])
     assert len(got) == len(want) == 16
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         for col, wv in w.items():
             if col in STD_KEYS or col in EXACT_TEXT or col == "ex_UID" or col == "operation_count":
                 assert g[col] == wv, (col, g[col], wv)
@@ -207,7 +207,8 @@ def test_numpy_and_pandas_arithmetic(ds):
     con.executemany("INSERT INTO np_in VALUES (?, ?, ?)", rows)
     sums = dict(con.sql("SELECT id, s FROM _np_sums('np_in')").fetchall())
     pd = {r[0]: r[1:] for r in con.sql("""SELECT id, _pd_sum(l), _pd_std(l), _py_median(l)
-                                          FROM (SELECT id, list(x ORDER BY i) AS l FROM np_in GROUP BY id)""").fetchall()}
+                                          FROM (SELECT id, list(x ORDER BY i) AS l FROM np_in GROUP BY id)"""
+                                       ).fetchall()}
     for k, a in enumerate(lists):
         s = sorted(a)
         n = len(a)

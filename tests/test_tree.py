@@ -70,7 +70,8 @@ def test_nesting_matches_a_stack_walk(tds, trace_ids):
     tid = trace_ids["nvidia/b200_eager_nccl.json.gz"]
     rows = one(tds, """SELECT pid, tid, event_id, ts_ns, nest_end_ns, parent_event_id, depth FROM cpu_nesting
                        WHERE trace_id = ? ORDER BY pid, tid, nest_pos""", [tid])
-    stacks, mismatches = {}, 0
+    stacks: dict[tuple, list] = {}
+    mismatches = 0
     for pid, t, eid, ts, end, parent, depth in rows:
         st = stacks.setdefault((pid, t), [])
         while st and ts >= st[-1][1]:
@@ -299,16 +300,6 @@ def test_tree_frame(tds, trace_ids):
     # a node's GPU time covers its children's
     full = tds.tree(trace_id=tid)
     assert full.filter(full["kind"] == "gpu").height == 1198
-
-
-@pytest.fixture(scope="module")
-def qwen_dataset(tmp_path_factory, shared_traces):
-    import tracesql
-
-    out = tmp_path_factory.mktemp("qwen") / "ds"
-    (r,) = tracesql.ingest([str(shared_traces / QWEN)], out=out, quiet=True)
-    assert r.status == "ingested"
-    return out, r.trace_id
 
 
 def test_tree_cli(qwen_dataset, capsys):

@@ -154,7 +154,7 @@ def read_rules(csv_path) -> pl.DataFrame:
         rows.append(row)
     con = duckdb.connect()
     try:
-        for i, row in enumerate(rows):
+        for row in rows:
             try:
                 con.execute("SELECT regexp_matches('', ?)", [row["pattern"]]).fetchall()
             except duckdb.Error as e:
@@ -197,15 +197,4 @@ def _rebuild_rule_tables(ds_dir: Path) -> None:
     from .ingest.derive import rebuild, rule_dependent_tables
 
     rebuild(ds_dir, rule_dependent_tables())
-
-
-def remove_rules(dataset_path, name: str) -> bool:
-    """Delete the user rule file ``DATASET/rules/<name>``; returns whether it existed."""
-    p = Path(dataset_path) / "rules" / Path(name).name
-    if not p.name.endswith(".csv"):
-        p = p.with_name(p.name + ".csv")
-    if p.is_file():
-        p.unlink()
-        return True
-    return False
 

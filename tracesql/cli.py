@@ -2,30 +2,43 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import shutil
 import sys
 
 import duckdb
 
+from . import cmd_analysis, cmd_categories, cmd_tree
 from .errors import DatasetError, TraceError
 
-# Modules that add subcommands: each defines register(subparsers). A module that is absent is skipped.
-COMMAND_MODULES = ["tracesql.cmd_tree", "tracesql.cmd_categories", "tracesql.cmd_analysis"]
+# Modules that add subcommands: each defines register(subparsers).
+COMMAND_MODULES = [cmd_tree, cmd_categories, cmd_analysis]
+
+# Exit statuses (listed in `tracesql --help`).
+EXIT_OK = 0
+EXIT_FAILED = 1  # a trace, dataset, rule file or query failed; one line on stderr says why
+EXIT_USAGE = 2  # bad command line (argparse uses 2 too)
+EXIT_INTERRUPTED = 130
+
+EPILOG = f"""exit status: {EXIT_OK} success; {EXIT_FAILED} a trace, dataset, rule file or query failed (one line
+'tracesql: error: ...' on stderr); {EXIT_USAGE} bad command line; {EXIT_INTERRUPTED} interrupted."""
 
 
-def _fail(msg: str, code: int = 2) -> int:
+def _fail(msg: str, code: int = EXIT_USAGE) -> int:
     print(f"tracesql: error: {msg}", file=sys.stderr)
     return code
+
+
+def _first_line(e: BaseException) -> str:
+    """The first line of an exception's message (DuckDB's messages go on with context lines)."""
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else type(e).__name__
 
 
 # ---- output formatting ------------------------------------------------------------------------------
 
 def format_table(df, max_rows: int = 200, float_digits: int = 3) -> str:
     """Plain aligned text table of a polars DataFrame."""
-    import polars as pl
-
     cols = df.columns
     shown = df.head(max_rows)
     cells = []
@@ -42,12 +55,12 @@ def format_table(df, max_rows: int = 200, float_digits: int = 3) -> str:
                 s = str(v).replace("\n", " ")
                 out.append(s if len(s) <= 120 else s[:117] + "...")
         cells.append(out)
-    numeric = [dt.is_numeric() for dt in df.dtypes] if hasattr(pl.DataType, "is_numeric") else [False] * len(cols)
+    numeric = [dt.is_numeric() for dt in df.dtypes]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(cols)]
-    lines = [" | ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cols, widths, numeric)),
+    lines = [" | ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cols, widths, numeric, strict=True)),
              "-+-".join("-" * w for w in widths)]
     for r in cells:
-        lines.append(" | ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(r, widths, numeric)))
+        lines.append(" | ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(r, widths, numeric, strict=True)))
     if df.height > max_rows:
         lines.append(f"... {df.height - max_rows:,} more rows ({df.height:,} in all; use --format csv for all)")
     return "\n".join(lines)
@@ -88,7 +101,7 @@ def cmd_ingest(args) -> int:
         if r.status == "failed":
             failed += 1
             print(r.summary_line(), file=sys.stderr)
-        elif not args.quiet or True:
+        else:  # --quiet hides the progress bar only; the result lines stay
             print(r.summary_line())
 
     missing = [p for p in args.paths if not os.path.exists(p)]
@@ -113,7 +126,7 @@ def cmd_ingest(args) -> int:
 
         for r in rules:
             print(f"rules {r} -> {add_rules(args.out, r)}")
-    return 1 if failed or missing else 0
+    return EXIT_FAILED if failed or missing else EXIT_OK
 
 
 def _open(path):
@@ -132,7 +145,7 @@ def cmd_query(args) -> int:
             return 0
         df = ds.sql(args.sql)
     except duckdb.Error as e:
-        return _fail(str(e).splitlines()[0], 1)
+        return _fail(_first_line(e), EXIT_FAILED)
     write_frame(df, args.format, args.output)
     return 0
 
@@ -200,7 +213,7 @@ def _python_shell(ds_path) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tracesql", description="SQL analytics over GPU profiler traces.")
+    p = argparse.ArgumentParser(prog="tracesql", description="SQL analytics over GPU profiler traces.", epilog=EPILOG)
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("ingest", help="stream trace files into a dataset of Parquet tables")
@@ -236,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_shell)
 
     for mod in COMMAND_MODULES:
-        importlib.import_module(mod).register(sub)
+        mod.register(sub)
     return p
 
 
@@ -246,11 +259,13 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except (TraceError, DatasetError) as e:
-        return _fail(str(e), 1)
+        return _fail(str(e), EXIT_FAILED)
+    except (duckdb.Error, RuntimeError) as e:  # e.g. a view that fails on this dataset, inside any command
+        return _fail(_first_line(e), EXIT_FAILED)
     except BrokenPipeError:
-        return 0
+        return EXIT_OK
     except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+        return _fail("interrupted", EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ string formatting:
 
 Each returns a ``str`` that, read back by its language, gives exactly ``s`` (``py_comment`` and ``terminal_text``
 only keep it on one line).
+
+Nothing in tracesql calls these yet (today's output is plain text, CSV, JSON and Parquet written by polars): the
+module is kept for the HTML report to come, and tests/test_escape.py covers every helper against hostile names.
 """
 from __future__ import annotations
 
