@@ -30,13 +30,15 @@ def materialize(ds, names: list[str], ids: list[str] | None = None) -> None:
     where = f" WHERE trace_id IN {_in(ids)}" if ids else ""
     for name in names:
         if name not in done and has_view(ds, name):
-            per_trace = ds.con.sql("SELECT count(*) FROM duckdb_columns() WHERE table_name = $n AND schema_name = 'main' "
-                                   "AND column_name = 'trace_id'", params={"n": name}).fetchall()[0][0]
+            per_trace = ds.con.sql("SELECT count(*) FROM duckdb_columns() WHERE table_name = $n "
+                                   "AND schema_name = 'main' AND column_name = 'trace_id'",
+                                   params={"n": name}).fetchall()[0][0]
             ds.con.sql(f'CREATE TEMP TABLE {name} AS SELECT * FROM "{db}".main.{name}{where if per_trace else ""}')
 
 
 def has_view(ds, name: str) -> bool:
-    return bool(ds.con.sql("SELECT count(*) FROM duckdb_views() WHERE view_name = $n", params={"n": name}).fetchall()[0][0])
+    n = ds.con.sql("SELECT count(*) FROM duckdb_views() WHERE view_name = $n", params={"n": name}).fetchall()[0][0]
+    return bool(n)
 
 
 def trace_ids(ds, trace: str | None = None) -> list[str]:
@@ -186,10 +188,12 @@ def launch_stats(ds, trace: str | None = None, runtime_cutoff_us: float = 50,
     SELECT t.file_name AS trace, g.api, g.launch_kind, count(*) AS calls, count(g.gpu_start_ns) AS calls_with_gpu,
            avg(g.cpu_dur_ns) / 1e3 AS cpu_dur_mean_us, max(g.cpu_dur_ns) / 1e3 AS cpu_dur_max_us,
            avg(g.gpu_dur_ns) / 1e3 AS gpu_dur_mean_us, avg(g.launch_delay_ns) / 1e3 AS launch_delay_mean_us,
-           median(g.launch_delay_ns) / 1e3 AS launch_delay_median_us, max(g.launch_delay_ns) / 1e3 AS launch_delay_max_us,
+           median(g.launch_delay_ns) / 1e3 AS launch_delay_median_us,
+           max(g.launch_delay_ns) / 1e3 AS launch_delay_max_us,
            count(*) FILTER (WHERE g.short_kernel) AS short_kernels,
            count(*) FILTER (WHERE g.runtime_outlier) AS runtime_outliers,
            count(*) FILTER (WHERE g.launch_delay_outlier) AS launch_delay_outliers
     FROM launch_stats_at($rc, $dc) g JOIN traces t USING (trace_id)
     WHERE g.trace_id IN {_in(ids)}
-    GROUP BY ALL ORDER BY trace, calls DESC, g.api""", {"rc": float(runtime_cutoff_us), "dc": float(launch_delay_cutoff_us)})
+    GROUP BY ALL ORDER BY trace, calls DESC, g.api""",
+              {"rc": float(runtime_cutoff_us), "dc": float(launch_delay_cutoff_us)})

@@ -151,7 +151,8 @@ def _layout_mismatch(con, dataset: Path) -> list[str]:
     missing from a table's view (which reads the schema of the table's first Parquet file)."""
     tdir = Path(dataset) / "traces"
     traces = {p.name for p in tdir.glob("trace_id=*")}
-    out = [table for table in TABLES if traces - {p.parent.parent.name for p in tdir.glob(f"trace_id=*/{table}/*.parquet")}]
+    out = [table for table in TABLES
+           if traces - {p.parent.parent.name for p in tdir.glob(f"trace_id=*/{table}/*.parquet")}]
     for table in TABLES:
         have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
         out += [f"{table}.{c}" for c, _, _ in columns(table) if c not in have]
@@ -239,7 +240,7 @@ class Dataset:
         if not (self.path / "traces").is_dir():
             raise DatasetError(f"{path}: not a tracesql dataset (no traces/ folder); create one with "
                                "`tracesql ingest TRACE --out {path}`")
-        config = {"threads": threads} if threads else {}
+        config: dict[str, str | bool | int | float | list[str]] = {"threads": threads} if threads else {}
         stmts = catalog_statements(self.path)
         self.con = _open_catalog(self.path, stmts, config)
         if self.con is None:

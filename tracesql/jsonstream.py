@@ -257,8 +257,8 @@ def _last_boundary(data: bytes, window: int = 1 << 18, end: int | None = None):
     while True:
         lo = max(0, n - window)
         last = None
-        for last in _BOUNDARY.finditer(data, lo, n):
-            pass
+        for m in _BOUNDARY.finditer(data, lo, n):
+            last = m
         if last is not None:
             return last.start(), last.end() - 1
         if lo == 0:

@@ -149,7 +149,7 @@ def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     ids = analysis.trace_ids(ds, trace)
     analysis.materialize(ds, materialized_views(style), ids if trace is not None else None)
-    out = []
+    out: list[tuple[str, str | None, pl.DataFrame]] = []
     if style == "native":
         for name, fn in _native_sections(ds, ids, trace).items():
             out.append((name, None, fn()))
