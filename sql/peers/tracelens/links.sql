@@ -15,6 +15,7 @@
 -- @requires tree/gpu_event_ops tree/link_summary
 
 -- _tl_links: one row per GPU event (row of gpu_launch_links) with tl_linked, whether TraceLens links it.
+-- @materialize report-tracelens
 CREATE OR REPLACE VIEW _tl_links AS
 WITH flows AS MATERIALIZED (
     SELECT trace_id, flow_id, ph, pid, tid, event_id
@@ -57,16 +58,16 @@ WITH RECURSIVE l AS MATERIALIZED (
     FROM up u JOIN cpu_event_context o ON o.trace_id = u.trace_id AND o.event_id = u.op_id AND o.anchor_kind = 'op'
     WHERE u.op_name = 'execute' AND o.op_event_id IS NOT NULL
 ), launcher_op AS (
-    SELECT u.trace_id, u.event_id, u.op_id FROM up u
+    SELECT u.trace_id, u.event_id, u.op_id, u.op_name FROM up u
     ANTI JOIN runtime_inner ri ON ri.trace_id = u.trace_id AND ri.event_id = u.event_id
     WHERE u.op_name <> 'execute'
 )
 SELECT l.trace_id, l.event_id, l.name, l.ts_ns,
-       coalesce(p.event_id, l.event_id) AS tl_launcher_event_id, coalesce(p.name, l.name) AS tl_launcher_name,
-       coalesce(p.ts_ns, l.ts_ns) AS tl_launcher_ts_ns
+       coalesce(lo.op_id, l.event_id) AS tl_launcher_event_id, coalesce(lo.op_name, l.name) AS tl_launcher_name,
+       CASE WHEN lo.op_id IS NULL THEN l.ts_ns ELSE p.ts_ns END AS tl_launcher_ts_ns
 FROM l
 LEFT JOIN launcher_op lo ON lo.trace_id = l.trace_id AND lo.event_id = l.event_id
-LEFT JOIN cpu_event_context p ON p.trace_id = lo.trace_id AND p.event_id = lo.op_id AND p.anchor_kind = 'op';
+LEFT JOIN (SELECT trace_id, event_id, ts_ns FROM cpu_nesting) p ON p.trace_id = lo.trace_id AND p.event_id = lo.op_id;
 
 -- tl_gpu_event_ops: gpu_event_ops (every column) plus TraceLens's view of each GPU event.
 --   tl_linked                      TraceLens links the event to its launch (see the top of this file)
@@ -82,15 +83,17 @@ LEFT JOIN cpu_event_context p ON p.trace_id = lo.trace_id AND p.event_id = lo.op
 --   is_nccl                        the name contains 'nccl' (any case)
 -- @materialize report-tracelens
 CREATE OR REPLACE VIEW tl_gpu_event_ops AS
-WITH e AS (
+WITH ll AS MATERIALIZED (   -- read twice below: for the launch and for the capture-time launch
+    SELECT * FROM _tl_launch_launchers
+), e AS (
     SELECT g.*, t.tl_linked, contains(lower(g.name), 'nccl') AS is_nccl,
            c.tl_launcher_event_id AS c_event_id, c.tl_launcher_name AS c_name, c.tl_launcher_ts_ns AS c_ts_ns,
            cc.name AS cc_call_name, cc.tl_launcher_event_id AS cc_event_id, cc.tl_launcher_name AS cc_name,
            cc.tl_launcher_ts_ns AS cc_ts_ns
     FROM gpu_event_ops g
     JOIN _tl_links t USING (trace_id, event_id)
-    LEFT JOIN _tl_launch_launchers c ON c.trace_id = g.trace_id AND c.event_id = g.launch_event_id
-    LEFT JOIN _tl_launch_launchers cc ON cc.trace_id = g.capture_trace_id AND cc.event_id = g.capture_launch_event_id
+    LEFT JOIN ll c ON c.trace_id = g.trace_id AND c.event_id = g.launch_event_id
+    LEFT JOIN ll cc ON cc.trace_id = g.capture_trace_id AND cc.event_id = g.capture_launch_event_id
 )
 SELECT * EXCLUDE (c_event_id, c_name, c_ts_ns, cc_call_name, cc_event_id, cc_name, cc_ts_ns),
        CASE WHEN tl_linked AND NOT is_nccl THEN coalesce(capture_trace_id, trace_id) END AS tl_launcher_trace_id,

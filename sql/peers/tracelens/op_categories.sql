@@ -48,6 +48,7 @@ QUALIFY row_number() OVER (PARTITION BY ruleset, name_key
 --   launcher_ts_ns         start of the launcher event, ns (clock of its trace)
 --   module_path            nn.Module stack around its (first) launch call, outermost first, '/'-joined
 --                          (gpu_event_ops.module_path, or capture_module_path for merged graph replays)
+-- @materialize report-tracelens
 CREATE OR REPLACE VIEW tl_op_category AS
 WITH g AS MATERIALIZED (
     SELECT * FROM _tl_launcher_gpu
