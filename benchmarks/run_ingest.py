@@ -13,6 +13,9 @@
     # A/B against an earlier commit: runs of the two versions alternate (best of --repeat each)
     python benchmarks/run_ingest.py --sizes 1GB --against e10998c --repeat 2
 
+    # the ingest's CPU as a ratio to DuckDB's own JSON reader on the same events (ingest_floor.py), alternating
+    python benchmarks/run_ingest.py --sizes 100MB,1GB,4GB --floor --repeat 3
+
 Each measurement runs the tool as a child process: ``tracesql ingest PATH --out
 DATASET --quiet`` into a fresh temporary dataset directory (removed afterwards
 unless ``--keep``).  Reported per run:
@@ -229,6 +232,30 @@ def run_ab(exe: list[str], exe_b: list[str], trace: Path, args) -> tuple[dict, d
     return best_of(runs), best_of(runs_b)
 
 
+def run_floor(trace: Path, args) -> dict:
+    """DuckDB's read_json of the trace's events (as NDJSON) into Parquet, in a child process (ingest_floor.py)."""
+    from ingest_floor import ensure_ndjson, floor_command
+
+    nd = ensure_ndjson(trace)
+    if not args.no_prewarm:
+        prewarm(nd)
+    return measure(floor_command(nd))
+
+
+def run_with_floor(exe: list[str], trace: Path, args) -> tuple[dict, dict, list[float]]:
+    """Runs of tracesql and of the DuckDB floor alternate; the best of each and the CPU ratio of each pair."""
+    runs, floors, ratios = [], [], []
+    for _ in range(args.repeat):
+        floors.append(run_floor(trace, args))
+        runs.append(ingest_once(exe, trace, args))
+        ratios.append(runs[-1]["cpu_s"] / floors[-1]["cpu_s"])
+        print(f"  run {len(runs)}: tracesql CPU {runs[-1]['cpu_s']:.1f} s, floor CPU {floors[-1]['cpu_s']:.1f} s: "
+              f"{runs[-1]['cpu_s'] / floors[-1]['cpu_s']:.2f}×", file=sys.stderr)
+        if runs[-1]["rc"] != 0 or floors[-1]["rc"] != 0:
+            break
+    return best_of(runs), best_of(floors), ratios
+
+
 class Worktree:
     """A detached git worktree of ``rev`` in a temporary directory, removed on exit."""
 
@@ -354,6 +381,16 @@ def report(rows: list[dict], comparisons: list[dict], args) -> str:
             mb_text(run["dataset_bytes"]) if ok and run.get("dataset_bytes") else "–",
         ]))
     for c in comparisons:
+        if "floor" in c:
+            a, f = c["tracesql"], c["floor"]
+            if a["rc"] != 0 or f["rc"] != 0:
+                lines += ["", f"`{Path(c['trace']).name}`: floor comparison incomplete: a run failed"]
+                continue
+            lines += ["", f"`{Path(c['trace']).name}`: tracesql ingest CPU {a['min_cpu_s']:.1f} s, DuckDB floor "
+                      f"(read_json of the same events as NDJSON → Parquet) {f['min_cpu_s']:.1f} s: "
+                      f"**{a['min_cpu_s'] / f['min_cpu_s']:.2f}×** (lowest CPU of each; runs alternate; "
+                      f"per run: " + ", ".join(f"{x:.2f}×" for x in c["ratios"]) + ")"]
+            continue
         if "against" in c:
             a, b = c["tracesql"], c["against"]
             if a["rc"] != 0 or b["rc"] != 0:
@@ -408,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement; best is kept")
     ap.add_argument("--against", metavar="REV", help="also run the tracesql of git commit REV on every trace, "
                     "alternating with this tree's, and print the ratio")
+    ap.add_argument("--floor", action="store_true", help="also time DuckDB's own JSON reader on the same events "
+                    "(ingest_floor.py), alternating with the ingest, and print the CPU ratio")
     ap.add_argument("--keep", action="store_true", help="keep the ingested datasets")
     ap.add_argument("--no-prewarm", action="store_true", help="do not pre-read traces")
     ap.add_argument("--json-out", type=Path, help="also write raw results as JSON here")
@@ -453,6 +492,12 @@ def main(argv: list[str] | None = None) -> int:
                 add(trace, "tracesql", a)
                 add(trace, f"tracesql {args.against}", b)
                 comparisons.append({"trace": str(trace), "rev": args.against, "tracesql": a, "against": b})
+    elif args.floor:
+        for trace in traces:
+            a, f, ratios = run_with_floor(exe, trace, args)
+            add(trace, "tracesql", a)
+            add(trace, "DuckDB floor", f)
+            comparisons.append({"trace": str(trace), "floor": f, "tracesql": a, "ratios": ratios})
     else:
         for trace in traces:
             add(trace, "tracesql", run_tracesql(exe, trace, args))
