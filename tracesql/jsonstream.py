@@ -432,6 +432,13 @@ class TraceSplitter:
                 yield EventChunk(data[:close + 1], base)
                 data = data[open_:]
                 base += open_
+        end = self._valid_array_end(data)
+        if end is not None:
+            self._parse_trailer(data[end + 1:], base + end + 1)
+            events = data[:end].rstrip(_WS)
+            if events:
+                yield EventChunk(events, base)
+            return
         scan = exact_spans(data)
         if scan.array_end is not None:
             end = scan.array_end
@@ -457,6 +464,42 @@ class TraceSplitter:
         self.tail_offset = base + cut_at
         if cut_at:
             yield EventChunk(data[:cut_at], base)
+
+    def _valid_array_end(self, data: bytes) -> int | None:
+        """The `]` that closes traceEvents in ``data`` (the last piece of the document), when the piece is valid
+        JSON on both sides of it: the events before it parse as the elements of an array, and what follows is
+        the rest of the document (blank after a top-level array; else `, members }` of the top-level object).
+        Such a `]` is the only one that can close the array; None when there is none (a truncated or damaged
+        piece, or values orjson does not read, such as NaN): the exact scan then finds out what is wrong.
+        Candidates are tried from the end; orjson parses the small trailer first and the events only then."""
+        p = len(data)
+        for _ in range(64):
+            p = data.rfind(b"]", 0, p)
+            if p < 0:
+                return None
+            rest = data[p + 1:].strip(_WS)
+            if self.top_level_array:
+                if rest:
+                    return None
+            else:
+                if not rest.endswith(b"}"):
+                    return None
+                members = rest[:-1].strip(_WS)
+                if members:
+                    if not members.startswith(b","):
+                        continue
+                    try:
+                        orjson.loads(b"{" + members[1:] + b"}")
+                    except orjson.JSONDecodeError:
+                        continue
+            try:
+                orjson.loads(b"[" + data[:p] + b"]")
+            except orjson.JSONDecodeError:
+                if self.top_level_array:
+                    return None
+                continue
+            return p
+        return None
 
     def _parse_trailer(self, trailer: bytes, offset: int) -> None:
         lead = len(trailer) - len(trailer.lstrip(_WS))

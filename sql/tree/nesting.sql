@@ -36,9 +36,11 @@
 -- @build-temp _tree_nest_order UNTIL _tree_parents
 -- @build-temp _tree_parents UNTIL cpu_nesting
 
--- Helper: an exact integer key per CPU thread (trace_id, pid, tid), so the sorts below compare integers.
+-- Helper: an exact integer key per CPU thread (trace_id, pid, tid), unique across traces, so the sorts below
+-- compare integers (thread_key), and the thread's number within its trace (trace_thread_key, stored).
 CREATE OR REPLACE VIEW _tree_threads AS
-SELECT trace_id, pid, tid, row_number() OVER (ORDER BY trace_id, pid, tid) AS thread_key
+SELECT trace_id, pid, tid, row_number() OVER (ORDER BY trace_id, pid, tid) AS thread_key,
+       row_number() OVER (PARTITION BY trace_id ORDER BY pid, tid) AS trace_thread_key
 FROM (SELECT DISTINCT trace_id, pid, tid FROM events WHERE dur_ns IS NOT NULL);
 
 -- _tree_family_flags(cat, name): the families an event belongs to, as a bit set: 1 cpu_op, 2 nn.Module frame,
@@ -54,7 +56,7 @@ CREATE OR REPLACE MACRO _tree_family_flags(cat, name) AS
 -- Helper: every CPU duration event that takes part in nesting, with its family flags: grp (0 host range,
 -- 1 Python frame) and fam (_tree_family_flags), and the Python ids of frames.
 CREATE OR REPLACE VIEW _tree_slices AS
-SELECT t.thread_key, e.trace_id, e.event_id, e.pid, e.tid, e.cat, e.name, e.ts_ns,
+SELECT t.thread_key, t.trace_thread_key, e.trace_id, e.event_id, e.pid, e.tid, e.cat, e.name, e.ts_ns,
        e.correlation IS NOT NULL AS has_correlation, greatest(e.dur_ns, 0) AS dur_ns,
        e.ts_ns + greatest(e.dur_ns, 0) AS end_ns,
        CASE WHEN e.cat = 'python_function' THEN 1 ELSE 0 END AS grp,
@@ -167,6 +169,15 @@ FROM (SELECT * EXCLUDE (ts_ns, fam, can_enclose) FROM d WHERE depth > 0) c
 ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose = 1) q
   ON c.thread_key = q.thread_key AND c.depth - 1 = q.depth AND c.nest_pos > q.nest_pos;
 
+-- Helper: per thread, what to subtract from the nesting positions of _tree_parents (numbered across every
+-- trace built together) to number them within the thread's trace, from 1.
+CREATE OR REPLACE VIEW _tree_pos_offsets AS
+WITH firsts AS (
+    SELECT thread_key, min(nest_pos) AS first_pos FROM _tree_parents GROUP BY thread_key
+)
+SELECT f.thread_key, min(f.first_pos) OVER (PARTITION BY t.trace_id) - 1 AS pos_offset
+FROM firsts f JOIN _tree_threads t USING (thread_key);
+
 -- cpu_nesting (stored table, see tracesql/schema.py): one row per CPU duration event (every row of `events`
 -- with a duration) and its place in the call stack of its thread, under the rule at the top of this file.
 -- `tracesql ingest` computes it once per trace with the view below (_cpu_nesting_build) and stores the rows
@@ -186,10 +197,12 @@ ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose
 --   runtime_depth           number of enclosing cuda_runtime / cuda_driver calls
 --   thread_key              integer id of (pid, tid) within the trace
 --   has_correlation         the event carries a correlation id (runtime calls that may launch GPU work)
---   nest_pos                position in the thread's nesting order (starts and ends interleaved, so with
---                           gaps): an ancestor always has a smaller nest_pos than its descendants
+--   nest_pos                position in the trace's nesting order (threads one after another; starts and ends
+--                           interleaved, so with gaps): an ancestor always has a smaller nest_pos than its
+--                           descendants
 CREATE OR REPLACE VIEW _cpu_nesting_build AS
 SELECT s.trace_id, s.event_id, s.pid, s.tid, s.cat, s.name, s.ts_ns, s.dur_ns, s.end_ns, p.nest_end_ns,
        p.nest_end_ns < s.end_ns AS clipped, p.parent_event_id, p.depth, p.op_depth, p.module_depth,
-       p.annotation_depth, p.step_depth, p.runtime_depth, s.thread_key, p.nest_pos, s.has_correlation
-FROM _tree_slices s JOIN _tree_parents p USING (thread_key, event_id);
+       p.annotation_depth, p.step_depth, p.runtime_depth, s.trace_thread_key AS thread_key,
+       p.nest_pos - o.pos_offset AS nest_pos, s.has_correlation
+FROM _tree_slices s JOIN _tree_parents p USING (thread_key, event_id) JOIN _tree_pos_offsets o USING (thread_key);

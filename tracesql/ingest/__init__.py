@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,15 +30,21 @@ import duckdb
 from ..dataset import ensure_catalog, write_init_sql
 from ..errors import DatasetError, TraceError
 from ..progress import Progress
-from .derive import BUILD_MEMORY_LIMIT
-from .finalize import finalize
-from .parse import TraceParser, Workers, default_chunk_size
+from .derive import BATCH_TRACES, BUILD_MEMORY_LIMIT, build_derived
+from .finalize import FinishedTrace, PreparedTrace, complete, prepare, rules_dir
+from .parse import ParsedTrace, TraceParser, Workers, default_chunk_size
 from .publish import new_staging, publish, published_hash, remove_stale_staging
 
 __all__ = ["BUILD_MEMORY_LIMIT", "TRACE_SUFFIXES", "IngestResult", "Workers", "find_trace_files", "ingest",
            "ingest_file"]
 
 TRACE_SUFFIXES = (".json", ".json.gz", ".gz")
+
+# The traces of one run are built together (``Batch``) until they hold this much JSON (or BATCH_TRACES traces):
+# a statement of the build costs a few ms whatever the size, which would dominate the ingest of a small file.
+# A trace of BUILD_ALONE_JSON_BYTES or more is built (with those staged before it) without waiting for more.
+BATCH_JSON_BYTES = 64 << 20
+BUILD_ALONE_JSON_BYTES = 16 << 20
 
 
 @dataclass
@@ -94,12 +102,162 @@ def find_trace_files(paths: list[str]) -> list[str]:
     return out
 
 
+def failed_result(path: str, e: Exception) -> IngestResult:
+    """The result of a file whose ingest raised ``e``: bad input (TraceError), a file or database error, or a
+    bug (an internal error, to be reported), each in one line."""
+    if isinstance(e, TraceError):
+        return IngestResult(path=path, status="failed", error=str(e))
+    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+    if isinstance(e, (OSError, duckdb.Error)):
+        return IngestResult(path=path, status="failed", error=f"{path}: {msg}")
+    msg = str(e).splitlines()[0] if str(e) else ""
+    return IngestResult(path=path, status="failed",
+                        error=f"{path}: internal error ({type(e).__name__}: {msg}); please report it")
+
+
+@dataclass
+class _Staged:
+    """A trace parsed and prepared in its work area, waiting for its derived tables and its publish."""
+
+    result: IngestResult
+    parsed: ParsedTrace
+    pre: PreparedTrace
+    started: float
+    seconds: float  # wall seconds spent on this trace so far
+    out: Path  # the directory of its tables (parsed.out, renamed trace_id=<id> when built with others)
+
+
+class Batch:
+    """Traces staged by ``ingest_file`` whose derived tables are built together by ``flush``: one run of the
+    build's statements for all of them, so that small traces do not each pay the statements' fixed cost. Each
+    trace is still published on its own, atomically."""
+
+    def __init__(self, dataset: Path):
+        self.dataset = dataset
+        self.staged: list[_Staged] = []
+        self._con: duckdb.DuckDBPyConnection | None = None
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The connection that prepares and completes the traces of this batch (opened once: a connection
+        costs more than the statements of a small trace)."""
+        if self._con is None:
+            spill = os.path.join(tempfile.gettempdir(), f"tracesql-spill-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+            self._con = duckdb.connect(config={"threads": 2, "memory_limit": "512MB", "temp_directory": spill,
+                                               "preserve_insertion_order": True})
+        return self._con
+
+    @property
+    def json_bytes(self) -> int:
+        return sum(s.parsed.source.json_bytes for s in self.staged)
+
+    def full(self) -> bool:
+        """Whether to build now: the batch holds enough JSON, or traces, or its last trace is large (its build
+        costs far more than the statements' fixed cost: it need not wait for others)."""
+        return (self.json_bytes >= BATCH_JSON_BYTES or len(self.staged) >= BATCH_TRACES
+                or (bool(self.staged) and self.staged[-1].parsed.source.json_bytes >= BUILD_ALONE_JSON_BYTES))
+
+    def add(self, st: _Staged) -> bool:
+        """Add a staged trace; False when a trace of the same content is already staged (a duplicate)."""
+        if any(s.result.trace_id == st.result.trace_id for s in self.staged):
+            return False
+        self.staged.append(st)
+        return True
+
+    def flush(self, strict: bool = False,
+              on_result: Callable[[IngestResult], object] | None = None) -> list[IngestResult]:
+        """Build the derived tables of the staged traces, write their traces rows and publish them; returns
+        their results in the order staged (status 'ingested'; 'duplicate' when another process published the
+        same content meanwhile). When building them together fails, each is built alone, so that only a trace
+        that fails alone fails ('failed', with a one-line error; with ``strict`` its error is raised).
+        ``on_result`` is called with each result as soon as it is final (a trace right after its publish)."""
+        staged, self.staged = self.staged, []
+        cb = on_result or (lambda r: None)
+        try:
+            if len(staged) > 1:
+                try:
+                    return self._build(staged, cb)
+                except (duckdb.Error, OSError):
+                    pass  # each alone, below
+            results = []
+            for st in staged:
+                if st.result.status != "staged":  # published before the error
+                    results.append(st.result)
+                    continue
+                try:
+                    results += self._build([st], cb)
+                except (KeyboardInterrupt, SystemExit, MemoryError):
+                    raise
+                except Exception as e:
+                    if strict:
+                        raise
+                    failed = failed_result(st.result.path, e)
+                    st.result.status, st.result.error = failed.status, failed.error
+                    results.append(st.result)
+                    cb(st.result)
+            return results
+        finally:
+            for st in staged:
+                shutil.rmtree(st.parsed.staging, ignore_errors=True)
+
+    def _build(self, staged: list[_Staged], on_result: Callable[[IngestResult], object]) -> list[IngestResult]:
+        t0 = time.time()
+        outs = []
+        for st in staged:
+            if len(staged) > 1 and st.out.name != f"trace_id={st.result.trace_id}":
+                # traces built together are told apart by their directory's name (hive partitioning)
+                out = st.parsed.staging / f"trace_id={st.result.trace_id}"
+                os.rename(st.out, out)
+                st.out = out
+            outs.append(st.out)
+        first = staged[0].parsed
+        build_derived(outs[0] if len(outs) == 1 else outs, first.staging, rules_dir=rules_dir(first))
+        share = (time.time() - t0) / len(staged)
+        done = [complete(self.con, st.parsed, st.pre, out, st.started) for st, out in zip(staged, outs, strict=True)]
+        results = []
+        for st, out, d in zip(staged, outs, done, strict=True):
+            results.append(self._publish(st, out, d, share))
+            on_result(results[-1])
+        return results
+
+    def _publish(self, st: _Staged, out: Path, done: FinishedTrace, share: float) -> IngestResult:
+        res = st.result
+        trace_id = done.row["trace_id"]
+        if not publish(out, self.dataset, trace_id, done.row["size_bytes"], done.row["content_hash"]):
+            res.status = "duplicate"
+            return res
+        res.status = "ingested"
+        res.row_counts = done.counts
+        res.events_read = done.row["events_read"]
+        res.skipped = done.skipped
+        res.json_bytes = st.parsed.source.json_bytes
+        res.truncated = st.parsed.splitter.truncated
+        res.rank = done.row["rank"]
+        res.noted = done.noted
+        res.unlinked = done.unlinked
+        res.seconds = st.seconds + share
+        return res
+
+    def close(self) -> None:
+        """Remove the work areas of the traces still staged (after an error or an interrupt: nothing of them is
+        published) and close the connection."""
+        for st in self.staged:
+            shutil.rmtree(st.parsed.staging, ignore_errors=True)
+        self.staged = []
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+
 def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = True,
-                chunk_size: int | None = None, workers: Workers | None = None) -> IngestResult:
+                chunk_size: int | None = None, workers: Workers | None = None,
+                batch: Batch | None = None) -> IngestResult:
     """Ingest one trace file into ``dataset`` atomically. Raises TraceError for bad input.
 
     Work areas left in the dataset by killed ingests are removed first; ``workers`` may be shared by the files
-    of one run (a pool of two is made and closed for this file otherwise)."""
+    of one run (a pool of two is made and closed for this file otherwise). With ``batch``, the trace is parsed
+    and staged in it (status 'staged'; ``Batch.flush`` builds, publishes and completes the result), unless it is
+    a duplicate."""
     started = time.time()
     res = IngestResult(path=path)
     remove_stale_staging(dataset)
@@ -114,36 +272,35 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
     own_workers = workers is None
     pool = workers or Workers(2)
     progress = Progress(os.path.basename(path), size, enabled=not quiet and size > 4 << 20)
+    own_batch = batch is None
+    staged = False
+    b: Batch | None = None
     try:
         parsed = TraceParser(path, staging, salvage, chunk_size or default_chunk_size(path, size), progress, pool).run()
-        pool.release()
-        con = duckdb.connect(config={"threads": 2, "memory_limit": "512MB", "temp_directory": str(staging / "tmp"),
-                                     "preserve_insertion_order": True})
-        try:
-            done = finalize(con, parsed, started)
-        finally:
-            con.close()
-        trace_id = done.row["trace_id"]
-        if not publish(parsed.out, dataset, trace_id, done.row["size_bytes"], done.row["content_hash"]):
-            res.status, res.trace_id = "duplicate", trace_id
+        if parsed.source.json_bytes >= BATCH_JSON_BYTES:
+            pool.release()  # the workers' memory goes back before a large trace's derived tables are built
+        b = Batch(dataset) if own_batch else batch
+        assert b is not None
+        pre = prepare(b.con, parsed)
+        res.trace_id = parsed.source.content_hash[:16]
+        res.status = "staged"
+        st = _Staged(result=res, parsed=parsed, pre=pre, started=started, seconds=time.time() - started,
+                     out=parsed.out)
+        if not b.add(st):
+            res.status = "duplicate"
             return res
-        res.trace_id = trace_id
-        res.row_counts = done.counts
-        res.events_read = done.row["events_read"]
-        res.skipped = done.skipped
-        res.json_bytes = parsed.source.json_bytes
-        res.truncated = parsed.splitter.truncated
-        res.rank = done.row["rank"]
-        res.noted = done.noted
-        res.unlinked = done.unlinked
-        res.seconds = time.time() - started
+        staged = True
+        if own_batch:
+            return b.flush(strict=True)[0]
         return res
     finally:
         progress.close()
         if own_workers:
             pool.close()
-        shutil.rmtree(staging, ignore_errors=True)
-
+        if own_batch and b is not None:
+            b.close()
+        if not staged:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -169,29 +326,42 @@ def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
             raise DatasetError(f"{out}: cannot write init.sql ({e.strerror or type(e).__name__})") from None
 
     files = find_trace_files([str(p) for p in paths])
-    results = []
+    results: list[IngestResult] = []
+    waiting: list[IngestResult] = []  # results not reported yet: staged traces and the files after them
+    batch = Batch(dataset)
+
+    def report(upto: IngestResult | None = None) -> None:
+        """Report the waiting results in order, up to ``upto`` (a trace just published), else all."""
+        while waiting:
+            r = waiting.pop(0)
+            results.append(r)
+            if on_result:
+                on_result(r)
+            if r is upto:
+                return
+
+    def flush() -> None:
+        if any(r.status == "ingested" for r in batch.flush(on_result=report)):
+            publish_views()  # the dataset's init.sql is current after every published batch
+        report()
+
     workers = Workers(2)
     try:
         for f in files:
             try:
-                r = ingest_file(f, dataset, salvage=salvage, quiet=quiet, workers=workers)
-            except TraceError as e:
-                r = IngestResult(path=f, status="failed", error=str(e))
-            except (OSError, duckdb.Error) as e:
-                msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-                r = IngestResult(path=f, status="failed", error=f"{f}: {msg}")
+                r = ingest_file(f, dataset, salvage=salvage, quiet=quiet, workers=workers, batch=batch)
             except (KeyboardInterrupt, SystemExit, MemoryError):
                 raise
-            except Exception as e:  # noqa: BLE001 - a bug must not stop the other files; reported in one line
-                msg = str(e).splitlines()[0] if str(e) else ""
-                r = IngestResult(path=f, status="failed",
-                                 error=f"{f}: internal error ({type(e).__name__}: {msg}); please report it")
-            if r.status == "ingested":
-                publish_views()  # the dataset's init.sql is current after every published trace
-            results.append(r)
-            if on_result:
-                on_result(r)
+            except Exception as e:  # noqa: BLE001 - reported in one line; the other files go on
+                r = failed_result(f, e)
+            waiting.append(r)
+            if batch.full():
+                flush()
+            elif not batch.staged:
+                report()
+        flush()
     finally:
+        batch.close()
         workers.close()
     publish_views()
     if any(r.status == "ingested" for r in results):

@@ -16,6 +16,7 @@ import duckdb
 
 from ..schema import TABLES, columns, empty_select
 from ..sqlmodules import load_order, module_statements, stored_tables
+from .extract import write_empty_part
 
 
 @dataclass(frozen=True)
@@ -76,13 +77,41 @@ def build_plan() -> BuildPlan:
 # ingest's peak RSS stays under 1 GB (benchmarks/README.md).
 BUILD_MEMORY_LIMIT = "640MB"
 
+# Traces built together at most (their stored tables are small: see ingest.BATCH_JSON_BYTES).
+BATCH_TRACES = 64
 
-def build_derived(out: Path, staging: Path, plan: BuildPlan | None = None, rules_dir: Path | None = None) -> None:
-    """Compute the derived tables of one staged trace (its tables are parts under ``out``) as ``plan`` (default:
-    ``build_plan()``) says, and store each as ``out/<table>/part-00000.parquet``. ``rules_dir``: the dataset's
+
+def _quote(path: Path | str) -> str:
+    return str(path).replace("'", "''")
+
+
+def _parts(outs: list[Path], table: str) -> str | None:
+    """A SELECT of ``table``'s rows in the trace directories ``outs`` (trace_id first; '' for a single
+    trace, else the name of its directory, ``trace_id=<id>``), or None when none of them has the table."""
+    have = [o for o in outs if (o / table).is_dir()]
+    if not have:
+        return None
+    cols = ", ".join(f'"{c}"' for c, _, _ in columns(table))
+    if len(outs) == 1:
+        return f"SELECT '' AS trace_id, {cols} FROM read_parquet('{_quote(have[0] / table / '*.parquet')}')"
+    globs = ", ".join(f"'{_quote(o / table / '*.parquet')}'" for o in have)
+    return (f"SELECT trace_id, {cols} FROM read_parquet([{globs}], hive_partitioning = true, "
+            "hive_types = {'trace_id': VARCHAR})")
+
+
+def build_derived(out: Path | list[Path], staging: Path, plan: BuildPlan | None = None,
+                  rules_dir: Path | None = None) -> None:
+    """Compute the derived tables of staged traces as ``plan`` (default: ``build_plan()``) says, and store each
+    as ``<out>/<table>/part-00000.parquet`` (each part replaced atomically). ``out``: one trace directory (its
+    tables are parts under it), or several, each named ``trace_id=<id>``: they are built together, in one run of
+    every statement, so that a statement's fixed cost is paid once for all of them. ``rules_dir``: the dataset's
     user rule files (DATASET/rules/), which the category rules read (the GPU timeline's classes)."""
     plan = plan or build_plan()
+    outs = [out] if isinstance(out, Path) else list(out)
+    if len(outs) > 1 and any(not o.name.startswith("trace_id=") for o in outs):
+        raise ValueError("traces built together are directories named trace_id=<id>")
     built = {s.table for s in plan.steps}
+    work = staging / "derived"  # the tables of several traces, partitioned by trace_id, before they are moved
     # checkpoint_threshold: the build's tables are temporary; an automatic checkpoint (which compacts in-memory
     # tables once 16 MB of changes have piled up) would only cost time and memory
     con = duckdb.connect(config={"threads": 2, "memory_limit": BUILD_MEMORY_LIMIT,
@@ -90,13 +119,12 @@ def build_derived(out: Path, staging: Path, plan: BuildPlan | None = None, rules
                                  "checkpoint_threshold": "1TB"})
     try:
         for t in TABLES:
+            src = None if t == "traces" else _parts(outs, t)
             if t in built:
                 con.execute(f"CREATE TABLE {t} AS {empty_select(t)}")  # placeholders until built
-            elif t == "traces" or not (out / t).is_dir():
-                con.execute(f"CREATE VIEW {t} AS {empty_select(t)}")
             else:
-                con.execute(f"CREATE VIEW {t} AS SELECT '' AS trace_id, * FROM read_parquet('{out / t / '*.parquet'}')")
-        glob = str((rules_dir or staging / "no-rules") / "*.csv").replace("'", "''")
+                con.execute(f"CREATE VIEW {t} AS {src or empty_select(t)}")
+        glob = _quote((rules_dir or staging / "no-rules") / "*.csv")
         con.execute(f"CREATE VIEW _dataset_rule_files AS SELECT filename, content FROM read_text('{glob}')")
         mods = {m.name: m for m in load_order(list(plan.modules))}
         for st in module_statements([mods[n] for n in plan.modules]):
@@ -115,20 +143,57 @@ def build_derived(out: Path, staging: Path, plan: BuildPlan | None = None, rules
                 for done in step.helpers:
                     if done.drop_after == h.view:
                         con.execute(f"DROP TABLE temp.{done.view}")
-            (out / t).mkdir(exist_ok=True)
-            part = out / t / "part-00000.parquet"
-            tmp = out / t / f".part-00000.parquet.{os.getpid()}.tmp"  # replaces a part being rebuilt atomically
             cols = ", ".join(f'"{c}"' for c, _, _ in columns(t))
-            con.execute(f"COPY (SELECT {cols} FROM {step.build}) TO '{tmp}' "
-                        "(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)")
-            os.replace(tmp, part)
+            if len(outs) == 1:
+                (outs[0] / t).mkdir(exist_ok=True)
+                part = outs[0] / t / "part-00000.parquet"
+                tmp = outs[0] / t / f".part-00000.parquet.{os.getpid()}.tmp"  # replaces a part being rebuilt
+                con.execute(f"COPY (SELECT {cols} FROM {step.build}) TO '{_quote(tmp)}' "
+                            "(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)")
+                os.replace(tmp, part)
+                src = _parts(outs, t)
+            else:
+                work.mkdir(exist_ok=True)
+                con.execute(f"COPY (SELECT trace_id, {cols} FROM {step.build}) TO '{_quote(work / t)}' "
+                            "(FORMAT parquet, PARTITION_BY (trace_id), COMPRESSION zstd, COMPRESSION_LEVEL 1, "
+                            "FILENAME_PATTERN 'part-{i}')")
+                written = sorted((work / t).glob("trace_id=*/*.parquet"))
+                src = None
+                if written:
+                    src = (f"SELECT trace_id, {cols} FROM read_parquet('{_quote(work / t / '*' / '*.parquet')}', "
+                           "hive_partitioning = true, hive_types = {'trace_id': VARCHAR})")
             con.execute(f"DROP TABLE {t}")
-            con.execute(f"CREATE VIEW {t} AS SELECT '' AS trace_id, * FROM read_parquet('{part}')")
+            con.execute(f"CREATE VIEW {t} AS {src or empty_select(t)}")
             for h in step.helpers:
                 if h.drop_after == t:
                     con.execute(f"DROP TABLE temp.{h.view}")
+        if len(outs) > 1:
+            _move_partitions(con, work, outs, [s.table for s in plan.steps])
     finally:
         con.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _move_partitions(con: duckdb.DuckDBPyConnection, work: Path, outs: list[Path], tables: list[str]) -> None:
+    """Move each trace's partition of each table built together (``work/<table>/trace_id=<id>/``) into its
+    directory as ``<out>/<table>/part-NNNNN.parquet``, each part replacing the one there atomically; a trace
+    without rows gets an empty part."""
+    for t in tables:
+        for o in outs:
+            d = o / t
+            d.mkdir(exist_ok=True)
+            files = sorted((work / t / o.name).glob("*.parquet"))
+            names = [f"part-{i:05d}.parquet" for i in range(max(1, len(files)))]
+            if files:
+                for f, name in zip(files, names, strict=True):
+                    os.replace(f, d / name)
+            else:
+                tmp = d / f".{names[0]}.{os.getpid()}.tmp"
+                write_empty_part(con, t, tmp)
+                os.replace(tmp, d / names[0])
+            for stale in d.glob("part-*.parquet"):
+                if stale.name not in names:
+                    stale.unlink()
 
 
 def build_by_level(con: duckdb.DuckDBPyConnection, name: str, level_macro: str, nodes: str) -> None:
@@ -161,8 +226,9 @@ def rebuild(dataset: Path, tables: list[str]) -> int:
     traces = sorted((Path(dataset) / "traces").glob("trace_id=*"))
     staging = new_staging(Path(dataset))
     try:
-        for tdir in traces:
-            build_derived(tdir, staging, plan, rules_dir=Path(dataset) / "rules")
+        for i in range(0, len(traces), BATCH_TRACES):
+            batch = traces[i:i + BATCH_TRACES]
+            build_derived(batch[0] if len(batch) == 1 else batch, staging, plan, rules_dir=Path(dataset) / "rules")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return len(traces)

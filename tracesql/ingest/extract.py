@@ -165,3 +165,18 @@ def copy_table(con: duckdb.DuckDBPyConnection, out: Path, table: str, src: str, 
     row = con.execute(table_copy(table, src, str(d / f"part-{index:05d}.parquet"))).fetchone()
     assert row is not None
     return int(row[0])
+
+
+# The bytes of a Parquet file with a table's columns and no rows, by table (written once per process).
+_EMPTY_PARTS: dict[str, bytes] = {}
+
+
+def write_empty_part(con: duckdb.DuckDBPyConnection, table: str, path: Path) -> None:
+    """Write a part of ``table`` without rows (its schema's columns and types) at ``path``."""
+    if table not in _EMPTY_PARTS:
+        tmp = path.with_name(f".{path.name}.empty")
+        cols = ", ".join(f'NULL::{t} AS "{c}"' for c, t, _ in columns(table))
+        con.execute(f"COPY (SELECT {cols} WHERE false) TO '{str(tmp).replace(chr(39), chr(39) * 2)}' (FORMAT parquet)")
+        _EMPTY_PARTS[table] = tmp.read_bytes()
+        tmp.unlink()
+    path.write_bytes(_EMPTY_PARTS[table])

@@ -21,8 +21,18 @@ import orjson
 from .. import __version__
 from ..schema import EVENT_TABLES, columns
 from .derive import build_derived
-from .extract import copy_table
+from .extract import copy_table, write_empty_part
 from .parse import ParsedTrace
+
+
+@dataclass(frozen=True)
+class PreparedTrace:
+    """What ``prepare`` found: rows per table, skipped and noted issues by kind."""
+
+    counts: dict[str, int]  # rows per table (EVENT_TABLES and launches)
+    skipped: dict[str, int]  # skipped events by kind (without the 'skipped_' prefix)
+    noted: dict[str, int]  # ingest_issues rows that are not skipped events, by kind
+    jax: bool  # a JAX trace (no categories, /device: processes)
 
 
 @dataclass(frozen=True)
@@ -48,11 +58,6 @@ def _int(v: object, bits: int = 32) -> int | None:
     except (TypeError, ValueError, OverflowError):
         return None
     return i if -(1 << (bits - 1)) <= i < (1 << (bits - 1)) else None
-
-
-def _empty_typed(table: str) -> str:
-    cols = ", ".join(f"NULL::{t} AS \"{c}\"" for c, t, _ in columns(table))
-    return f"SELECT {cols} WHERE false"
 
 
 def _kept_issues(con: duckdb.DuckDBPyConnection, out: Path) -> None:
@@ -87,8 +92,20 @@ _JAX_HOST_CAT = """CASE WHEN regexp_matches(name, '^(cuda|cu|hip)[A-Z]') THEN 'c
 
 def finalize(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace, started: float) -> FinishedTrace:
     """Complete the staged trace ``parsed`` (module docstring); ``started`` is when its ingest began."""
-    h = parsed.splitter.header
-    src = parsed.source
+    pre = prepare(con, parsed)
+    # the staging area is DATASET/.staging/<name> (publish.new_staging): the dataset's user rules are beside it
+    build_derived(parsed.out, parsed.staging, rules_dir=rules_dir(parsed))
+    return complete(con, parsed, pre, parsed.out, started)
+
+
+def rules_dir(parsed: ParsedTrace) -> Path:
+    """The dataset's user rule files (DATASET/rules/) of a trace staged in DATASET/.staging/<name>."""
+    return parsed.staging.parent.parent / "rules"
+
+
+def prepare(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace) -> PreparedTrace:
+    """Everything of ``finalize`` before the derived tables: the routing of events without a category, empty
+    parts, ``ingest_issues``."""
     out = parsed.out
     counts = dict(parsed.counts)
     con.execute("CREATE OR REPLACE TEMP TABLE device_pids (pid VARCHAR, device INTEGER)")
@@ -116,7 +133,7 @@ def finalize(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace, started: float
         d = out / table
         if not d.exists() or not any(d.iterdir()):
             d.mkdir(exist_ok=True)
-            con.execute(f"COPY ({_empty_typed(table)}) TO '{d / 'part-00000.parquet'}' (FORMAT parquet)")
+            write_empty_part(con, table, d / "part-00000.parquet")
     # ingest_issues
     con.execute("CREATE OR REPLACE TEMP TABLE issues (event_id BIGINT, byte_offset BIGINT, kind VARCHAR, "
                 "detail VARCHAR)")
@@ -134,9 +151,16 @@ def finalize(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace, started: float
         else:
             noted[kind] = n
     counts = {t: counts[t] for t in [*EVENT_TABLES, "launches"]}
+    return PreparedTrace(counts=counts, skipped=skipped, noted=noted, jax=jax)
+
+
+def complete(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace, pre: PreparedTrace, out: Path,
+             started: float) -> FinishedTrace:
+    """Everything of ``finalize`` after the derived tables (in ``out``): the ``traces`` row."""
+    h = parsed.splitter.header
+    src = parsed.source
+    counts, skipped, noted, jax = pre.counts, pre.skipped, pre.noted, pre.jax
     events_read = sum(counts[t] for t in EVENT_TABLES) + sum(skipped.values())
-    # the staging area is DATASET/.staging/<name> (publish.new_staging): the dataset's user rules are beside it
-    build_derived(out, parsed.staging, rules_dir=parsed.staging.parent.parent / "rules")
     # GPU events without a launch call in this trace (e.g. warm-up kernels launched before the CPU window), as
     # the stored gpu_launch_links says (linked = false), so the summary equals gpu_link_summary.unlinked_events.
     unlinked = con.execute(f"""SELECT count(*) FILTER (WHERE NOT linked)

@@ -46,6 +46,10 @@ Issue = tuple[int | None, int | None, str, str]
 _LocalIssue = tuple[int | None, int | None, str, str]
 
 
+# Chunks this large or larger are read by the probe first (read.py); smaller ones are classified by their text.
+PROBE_MIN_BYTES = 4 << 20
+
+
 def default_chunk_size(path: str, size: int) -> int:
     """Bytes of JSON per chunk: 32 MB (fewer statements and Parquet parts per trace), but at least 8 chunks
     while they stay 8 MB or more, so that both workers stay busy to the end of a mid-sized file. A gzip file
@@ -193,7 +197,9 @@ class TraceParser:
     def _read_chunk(self, con: duckdb.DuckDBPyConnection, chunk: EventChunk,
                     local_issues: list[_LocalIssue]) -> tuple[int, _Reads]:
         """Read a whole chunk into temp table c; returns the number of elements and how they were read."""
-        if self.probe_first:
+        # The probe reads a chunk in one go when its times are plain (it flags those that need another mode); a
+        # small chunk is classified by its text instead (a few ms), as a flagged probe would be read twice.
+        if self.probe_first and sum(len(p) for p in chunk.pieces) >= PROBE_MIN_BYTES:
             jp = self._chunk_file(chunk.pieces)
             try:
                 con.execute(f"CREATE OR REPLACE TEMP TABLE c AS {chunk_select(jp, ReadMode.PROBE, 0)}")
@@ -337,12 +343,15 @@ class TraceParser:
     def _write_parts(self, con: duckdb.DuckDBPyConnection, base: int, index: int, issues: list[Issue],
                      reads: _Reads) -> _ChunkOut:
         """Write the rows of table c (first event ``base``) as part ``index`` of each table."""
-        stats = con.execute("""SELECT route, count(*), count(*) FILTER (WHERE ph = 'X' AND cat_raw IS NOT NULL)
+        # rows and complete events with a category per route; for metadata, the /device: processes (JAX)
+        stats = con.execute("""SELECT route, count(*), count(*) FILTER (WHERE ph = 'X' AND cat_raw IS NOT NULL),
+                                      list(DISTINCT {'pid': pid, 'device': TRY_CAST(regexp_extract(
+                                          json_extract_string(args, '$.name'), '^/device:[A-Za-z_]+:([0-9]+)', 1)
+                                          AS INTEGER)})
+                                        FILTER (WHERE ph = 'M' AND name = 'process_name'
+                                                AND json_extract_string(args, '$.name') LIKE '/device:%')
                                FROM c GROUP BY route""").fetchall()
-        dev = con.execute("""SELECT DISTINCT pid, TRY_CAST(regexp_extract(json_extract_string(args, '$.name'),
-                                    '^/device:[A-Za-z_]+:([0-9]+)', 1) AS INTEGER)
-                             FROM c WHERE ph = 'M' AND name = 'process_name'
-                               AND json_extract_string(args, '$.name') LIKE '/device:%'""").fetchall()
+        dev = [(d["pid"], d["device"]) for r in stats for d in (r[3] or [])]
         counts: dict[str, int] = {}
         pending_part = None
         if reads.careful:
@@ -350,7 +359,7 @@ class TraceParser:
                                for eid, what in con.execute(f"""SELECT {base} + ord - 1, time_repair FROM c
                                    WHERE time_repair IS NOT NULL ORDER BY ord""").fetchall()]
         src_tpl = f"(SELECT {base} + ord - 1 AS event_id, * EXCLUDE (ord) FROM c WHERE route = '{{r}}')"
-        for route, _, _ in stats:
+        for route, *_ in stats:
             if route == "empty":
                 for (eid,) in con.execute(f"SELECT {base} + ord - 1 FROM c WHERE route = 'empty'").fetchall():
                     issues.append((eid, None, "skipped_empty_event", ("event is {} or null, or has none of "
