@@ -66,7 +66,7 @@ def test_short_kernel_names(ds):
             "at::native::{anonymous}::CatArrayBatchedCopy",
         "Memset (Device)": "Memset (Device)",
         "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long)":
-            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long)",
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
         "sm90_xmma_gemm_bf16bf16": "sm90_xmma_gemm_bf16bf16",
     }
 

@@ -75,6 +75,14 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_summary(args) -> int:
+    from . import summary
+
+    with _open(args.dataset) as ds:
+        sys.stdout.write(summary.render(ds, trace=args.trace))
+    return 0
+
+
 def register(subparsers) -> None:
     s = subparsers.add_parser(
         "kernels", help="per-kernel statistics: count, mean/total/min/max/std duration, %% of launches and time",
@@ -148,3 +156,12 @@ def register(subparsers) -> None:
     s.add_argument("--format", "-f", choices=["table", "csv", "json"], default="table")
     s.add_argument("--out", metavar="DIR", help="write the sections into DIR")
     s.set_defaults(func=cmd_report)
+
+    s = subparsers.add_parser(
+        "summary", help="the first screen of the report: GPUs, busy/idle, top categories, kernels, ops, gaps",
+        description="One screen per trace (after one line per trace when there are several): GPU model and "
+                    "count, rank, GPU span, busy/idle and compute / exposed communication / exposed memory %%, "
+                    "top categories, kernels and ops by GPU time, the largest idle gaps and launch hints.")
+    s.add_argument("dataset", metavar="DATASET")
+    _trace_arg(s)
+    s.set_defaults(func=cmd_summary)

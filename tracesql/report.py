@@ -209,6 +209,10 @@ def report(ds, style: str = "native", fmt: str = "table", out: str | None = None
     """Build and print/write a report; returns the files written (empty when printing)."""
     try:
         sections = build(ds, style=style, trace=trace)
+        if style == "native" and fmt == "table" and out is None:  # the native text report opens with the summary
+            from . import summary
+
+            sys.stdout.write(summary.render(ds, trace=trace) + "\n")
     except duckdb.Error as e:
         raise RuntimeError(f"report failed: {str(e).splitlines()[0]}") from e
     return write(sections, fmt=fmt, out=out)

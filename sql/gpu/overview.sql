@@ -1,0 +1,145 @@
+-- gpu/overview — the first screen of `tracesql report` and `tracesql summary`: per trace, the GPUs it ran on,
+-- the headline timeline numbers, and the first rows of the detailed views (categories, kernels, ops, gaps,
+-- launches), ranked here so that the Python side only formats. Every number is read from the detailed view
+-- named in its comment, with that view's definition.
+--
+-- @requires gpu/timeline gpu/kernel_summary gpu/op_summaries gpu/gaps gpu/launches categories/kernels
+
+-- _overview_device_props: one row per entry of a trace's Kineto deviceProperties list.
+CREATE OR REPLACE VIEW _overview_device_props AS
+SELECT t.trace_id, TRY_CAST(p->>'id' AS INTEGER) AS device, p->>'name' AS gpu_name,
+       TRY_CAST(p->>'totalGlobalMem' AS BIGINT) AS memory_bytes, TRY_CAST(p->>'numSms' AS INTEGER) AS num_sms
+FROM traces t, unnest(json_extract(t.device_properties, '$[*]')) AS u(p)
+WHERE t.device_properties IS NOT NULL;
+
+-- overview_gpus: one row per (trace, device) that ran GPU events (rows of `kernels`).
+--   trace_id, device        the device id of the GPU events (NULL when the trace does not say)
+--   gpu_name                name of the deviceProperties entry with that id (NULL when there is none)
+--   memory_gib              its totalGlobalMem, GiB;  num_sms  its multiprocessor count
+--   n_gpu_events            GPU events on the device
+CREATE OR REPLACE VIEW overview_gpus AS
+SELECT k.trace_id, k.device, p.gpu_name, p.memory_bytes / 1073741824.0 AS memory_gib, p.num_sms,
+       k.n_gpu_events
+FROM (SELECT trace_id, device, count(*) AS n_gpu_events FROM kernels GROUP BY ALL) k
+LEFT JOIN _overview_device_props p ON p.trace_id = k.trace_id AND p.device = k.device;
+
+-- overview_traces: one row per trace: what ran where, and the GPU timeline of all its devices pooled.
+--   trace_id, file_name              the trace
+--   rank, world_size, distributed_backend   from the trace header (traces)
+--   gpu_models                       distinct GPU names of the devices that ran GPU events (overview_gpus),
+--                                    ', '-joined; when none of them is in deviceProperties, the names of
+--                                    every deviceProperties entry; NULL without deviceProperties
+--   gpu_count                        devices that ran GPU events
+--   node_gpu_count                   entries in deviceProperties (the GPUs the process could see)
+--   n_streams                        (device, stream) pairs with GPU events
+--   n_events, span_ns, window_ns, busy_ns, idle_ns   gpu_timeline, pooled row (device NULL)
+--   busy_pct, idle_pct, compute_pct, comm_pct, comm_exposed_pct, memory_pct, memory_exposed_pct
+--                                    gpu_timeline, pooled row: percentages of span_ns
+CREATE OR REPLACE VIEW overview_traces AS
+WITH g AS (
+    SELECT trace_id, string_agg(DISTINCT gpu_name, ', ' ORDER BY gpu_name) AS used_models,
+           count(DISTINCT device) AS gpu_count
+    FROM overview_gpus GROUP BY trace_id
+), p AS (
+    SELECT trace_id, string_agg(DISTINCT gpu_name, ', ' ORDER BY gpu_name) AS all_models
+    FROM _overview_device_props GROUP BY trace_id
+), s AS (
+    SELECT trace_id, count(*) AS n_streams FROM (SELECT DISTINCT trace_id, device, stream FROM kernels) GROUP BY ALL
+)
+SELECT t.trace_id, t.file_name, t.rank, t.world_size, t.distributed_backend,
+       coalesce(g.used_models, p.all_models) AS gpu_models, coalesce(g.gpu_count, 0) AS gpu_count,
+       t.device_count AS node_gpu_count, coalesce(s.n_streams, 0) AS n_streams,
+       tl.n_events, tl.span_ns, tl.window_ns, tl.busy_ns, tl.idle_ns, tl.busy_pct, tl.idle_pct, tl.compute_pct,
+       tl.comm_pct, tl.comm_exposed_pct, tl.memory_pct, tl.memory_exposed_pct
+FROM traces t
+LEFT JOIN g USING (trace_id) LEFT JOIN p USING (trace_id) LEFT JOIN s USING (trace_id)
+LEFT JOIN gpu_timeline tl ON tl.trace_id = t.trace_id AND tl.pooled;
+
+-- overview_timeline: the rows of gpu_timeline the first screen shows: the pooled row of every trace, and the
+-- per-device rows only for traces that ran on more than one device (for one device they repeat the pooled
+-- row). Columns as in gpu_timeline:
+--   trace_id, pooled, device (NULL on the pooled row)
+--   n_events, span_ns, busy_ns, idle_ns, busy_pct, idle_pct, compute_pct, comm_pct, comm_exposed_pct,
+--   memory_pct, memory_exposed_pct
+CREATE OR REPLACE VIEW overview_timeline AS
+SELECT trace_id, pooled, device, n_events, span_ns, busy_ns, idle_ns, busy_pct, idle_pct, compute_pct, comm_pct,
+       comm_exposed_pct, memory_pct, memory_exposed_pct
+FROM gpu_timeline g
+WHERE pooled OR (SELECT count(*) FROM gpu_timeline d WHERE d.trace_id = g.trace_id AND NOT d.pooled) > 1;
+
+-- overview_top_categories: the five kernel categories (default rules) with the most GPU time per trace, from
+-- kernel_category_summary (Σ duration over every GPU event, cuda_sync waits included as category sync).
+--   trace_id, rank (1 = most time), kernel_category, count, total_ns, pct (of the trace's Σ duration)
+CREATE OR REPLACE VIEW overview_top_categories AS
+SELECT trace_id, rank, kernel_category, count, round(total_time_ms * 1e6)::BIGINT AS total_ns, pct
+FROM kernel_category_summary WHERE ruleset = 'default' AND rank <= 5;
+
+-- overview_top_kernels: the five kernels (short names) with the most GPU time per trace, from kernel_summary.
+--   trace_id, rank (1 = most time; ties by name), name, activity_class, count, total_ns, avg_ns,
+--   time_pct (of the summed duration of the trace's counted GPU events), n_names (full names merged)
+CREATE OR REPLACE VIEW overview_top_kernels AS
+SELECT * FROM (
+    SELECT trace_id, row_number() OVER (PARTITION BY trace_id ORDER BY total_ns DESC, name) AS rank, name,
+           activity_class, count, total_ns, avg_ns, time_pct, n_names
+    FROM kernel_summary)
+WHERE rank <= 5;
+
+-- overview_top_ops: the five ops with the most GPU time per trace, from op_summary (a GPU event belongs to
+-- the innermost cpu_op around its launch; '[no launch]' and '[launch API]' rows included).
+--   trace_id, rank (1 = most time; ties by name), op_name, op_count, kernel_count, kernel_time_ns, time_pct
+CREATE OR REPLACE VIEW overview_top_ops AS
+SELECT * FROM (
+    SELECT trace_id, row_number() OVER (PARTITION BY trace_id ORDER BY kernel_time_ns DESC, op_name) AS rank,
+           op_name, op_count, kernel_count, kernel_time_ns, time_pct
+    FROM op_summary)
+WHERE rank <= 5;
+
+-- overview_largest_gaps: the three largest idle gaps per trace (gpu_gaps: start of an event minus the latest
+-- end of the earlier events on its stream).
+--   trace_id, rank (1 = largest; ties by stream position), device, stream
+--   gap_ns               length of the gap, ns
+--   at_ns                where it starts, ns after the trace's first GPU activity (gpu_timeline pooled row)
+--   prev_name, name      short names of the events before and after it
+--   host_wait            the launch of the event after it started after the gap began: the GPU waited for the CPU
+CREATE OR REPLACE VIEW overview_largest_gaps AS
+SELECT * FROM (
+    SELECT g.trace_id,
+           row_number() OVER (PARTITION BY g.trace_id ORDER BY g.gap_ns DESC, g.device, g.stream, g.seq) AS rank,
+           g.device, g.stream, g.gap_ns, g.prev_end_ns - tl.first_start_ns AS at_ns,
+           coalesce(g.prev_short_name, g.prev_name) AS prev_name, coalesce(g.short_name, g.name) AS name,
+           g.host_wait
+    FROM gpu_gaps g JOIN gpu_timeline tl ON tl.trace_id = g.trace_id AND tl.pooled
+    WHERE g.gap_ns > 0)
+WHERE rank <= 3;
+
+-- overview_launch_hints: per trace, the numbers that say whether the GPU waited on the CPU's launches.
+--   trace_id
+--   idle_ns              sum of the positive gaps over all streams (gpu_gaps), ns
+--   host_wait_ns, host_wait_gaps   the part of it, and the gaps, where the GPU waited for the CPU to launch
+--                        (idle_breakdown host_wait)
+--   host_wait_pct        100 host_wait_ns / idle_ns
+--   kernel_launches      kernel launch calls whose GPU work is in the trace (launch_stats, launch_kind kernel)
+--   short_kernels        of those, the ones whose GPU time was shorter than the call (launch_stats short_kernel)
+--   short_kernel_pct     100 short_kernels / kernel_launches
+--   launch_median_ns     median duration of those calls, ns;  kernel_median_ns  median GPU time per call, ns
+--   launch_bound         idle is at least 10 % of the span and host waits are at least half of it, or at least
+--                        half of the kernel launches took longer than their kernels
+CREATE OR REPLACE VIEW overview_launch_hints AS
+WITH i AS (
+    SELECT trace_id, sum(idle_ns)::BIGINT AS idle_ns,
+           coalesce(sum(idle_ns) FILTER (WHERE idle_category = 'host_wait'), 0)::BIGINT AS host_wait_ns,
+           coalesce(sum(count) FILTER (WHERE idle_category = 'host_wait'), 0)::BIGINT AS host_wait_gaps
+    FROM idle_breakdown GROUP BY trace_id
+), l AS (
+    SELECT trace_id, count(*) AS kernel_launches, count(*) FILTER (WHERE short_kernel) AS short_kernels,
+           median(cpu_dur_ns) AS launch_median_ns, median(gpu_dur_ns) AS kernel_median_ns
+    FROM launch_stats WHERE launch_kind = 'kernel' AND n_gpu_events > 0 GROUP BY trace_id
+)
+SELECT t.trace_id, coalesce(i.idle_ns, 0) AS idle_ns, coalesce(i.host_wait_ns, 0) AS host_wait_ns,
+       coalesce(i.host_wait_gaps, 0) AS host_wait_gaps, 100.0 * i.host_wait_ns / nullif(i.idle_ns, 0) AS host_wait_pct,
+       coalesce(l.kernel_launches, 0) AS kernel_launches, coalesce(l.short_kernels, 0) AS short_kernels,
+       100.0 * l.short_kernels / nullif(l.kernel_launches, 0) AS short_kernel_pct,
+       l.launch_median_ns, l.kernel_median_ns,
+       coalesce((t.idle_pct >= 10 AND i.host_wait_ns >= 0.5 * i.idle_ns)
+                OR l.short_kernels >= 0.5 * l.kernel_launches, false) AS launch_bound
+FROM overview_traces t LEFT JOIN i USING (trace_id) LEFT JOIN l USING (trace_id);

@@ -1,0 +1,97 @@
+"""The first screen (`tracesql summary`, and the top of `tracesql report`): it fits 120 × 50, names the GPU, and
+its numbers are those of the detailed views (gpu_timeline, kernel_summary, op_summary, gpu_gaps) of the same
+trace."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import pytest
+
+import tracesql
+from tests.conftest import tracesql_cli
+
+
+def _run(*args: str) -> str:
+    env = dict(os.environ, COLUMNS="120")
+    r = subprocess.run(tracesql_cli() + list(args), capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@pytest.fixture(scope="module")
+def qwen_summary(qwen_dataset) -> str:
+    return _run("summary", str(qwen_dataset[0]))
+
+
+def _section(text: str, title: str) -> list[str]:
+    """The data rows of the table whose header line starts with title."""
+    lines = text.splitlines()
+    i = next(i for i, line in enumerate(lines) if line.startswith(title))
+    out = []
+    for line in lines[i + 1:]:
+        if not line.strip():
+            break
+        out.append(line)
+    return out
+
+
+def test_fits_one_screen(qwen_summary):
+    lines = qwen_summary.splitlines()
+    assert len(lines) <= 50
+    assert max(len(line) for line in lines) <= 120
+    assert "NVIDIA H100 80GB HBM3" in lines[1] and "1 × " in lines[1]
+
+
+def test_numbers_are_the_detailed_views(qwen_dataset, qwen_summary):
+    path, tid = qwen_dataset
+    with tracesql.open(path) as ds:
+        (tl,) = ds.execute("SELECT span_ns, busy_pct, idle_pct, compute_pct, comm_exposed_pct, memory_exposed_pct "
+                           "FROM gpu_timeline WHERE trace_id = $t AND pooled", {"t": tid}).fetchall()
+        n_devices = ds.execute("SELECT count(*) FROM gpu_timeline WHERE trace_id = $t AND NOT pooled",
+                               {"t": tid}).fetchall()[0][0]
+        kernels = ds.execute("SELECT name, count, total_ns, time_pct FROM kernel_summary WHERE trace_id = $t "
+                             "ORDER BY total_ns DESC, name LIMIT 5", {"t": tid}).fetchall()
+        ops = ds.execute("SELECT op_name, kernel_time_ns FROM op_summary WHERE trace_id = $t "
+                         "ORDER BY kernel_time_ns DESC, op_name LIMIT 5", {"t": tid}).fetchall()
+        (gap,) = ds.execute("SELECT max(gap_ns) FROM gpu_gaps WHERE trace_id = $t", {"t": tid}).fetchall()[0]
+    # one device: one timeline row, not a device row and an identical 'all' row
+    assert n_devices == 1
+    rows = _section(qwen_summary, "GPU time (% of span)")
+    assert len(rows) == 1
+    cells = rows[0].split()[-6:]
+    assert cells == [f"{tl[0] / 1e6:,.3f}"] + [f"{x:.1f}" for x in tl[1:]]
+    assert cells[1] == "91.9"  # busy % of h100_qwen_infer (README, docs/definitions.md)
+    krows = _section(qwen_summary, "Top kernels by GPU time")
+    assert len(krows) == 5
+    for line, (name, count, total_ns, pct) in zip(krows, kernels, strict=True):
+        assert line.startswith(name[:80]) or line.startswith(name[:79] + "…")
+        assert line.split()[-4:-2] == [f"{count:,}", f"{total_ns / 1e6:,.3f}"] and line.split()[-1] == f"{pct:.1f}"
+    assert krows[0].startswith("at::native::elementwise_kernel ")
+    orows = _section(qwen_summary, "Top ops by GPU time")
+    assert [r.startswith(o[0] + " ") for r, o in zip(orows, ops, strict=True)] == [True] * 5
+    assert [r.split()[-2] for r in orows] == [f"{o[1] / 1e6:,.3f}" for o in ops]
+    grows = _section(qwen_summary, "Largest idle gaps")
+    assert grows[0].split()[-4] == f"{gap / 1e6:,.3f}"
+    cats = re.search(r"^Categories (\w+) ([\d.]+) %", qwen_summary, re.M)
+    assert cats and cats.groups() == ("elementwise", "38.4")
+
+
+def test_report_opens_with_the_summary(qwen_dataset, qwen_summary):
+    text = _run("report", str(qwen_dataset[0]))
+    assert text.startswith(qwen_summary)
+    assert "\n== gpu_timeline\n" in text[len(qwen_summary):]
+
+
+def test_several_traces_get_one_line_each_first(tmp_path, shared_traces):
+    files = [str(shared_traces / "nvidia" / f) for f in ("hta_trace_compare_base.json.gz",
+                                                         "hta_trace_compare_test.json.gz")]
+    tracesql.ingest(files, out=tmp_path / "ds", quiet=True)
+    text = _run("summary", str(tmp_path / "ds"))
+    lines = text.splitlines()
+    assert lines[0].startswith("trace ") and "top kernel" in lines[0]
+    assert [line.split()[0] for line in lines[1:3]] == ["hta_trace_compare_base", "hta_trace_compare_test"]
+    assert lines[3] == "" and lines[4].startswith("== hta_trace_compare_base.json.gz")
+    assert sum(line.startswith("== ") for line in lines) == 2
+    assert max(len(line) for line in lines) <= 120
