@@ -118,6 +118,8 @@ def build_derived(out: Path | list[Path], staging: Path, plan: BuildPlan | None 
                                  "temp_directory": str(staging / "tmp"), "preserve_insertion_order": False,
                                  "checkpoint_threshold": "1TB"})
     try:
+        # the footers of the parts are read once, however many statements scan them
+        con.execute("SET parquet_metadata_cache = true")
         for t in TABLES:
             src = None if t == "traces" else _parts(outs, t)
             if t in built:
@@ -196,12 +198,21 @@ def _move_partitions(con: duckdb.DuckDBPyConnection, work: Path, outs: list[Path
                     stale.unlink()
 
 
+# A recursive helper over at most this many nodes is stored in one statement (its levels together fit in memory
+# easily); a larger one level by level, each level's statement costing a few ms whatever its size.
+LEVELS_IN_ONE_MAX_NODES = 250_000
+
+
 def build_by_level(con: duckdb.DuckDBPyConnection, name: str, level_macro: str, nodes: str) -> None:
     """Store the recursive helper view ``name`` as a temporary table, one depth level per statement
-    (``level_macro(d)`` gives level d from level d - 1 of the table): same rows as the view."""
+    (``level_macro(d)`` gives level d from level d - 1 of the table): same rows as the view. Over few nodes
+    (``nodes`` is the table of the nodes walked), the view is stored in one statement instead."""
+    row = con.execute(f"SELECT max(depth), count(*) FROM {nodes}").fetchone()
+    max_depth, n = row if row is not None else (None, 0)
+    if n <= LEVELS_IN_ONE_MAX_NODES:
+        con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM main.{name}")
+        return
     con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM main.{name} LIMIT 0")
-    row = con.execute(f"SELECT max(depth) FROM {nodes}").fetchone()
-    max_depth = row[0] if row is not None else None
     for d in range((max_depth if max_depth is not None else -1) + 1):
         con.execute(f"INSERT INTO {name} SELECT * FROM {level_macro}({d})")
 
