@@ -89,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     parse_mod.Workers.con = lambda self: Timed(orig_con(self), "parse")  # type: ignore[method-assign]
     orig_connect = duckdb.connect
     derive_mod.duckdb = type("D", (), {"connect": staticmethod(lambda *a, **k: Timed(orig_connect(*a, **k), "build")),
-                                       "DuckDBPyConnection": duckdb.DuckDBPyConnection})
+                                       "DuckDBPyConnection": duckdb.DuckDBPyConnection, "Error": duckdb.Error,
+                                       "__version__": duckdb.__version__})
     ingest_mod.duckdb = type("D", (), {"connect": staticmethod(lambda *a, **k: Timed(orig_connect(*a, **k), "finish")),
                                        "DuckDBPyConnection": duckdb.DuckDBPyConnection, "Error": duckdb.Error})
     main_thread = {"cpu": 0.0}

@@ -7,13 +7,16 @@ as temporary tables for it. ``build_derived`` follows it.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
+from ..dataset import cache_dir
 from ..schema import TABLES, columns, empty_select
 from ..sqlmodules import load_order, module_statements, stored_tables
 from .extract import write_empty_part
@@ -99,6 +102,49 @@ def _parts(outs: list[Path], table: str) -> str | None:
             "hive_types = {'trace_id': VARCHAR})")
 
 
+def _library_statements(plan: BuildPlan) -> list[str]:
+    """What a build connection holds before the traces' tables are put in: placeholders with each table's
+    columns (a table for each table the plan builds, a view without rows for the others), the rule files' view
+    (without files) and the plan's SQL modules."""
+    built = {s.table for s in plan.steps}
+    stmts = [f"CREATE {'TABLE' if t in built else 'VIEW'} {t} AS {empty_select(t)}" for t in TABLES]
+    stmts.append("CREATE VIEW _dataset_rule_files AS SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS content "
+                 "WHERE false")
+    mods = {m.name: m for m in load_order(list(plan.modules))}
+    return stmts + module_statements([mods[n] for n in plan.modules])
+
+
+def _build_template(stmts: list[str]) -> Path | None:
+    """A DuckDB database holding ``stmts`` (``_library_statements``), made once and shared by every build
+    (``cache_dir()/build-<key>.duckdb``, the key covering the statements and DuckDB's version). Creating the
+    library's views binds each of them, which costs more than the rest of a small trace's build; a build starts
+    from a copy of this file and replaces the placeholders by the traces' tables (the views refer to them by
+    name). None when the cache directory cannot be written."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(duckdb.__version__.encode())
+    for st in stmts:
+        h.update(st.encode())
+    path = cache_dir() / f"build-{h.hexdigest()}.duckdb"
+    if path.exists():
+        return path
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(tmp))
+        try:
+            for st in stmts:
+                con.execute(st)
+        finally:
+            con.close()
+        os.replace(tmp, path)
+    except (OSError, duckdb.Error):
+        return None
+    finally:
+        tmp.unlink(missing_ok=True)
+        Path(f"{tmp}.wal").unlink(missing_ok=True)
+    return path
+
+
 def build_derived(out: Path | list[Path], staging: Path, plan: BuildPlan | None = None,
                   rules_dir: Path | None = None) -> None:
     """Compute the derived tables of staged traces as ``plan`` (default: ``build_plan()``) says, and store each
@@ -114,23 +160,28 @@ def build_derived(out: Path | list[Path], staging: Path, plan: BuildPlan | None 
     work = staging / "derived"  # the tables of several traces, partitioned by trace_id, before they are moved
     # checkpoint_threshold: the build's tables are temporary; an automatic checkpoint (which compacts in-memory
     # tables once 16 MB of changes have piled up) would only cost time and memory
-    con = duckdb.connect(config={"threads": 2, "memory_limit": BUILD_MEMORY_LIMIT,
-                                 "temp_directory": str(staging / "tmp"), "preserve_insertion_order": False,
-                                 "checkpoint_threshold": "1TB"})
+    config: dict[str, str | bool | int | float | list[str]] = {
+        "threads": 2, "memory_limit": BUILD_MEMORY_LIMIT, "temp_directory": str(staging / "tmp"),
+        "preserve_insertion_order": False, "checkpoint_threshold": "1TB"}
+    stmts = _library_statements(plan)
+    template = _build_template(stmts)
+    db = staging / f"build-{uuid.uuid4().hex[:8]}.duckdb"
+    if template is not None:  # the library's views come bound in a copy of the template
+        shutil.copyfile(template, db)
+        con = duckdb.connect(str(db), config=config)
+    else:
+        con = duckdb.connect(config=config)
+        for st in stmts:
+            con.execute(st)
     try:
         # the footers of the parts are read once, however many statements scan them
         con.execute("SET parquet_metadata_cache = true")
         for t in TABLES:
             src = None if t == "traces" else _parts(outs, t)
-            if t in built:
-                con.execute(f"CREATE TABLE {t} AS {empty_select(t)}")  # placeholders until built
-            else:
-                con.execute(f"CREATE VIEW {t} AS {src or empty_select(t)}")
+            if t not in built and src is not None:
+                con.execute(f"CREATE OR REPLACE VIEW {t} AS {src}")
         glob = _quote((rules_dir or staging / "no-rules") / "*.csv")
-        con.execute(f"CREATE VIEW _dataset_rule_files AS SELECT filename, content FROM read_text('{glob}')")
-        mods = {m.name: m for m in load_order(list(plan.modules))}
-        for st in module_statements([mods[n] for n in plan.modules]):
-            con.execute(st)
+        con.execute(f"CREATE OR REPLACE VIEW _dataset_rule_files AS SELECT filename, content FROM read_text('{glob}')")
         for step in plan.steps:
             t = step.table
             for h in step.helpers:
@@ -174,6 +225,8 @@ def build_derived(out: Path | list[Path], staging: Path, plan: BuildPlan | None 
     finally:
         con.close()
         shutil.rmtree(work, ignore_errors=True)
+        db.unlink(missing_ok=True)
+        Path(f"{db}.wal").unlink(missing_ok=True)
 
 
 def _move_partitions(con: duckdb.DuckDBPyConnection, work: Path, outs: list[Path], tables: list[str]) -> None:

@@ -139,7 +139,8 @@ def prepare(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace) -> PreparedTrac
                 "detail VARCHAR)")
     if parsed.issues:
         con.executemany("INSERT INTO issues VALUES (?, ?, ?, ?)", [list(i) for i in parsed.issues])
-    _kept_issues(con, out)
+    if parsed.odd_rows:
+        _kept_issues(con, out)
     (out / "ingest_issues").mkdir()
     con.execute(f"COPY (SELECT * FROM issues ORDER BY event_id NULLS FIRST, kind, byte_offset) TO "
                 f"'{out / 'ingest_issues' / 'part-00000.parquet'}' (FORMAT parquet)")

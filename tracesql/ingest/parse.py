@@ -132,6 +132,7 @@ class _ChunkOut:
     device_pids: list[tuple[str, int | None]]
     pending_part: str | None
     exact_text: bool
+    odd_rows: int
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,7 @@ class ParsedTrace:
     device_pids: dict[str, int | None]  # pid of each /device: process -> its device number
     pending_parts: list[str] = field(default_factory=list)  # complete events without a category
     exact_text: bool = False  # some ts needed its exact decimal text
+    odd_rows: int = 0  # rows that may be kept although odd (finalize looks for them only when there are some)
 
 
 class TraceParser:
@@ -343,15 +345,20 @@ class TraceParser:
     def _write_parts(self, con: duckdb.DuckDBPyConnection, base: int, index: int, issues: list[Issue],
                      reads: _Reads) -> _ChunkOut:
         """Write the rows of table c (first event ``base``) as part ``index`` of each table."""
-        # rows and complete events with a category per route; for metadata, the /device: processes (JAX)
+        # rows and complete events with a category per route; for metadata, the /device: processes (JAX); rows
+        # that may be kept although odd (a superset of what finalize's scan reports: negative or missing dur, a
+        # pid/tid that may be a JSON object or list)
         stats = con.execute("""SELECT route, count(*), count(*) FILTER (WHERE ph = 'X' AND cat_raw IS NOT NULL),
+                                      count(*) FILTER (WHERE dur_ns < 0 OR (dur_ns IS NULL AND (ph = 'X'
+                                        OR route IN ('kernels', 'gpu_user_annotations'))) OR starts_with(pid, '{')
+                                        OR starts_with(pid, '[') OR starts_with(tid, '{') OR starts_with(tid, '[')),
                                       list(DISTINCT {'pid': pid, 'device': TRY_CAST(regexp_extract(
                                           json_extract_string(args, '$.name'), '^/device:[A-Za-z_]+:([0-9]+)', 1)
                                           AS INTEGER)})
                                         FILTER (WHERE ph = 'M' AND name = 'process_name'
                                                 AND json_extract_string(args, '$.name') LIKE '/device:%')
                                FROM c GROUP BY route""").fetchall()
-        dev = [(d["pid"], d["device"]) for r in stats for d in (r[3] or [])]
+        dev = [(d["pid"], d["device"]) for r in stats for d in (r[4] or [])]
         counts: dict[str, int] = {}
         pending_part = None
         if reads.careful:
@@ -373,6 +380,7 @@ class TraceParser:
             if route == "events":
                 counts["launches"] = copy_table(con, self.out, "launches", src_tpl.format(r=route), index)
         return _ChunkOut(counts=counts, issues=issues, x_with_cat=sum(r[2] for r in stats),
+                         odd_rows=sum(r[3] for r in stats if r[0] != "empty"),
                          device_pids=[(pid, d) for pid, d in dev], pending_part=pending_part,
                          exact_text=reads.exact_text)
 
@@ -388,16 +396,18 @@ class TraceParser:
         device_pids: dict[str, int | None] = {}
         pending_parts: list[str] = []
         x_with_cat = 0
+        odd_rows = 0
         exact_text = False
 
         def add(out: _ChunkOut | None) -> None:
-            nonlocal x_with_cat, exact_text
+            nonlocal x_with_cat, exact_text, odd_rows
             if out is None:
                 return
             for t, k in out.counts.items():
                 counts[t] += k
             issues.extend(out.issues)
             x_with_cat += out.x_with_cat
+            odd_rows += out.odd_rows
             device_pids.update(out.device_pids)
             if out.pending_part is not None:
                 pending_parts.append(out.pending_part)
@@ -443,6 +453,7 @@ class TraceParser:
                            "nothing lost, its checksum not verified"))
         return ParsedTrace(path=self.path, staging=self.staging, out=self.out, source=src, splitter=splitter,
                            counts=counts, issues=issues, x_with_cat=x_with_cat, device_pids=device_pids,
+                           odd_rows=odd_rows,
                            pending_parts=pending_parts, exact_text=exact_text)
 
 
