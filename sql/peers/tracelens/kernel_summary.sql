@@ -22,7 +22,7 @@ SELECT o.*, CASE WHEN o.tl_parent_cpu_op IS NULL THEN NULL
                  WHEN regexp_matches(o.launch_name, '(?i)cudagraph|graphlaunch') THEN 'graph'
                  ELSE 'runtime' END AS tl_op_category
 FROM o
-LEFT JOIN op_name_categories oc ON oc.ruleset = 'tracelens' AND oc.name = o.tl_parent_cpu_op
+LEFT JOIN _tl_op_name_categories oc ON oc.name = o.tl_parent_cpu_op
 LEFT JOIN _first_kernel_rule_categories fk
        ON fk.ruleset = 'tracelens' AND fk.name_key = replace(o.first_kernel, chr(10), ' ');
 

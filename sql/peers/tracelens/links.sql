@@ -39,6 +39,16 @@ LEFT JOIN flow_starts fs ON fs.trace_id = l.trace_id AND fs.flow_id = l.correlat
 LEFT JOIN flow_last_end fe ON fe.trace_id = l.trace_id AND fe.flow_id = l.correlation
 LEFT JOIN last_gpu lg ON lg.trace_id = l.trace_id AND lg.event_id = l.event_id;
 
+-- _tl_op_name(name): the name TraceLens gives a cpu_op. Its inference report (run with pseudo ops, as
+-- TraceLens's own inference tests do) strips a trailing _<digits> from cpu_op names that start with
+-- `sglang_profiler::` before it builds any table (normalize_sglang_profiler_op_names in
+-- TraceLens/Trace2Tree/extensions/pseudo_ops_utils.py, pattern ^(sglang_profiler::.+?)_\d+$, called by
+-- apply_pseudo_op_extensions in pseudo_ops_registry.py): `..._ragged_100` becomes `..._ragged`, which its
+-- op registry then knows. Only the last suffix goes (`a_1_2` -> `a_1`).
+CREATE OR REPLACE MACRO _tl_op_name(name) AS
+    CASE WHEN starts_with(name, 'sglang_profiler::') THEN regexp_replace(name, '^(sglang_profiler::.+?)_[0-9]+$', '\1')
+         ELSE name END;
+
 -- _tl_launch_launchers: one row per launch anchor of cpu_event_context (runtime/driver call with a
 -- correlation): the call (trace_id, event_id, name, ts_ns) and TraceLens's launcher of it
 -- (tl_launcher_event_id, tl_launcher_name, tl_launcher_ts_ns; the call itself when no op qualifies).
@@ -63,7 +73,7 @@ WITH RECURSIVE l AS MATERIALIZED (
     WHERE u.op_name <> 'execute'
 )
 SELECT l.trace_id, l.event_id, l.name, l.ts_ns,
-       coalesce(lo.op_id, l.event_id) AS tl_launcher_event_id, coalesce(lo.op_name, l.name) AS tl_launcher_name,
+       coalesce(lo.op_id, l.event_id) AS tl_launcher_event_id, coalesce(_tl_op_name(lo.op_name), l.name) AS tl_launcher_name,
        CASE WHEN lo.op_id IS NULL THEN l.ts_ns ELSE p.ts_ns END AS tl_launcher_ts_ns
 FROM l
 LEFT JOIN launcher_op lo ON lo.trace_id = l.trace_id AND lo.event_id = l.event_id
@@ -110,8 +120,8 @@ SELECT * EXCLUDE (c_event_id, c_name, c_ts_ns, cc_call_name, cc_event_id, cc_nam
             WHEN cc_ts_ns < capture_root_ts_ns THEN capture_launch_ts_ns
             ELSE cc_ts_ns END AS tl_launcher_ts_ns,
        CASE WHEN NOT tl_linked THEN NULL
-            WHEN capture_launch_event_id IS NULL THEN coalesce(op_name, launch_name)
-            ELSE coalesce(capture_op_name, cc_call_name) END AS tl_parent_cpu_op
+            WHEN capture_launch_event_id IS NULL THEN coalesce(_tl_op_name(op_name), launch_name)
+            ELSE coalesce(_tl_op_name(capture_op_name), cc_call_name) END AS tl_parent_cpu_op
 FROM e;
 
 -- tl_link_summary: one row per trace: its GPU events TraceLens links (tl_linked_events) beside the

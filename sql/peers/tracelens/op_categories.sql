@@ -9,8 +9,10 @@
 --   2. an op_first_kernel rule of ruleset `tracelens` matches the name of its first GPU event (name starts
 --      with `void at::native` and contains elementwise / reduce / multi_tensor_apply);
 --   3. `other`.
--- The first GPU event is the one whose launch call started first (then GPU start, then event_id): the
--- order in which TraceLens meets them while walking its call tree.
+-- The first GPU event is the one that started first on the GPU (then the file order of the GPU events):
+-- TraceLens sorts an op's kernel_details by the kernels' ts (TreePerfAnalyzer.get_kernel_launchers in
+-- TraceLens/TreePerf/tree_perf.py, a stable sort of the kernels in event order) and its fallback reads
+-- entry 0 (_kernel_name_fallback in TraceLens/PerfModel/torch_op_mapping.py).
 -- Direct kernel time of a launcher instance (the union of its GPU events' intervals in float64 µs, as
 -- TraceLens computes it) comes from tl_launchers (sql/tree/rollups.sql).
 --
@@ -25,6 +27,30 @@ SELECT o.tl_launcher_trace_id, o.tl_launcher_event_id, o.tl_launcher_name, o.tl_
            AS module_path
 FROM tl_gpu_event_ops o
 WHERE o.tl_launcher_event_id IS NOT NULL;
+
+-- _tl_op_name_categories: TraceLens's registry category of every launcher / parent-op name as TraceLens
+-- names it (_tl_op_name, peers/tracelens/links): op_name_categories of the `tracelens` ruleset for the
+-- names that _tl_op_name leaves alone, and the same rules matched here for the few names it shortens
+-- (those are not among the dataset's op names that op_name_categories covers).
+--   name; op_category (`other` when no op rule matches); matched
+CREATE OR REPLACE VIEW _tl_op_name_categories AS
+WITH kept AS (
+    SELECT name, op_category, matched FROM op_name_categories
+    WHERE ruleset = 'tracelens' AND _tl_op_name(name) = name
+), renamed AS (
+    SELECT DISTINCT _tl_op_name(name) AS name FROM op_name_categories
+    WHERE ruleset = 'tracelens' AND _tl_op_name(name) <> name
+      AND _tl_op_name(name) NOT IN (SELECT name FROM kept)
+), best AS (
+    SELECT n.name,
+           (SELECT r.category FROM category_rules r
+            WHERE r.ruleset = 'tracelens' AND r.applies_to = 'op' AND regexp_matches(n.name, r.pattern)
+            ORDER BY _rule_precedence(r.priority, r.source, r.file, r.line_no) LIMIT 1) AS category
+    FROM renamed n
+)
+SELECT * FROM kept
+UNION ALL
+SELECT name, coalesce(category, 'other'), category IS NOT NULL FROM best;
 
 -- Helper: the best op_first_kernel rule per (ruleset, kernel name).
 CREATE OR REPLACE VIEW _first_kernel_rule_categories AS
@@ -55,8 +81,8 @@ WITH g AS MATERIALIZED (
 ), f AS (   -- the first GPU event of each launcher (its key only: the long names are joined afterwards)
     SELECT tl_launcher_trace_id, tl_launcher_event_id, any_value(tl_launcher_name) AS tl_launcher_name,
            any_value(tl_launcher_ts_ns) AS tl_launcher_ts_ns,
-           arg_min(trace_id, (launch_ts_ns, ts_ns, trace_id, event_id)) AS first_trace_id,
-           arg_min(event_id, (launch_ts_ns, ts_ns, trace_id, event_id)) AS first_event_id,
+           arg_min(trace_id, (ts_ns, trace_id, event_id)) AS first_trace_id,
+           arg_min(event_id, (ts_ns, trace_id, event_id)) AS first_event_id,
            count(*) AS gpu_events
     FROM g
     GROUP BY ALL
@@ -73,6 +99,6 @@ SELECT k.tl_launcher_trace_id AS trace_id, k.tl_launcher_event_id, k.tl_launcher
            AS category_source,
        k.first_kernel_name, k.gpu_events, k.tl_launcher_ts_ns AS launcher_ts_ns, k.module_path
 FROM k
-LEFT JOIN op_name_categories oc ON oc.ruleset = 'tracelens' AND oc.name = k.tl_launcher_name
+LEFT JOIN _tl_op_name_categories oc ON oc.name = k.tl_launcher_name
 LEFT JOIN _first_kernel_rule_categories fk
        ON fk.ruleset = 'tracelens' AND fk.name_key = replace(k.first_kernel_name, chr(10), ' ');
