@@ -251,8 +251,8 @@ class Dataset:
     def __init__(self, path, threads: int | None = None):
         self.path = Path(path)
         if not (self.path / "traces").is_dir():
-            raise DatasetError(f"{path}: not a tracesql dataset (no traces/ folder); create one with "
-                               "`tracesql ingest TRACE --out {path}`")
+            what = "no such directory" if not self.path.exists() else "not a tracesql dataset (no traces/ folder)"
+            raise DatasetError(f"{path}: {what}; create one with `tracesql ingest TRACE --out {path}`")
         config: dict[str, str | bool | int | float | list[str]] = {"threads": threads} if threads else {}
         stmts = catalog_statements(self.path)
         self.con = _open_catalog(self.path, stmts, config)

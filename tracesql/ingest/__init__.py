@@ -27,7 +27,7 @@ import duckdb
 
 from ..dataset import ensure_catalog, write_init_sql
 from ..errors import DatasetError, TraceError
-from ..progress import Progress
+from ..progress import THRESHOLD_BYTES, Progress, estimate_json_bytes
 from .derive import BUILD_MEMORY_LIMIT
 from .finalize import finalize
 from .parse import TraceParser, Workers, default_chunk_size
@@ -113,10 +113,13 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
     staging = new_staging(dataset)
     own_workers = workers is None
     pool = workers or Workers(2)
-    progress = Progress(os.path.basename(path), size, enabled=not quiet and size > 4 << 20)
+    json_size = estimate_json_bytes(path, size) if not quiet else size
+    progress = Progress(os.path.basename(path), size, enabled=not quiet and json_size > THRESHOLD_BYTES,
+                        json_total=json_size)
     try:
         parsed = TraceParser(path, staging, salvage, chunk_size or default_chunk_size(path, size), progress, pool).run()
         pool.release()
+        progress.phase("building the call tree and the timeline")
         con = duckdb.connect(config={"threads": 2, "memory_limit": "512MB", "temp_directory": str(staging / "tmp"),
                                      "preserve_insertion_order": True})
         try:
@@ -156,11 +159,66 @@ def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     if isinstance(paths, (str, os.PathLike)):
         paths = [str(paths)]
     dataset = Path(out)
+    created = _prepare_dataset(dataset)
+    try:
+        results = _ingest_files(paths, dataset, out, salvage, quiet, on_result)
+    except BaseException:  # Ctrl-C, or an error of the dataset: a dataset made by this call goes again
+        if created:
+            _remove_new_dataset(dataset, created)
+        raise
+    if created and not any(r.status == "ingested" for r in results):
+        _remove_new_dataset(dataset, created)  # nothing was ingested: no skeleton dataset is left behind
+    return results
+
+
+def _prepare_dataset(dataset: Path) -> tuple[Path, bool] | None:
+    """Make the dataset directory if needed. Returns what to remove when the ingest publishes nothing: the
+    topmost directory this call created, or the dataset directory itself when it was there and empty (then
+    emptied, not removed: the flag is then True); None for an existing dataset. A directory that holds files
+    and is not a dataset is refused."""
+    if dataset.exists() and not dataset.is_dir():
+        raise DatasetError(f"{dataset}: exists and is not a directory")
+    if dataset.is_dir() and not (dataset / "traces").is_dir() and any(dataset.iterdir()):
+        raise DatasetError(f"{dataset}: a directory that is not a tracesql dataset and not empty; give a new or "
+                           "empty directory, or an existing dataset")
+    created: tuple[Path, bool] | None = None
+    if dataset.is_dir() and not (dataset / "traces").is_dir():
+        created = (dataset, True)
+    else:
+        top = dataset.absolute()
+        while not top.exists():
+            created, top = (top, False), top.parent
     try:
         dataset.mkdir(parents=True, exist_ok=True)
         (dataset / "traces").mkdir(exist_ok=True)
     except OSError as e:
-        raise DatasetError(f"{out}: cannot create the dataset here ({e.strerror or type(e).__name__})") from None
+        raise DatasetError(f"{dataset}: cannot create the dataset here ({e.strerror or type(e).__name__})") from None
+    return created
+
+
+def _remove_new_dataset(dataset: Path, created: tuple[Path, bool]) -> None:
+    """Undo _prepare_dataset after an ingest that published nothing (unless another process published a trace
+    there meanwhile)."""
+    if any((dataset / "traces").glob("trace_id=*")):
+        return
+    top, empty_only = created
+    if empty_only:  # the directory was there, empty: leave it empty
+        for p in list(dataset.iterdir()):
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+        return
+    shutil.rmtree(top, ignore_errors=True)
+
+
+def _interrupted(e: BaseException) -> bool:
+    """DuckDB reports a Ctrl-C during a query as its own error: that is an interrupt, not a bad file."""
+    return isinstance(e, duckdb.InterruptException) or "interrupted" in str(e).lower()
+
+
+def _ingest_files(paths, dataset: Path, out, salvage: bool, quiet: bool,
+                  on_result: Callable[[IngestResult], object] | None) -> list[IngestResult]:
 
     def publish_views() -> None:
         try:
@@ -178,11 +236,15 @@ def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
             except TraceError as e:
                 r = IngestResult(path=f, status="failed", error=str(e))
             except (OSError, duckdb.Error) as e:
+                if _interrupted(e):
+                    raise KeyboardInterrupt from None
                 msg = str(e).splitlines()[0] if str(e) else type(e).__name__
                 r = IngestResult(path=f, status="failed", error=f"{f}: {msg}")
             except (KeyboardInterrupt, SystemExit, MemoryError):
                 raise
             except Exception as e:  # noqa: BLE001 - a bug must not stop the other files; reported in one line
+                if _interrupted(e):  # e.g. RuntimeError('Query interrupted') from a worker's DuckDB
+                    raise KeyboardInterrupt from None
                 msg = str(e).splitlines()[0] if str(e) else ""
                 r = IngestResult(path=f, status="failed",
                                  error=f"{f}: internal error ({type(e).__name__}: {msg}); please report it")
