@@ -156,7 +156,7 @@ def test_report_native_sections(all_dataset, trace_ids, capsys):
                  "op_arg_summary", "short_kernels", "short_kernel_histogram"):
         assert want in names
     tl = dict((s[0], s[2]) for s in sections)["gpu_timeline"]
-    assert tl.filter(tl["device"] == "all")["idle_us"].to_list() == [4005.532]
+    assert tl.filter(tl["pooled"])["idle_us"].to_list() == [4005.532]
     report.write(sections, fmt="table")
     assert "== kernel_summary" in capsys.readouterr().out
 

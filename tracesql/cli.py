@@ -203,6 +203,7 @@ def _python_shell(ds_path) -> int:
     """A small SQL prompt for machines without a usable duckdb CLI: statements end with ';'. Line editing and
     history (kept in the cache directory) come from readline where Python has it; Ctrl-C drops the line being
     typed or stops the running query, Ctrl-D or .quit leaves."""
+    import signal
     try:
         import readline
     except ImportError:  # e.g. Windows
@@ -214,13 +215,20 @@ def _python_shell(ds_path) -> int:
         except OSError:
             pass
         readline.set_history_length(1000)
-    ds = _open(ds_path)
+    # DuckDB's worker threads start with the connection and inherit this thread's signal mask: with Ctrl-C blocked
+    # in them, it always reaches this thread, where it interrupts the prompt's wait for a key.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        ds = _open(ds_path)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     print(f"tracesql shell on {ds_path} (duckdb {duckdb.__version__}). Tables: {', '.join(ds.tables())}.")
     print("End statements with ';'. .tables lists tables and views; Ctrl-C cancels the line; .quit or Ctrl-D exits.")
     buf = ""
     try:
         while True:
-            try:
+            try:  # DuckDB may leave its own Ctrl-C handler after a query: Python's, for the prompt
+                signal.signal(signal.SIGINT, signal.default_int_handler)
                 line = input("tracesql> " if not buf else "     ...> ")
             except EOFError:
                 print()
