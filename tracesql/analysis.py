@@ -65,7 +65,7 @@ def trace_ids(ds, trace: str | None = None) -> list[str]:
     if len(exact) == 1:
         return [exact[0][0]]
     rows = ds.con.sql(
-        "SELECT l.trace_id, l.label FROM trace_labels l JOIN trace_labels t USING (trace_id) "
+        "SELECT l.trace_id, l.label FROM trace_labels l JOIN traces t USING (trace_id) "
         "WHERE t.file_name = $t OR t.source_path = $t OR ends_with(t.source_path, '/' || $t) "
         "OR t.file_name = $t || '.json.gz' OR t.file_name = $t || '.json' "
         "OR (length($t) >= 6 AND starts_with(l.trace_id, lower($t))) ORDER BY l.label, l.trace_id",

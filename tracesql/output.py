@@ -168,8 +168,8 @@ def format_table(df: pl.DataFrame, max_rows: int | None = MAX_ROWS, float_digits
                      "for all)")
     dropped = [cols[i] for i in range(len(cols)) if i not in keep and cols[i] not in hidden]
     if dropped:
-        lines.append(f"({len(dropped)} column{'s' if len(dropped) > 1 else ''} not shown: {', '.join(dropped)}; "
-                     "--wide shows all)")
+        lines.append(f"(--wide shows all; {len(dropped)} column{'s' if len(dropped) > 1 else ''} not shown: "
+                     f"{', '.join(dropped)})")
     if limit is not None:
         lines = [fit_line(ln, limit) for ln in lines]
     return "\n".join(lines)
