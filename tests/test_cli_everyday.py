@@ -188,7 +188,7 @@ def test_traces_of_the_same_file_name(shared_traces, tmp_path):
     ds = tmp_path / "ds"
     rs = tracesql.ingest([str(a), str(b)], out=ds, quiet=True)
     assert [r.status for r in rs] == ["ingested", "ingested"]
-    ids = {r.path: r.trace_id for r in rs}
+    ids = {r.path: str(r.trace_id) for r in rs}
     proc = run_cli("traces", str(ds), "-f", "csv")
     rows = list(csv.DictReader(io.StringIO(proc.stdout)))
     labels = {r["trace_id"]: r["label"] for r in rows}
