@@ -177,8 +177,10 @@ def _prepare_dataset(dataset: Path) -> tuple[Path, bool] | None:
     emptied, not removed: the flag is then True); None for an existing dataset. A directory that holds files
     and is not a dataset is refused."""
     if dataset.exists() and not dataset.is_dir():
-        raise DatasetError(f"{dataset}: exists and is not a directory")
-    if dataset.is_dir() and not (dataset / "traces").is_dir() and any(dataset.iterdir()):
+        raise DatasetError(f"{dataset}: cannot create the dataset here (File exists)")
+    dataset_files = (".staging", "init.sql", "catalog.duckdb", "rules")
+    if dataset.is_dir() and not (dataset / "traces").is_dir() and \
+            any(p.name not in dataset_files and not p.name.startswith(".init.sql.") for p in dataset.iterdir()):
         raise DatasetError(f"{dataset}: a directory that is not a tracesql dataset and not empty; give a new or "
                            "empty directory, or an existing dataset")
     created: tuple[Path, bool] | None = None
