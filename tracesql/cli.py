@@ -172,15 +172,24 @@ def duckdb_cli_version(exe: str) -> tuple[int, ...] | None:
 
 
 def cmd_shell(args) -> int:
+    import signal
+
     from .dataset import write_init_sql
 
     ds_path = args.dataset
-    _open(ds_path).close()  # validates the dataset
+    # before any thread starts (see _python_shell); exec hands the duckdb CLI a clean mask
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        _open(ds_path).close()  # validates the dataset
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        raise
     init = write_init_sql(ds_path)
     exe = None if args.builtin else shutil.which("duckdb")
     if exe:
         version = duckdb_cli_version(exe)
         if version is not None and version >= MIN_DUCKDB_CLI:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
             os.execv(exe, [exe, "-init", str(init)])
         found = "an unknown version" if version is None else "v" + ".".join(map(str, version))
         print(f"tracesql: {exe} is {found}; the dataset needs the duckdb CLI "
@@ -202,7 +211,7 @@ def _history_file() -> str | None:
 def _python_shell(ds_path) -> int:
     """A small SQL prompt for machines without a usable duckdb CLI: statements end with ';'. Line editing and
     history (kept in the cache directory) come from readline where Python has it; Ctrl-C drops the line being
-    typed or stops the running query, Ctrl-D or .quit leaves."""
+    typed (typed during a query, it drops the next one), Ctrl-D or .quit leaves."""
     import signal
     try:
         import readline
@@ -215,13 +224,10 @@ def _python_shell(ds_path) -> int:
         except OSError:
             pass
         readline.set_history_length(1000)
-    # DuckDB's worker threads start with the connection and inherit this thread's signal mask: with Ctrl-C blocked
-    # in them, it always reaches this thread, where it interrupts the prompt's wait for a key.
+    # Threads (DuckDB's, polars's) inherit this thread's signal mask when they start: Ctrl-C stays blocked here
+    # except while the prompt waits for a line, so that it always reaches this thread there and drops the line.
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        ds = _open(ds_path)
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    ds = _open(ds_path)
     print(f"tracesql shell on {ds_path} (duckdb {duckdb.__version__}). Tables: {', '.join(ds.tables())}.")
     print("End statements with ';'. .tables lists tables and views; Ctrl-C cancels the line; .quit or Ctrl-D exits.")
     buf = ""
@@ -229,7 +235,11 @@ def _python_shell(ds_path) -> int:
         while True:
             try:  # DuckDB may leave its own Ctrl-C handler after a query: Python's, for the prompt
                 signal.signal(signal.SIGINT, signal.default_int_handler)
-                line = input("tracesql> " if not buf else "     ...> ")
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+                try:
+                    line = input("tracesql> " if not buf else "     ...> ")
+                finally:
+                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             except EOFError:
                 print()
                 return 0
@@ -259,6 +269,7 @@ def _python_shell(ds_path) -> int:
             except OSError:
                 pass
         ds.close()
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 class _Parser(argparse.ArgumentParser):
