@@ -65,7 +65,7 @@ def _invocations(ds: str) -> list[list[str]]:
         ["timeline", ds, "--style", "tracelens"], ["timeline", ds, "--style", "hta"],
         ["launches", ds],
         ["categories", ds], ["categories", ds, "--by", "subcategory"], ["categories", ds, "--by", "op_kernel"],
-        ["categories", ds, "--unmatched", "--ruleset", "tracelens"], ["categories", ds, "--list-rules"],
+        ["categories", ds, "--list-rules"],
         ["tree", ds], ["tree", ds, "--op", "aten::mm", "--depth", "2"], ["tree", ds, "-f", "table", "--depth", "1"],
         ["report", ds], ["report", ds, "--style", "tracelens"], ["report", ds, "--style", "hta"],
     ]

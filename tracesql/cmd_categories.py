@@ -31,6 +31,9 @@ def cmd_categories(args) -> int:
             df = categories(ds, ruleset=args.ruleset, unmatched=args.unmatched, trace_id=tid, by=args.by)
     finally:
         ds.close()
+    if args.unmatched and df.height == 0:
+        print(f"every GPU event name matches a rule of the ruleset {args.ruleset}", file=sys.stderr)
+        return 0
     return emit(in_us(df), args, "no GPU events in the selection")
 
 
