@@ -64,7 +64,7 @@ def _report_comm_us(ds_path, tmp_path, tag: str) -> float:
                         "--out", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     [f] = list(out.rglob("gpu_timeline.csv"))
-    rows = [row for row in csv.DictReader(f.open()) if row["device"] == "all"]
+    rows = [row for row in csv.DictReader(f.open()) if row["pooled"] == "true"]
     [col] = [c for c in rows[0] if c.startswith("comm_") and not c.startswith("comm_exposed") and c.endswith("_us")]
     return float(rows[0][col])
 

@@ -64,11 +64,11 @@ GZIP_CORRUPT = "corrupt gzip data (Error -3 while decompressing data: invalid di
 
 # name -> (outcome without --salvage, outcome with --salvage)
 EXPECTED: dict[str, tuple] = {
-    "not_json.json": same(Err("not JSON: starts with b'hello, world: th' (byte 0)")),
+    "not_json.json": same(Err("not JSON: starts with 'hello, world: th' (byte 0)")),
     "empty.json": same(Err("empty file: no JSON text (byte 0)")),
     "whitespace_only.json": same(Err("empty file: no JSON text (byte 0)")),
     "zero_bytes.gz": same(Err("empty file: no JSON text (byte 0)")),
-    "binary_garbage.json": same(Err("not JSON: starts with b'\\x00\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08\\t\\n"
+    "binary_garbage.json": same(Err("not JSON: starts with '\\x00\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08\\t\\n"
                                     "\\x0b\\x0c\\r\\x0e\\x0f' (byte 0)")),
     "no_trace_events.json": same(Err("no traceEvents array in the document (byte 43)")),
     "trace_events_object.json": same(Err("traceEvents is not a list (byte 16)")),

@@ -519,7 +519,7 @@ def test_kernel_category_by_op_h100_qwen(ops_ds, trace_ids):
     assert rows[("aten::mm", "GEMM")][2] == pytest.approx(98.796403, abs=1e-6)
     assert rows[("aten::_flash_attention_forward", "attention_fwd")][:3] == (24, pytest.approx(2.722705), 100.0)
     # 509 GPU events ran before the profiler's CPU window opened: no launch in the trace
-    assert sum(v[0] for k, v in rows.items() if k[0] == "(not linked)") == 509
+    assert sum(v[0] for k, v in rows.items() if k[0] == "[no launch]") == 509
     pct = df.group_by("cpu_op").agg(pl.col("pct_of_parent_time").sum())
     assert all(abs(p - 100.0) < 1e-9 for p in pct["pct_of_parent_time"])
     assert df["count"].sum() == 1707
@@ -551,11 +551,11 @@ def test_op_category_summary_h100_qwen(ops_ds, trace_ids):
     assert rows["GEMM"][0] == 96 + 72 + 1 + 73
     assert df["cumulative_pct"][-1] == pytest.approx(100.0)
     src = q(ops_ds, "SELECT cpu_op, op_category, category_source FROM op_instance_categories WHERE trace_id = $t "
-                "AND cpu_op IN ('aten::mm', 'aten::cat', '(not linked)') GROUP BY ALL ORDER BY ALL", {"t": tid})
+                "AND cpu_op IN ('aten::mm', 'aten::cat', '[no launch]') GROUP BY ALL ORDER BY ALL", {"t": tid})
     got = set(src.iter_rows())
     assert ("aten::mm", "GEMM", "op_rule") in got
     assert ("aten::cat", "copy", "op_rule") in got
-    assert all(s == "kernels" for c, _, s in got if c == "(not linked)")
+    assert all(s == "kernels" for c, _, s in got if c == "[no launch]")
 
 
 def test_categories_breakdowns(ops_ds, trace_ids):

@@ -41,7 +41,8 @@ def test_kernels_gaps_timeline_launches(qwen_dataset, capsys):
     assert (g["n_events"], g["n_gaps"], g["idle_us"], g["max_gap_us"], g["busy_us"]) == (
         "1707", "1706", "4005.532", "290.943", "45647.3")
     assert "host_wait,25," in run(capsys, "gaps", path, "--idle", "-f", "csv")
-    tl = {r["device"]: r for r in rows(run(capsys, "timeline", path, "-f", "csv"))}
+    tl = {("all" if r["pooled"] == "true" else r["device"]): r
+          for r in rows(run(capsys, "timeline", path, "-f", "csv"))}
     assert float(tl["all"]["idle_us"]) == 4005.532 and float(tl["all"]["busy_us"]) == 45647.3
     assert "busy_time,31.905483154296" in run(capsys, "timeline", path, "--style", "tracelens", "-f", "csv")
     launches = rows(run(capsys, "launches", path, "-f", "csv"))

@@ -5,7 +5,7 @@ import csv
 
 import pytest
 
-from tracesql import analysis, report
+from tracesql import DatasetError, analysis, report
 from tracesql.cli import main
 
 from .conftest import TRACELENS_KERNEL_REFS
@@ -50,7 +50,8 @@ def test_kernel_summary_totals_and_options(ds, trace_ids):
     assert df["count"].to_list() == [549, 427] and df["name"][0] == "at::native::elementwise_kernel"
     df = analysis.kernel_summary(ds, trace=QWEN.split("/")[1], step=6, verbose=True)
     assert df["count"].sum() == 1198  # GPU work launched in ProfilerStep#6 (the warm-up kernels are not)
-    assert analysis.kernel_summary(ds, trace="h100_qwen_infer", step=7).height == 0
+    with pytest.raises(DatasetError, match=r"no ProfilerStep#7 in the selected traces \(steps: 6\)"):
+        analysis.kernel_summary(ds, trace="h100_qwen_infer", step=7)
 
 
 def test_short_kernel_names(ds):
@@ -156,7 +157,7 @@ def test_report_native_sections(all_dataset, trace_ids, capsys):
                  "op_arg_summary", "short_kernels", "short_kernel_histogram"):
         assert want in names
     tl = dict((s[0], s[2]) for s in sections)["gpu_timeline"]
-    assert tl.filter(tl["device"] == "all")["idle_us"].to_list() == [4005.532]
+    assert tl.filter(tl["pooled"])["idle_us"].to_list() == [4005.532]
     report.write(sections, fmt="table")
     assert "== kernel_summary" in capsys.readouterr().out
 
@@ -165,7 +166,8 @@ def test_cli_commands(all_dataset, capsys):
     path = str(all_dataset[0])
     assert main(["kernels", path, "--trace", "h100_qwen_infer", "--top", "1", "--format", "csv"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 2 and out[1].startswith("h100_qwen_infer.json.gz,at::native::elementwise_kernel,compute,549,")
+    assert len(out) == 2 and out[1].split(",", 1)[1].startswith(
+        "h100_qwen_infer.json.gz,at::native::elementwise_kernel,compute,549,")
     assert main(["gaps", path, "--trace", "h100_qwen_infer", "--idle", "--format", "csv"]) == 0
     assert "host_wait,25," in capsys.readouterr().out
     assert main(["timeline", path, "--trace", "h100_qwen_infer", "--style", "tracelens", "--format", "csv"]) == 0

@@ -308,12 +308,14 @@ def test_tree_cli(qwen_dataset, capsys):
     path, tid = qwen_dataset
     assert main(["tree", str(path), "--module", "Qwen2DecoderLayer_2", "--depth", "1"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"trace {tid}"
+    assert out[0] == f"trace h100_qwen_infer.json.gz ({tid})"
+    assert out[-1].startswith("(deeper levels not shown: --depth 2")
+    out = out[:-1]
     assert out[1].startswith("nn.Module: Qwen2DecoderLayer_2 ...") and out[1].endswith("(1,320.41 µs, 49 GPU events)")
     assert [line.split(" ..")[0] for line in out[2:]] == [
         "  nn.Module: Qwen2RMSNorm_4", "  nn.Module: Qwen2Attention_2", "  aten::add", "  nn.Module: Qwen2RMSNorm_5",
         "  nn.Module: Qwen2MLP_2", "  aten::add"]
-    assert main(["tree", str(path), "--trace-id", tid, "--op", "aten::mm", "--depth", "0", "-f", "csv"]) == 0
+    assert main(["tree", str(path), "--trace", tid, "--op", "aten::mm", "--depth", "0", "-f", "csv"]) == 0
     rows = capsys.readouterr().out.splitlines()
-    assert rows[0].startswith("trace_id,level,kind,name,gpu_busy_us") and len(rows) == 1 + 96
+    assert rows[0].startswith("trace_id,trace,level,kind,name,gpu_busy_us") and len(rows) == 1 + 96
     assert main(["tree", str(path), "--op", "no::such_op"]) == 1

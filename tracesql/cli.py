@@ -10,18 +10,19 @@ import duckdb
 
 from . import cmd_analysis, cmd_categories, cmd_tree
 from .errors import DatasetError, TraceError
+from .output import DATASET_HELP, EmptySelection, UsageError, format_table, terminal_width, write_frame
 
 # Modules that add subcommands: each defines register(subparsers).
 COMMAND_MODULES = [cmd_tree, cmd_categories, cmd_analysis]
 
 # Exit statuses (listed in `tracesql --help`).
 EXIT_OK = 0
-EXIT_FAILED = 1  # a trace, dataset, rule file or query failed; one line on stderr says why
-EXIT_USAGE = 2  # bad command line (argparse uses 2 too)
+EXIT_FAILED = 1  # bad input: a trace, dataset, rule file or query failed, an empty selection; one line says why
+EXIT_USAGE = 2  # bad command line (argparse uses 2 too), found while parsing or after
 EXIT_INTERRUPTED = 130
 
 EPILOG = f"""exit status: {EXIT_OK} success; {EXIT_FAILED} a trace, dataset, rule file or query failed (one line
-'tracesql: error: ...' on stderr); {EXIT_USAGE} bad command line; {EXIT_INTERRUPTED} interrupted."""
+'tracesql: error: ...' on stderr); {EXIT_USAGE} bad command line; {EXIT_INTERRUPTED} interrupted (Ctrl-C)."""
 
 
 def _fail(msg: str, code: int = EXIT_USAGE) -> int:
@@ -33,58 +34,6 @@ def _first_line(e: BaseException) -> str:
     """The first line of an exception's message (DuckDB's messages go on with context lines)."""
     lines = str(e).strip().splitlines()
     return lines[0] if lines else type(e).__name__
-
-
-# ---- output formatting ------------------------------------------------------------------------------
-
-def format_table(df, max_rows: int = 200, float_digits: int = 3) -> str:
-    """Plain aligned text table of a polars DataFrame."""
-    cols = df.columns
-    shown = df.head(max_rows)
-    cells = []
-    for row in shown.iter_rows():
-        out = []
-        for v in row:
-            if v is None:
-                out.append("")
-            elif isinstance(v, float):
-                out.append(f"{v:,.{float_digits}f}")
-            elif isinstance(v, int) and not isinstance(v, bool):
-                out.append(f"{v:,}")
-            else:
-                s = str(v).replace("\n", " ")
-                out.append(s if len(s) <= 120 else s[:117] + "...")
-        cells.append(out)
-    numeric = [dt.is_numeric() for dt in df.dtypes]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(cols)]
-    lines = [" | ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cols, widths, numeric, strict=True)),
-             "-+-".join("-" * w for w in widths)]
-    for r in cells:
-        lines.append(" | ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(r, widths, numeric, strict=True)))
-    if df.height > max_rows:
-        lines.append(f"... {df.height - max_rows:,} more rows ({df.height:,} in all; use --format csv for all)")
-    return "\n".join(lines)
-
-
-def write_frame(df, fmt: str, output: str | None) -> None:
-    if fmt == "table":
-        text = format_table(df, max_rows=10**9 if output else 200) + "\n"
-    elif fmt == "csv":
-        text = df.write_csv()
-    elif fmt == "json":
-        text = df.write_json() + "\n"
-    elif fmt == "parquet":
-        if not output:
-            raise ValueError("--format parquet needs --output FILE")
-        df.write_parquet(output)
-        return
-    else:
-        raise ValueError(f"unknown format {fmt}")
-    if output:
-        with open(output, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
 
 
 # ---- commands -----------------------------------------------------------------------------------
@@ -117,7 +66,7 @@ def cmd_ingest(args) -> int:
     paths = [p for p in args.paths if os.path.exists(p)]
     results = ingest(paths, out=args.out, salvage=args.salvage, quiet=args.quiet, on_result=report) if paths else []
     if not results and not missing:
-        return _fail("no trace files (*.json, *.json.gz) found in " + ", ".join(args.paths))
+        return _fail("no trace files (*.json, *.json.gz) found in " + ", ".join(args.paths), EXIT_FAILED)
     if len(results) > 1 or missing:
         print(f"{len(results) + len(missing)} files: {totals['ingested']} ingested, {totals['duplicate']} already "
               f"present, {totals['failed'] + len(missing)} failed; dataset {args.out}")
@@ -136,17 +85,45 @@ def _open(path):
 
 
 def cmd_query(args) -> int:
+    sql = args.sql.strip().rstrip(";").strip()
+    if not sql:
+        raise UsageError("the SQL statement is empty")
+    if args.format == "parquet" and not args.output:
+        raise UsageError("--format parquet needs --output FILE")
     ds = _open(args.dataset)
     try:
         if args.format == "parquet":
-            if not args.output:
-                return _fail("--format parquet needs --output FILE")
-            ds.con.execute(f"COPY ({args.sql}) TO '{args.output}' (FORMAT parquet)")
+            out = args.output.replace("'", "''")
+            ds.con.execute(f"COPY ({sql}) TO '{out}' (FORMAT parquet)")
             return 0
-        df = ds.sql(args.sql)
+        df = ds.sql(sql)
     except duckdb.Error as e:
         return _fail(_first_line(e), EXIT_FAILED)
-    write_frame(df, args.format, args.output)
+    finally:
+        ds.close()
+    if df is None:  # a statement without a result (SET, CREATE TEMP VIEW ...)
+        return 0
+    write_frame(df, args.format, args.output, wide=args.wide)
+    return 0
+
+
+def cmd_traces(args) -> int:
+    """One row per trace: what `--trace` accepts and what the dataset holds."""
+    ds = _open(args.dataset)
+    try:
+        df = ds.sql("""SELECT t.trace_id, l.label, t.file_name AS file, t.rank, t.format,
+                   coalesce(json_extract_string(t.device_properties, '$[0].name'), '') AS gpu, t.device_count AS gpus,
+                   t.events_read AS events, (t.row_counts ->> 'kernels')::BIGINT AS gpu_events,
+                   g.span_ns / 1e3 AS gpu_span_us, t.ingest_seconds AS ingest_s, t.events_skipped AS issues,
+                   t.truncated, t.source_path
+                   FROM traces t JOIN trace_labels l USING (trace_id)
+                   LEFT JOIN (SELECT trace_id, span_ns FROM gpu_timeline WHERE pooled) g USING (trace_id)
+                   ORDER BY l.label, t.trace_id""")
+    finally:
+        ds.close()
+    if df.height == 0:
+        raise EmptySelection(f"no traces in {args.dataset}")
+    write_frame(df, args.format, args.output, wide=args.wide)
     return 0
 
 
@@ -154,12 +131,17 @@ def cmd_tables(args) -> int:
     import polars as pl
 
     ds = _open(args.dataset)
-    rows = []
-    for t in ds.tables():
-        rows.append((t, "table", ds.con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]))
-    for v in ds.views():
-        rows.append((v, "view", None))
-    write_frame(pl.DataFrame(rows, schema=["name", "kind", "rows"], orient="row"), args.format, None)
+    try:
+        rows = []
+        for t in ds.tables():
+            rows.append((t, "table", ds.con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]))
+        for v in ds.views():
+            if args.all or not v.startswith("_"):
+                rows.append((v, "view", None))
+    finally:
+        ds.close()
+    df = pl.DataFrame(rows, schema={"name": pl.String, "kind": pl.String, "rows": pl.Int64}, orient="row")
+    write_frame(df, args.format, args.output, wide=args.wide)
     return 0
 
 
@@ -172,49 +154,141 @@ def cmd_catalog(args) -> int:
     return 0
 
 
+# The oldest duckdb CLI that reads DATASET/init.sql and DATASET/catalog.duckdb (tracesql.dataset).
+MIN_DUCKDB_CLI = (1, 4, 0)
+
+
+def duckdb_cli_version(exe: str) -> tuple[int, ...] | None:
+    """The version of a duckdb CLI (`duckdb --version` prints `v1.5.6 (Variegata) ...`), None when unknown."""
+    import re
+    import subprocess
+
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.match(r"\s*v?(\d+)\.(\d+)\.(\d+)", out)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
 def cmd_shell(args) -> int:
+    import signal
+
     from .dataset import write_init_sql
 
     ds_path = args.dataset
-    _open(ds_path).close()  # validates the dataset
-    write_init_sql(ds_path)
-    exe = shutil.which("duckdb")
-    init = os.path.join(ds_path, "init.sql")
+    # before any thread starts (see _python_shell); exec hands the duckdb CLI a clean mask
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        _open(ds_path).close()  # validates the dataset
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        raise
+    init = write_init_sql(ds_path)
+    exe = None if args.builtin else shutil.which("duckdb")
     if exe:
-        os.execv(exe, [exe, "-init", init])
+        version = duckdb_cli_version(exe)
+        if version is not None and version >= MIN_DUCKDB_CLI:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            os.execv(exe, [exe, "-init", str(init)])
+        found = "an unknown version" if version is None else "v" + ".".join(map(str, version))
+        print(f"tracesql: {exe} is {found}; the dataset needs the duckdb CLI "
+              f"v{'.'.join(map(str, MIN_DUCKDB_CLI))} or newer (pip install duckdb-cli); using the built-in prompt",
+              file=sys.stderr)
     return _python_shell(ds_path)
 
 
+def _history_file() -> str | None:
+    from .dataset import cache_dir
+
+    try:
+        cache_dir().mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return str(cache_dir() / "shell_history")
+
+
 def _python_shell(ds_path) -> int:
-    """A minimal SQL prompt for machines without the duckdb CLI: statements end with ';'."""
+    """A small SQL prompt for machines without a usable duckdb CLI: statements end with ';'. Line editing and
+    history (kept in the cache directory) come from readline where Python has it; Ctrl-C drops the line being
+    typed (typed during a query, it drops the next one), Ctrl-D or .quit leaves."""
+    import signal
+    try:
+        import readline
+    except ImportError:  # e.g. Windows
+        readline = None  # type: ignore[assignment]
+    hist = _history_file() if readline is not None else None
+    if readline is not None and hist:
+        try:
+            readline.read_history_file(hist)
+        except OSError:
+            pass
+        readline.set_history_length(1000)
+    # Threads (DuckDB's, polars's) inherit this thread's signal mask when they start: Ctrl-C stays blocked here
+    # except while the prompt waits for a line, so that it always reaches this thread there and drops the line.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     ds = _open(ds_path)
     print(f"tracesql shell on {ds_path} (duckdb {duckdb.__version__}). Tables: {', '.join(ds.tables())}.")
-    print("End statements with ';'. .tables lists tables and views; .quit or Ctrl-D exits.")
+    print("End statements with ';'. .tables lists tables and views; Ctrl-C cancels the line; .quit or Ctrl-D exits.")
     buf = ""
-    while True:
-        try:
-            line = input("tracesql> " if not buf else "     ...> ")
-        except EOFError:
-            print()
-            return 0
-        if not buf and line.strip() in (".quit", ".exit"):
-            return 0
-        if not buf and line.strip() == ".tables":
-            print("\n".join(ds.tables() + ds.views()))
-            continue
-        buf += line + "\n"
-        if buf.strip().endswith(";"):
+    try:
+        while True:
+            try:  # DuckDB may leave its own Ctrl-C handler after a query: Python's, for the prompt
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+                try:
+                    line = input("tracesql> " if not buf else "     ...> ")
+                finally:
+                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            except EOFError:
+                print()
+                return 0
+            except KeyboardInterrupt:
+                print("^C" if not buf else "^C (statement dropped)")
+                buf = ""
+                continue
+            if not buf and line.strip() in (".quit", ".exit"):
+                return 0
+            if not buf and line.strip() == ".tables":
+                print("\n".join(ds.tables() + [v for v in ds.views() if not v.startswith("_")]))
+                continue
+            buf += line + "\n"
+            if buf.strip().endswith(";"):
+                try:
+                    df = ds.sql(buf)
+                    print(format_table(df, width=terminal_width()))
+                except KeyboardInterrupt:
+                    print("interrupted")
+                except (duckdb.Error, RuntimeError) as e:
+                    print("Error:", _first_line(e))
+                buf = ""
+    finally:
+        if readline is not None and hist:
             try:
-                df = ds.sql(buf)
-                print(format_table(df))
-            except duckdb.Error as e:
-                print("Error:", str(e).splitlines()[0])
-            buf = ""
+                readline.write_history_file(hist)
+            except OSError:
+                pass
+        ds.close()
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+class _Parser(argparse.ArgumentParser):
+    """A command's parser: options are never abbreviated (`tree --trace` is not `--trace-id`)."""
+
+    def __init__(self, **kw):
+        kw.setdefault("allow_abbrev", False)
+        super().__init__(**kw)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tracesql", description="SQL analytics over GPU profiler traces.", epilog=EPILOG)
-    sub = p.add_subparsers(dest="command", required=True)
+    from . import __version__
+    from .cmd_analysis import _out_args
+
+    p = argparse.ArgumentParser(prog="tracesql", description="SQL analytics over GPU profiler traces.", epilog=EPILOG,
+                                allow_abbrev=False)
+    p.add_argument("--version", action="version", version=f"tracesql {__version__} (duckdb {duckdb.__version__})",
+                   help="print the version of tracesql and of DuckDB, then exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     s = sub.add_parser("ingest", help="stream trace files into a dataset of Parquet tables")
     s.add_argument("paths", nargs="+", metavar="PATH", help="trace files (.json, .json.gz) or directories of them")
@@ -228,24 +302,32 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("query", help="run SQL against a dataset")
-    s.add_argument("dataset", metavar="DATASET")
-    s.add_argument("sql", metavar="SQL")
-    s.add_argument("--format", "-f", choices=["table", "csv", "json", "parquet"], default="table")
-    s.add_argument("--output", "-o", metavar="FILE")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
+    s.add_argument("sql", metavar="SQL", help="one SQL statement over the tables and views (docs/schema.md)")
+    _out_args(s)
     s.set_defaults(func=cmd_query)
 
-    s = sub.add_parser("tables", help="list the tables and views of a dataset")
-    s.add_argument("dataset", metavar="DATASET")
-    s.add_argument("--format", "-f", choices=["table", "csv", "json"], default="table")
+    s = sub.add_parser("traces", help="list the traces of a dataset: trace id, label, file, rank, GPU, events, span, "
+                       "ingest time, issues")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
+    _out_args(s)
+    s.set_defaults(func=cmd_traces)
+
+    s = sub.add_parser("tables", help="list the tables (with row counts) and views of a dataset")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
+    s.add_argument("--all", "-a", action="store_true", help="the helper views (names starting with _) too")
+    _out_args(s, formats=("table", "csv", "json"))
     s.set_defaults(func=cmd_tables)
 
     s = sub.add_parser("catalog", help="write DATASET/catalog.duckdb and DATASET/init.sql (views with absolute "
                        "paths) for use from a plain duckdb shell")
-    s.add_argument("dataset", metavar="DATASET")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     s.set_defaults(func=cmd_catalog)
 
     s = sub.add_parser("shell", help="interactive SQL shell (the duckdb CLI when installed)")
-    s.add_argument("dataset", metavar="DATASET")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
+    s.add_argument("--builtin", action="store_true", help="the built-in SQL prompt even when the duckdb CLI is "
+                   "installed")
     s.set_defaults(func=cmd_shell)
 
     for mod in COMMAND_MODULES:
@@ -253,19 +335,50 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _interrupted() -> int:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the message
+    print("tracesql: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _os_error(e: OSError) -> str:
+    where = f"{e.filename}: " if e.filename else ""
+    return f"{where}{e.strerror or type(e).__name__}"
+
+
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        return _interrupted()
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        return _interrupted()
+    except duckdb.InterruptException:
+        return _interrupted()
+    except UsageError as e:
+        return _fail(str(e), EXIT_USAGE)
+    except EmptySelection as e:
+        return _fail(f"{e}; nothing to show", EXIT_FAILED)
     except (TraceError, DatasetError) as e:
         return _fail(str(e), EXIT_FAILED)
-    except (duckdb.Error, RuntimeError) as e:  # e.g. a view that fails on this dataset, inside any command
-        return _fail(_first_line(e), EXIT_FAILED)
     except BrokenPipeError:
+        try:  # the reader went away (e.g. `| head`): no message, and none at exit either
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:
+            pass
         return EXIT_OK
-    except KeyboardInterrupt:
-        return _fail("interrupted", EXIT_INTERRUPTED)
+    except OSError as e:  # an output file or folder that cannot be written
+        return _fail(_os_error(e), EXIT_FAILED)
+    except (duckdb.Error, RuntimeError, ValueError) as e:  # e.g. a view that fails on this dataset, a bad value
+        msg = _first_line(e)
+        if "interrupted" in msg.lower():
+            return _interrupted()
+        return _fail(msg, EXIT_FAILED)
 
 
 if __name__ == "__main__":

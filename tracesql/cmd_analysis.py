@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import sys
 
+from .output import DATASET_HELP
+
 
 def _open(path):
     from .dataset import Dataset
@@ -10,66 +12,122 @@ def _open(path):
     return Dataset(path)
 
 
+def nonneg_int(text: str) -> int:
+    import argparse
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {v}")
+    return v
+
+
 def _out_args(s, formats=("table", "csv", "json", "parquet")) -> None:
-    s.add_argument("--format", "-f", choices=list(formats), default="table")
-    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    """--format, --output and --wide: the same in every command that prints a table."""
+    s.add_argument("--format", "-f", choices=list(formats), default="table",
+                   help="table: aligned text fitted to the terminal (the default); " + ", ".join(formats[1:])
+                   + ": every row and column" + ("; parquet needs --output" if "parquet" in formats else ""))
+    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout (a table then has every "
+                   "row and column)")
+    s.add_argument("--wide", "-w", action="store_true", help="print the table whole: no column left out, no "
+                   "name shortened to fit the terminal")
 
 
 def _trace_arg(s) -> None:
-    s.add_argument("--trace", "-t", metavar="TRACE", help="only this trace (trace_id or file name)")
+    s.add_argument("--trace", "-t", metavar="TRACE", help="only this trace: its trace_id or label (`tracesql traces "
+                   "DATASET` lists them); an error when it names several")
+
+
+def _step_arg(s, what: str = "GPU work") -> None:
+    s.add_argument("--step", metavar="N", help=f"only the {what} launched in ProfilerStep#N")
+
+
+def _top_arg(s, what: str) -> None:
+    s.add_argument("--top", "-n", type=nonneg_int, metavar="N", help=f"only the first N {what} of each trace")
+
+
+def _nonempty(df, what: str):
+    from .output import EmptySelection
+
+    if df.height == 0:
+        raise EmptySelection(what)
+    return df
+
+
+def emit(df, args, empty: str) -> int:
+    from .output import write_frame
+
+    _nonempty(df, empty)
+    write_frame(df, args.format, args.output, wide=args.wide)
+    return 0
 
 
 def cmd_kernels(args) -> int:
     from . import analysis
-    from .cli import write_frame
 
     with _open(args.dataset) as ds:
         df = analysis.kernel_summary(ds, trace=args.trace, step=args.step, sort=args.sort, top=args.top,
                                      verbose=args.verbose, by_category=args.by_category)
-    write_frame(df, args.format, args.output)
-    return 0
+    return emit(df, args, "no GPU events in the selection")
+
+
+def _histogram_bars(df, width: int = 30):
+    """The histogram with a `bar` column: █ scaled to the largest bin (of each trace's histogram)."""
+    import polars as pl
+
+    if df.height == 0:
+        return df
+    mx = pl.col("count").max().over("trace_id")
+    n = df.select(pl.when(mx > 0).then((pl.col("count") * width / mx).ceil()).otherwise(0).cast(pl.Int64))
+    return df.with_columns(pl.Series("bar", ["█" * k for k in n.to_series()], dtype=pl.String))
 
 
 def cmd_gaps(args) -> int:
     from . import analysis
-    from .cli import write_frame
+    from .output import UsageError
 
+    if args.bins < 1:
+        raise UsageError(f"--bins must be 1 or more, not {args.bins}")
+    if args.hist_max is not None and not args.hist_max > args.hist_min:
+        raise UsageError(f"--hist-max ({args.hist_max:g}) must be above --hist-min ({args.hist_min:g})")
     what = ("histogram" if args.hist else "transitions" if args.transitions else "idle" if args.idle
             else "events" if args.events else "streams")
+    if args.step is not None and what not in ("streams", "histogram", "events"):
+        raise UsageError("--step works with the stream totals, --hist and --events")
     with _open(args.dataset) as ds:
         df = analysis.gaps(ds, trace=args.trace, what=what, hist_min=args.hist_min, hist_max=args.hist_max,
                            bins=args.bins, sort=args.sort, top=args.top, verbose=args.verbose,
-                           kernel_wait_us=args.kernel_wait_us)
-    write_frame(df, args.format, args.output)
-    return 0
+                           kernel_wait_us=args.kernel_wait_us, step=args.step)
+    if what == "histogram" and args.format == "table":
+        df = _histogram_bars(df)
+    return emit(df, args, "no GPU gaps in the selection")
 
 
 def cmd_timeline(args) -> int:
     from . import analysis
-    from .cli import write_frame
 
     with _open(args.dataset) as ds:
         df = analysis.timeline(ds, trace=args.trace, by_step=args.by_step, pooled_only=args.pooled, style=args.style)
-    write_frame(df, args.format, args.output)
-    return 0
+    return emit(df, args, "no GPU events in the selection")
 
 
 def cmd_launches(args) -> int:
     from . import analysis
-    from .cli import write_frame
 
     with _open(args.dataset) as ds:
         df = analysis.launch_stats(ds, trace=args.trace, runtime_cutoff_us=args.runtime_cutoff_us,
                                    launch_delay_cutoff_us=args.launch_delay_cutoff_us)
-    write_frame(df, args.format, args.output)
-    return 0
+    return emit(df, args, "no launch calls in the selection")
 
 
 def cmd_report(args) -> int:
     from . import report
 
+    fmt = args.format or ("csv" if args.out else "table")
     with _open(args.dataset) as ds:
-        written = report.report(ds, style=args.style, fmt=args.format, out=args.out, trace=args.trace)
+        written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace, wide=args.wide)
     for p in written:
         print(p, file=sys.stderr)
     return 0
@@ -89,12 +147,12 @@ def register(subparsers) -> None:
         description="One row per kernel name and trace over every GPU event (kernels, memcpy, memset; cuda_sync "
                     "waits excluded). Durations in µs. Short names (templates and argument lists removed) unless "
                     "--verbose.")
-    s.add_argument("dataset", metavar="DATASET")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _trace_arg(s)
     s.add_argument("--sort", "-s", choices=["count", "duration", "total", "percentage"], default="total",
                    help="order by launch count, mean duration, total duration or %% of kernel time (default total)")
-    s.add_argument("--top", "-n", type=int, metavar="N", help="only the first N kernels of each trace")
-    s.add_argument("--step", metavar="N", help="only GPU work launched in ProfilerStep#N")
+    _top_arg(s, "kernels")
+    _step_arg(s)
     s.add_argument("--verbose", "-v", action="store_true", help="full kernel names")
     s.add_argument("--by-category", action="store_true", help="GPU time per kernel category and op instead")
     _out_args(s)
@@ -103,20 +161,24 @@ def register(subparsers) -> None:
     s = subparsers.add_parser(
         "gaps", help="idle gaps between consecutive GPU events per stream: totals, histogram, transitions, causes",
         description="Gap before a GPU event = its start minus the latest end of the earlier events on its stream. "
-                    "Default: totals per stream. Times in µs.")
-    s.add_argument("dataset", metavar="DATASET")
+                    "Default: totals per stream. Times in µs; --events gives each event's start relative to the "
+                    "trace's first event.")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _trace_arg(s)
     g = s.add_mutually_exclusive_group()
     g.add_argument("--hist", action="store_true", help="histogram of the gaps (see --hist-min/--hist-max/--bins)")
     g.add_argument("--transitions", action="store_true", help="kernel pairs A -> B with gap statistics")
     g.add_argument("--idle", action="store_true", help="idle time by cause: host_wait, kernel_wait, other")
     g.add_argument("--events", action="store_true", help="every positive gap, largest first")
-    s.add_argument("--hist-min", type=float, default=0.0, metavar="US", help="histogram lower bound, µs (0)")
-    s.add_argument("--hist-max", type=float, default=100.0, metavar="US", help="histogram upper bound, µs (100)")
-    s.add_argument("--bins", type=int, default=20, help="histogram bins (20)")
+    s.add_argument("--hist-min", type=float, default=0.0, metavar="US", help="histogram lower bound, µs (0); "
+                   "smaller gaps are counted in a first bin")
+    s.add_argument("--hist-max", type=float, default=None, metavar="US", help="histogram upper bound, µs (default: "
+                   "the largest gap, rounded up); larger gaps are counted in a last, open bin")
+    s.add_argument("--bins", type=int, default=20, metavar="N", help="histogram bins of equal width (20)")
     s.add_argument("--sort", "-s", choices=["count", "avg", "max", "stdev", "total"], default="count",
                    help="order of --transitions (default count)")
-    s.add_argument("--top", "-n", type=int, metavar="N", help="only the first N rows per trace")
+    _top_arg(s, "rows (--events, --transitions)")
+    _step_arg(s, "GPU work (totals, --hist, --events)")
     s.add_argument("--kernel-wait-us", type=float, default=30.0, metavar="US",
                    help="--idle: gaps shorter than this (not host waits) are kernel_wait (default 30)")
     s.add_argument("--verbose", "-v", action="store_true", help="full kernel names")
@@ -127,11 +189,12 @@ def register(subparsers) -> None:
         "timeline", help="GPU time breakdown: computation, communication, memory (total/exposed), busy, idle",
         description="Per trace and device (and all devices pooled, device 'all'): unions of GPU intervals between "
                     "the first and the last GPU activity. --style tracelens/hta give the peers' numbers.")
-    s.add_argument("dataset", metavar="DATASET")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _trace_arg(s)
     s.add_argument("--by-step", action="store_true", help="one row per ProfilerStep#N")
     s.add_argument("--pooled", action="store_true", help="only the all-devices rows")
-    s.add_argument("--style", choices=["native", "tracelens", "hta"], default="native")
+    s.add_argument("--style", choices=["native", "tracelens", "hta"], default="native",
+                   help="native (tracesql's definitions, the default), or the breakdown of TraceLens or HTA")
     _out_args(s)
     s.set_defaults(func=cmd_timeline)
 
@@ -139,10 +202,13 @@ def register(subparsers) -> None:
         "launches", help="launch statistics per launch API: CPU duration, GPU duration, launch delay, outliers",
         description="Every launch API in the trace (cudaLaunchKernel(ExC), cuLaunchKernel(Ex), hip*, graph "
                     "launches, memcpy/memset) joined to its GPU work on correlation.")
-    s.add_argument("dataset", metavar="DATASET")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _trace_arg(s)
-    s.add_argument("--runtime-cutoff-us", type=float, default=50.0, metavar="US")
-    s.add_argument("--launch-delay-cutoff-us", type=float, default=100.0, metavar="US")
+    s.add_argument("--runtime-cutoff-us", type=float, default=50.0, metavar="US",
+                   help="a launch call longer than this is a runtime outlier (default 50)")
+    s.add_argument("--launch-delay-cutoff-us", type=float, default=100.0, metavar="US",
+                   help="a launch whose GPU work starts later than this after the call is a launch-delay outlier "
+                        "(default 100)")
     _out_args(s)
     s.set_defaults(func=cmd_launches)
 
@@ -150,11 +216,17 @@ def register(subparsers) -> None:
         "report", help="all analysis sections, in tracesql's definitions or a peer's (tracelens, hta)",
         description="Prints every section, or with --out DIR writes one file per section (peer styles: the "
                     "peer's file and column names; one sub-folder per trace when the dataset has several).")
-    s.add_argument("dataset", metavar="DATASET")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _trace_arg(s)
-    s.add_argument("--style", choices=["native", "tracelens", "hta"], default="native")
-    s.add_argument("--format", "-f", choices=["table", "csv", "json"], default="table")
-    s.add_argument("--out", metavar="DIR", help="write the sections into DIR")
+    s.add_argument("--style", choices=["native", "tracelens", "hta"], default="native",
+                   help="native (tracesql's definitions, the default), or TraceLens's or HTA's sections")
+    s.add_argument("--format", "-f", choices=["table", "csv", "json"], default=None,
+                   help="table (printed, the default), csv or json (printed: one JSON object keyed by section); "
+                        "with --out the default is csv")
+    s.add_argument("--out", metavar="DIR", help="write one file per section into DIR (a sub-folder per trace when "
+                   "there are several)")
+    s.add_argument("--wide", "-w", action="store_true", help="print the tables whole (no column left out, no name "
+                   "shortened to fit the terminal)")
     s.set_defaults(func=cmd_report)
 
     s = subparsers.add_parser(

@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .cmd_analysis import _out_args, _trace_arg
+from .output import DATASET_HELP
+
 
 def cmd_categories(args) -> int:
+    from . import analysis
     from .categories import _sql, add_rules, categories
-    from .cli import write_frame
+    from .cmd_analysis import emit
     from .dataset import Dataset
 
     for path in args.rules or []:
@@ -23,11 +27,23 @@ def cmd_categories(args) -> int:
                         + "ORDER BY ruleset, applies_to, priority DESC, source, file, line_no",
                         {"rs": args.ruleset} if args.ruleset_given else None)
         else:
-            df = categories(ds, ruleset=args.ruleset, unmatched=args.unmatched, trace_id=args.trace, by=args.by)
+            tid = analysis.trace_ids(ds, args.trace)[0] if args.trace else None
+            df = categories(ds, ruleset=args.ruleset, unmatched=args.unmatched, trace_id=tid, by=args.by)
     finally:
         ds.close()
-    write_frame(df, args.format, args.output)
-    return 0
+    if args.unmatched and df.height == 0:
+        print(f"every GPU event name matches a rule of the ruleset {args.ruleset}", file=sys.stderr)
+        return 0
+    return emit(in_us(df), args, "no GPU events in the selection")
+
+
+def in_us(df):
+    """Times in µs, as in every other command: each ``*_ms`` column becomes ``*_us``."""
+    import polars as pl
+
+    ms = [c for c in df.columns if c.endswith("_ms")]
+    return df.with_columns([(pl.col(c) * 1000.0).alias(c[:-3] + "_us") for c in ms]).select(
+        [c[:-3] + "_us" if c in ms else c for c in df.columns])
 
 
 class _RulesetAction(argparse.Action):
@@ -41,10 +57,10 @@ def register(subparsers) -> None:
 
     s = subparsers.add_parser(
         "categories", help="GPU time per kernel category (GEMM, attention, conv, elementwise, communication, ...)",
-        description="One row per kernel category over all GPU events (sum of durations), under the rules of a "
+        description="One row per kernel category over all GPU events (sum of durations, µs), under the rules of a "
                     "ruleset: default (tracesql's own), tracelens, hta, jax (the peers' classifications), or one "
                     "from a user rule file.")
-    s.add_argument("dataset", metavar="DATASET")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     s.add_argument("--ruleset", "-r", default="default", action=_RulesetAction, metavar="NAME",
                    help="rule set: default, tracelens, hta, jax, or a user one (default: default)")
     s.add_argument("--unmatched", action="store_true",
@@ -53,10 +69,9 @@ def register(subparsers) -> None:
                    help="breakdown: category (default), subcategory, and under the default rules per trace: "
                         "stream, device, op (categories per parent op), op_kernel (per parent op and kernel), "
                         "op_category (GPU time by the category of the launching op)")
-    s.add_argument("--trace", metavar="TRACE", help="only this trace (trace_id or file name)")
+    _trace_arg(s)
     s.add_argument("--rules", action="append", metavar="CSV",
                    help="add the rules of this CSV to the dataset first (kept in DATASET/rules/); repeatable")
     s.add_argument("--list-rules", action="store_true", help="print the rule table instead")
-    s.add_argument("--format", "-f", choices=["table", "csv", "json"], default="table")
-    s.add_argument("--output", "-o", metavar="FILE")
+    _out_args(s, formats=("table", "csv", "json", "parquet"))
     s.set_defaults(func=cmd_categories, ruleset_given=False)

@@ -103,10 +103,23 @@ def stale_traces(dataset: Path) -> dict[str, list[str]]:
 def _catalog_key(stmts: list[str]) -> str:
     """Identifies a catalog's content: the view statements (which hold the dataset's path) and DuckDB's version."""
     h = hashlib.blake2b(digest_size=16)
-    h.update(duckdb.__version__.encode())
+    h.update(duckdb.__version__.encode() + CATALOG_STORAGE_VERSION.encode())
     for st in stmts:
         h.update(st.encode())
     return h.hexdigest()
+
+
+# The catalog is written in the storage format of DuckDB 1.4, so that the duckdb CLI a user can install (pip's
+# duckdb-cli, whose newest release may be older than the Python package) opens it; the views in it are SQL text
+# that every DuckDB from 1.4 on binds (tests/test_shell.py runs the route on a pip-installed CLI).
+CATALOG_STORAGE_VERSION = "v1.4.0"
+
+
+def _connect_catalog(path: Path):
+    try:
+        return duckdb.connect(str(path), config={"storage_compatibility_version": CATALOG_STORAGE_VERSION})
+    except duckdb.Error:  # a DuckDB that does not know the setting or the version: its own format
+        return duckdb.connect(str(path))
 
 
 def cache_dir() -> Path:
@@ -131,7 +144,7 @@ def _catalog_template(analysis: list[str]) -> Path | None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(tmp))
+        con = _connect_catalog(tmp)
         try:
             for st in stmts:
                 con.execute(st)
@@ -175,7 +188,7 @@ def write_catalog(dataset: Path) -> Path:
     try:
         if template is not None:
             shutil.copyfile(template, tmp)
-        con = duckdb.connect(str(tmp))
+        con = _connect_catalog(tmp)
         try:
             for st in (tables if template is not None else stmts):
                 con.execute(st)
@@ -238,8 +251,8 @@ class Dataset:
     def __init__(self, path, threads: int | None = None):
         self.path = Path(path)
         if not (self.path / "traces").is_dir():
-            raise DatasetError(f"{path}: not a tracesql dataset (no traces/ folder); create one with "
-                               "`tracesql ingest TRACE --out {path}`")
+            what = "no such directory" if not self.path.exists() else "not a tracesql dataset (no traces/ folder)"
+            raise DatasetError(f"{path}: {what}; create one with `tracesql ingest TRACE --out {path}`")
         config: dict[str, str | bool | int | float | list[str]] = {"threads": threads} if threads else {}
         stmts = catalog_statements(self.path)
         self.con = _open_catalog(self.path, stmts, config)

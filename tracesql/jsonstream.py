@@ -317,7 +317,8 @@ class TraceSplitter:
             self.top_level_array = True
             return buf[pos + 1:], pos + 1
         if first != 0x7B:
-            raise TraceError(self.path, f"not JSON: starts with {buf[pos:pos + 16]!r}", offset=pos)
+            start = buf[pos:pos + 16].decode("utf-8", "replace")  # the text, control characters escaped
+            raise TraceError(self.path, f"not JSON: starts with {start!r}", offset=pos)
         # Walk the top-level object until the member "traceEvents". A string token at depth 1 directly
         # followed by ':' is a key. Unterminated strings at the end of the buffer mean: read more.
         while True:

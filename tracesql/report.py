@@ -45,9 +45,11 @@ def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
     out = {
         "gpu_timeline": lambda: a.timeline(ds, trace=trace),
         "gpu_timeline_by_step": lambda: a.timeline(ds, trace=trace, by_step=True),
-        "comm_compute_overlap": lambda: _q(ds, f"""SELECT t.file_name AS trace, CASE WHEN c.pooled THEN 'all'
-            ELSE c.device::VARCHAR END AS device, c.comm_ns / 1e3 AS comm_us, c.overlapped_ns / 1e3 AS overlapped_us,
-            c.exposed_ns / 1e3 AS exposed_us, c.overlap_pct FROM comm_compute_overlap c JOIN traces t USING (trace_id)
+        "comm_compute_overlap": lambda: _q(ds, f"""SELECT c.trace_id, t.label AS trace,
+            CASE WHEN NOT c.pooled THEN c.device END::INTEGER AS device, c.pooled, c.comm_ns / 1e3 AS comm_us,
+            c.overlapped_ns / 1e3 AS overlapped_us,
+            c.exposed_ns / 1e3 AS exposed_us, c.overlap_pct
+            FROM comm_compute_overlap c JOIN trace_labels t USING (trace_id)
             WHERE c.trace_id IN {inn} ORDER BY trace, c.pooled DESC, c.device"""),
         "kernel_summary": lambda: a.kernel_summary(ds, trace=trace),
         "gaps_by_stream": lambda: a.gaps(ds, trace=trace),
@@ -57,23 +59,26 @@ def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
         "launch_stats": lambda: a.launch_stats(ds, trace=trace),
     }
     if a.has_view(ds, "op_summary"):  # needs the call tree views (sql/tree/)
-        out["op_summary"] = lambda: _q(ds, f"""SELECT t.file_name AS trace, o.op_name, o.op_count, o.kernel_count,
+        out["op_summary"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.op_name, o.op_count,
+            o.kernel_count,
             o.kernel_time_ns / 1e3 AS kernel_time_us, o.mean_per_op_ns / 1e3 AS mean_per_op_us, o.time_pct,
-            o.cumulative_pct FROM op_summary o JOIN traces t USING (trace_id) WHERE o.trace_id IN {inn}
+            o.cumulative_pct FROM op_summary o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
             ORDER BY trace, o.kernel_time_ns DESC, o.op_name""")
-        out["op_arg_summary"] = lambda: _q(ds, f"""SELECT t.file_name AS trace, o.op_name, o.input_dims, o.input_type,
+        out["op_arg_summary"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.op_name, o.input_dims,
+            o.input_type,
             o.input_strides, o.concrete_inputs, o.count, o.kernel_time_mean_ns / 1e3 AS kernel_time_mean_us,
             o.kernel_time_median_ns / 1e3 AS kernel_time_median_us, o.kernel_time_std_ns / 1e3 AS kernel_time_std_us,
             o.kernel_time_min_ns / 1e3 AS kernel_time_min_us, o.kernel_time_max_ns / 1e3 AS kernel_time_max_us,
             o.kernel_time_sum_ns / 1e3 AS kernel_time_sum_us, o.time_pct, o.cumulative_pct
-            FROM op_arg_summary o JOIN traces t USING (trace_id) WHERE o.trace_id IN {inn}
+            FROM op_arg_summary o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
             ORDER BY trace, o.kernel_time_sum_ns DESC""")
-        out["short_kernels"] = lambda: _q(ds, f"""SELECT t.file_name AS trace, o.op_name, o.kernel_name, o.count,
+        out["short_kernels"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.op_name, o.kernel_name,
+            o.count,
             o.total_ns / 1e3 AS total_us, o.mean_ns / 1e3 AS mean_us, o.short_pct, o.pct_of_kernel_time
-            FROM short_kernels o JOIN traces t USING (trace_id) WHERE o.trace_id IN {inn}
+            FROM short_kernels o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
             ORDER BY trace, o.total_ns DESC""")
-        out["short_kernel_histogram"] = lambda: _q(ds, f"""SELECT t.file_name AS trace, o.bin, o.bin_start_us,
-            o.bin_end_us, o.count, o.total_us FROM short_kernel_histogram o JOIN traces t USING (trace_id)
+        out["short_kernel_histogram"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.bin, o.bin_start_us,
+            o.bin_end_us, o.count, o.total_us FROM short_kernel_histogram o JOIN trace_labels t USING (trace_id)
             WHERE o.trace_id IN {inn} ORDER BY trace, o.bin""")
     return out
 
@@ -152,9 +157,14 @@ def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str
     out: list[tuple[str, str | None, pl.DataFrame]] = []
     if style == "native":
         for name, fn in _native_sections(ds, ids, trace).items():
-            out.append((name, None, fn()))
+            df = fn()
+            if name == "gap_histogram":
+                from .cmd_analysis import _histogram_bars
+
+                df = _histogram_bars(df)
+            out.append((name, None, df))
         return out
-    names = dict(ds.con.sql(f"SELECT trace_id, file_name FROM traces WHERE trace_id IN {analysis._in(ids)}")
+    names = dict(ds.con.sql(f"SELECT trace_id, label FROM trace_labels WHERE trace_id IN {analysis._in(ids)}")
                  .fetchall())
     sections = TRACELENS if style == "tracelens" else HTA
     missing = [view for _, view, _ in sections if not analysis.has_view(ds, view)]
@@ -169,44 +179,100 @@ def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str
     return out
 
 
-def write(sections, fmt: str = "table", out: str | None = None, stream=None) -> list[Path]:
-    """Print the sections (no out) or write one file per section into the folder out."""
-    from .cli import format_table
+def _folders(labels: list[str]) -> dict[str, str]:
+    """A folder name per trace label, unique (the labels are; the safe names may meet)."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for label in labels:
+        name = base = _safe_name(label)
+        n = 2
+        while name in used:
+            name, n = f"{base}_{n}", n + 1
+        used.add(name)
+        out[label] = name
+    return out
+
+
+def _per_trace(sections) -> list[tuple[str, str | None, pl.DataFrame]]:
+    """Sections split by trace: a native section (all traces in one frame, with trace_id and trace columns)
+    becomes one frame per trace; the peer sections are per trace already."""
+    labels = sorted({t for _, t, _ in sections if t is not None}
+                    | {x for _, t, df in sections if t is None and "trace" in df.columns
+                       for x in df.get_column("trace").unique().to_list() if x is not None})
+    out = []
+    for name, trace, df in sections:
+        if trace is not None or "trace" not in df.columns:
+            out.append((name, trace, df))
+            continue
+        for label in labels:
+            out.append((name, label, df.filter(pl.col("trace") == label)))
+    return out
+
+
+def write(sections, fmt: str = "table", out: str | None = None, stream=None, width: int | None = None,
+          wide: bool = False) -> list[Path]:
+    """Print the sections (no out) or write one file per section into the folder out, with one sub-folder per
+    trace when the sections cover several traces.
+
+    Printed: ``table`` (each table fitted to ``width`` unless ``wide``), ``csv`` (a ``# section`` line before
+    each), ``json`` (one JSON object keyed by section; a peer style's sections hold one array per trace label)."""
+    import json
+
+    from .output import format_table, frame_json
 
     stream = stream or sys.stdout
-    written = []
-    traces = {t for _, t, _ in sections if t is not None}
-    for name, trace, df in sections:
-        if out is None:
+    if out is None:
+        if fmt == "json":
+            doc: dict = {}
+            for name, trace, df in sections:
+                if trace is None:
+                    doc[name] = frame_json(df)
+                else:
+                    doc.setdefault(name, {})[trace] = frame_json(df)
+            stream.write(json.dumps(doc, ensure_ascii=False) + "\n")
+            return []
+        for name, trace, df in sections:
             title = name if trace is None else f"{name} ({trace})"
             if fmt == "table":
-                stream.write(f"== {title}\n{format_table(df)}\n\n")
-            elif fmt == "csv":
-                stream.write(f"# {title}\n{df.write_csv()}\n")
+                stream.write(f"== {title}\n{format_table(df, width=None if wide else width)}\n\n")
             else:
-                stream.write(df.write_json() + "\n")
-            continue
+                stream.write(f"# {title}\n{df.write_csv()}\n")
+        return []
+    written = []
+    split = _per_trace(sections)
+    labels = sorted({t for _, t, _ in split if t is not None})
+    folders = _folders(labels) if len(labels) > 1 else {}
+    for name, trace, df in split:
         folder = Path(out)
-        if trace is not None and len(traces) > 1:
-            folder = folder / _safe_name(trace)
+        if trace is not None and folders:
+            folder = folder / folders[trace]
         folder.mkdir(parents=True, exist_ok=True)
         ext = {"table": "txt", "csv": "csv", "json": "json"}[fmt]
         path = folder / f"{name}.{ext}"
         if fmt == "csv":
-            if df.height == 0 and trace is not None:
+            if df.height == 0 and trace is not None and "trace" not in df.columns:
                 path.write_text("")  # the peers write an empty file for an empty table
             else:
                 df.write_csv(path)
         elif fmt == "json":
             path.write_text(df.write_json() + "\n")
         else:
-            path.write_text(format_table(df, max_rows=10**9) + "\n")
+            path.write_text(format_table(df, max_rows=None) + "\n")
         written.append(path)
     return written
 
 
-def report(ds, style: str = "native", fmt: str = "table", out: str | None = None, trace: str | None = None):
-    """Build and print/write a report; returns the files written (empty when printing)."""
+def report(ds, style: str = "native", fmt: str = "table", out: str | None = None, trace: str | None = None,
+           width: int | None = None, wide: bool = False) -> list[Path]:
+    """Build and print/write a report; returns the files written (empty when printing).
+
+    style: native, tracelens or hta; fmt: table, csv or json; out: a folder to write one file per section into
+    (None: print); trace: a trace_id or label (None: every trace); width: printed tables fit this many
+    characters (None: the terminal's width, see tracesql.output.terminal_width); wide: print them whole."""
+    if width is None and out is None and fmt == "table" and not wide:
+        from .output import terminal_width
+
+        width = terminal_width()
     try:
         sections = build(ds, style=style, trace=trace)
         if style == "native" and fmt == "table" and out is None:  # the native text report opens with the summary
@@ -215,4 +281,4 @@ def report(ds, style: str = "native", fmt: str = "table", out: str | None = None
             sys.stdout.write(summary.render(ds, trace=trace) + "\n")
     except duckdb.Error as e:
         raise RuntimeError(f"report failed: {str(e).splitlines()[0]}") from e
-    return write(sections, fmt=fmt, out=out)
+    return write(sections, fmt=fmt, out=out, width=width, wide=wide)

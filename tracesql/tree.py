@@ -83,7 +83,7 @@ WITH RECURSIVE ct AS MATERIALIZED (
            w.path
     FROM walk w JOIN ct c USING (trace_id, node_id)
 ), unlinked AS (   -- GPU events without a launch: one summary row per trace (whole-tree view only)
-    SELECT trace_id, 0 AS level, 'unlinked' AS kind, '(GPU events without a launch in the trace)' AS name,
+    SELECT trace_id, 0 AS level, 'unlinked' AS kind, '[no launch]' AS name,
            sum(_tree_busy_ns(ts_ns, ts_ns + dur_ns, prev_end)) / 1000.0 AS gpu_busy_us,
            sum(dur_ns) / 1000.0 AS gpu_sum_us, count(*) AS kernel_count, NULL::BIGINT AS node_id,
            NULL::BIGINT AS parent_node_id, min(ts_ns) AS ts_ns, NULL::BIGINT AS dur_ns,
@@ -121,21 +121,32 @@ def tree(ds, op=None, module=None, depth=None, trace_id=None) -> pl.DataFrame:
     return ds.con.sql(_TREE_SQL, params=params).pl()
 
 
-def format_tree(df: pl.DataFrame, width: int = 110, name_width: int = 90) -> str:
-    """Indented text rendering of :func:`tree`'s result: `name ..... (busy µs)` per node."""
+def format_tree(df: pl.DataFrame, width: int = 110, name_width: int | None = None) -> str:
+    """Indented text rendering of :func:`tree`'s result, one line per node, each at most ``width`` characters:
+    `name ..... (busy µs, N GPU events)`; a name too long for the line is cut in the middle."""
+    from .output import cut_middle
+
+    labels: dict[str, str] = {}
+    if "trace" in df.columns:
+        labels = dict(zip(df.get_column("trace_id").to_list(), df.get_column("trace").to_list(), strict=True))
     lines = []
     last_trace = None
     for row in df.iter_rows(named=True):
         if row["trace_id"] != last_trace:
             if last_trace is not None:
                 lines.append("")
-            lines.append(f"trace {row['trace_id']}")
+            label = labels.get(row["trace_id"])
+            lines.append(f"trace {label} ({row['trace_id']})" if label else f"trace {row['trace_id']}")
             last_trace = row["trace_id"]
-        name = row["name"] if len(row["name"]) <= name_width else row["name"][: name_width - 3] + "..."
-        head = "  " * row["level"] + name + " "
         tail = f" ({row['gpu_busy_us']:,.2f} µs"
         if row["kind"] != "gpu":
             tail += f", {row['kernel_count']:,} GPU event{'s' if row['kernel_count'] != 1 else ''}"
         tail += ")"
-        lines.append(head + "." * max(3, width - len(head)) + tail)
+        indent = "  " * row["level"]
+        room = width - len(indent) - len(tail) - 4  # a space and at least three dots
+        if name_width is not None:
+            room = min(room, name_width)
+        name = cut_middle(row["name"], max(room, 8))
+        head = indent + name + " "
+        lines.append(head + "." * max(3, width - len(head) - len(tail)) + tail)
     return "\n".join(lines)

@@ -6,7 +6,7 @@
 -- Parent op of a GPU event (column cpu_op below): the innermost cpu_op enclosing the call that launched
 -- it (gpu_event_ops.op_name); when no cpu_op encloses the launch: `graph` for work launched by a graph
 -- launch (cudaGraphLaunch / hipGraphLaunch), else the launch call's name (e.g. cudaLaunchKernel); GPU
--- events without a launch call in the trace (warm-up kernels, GPU-only traces) get `(not linked)`.
+-- events without a launch call in the trace (warm-up kernels, GPU-only traces) get `[no launch]`.
 --
 -- Op category of an op instance (native): the category of the op rule (default ruleset, applies_to = op)
 -- that matches the op's name; when no op rule matches (or the parent is not a cpu_op), the kernel category
@@ -56,7 +56,7 @@ SELECT k.trace_id, k.event_id, k.name, k.cat, k.device, k.stream, k.ts_ns, k.dur
        k.kernel_category, k.kernel_subcategory,
        o.op_event_id, o.op_name, o.launch_event_id, o.launch_name,
        coalesce(o.op_name,
-                CASE WHEN o.launch_event_id IS NULL THEN '(not linked)'
+                CASE WHEN o.launch_event_id IS NULL THEN '[no launch]'
                      WHEN regexp_matches(o.launch_name, 'GraphLaunch') THEN 'graph'
                      ELSE o.launch_name END) AS cpu_op,
        coalesce(o.op_event_id, o.launch_event_id, k.event_id) AS op_instance_id

@@ -29,7 +29,7 @@ import duckdb
 
 from ..dataset import ensure_catalog, write_init_sql
 from ..errors import DatasetError, TraceError
-from ..progress import Progress
+from ..progress import THRESHOLD_BYTES, Progress, estimate_json_bytes
 from .derive import BATCH_TRACES, BUILD_MEMORY_LIMIT, build_derived
 from .finalize import FinishedTrace, PreparedTrace, complete, prepare, rules_dir
 from .parse import ParsedTrace, TraceParser, Workers, default_chunk_size
@@ -45,6 +45,8 @@ TRACE_SUFFIXES = (".json", ".json.gz", ".gz")
 # A trace of BUILD_ALONE_JSON_BYTES or more is built (with those staged before it) without waiting for more.
 BATCH_JSON_BYTES = 64 << 20
 BUILD_ALONE_JSON_BYTES = 16 << 20
+
+BUILD_PHASE = "building the call tree and the timeline"  # what the progress display says while tables are built
 
 
 @dataclass
@@ -177,8 +179,9 @@ class Batch:
             if len(staged) > 1:
                 try:
                     return self._build(staged, cb)
-                except (duckdb.Error, OSError):
-                    pass  # each alone, below
+                except (duckdb.Error, OSError) as e:
+                    if _interrupted(e):
+                        raise KeyboardInterrupt from None  # each alone, below, unless it was a Ctrl-C
             results = []
             for st in staged:
                 if st.result.status != "staged":  # published before the error
@@ -189,6 +192,8 @@ class Batch:
                 except (KeyboardInterrupt, SystemExit, MemoryError):
                     raise
                 except Exception as e:
+                    if _interrupted(e):
+                        raise KeyboardInterrupt from None
                     if strict:
                         raise
                     failed = failed_result(st.result.path, e)
@@ -271,7 +276,9 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
     staging = new_staging(dataset)
     own_workers = workers is None
     pool = workers or Workers(2)
-    progress = Progress(os.path.basename(path), size, enabled=not quiet and size > 4 << 20)
+    json_size = estimate_json_bytes(path, size) if not quiet else size
+    progress = Progress(os.path.basename(path), size, enabled=not quiet and json_size > THRESHOLD_BYTES,
+                        json_total=json_size)
     own_batch = batch is None
     staged = False
     b: Batch | None = None
@@ -291,6 +298,7 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
             return res
         staged = True
         if own_batch:
+            progress.phase(BUILD_PHASE)
             return b.flush(strict=True)[0]
         return res
     finally:
@@ -313,11 +321,68 @@ def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     if isinstance(paths, (str, os.PathLike)):
         paths = [str(paths)]
     dataset = Path(out)
+    created = _prepare_dataset(dataset)
+    try:
+        results = _ingest_files(paths, dataset, out, salvage, quiet, on_result)
+    except BaseException:  # Ctrl-C, or an error of the dataset: a dataset made by this call goes again
+        if created:
+            _remove_new_dataset(dataset, created)
+        raise
+    if created and not any(r.status == "ingested" for r in results):
+        _remove_new_dataset(dataset, created)  # nothing was ingested: no skeleton dataset is left behind
+    return results
+
+
+def _prepare_dataset(dataset: Path) -> tuple[Path, bool] | None:
+    """Make the dataset directory if needed. Returns what to remove when the ingest publishes nothing: the
+    topmost directory this call created, or the dataset directory itself when it was there and empty (then
+    emptied, not removed: the flag is then True); None for an existing dataset. A directory that holds files
+    and is not a dataset is refused."""
+    if dataset.exists() and not dataset.is_dir():
+        raise DatasetError(f"{dataset}: cannot create the dataset here (File exists)")
+    dataset_files = (".staging", "init.sql", "catalog.duckdb", "rules")
+    if dataset.is_dir() and not (dataset / "traces").is_dir() and \
+            any(p.name not in dataset_files and not p.name.startswith(".init.sql.") for p in dataset.iterdir()):
+        raise DatasetError(f"{dataset}: a directory that is not a tracesql dataset and not empty; give a new or "
+                           "empty directory, or an existing dataset")
+    created: tuple[Path, bool] | None = None
+    if dataset.is_dir() and not (dataset / "traces").is_dir():
+        created = (dataset, True)
+    else:
+        top = dataset.absolute()
+        while not top.exists():
+            created, top = (top, False), top.parent
     try:
         dataset.mkdir(parents=True, exist_ok=True)
         (dataset / "traces").mkdir(exist_ok=True)
     except OSError as e:
-        raise DatasetError(f"{out}: cannot create the dataset here ({e.strerror or type(e).__name__})") from None
+        raise DatasetError(f"{dataset}: cannot create the dataset here ({e.strerror or type(e).__name__})") from None
+    return created
+
+
+def _remove_new_dataset(dataset: Path, created: tuple[Path, bool]) -> None:
+    """Undo _prepare_dataset after an ingest that published nothing (unless another process published a trace
+    there meanwhile)."""
+    if any((dataset / "traces").glob("trace_id=*")):
+        return
+    top, empty_only = created
+    if empty_only:  # the directory was there, empty: leave it empty
+        for p in list(dataset.iterdir()):
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+        return
+    shutil.rmtree(top, ignore_errors=True)
+
+
+def _interrupted(e: BaseException) -> bool:
+    """DuckDB reports a Ctrl-C during a query as its own error: that is an interrupt, not a bad file."""
+    return isinstance(e, duckdb.InterruptException) or "interrupted" in str(e).lower()
+
+
+def _ingest_files(paths, dataset: Path, out, salvage: bool, quiet: bool,
+                  on_result: Callable[[IngestResult], object] | None) -> list[IngestResult]:
 
     def publish_views() -> None:
         try:
@@ -341,8 +406,20 @@ def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                 return
 
     def flush() -> None:
-        if any(r.status == "ingested" for r in batch.flush(on_result=report)):
-            publish_views()  # the dataset's init.sql is current after every published batch
+        progress = None
+        if batch.staged and not quiet:  # the second phase of the progress display, for the traces built now
+            n = len(batch.staged)
+            label = os.path.basename(batch.staged[0].parsed.path) if n == 1 else f"{n} traces"
+            progress = Progress(label, batch.json_bytes, enabled=batch.json_bytes > THRESHOLD_BYTES,
+                                json_total=batch.json_bytes)
+            progress.start -= time.time() - batch.staged[0].started  # their reading counts
+            progress.phase(BUILD_PHASE)
+        try:
+            if any(r.status == "ingested" for r in batch.flush(on_result=report)):
+                publish_views()  # the dataset's init.sql is current after every published batch
+        finally:
+            if progress is not None:
+                progress.close()
         report()
 
     workers = Workers(2)
@@ -353,6 +430,8 @@ def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
             except (KeyboardInterrupt, SystemExit, MemoryError):
                 raise
             except Exception as e:  # noqa: BLE001 - reported in one line; the other files go on
+                if _interrupted(e):  # DuckDB's report of a Ctrl-C (e.g. from a worker's connection)
+                    raise KeyboardInterrupt from None
                 r = failed_result(f, e)
             waiting.append(r)
             if batch.full():

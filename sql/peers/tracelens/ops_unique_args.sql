@@ -77,12 +77,15 @@ CREATE OR REPLACE MACRO _np_blocks(n) AS
     _np_split(_np_split(_np_split(_np_split(_np_split(_np_split(_np_split(_np_split(_np_split(_np_split(
         [{'lo': 0::BIGINT, 'n': n::BIGINT, 'c': 0::BIGINT}]))))))))))))))))))));
 
+-- The stack rides in the reduced structs (st) and the list starts with an empty one instead of an initial value:
+-- DuckDB before 2.0 types an initial value of another type than the elements as an element.
 CREATE OR REPLACE MACRO _np_combine(sums) AS
-    list_reduce(sums, lambda st, b:
-        list_append(list_slice(st, 1, len(st) - b.c),
-                    list_reduce(list_reverse(list_slice(st, len(st) - b.c + 1, len(st))),
-                                lambda acc, x: x + acc, b.v)),
-        []::DOUBLE[])[1];
+    list_reduce(list_prepend({'st': []::DOUBLE[], 'v': NULL::DOUBLE, 'c': 0::BIGINT},
+                             list_transform(sums, lambda b: {'st': []::DOUBLE[], 'v': b.v::DOUBLE, 'c': b.c::BIGINT})),
+        lambda a, b: {'st': list_append(list_slice(a.st, 1, len(a.st) - b.c),
+                                        list_reduce(list_reverse(list_slice(a.st, len(a.st) - b.c + 1, len(a.st))),
+                                                    lambda acc, x: x + acc, b.v)),
+                      'v': NULL::DOUBLE, 'c': 0::BIGINT}).st[1];
 
 CREATE OR REPLACE MACRO _np_sums(tbl) AS TABLE
 WITH v AS (
@@ -99,16 +102,23 @@ WITH v AS (
 SELECT id, _np_combine(list({'v': s, 'c': c} ORDER BY k)) AS s FROM bs GROUP BY id;
 
 -- _pd_sum(xs): pandas's group-by sum: Kahan-compensated, left to right.
+-- (Each value rides in a struct of the accumulator's type, after a zero one: see _np_combine.)
 CREATE OR REPLACE MACRO _pd_sum(xs) AS
-    list_reduce(xs, lambda a, x: {'s': a.s + (x - a.c), 'c': ((a.s + (x - a.c)) - a.s) - (x - a.c)},
-                {'s': 0.0::DOUBLE, 'c': 0.0::DOUBLE}).s;
+    CASE WHEN xs IS NOT NULL THEN
+    list_reduce(list_prepend({'s': 0.0::DOUBLE, 'c': 0.0::DOUBLE},
+                             list_transform(xs, lambda x: {'s': x::DOUBLE, 'c': 0.0::DOUBLE})),
+                lambda a, e: {'s': a.s + (e.s - a.c), 'c': ((a.s + (e.s - a.c)) - a.s) - (e.s - a.c)}).s END;
 
 -- _pd_std(xs): pandas's group-by std (ddof 1): Welford's update, left to right; NULL below 2 values.
 CREATE OR REPLACE MACRO _pd_std(xs) AS
-    CASE WHEN len(xs) > 1 THEN sqrt(list_reduce(xs, lambda a, x:
-             {'n': a.n + 1, 'm': a.m + (x - a.m) / (a.n + 1),
-              'q': a.q + (x - (a.m + (x - a.m) / (a.n + 1))) * (x - a.m)},
-             {'n': 0::BIGINT, 'm': 0.0::DOUBLE, 'q': 0.0::DOUBLE}).q / (len(xs) - 1)) END;
+    CASE WHEN len(xs) > 1 THEN sqrt(list_reduce(
+             list_prepend({'n': 0::BIGINT, 'm': 0.0::DOUBLE, 'q': 0.0::DOUBLE, 'x': NULL::DOUBLE},
+                          list_transform(xs, lambda x: {'n': 0::BIGINT, 'm': 0.0::DOUBLE, 'q': 0.0::DOUBLE,
+                                                        'x': x::DOUBLE})),
+             lambda a, e:
+             {'n': a.n + 1, 'm': a.m + (e.x - a.m) / (a.n + 1),
+              'q': a.q + (e.x - (a.m + (e.x - a.m) / (a.n + 1))) * (e.x - a.m), 'x': NULL::DOUBLE}
+             ).q / (len(xs) - 1)) END;
 
 -- _py_median(xs): the median as numpy and pandas compute it: the middle value, or the mean of the two.
 CREATE OR REPLACE MACRO _py_median(xs) AS
@@ -246,7 +256,9 @@ WITH meta AS MATERIALIZED (
     FROM ranked r JOIN _np_sums('rx') t ON t.id = r.trace_id
 ), cum AS (   -- running sum of the percentages, left to right
     SELECT trace_id,
-           unnest(list_reduce(list(pct ORDER BY rank), lambda acc, x: list_append(acc, acc[-1] + x), [0.0::DOUBLE])[2:])
+           unnest(list_reduce(list_prepend({'l': [0.0::DOUBLE], 'x': NULL::DOUBLE},
+                                             list({'l': []::DOUBLE[], 'x': pct::DOUBLE} ORDER BY rank)),
+                                lambda acc, e: {'l': list_append(acc.l, acc.l[-1] + e.x), 'x': NULL::DOUBLE}).l[2:])
                AS cum_pct,
            unnest(list(rank ORDER BY rank)) AS rank
     FROM pct GROUP BY trace_id
