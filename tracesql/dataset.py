@@ -15,13 +15,16 @@ import os
 import shutil
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import polars as pl
 
 from .errors import DatasetError
 from .schema import TABLES, columns, empty_select
 from .sqlmodules import statements as _module_statements
+
+if TYPE_CHECKING:  # polars starts threads when imported: it is imported where a frame is made, not here
+    import polars as pl
 
 
 def _quote(s: str) -> str:

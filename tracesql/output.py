@@ -12,8 +12,10 @@ import json
 import os
 import shutil
 import sys
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:  # polars starts threads when imported: only where a frame exists
+    import polars as pl
 
 DEFAULT_WIDTH = 120
 DATASET_HELP = "the dataset directory (made by tracesql ingest)"
