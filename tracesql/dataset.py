@@ -296,35 +296,44 @@ class Dataset:
         return [r[0] for r in rows if r[0] not in TABLES]
 
     # Analyses (each a thin wrapper over SQL views; see the modules named).
-    def tree(self, **kw) -> pl.DataFrame:
-        """Call tree with GPU time per node (tracesql.tree.tree)."""
+    def tree(self, op: str | None = None, module: str | None = None, depth: int | None = None,
+             trace_id: str | None = None) -> pl.DataFrame:
+        """Call tree with GPU time per node (tracesql.tree.tree: the parameters are documented there)."""
         from .tree import tree
 
-        return tree(self, **kw)
+        return tree(self, op=op, module=module, depth=depth, trace_id=trace_id)
 
-    def categories(self, **kw) -> pl.DataFrame:
-        """GPU time per kernel category (tracesql.categories.categories)."""
+    def categories(self, ruleset: str = "default", unmatched: bool = False, trace_id: str | None = None,
+                   by: str = "category") -> pl.DataFrame:
+        """GPU time per kernel category (tracesql.categories.categories: the parameters are documented there)."""
         from .categories import categories
 
-        return categories(self, **kw)
+        return categories(self, ruleset=ruleset, unmatched=unmatched, trace_id=trace_id, by=by)
 
-    def kernel_summary(self, **kw) -> pl.DataFrame:
-        """Per-kernel-name statistics (tracesql.analysis.kernel_summary)."""
+    def kernel_summary(self, trace: str | None = None, step: int | str | None = None, sort: str = "total",
+                       top: int | None = None, verbose: bool = False, by_category: bool = False) -> pl.DataFrame:
+        """Per-kernel-name statistics (tracesql.analysis.kernel_summary: the parameters are documented there)."""
         from .analysis import kernel_summary
 
-        return kernel_summary(self, **kw)
+        return kernel_summary(self, trace=trace, step=step, sort=sort, top=top, verbose=verbose,
+                              by_category=by_category)
 
-    def timeline(self, **kw) -> pl.DataFrame:
-        """GPU time breakdown per trace and device (tracesql.analysis.timeline)."""
+    def timeline(self, trace: str | None = None, by_step: bool = False, pooled_only: bool = False,
+                 style: str = "native") -> pl.DataFrame:
+        """GPU time breakdown per trace and device (tracesql.analysis.timeline: the parameters are documented
+        there)."""
         from .analysis import timeline
 
-        return timeline(self, **kw)
+        return timeline(self, trace=trace, by_step=by_step, pooled_only=pooled_only, style=style)
 
-    def gaps(self, **kw) -> pl.DataFrame:
-        """Idle gaps between GPU events (tracesql.analysis.gaps)."""
+    def gaps(self, trace: str | None = None, what: str = "streams", hist_min: float = 0.0,
+             hist_max: float | None = None, bins: int = 20, sort: str = "count", top: int | None = None,
+             verbose: bool = False, kernel_wait_us: float = 30.0, step: int | str | None = None) -> pl.DataFrame:
+        """Idle gaps between GPU events (tracesql.analysis.gaps: the parameters are documented there)."""
         from .analysis import gaps
 
-        return gaps(self, **kw)
+        return gaps(self, trace=trace, what=what, hist_min=hist_min, hist_max=hist_max, bins=bins, sort=sort,
+                    top=top, verbose=verbose, kernel_wait_us=kernel_wait_us, step=step)
 
     def close(self) -> None:
         self.con.close()
