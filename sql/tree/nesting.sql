@@ -150,7 +150,7 @@ FROM (
     SELECT thread_key, t, kind, neg_end, event_id, fam, pos_dur, sum(d) OVER w - d AS open,
            row_number() OVER w AS nest_pos
     FROM b
-    WINDOW w AS (ORDER BY thread_key, t, kind, neg_end, grp, event_id ROWS UNBOUNDED PRECEDING))
+    WINDOW w AS (PARTITION BY thread_key ORDER BY t, kind, neg_end, grp, event_id ROWS UNBOUNDED PRECEDING))
 WHERE kind = 1;
 
 -- Helper: every event's parent, depth, family depths and nesting position: an ASOF join (on narrow columns)
@@ -168,15 +168,6 @@ SELECT c.thread_key, c.event_id, c.nest_end_ns, q.event_id, c.depth::INTEGER, c.
 FROM (SELECT * EXCLUDE (ts_ns, fam, can_enclose) FROM d WHERE depth > 0) c
 ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose = 1) q
   ON c.thread_key = q.thread_key AND c.depth - 1 = q.depth AND c.nest_pos > q.nest_pos;
-
--- Helper: per thread, what to subtract from the nesting positions of _tree_parents (numbered across every
--- trace built together) to number them within the thread's trace, from 1.
-CREATE OR REPLACE VIEW _tree_pos_offsets AS
-WITH firsts AS (
-    SELECT thread_key, min(nest_pos) AS first_pos FROM _tree_parents GROUP BY thread_key
-)
-SELECT f.thread_key, min(f.first_pos) OVER (PARTITION BY t.trace_id) - 1 AS pos_offset
-FROM firsts f JOIN _tree_threads t USING (thread_key);
 
 -- cpu_nesting (stored table, see tracesql/schema.py): one row per CPU duration event (every row of `events`
 -- with a duration) and its place in the call stack of its thread, under the rule at the top of this file.
@@ -197,12 +188,11 @@ FROM firsts f JOIN _tree_threads t USING (thread_key);
 --   runtime_depth           number of enclosing cuda_runtime / cuda_driver calls
 --   thread_key              integer id of (pid, tid) within the trace
 --   has_correlation         the event carries a correlation id (runtime calls that may launch GPU work)
---   nest_pos                position in the trace's nesting order (threads one after another; starts and ends
---                           interleaved, so with gaps): an ancestor always has a smaller nest_pos than its
---                           descendants
+--   nest_pos                position in the thread's nesting order, from 1 (starts and ends interleaved, so
+--                           with gaps): an ancestor always has a smaller nest_pos than its descendants
 CREATE OR REPLACE VIEW _cpu_nesting_build AS
 SELECT s.trace_id, s.event_id, s.pid, s.tid, s.cat, s.name, s.ts_ns, s.dur_ns, s.end_ns, p.nest_end_ns,
        p.nest_end_ns < s.end_ns AS clipped, p.parent_event_id, p.depth, p.op_depth, p.module_depth,
        p.annotation_depth, p.step_depth, p.runtime_depth, s.trace_thread_key AS thread_key,
-       p.nest_pos - o.pos_offset AS nest_pos, s.has_correlation
-FROM _tree_slices s JOIN _tree_parents p USING (thread_key, event_id) JOIN _tree_pos_offsets o USING (thread_key);
+       p.nest_pos, s.has_correlation
+FROM _tree_slices s JOIN _tree_parents p USING (thread_key, event_id);
