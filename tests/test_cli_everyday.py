@@ -273,7 +273,8 @@ def test_version_tables_and_tree_default_depth(qwen_dataset, capsys):
 
 
 def test_shell_builtin_prompt_in_a_terminal(qwen_dataset, tmp_path):
-    """The built-in prompt on a real terminal: a query, Up for the last line (history), line editing, Ctrl-D."""
+    """The built-in prompt on a real terminal: a query, Up for the last line (history), line editing, Ctrl-C drops
+    the statement being typed (also when it comes just as the prompt is drawn, after queries have run), Ctrl-D."""
     env = dict(os.environ, TRACESQL_CACHE_DIR=str(tmp_path / "cache"), COLUMNS="100")
     with Terminal(tracesql_cli() + ["shell", str(qwen_dataset[0]), "--builtin"], env=env) as p:
         p.expect("tracesql> ")
@@ -284,6 +285,18 @@ def test_shell_builtin_prompt_in_a_terminal(qwen_dataset, tmp_path):
         p.expect("SELECT count\\(\\*\\) AS n FROM kernels;")
         p.send("\x01\x0bSELECT 41 + 1 AS answer;\r")
         p.expect("42")
+        p.expect("tracesql> ")
+        for _ in range(3):
+            p.send("SELECT 'dropped'\r")  # a statement left open ...
+            p.expect("     ...> ")
+            p.send("\x03")  # ... and dropped by Ctrl-C
+            p.expect("statement dropped", timeout=10)
+            p.expect("tracesql> ")
+        p.send("SELECT 6 * 7 AS product;\r")
+        p.expect("42")
+        p.expect("tracesql> ")
+        p.send("\x03")  # Ctrl-C on an empty line: a new prompt
+        p.expect("\\^C", timeout=10)
         p.expect("tracesql> ")
         p.send("\x04")  # Ctrl-D leaves
         assert p.wait() == 0

@@ -226,7 +226,11 @@ def _python_shell(ds_path) -> int:
         readline.set_history_length(1000)
     # Threads (DuckDB's, polars's) inherit this thread's signal mask when they start: Ctrl-C stays blocked here
     # except while the prompt waits for a line, so that it always reaches this thread there and drops the line.
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    # While it waits, a timer interrupts the wait ten times a second: readline looks at pending signals only
+    # when its wait is interrupted, and a Ctrl-C that came just before the wait began would else wait for a key.
+    waking = {signal.SIGINT, signal.SIGALRM}
+    signal.pthread_sigmask(signal.SIG_BLOCK, waking)
+    signal.signal(signal.SIGALRM, lambda *_: None)
     ds = _open(ds_path)
     print(f"tracesql shell on {ds_path} (duckdb {duckdb.__version__}). Tables: {', '.join(ds.tables())}.")
     print("End statements with ';'. .tables lists tables and views; Ctrl-C cancels the line; .quit or Ctrl-D exits.")
@@ -235,11 +239,13 @@ def _python_shell(ds_path) -> int:
         while True:
             try:  # DuckDB may leave its own Ctrl-C handler after a query: Python's, for the prompt
                 signal.signal(signal.SIGINT, signal.default_int_handler)
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+                signal.setitimer(signal.ITIMER_REAL, 0.1, 0.1)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, waking)
                 try:
                     line = input("tracesql> " if not buf else "     ...> ")
                 finally:
-                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                    signal.pthread_sigmask(signal.SIG_BLOCK, waking)
+                    signal.setitimer(signal.ITIMER_REAL, 0)
             except EOFError:
                 print()
                 return 0
@@ -269,7 +275,8 @@ def _python_shell(ds_path) -> int:
             except OSError:
                 pass
         ds.close()
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, waking)
 
 
 class _Parser(argparse.ArgumentParser):
