@@ -27,6 +27,13 @@ if TYPE_CHECKING:  # polars starts threads when imported: it is imported where a
     import polars as pl
 
 
+# DuckDB plans an ASOF join whose left side it estimates at a few rows as a nested loop and a grouping
+# (asof_loop_join_threshold, 64 rows by default); the call tree's ASOF joins read views whose row counts it
+# cannot estimate (window outputs), and with duckdb 2.0.1 such a plan of _tree_parents took minutes instead of a
+# second on the shared traces. Every connection that queries the SQL library keeps the ASOF join.
+ASOF_AS_JOIN = "SET asof_loop_join_threshold = 0"
+
+
 def _quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
@@ -277,6 +284,7 @@ class Dataset:
                 _raise_stale(self.path)
         # Every query reads the footers of all Parquet parts it scans; keep them cached for the connection.
         self.con.execute("SET parquet_metadata_cache = true")
+        self.con.execute(ASOF_AS_JOIN)
 
     def sql(self, query: str, params=None) -> pl.DataFrame:
         """Run a query and return the result as a polars DataFrame."""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..dataset import cache_dir
+from ..dataset import ASOF_AS_JOIN, cache_dir
 from ..schema import TABLES, columns, empty_select
 from ..sqlmodules import load_order, module_statements, stored_tables
 from .extract import write_empty_part
@@ -176,6 +176,7 @@ def build_derived(out: Path | list[Path], staging: Path, plan: BuildPlan | None 
     try:
         # the footers of the parts are read once, however many statements scan them
         con.execute("SET parquet_metadata_cache = true")
+        con.execute(ASOF_AS_JOIN)
         for t in TABLES:
             src = None if t == "traces" else _parts(outs, t)
             if t not in built and src is not None:
