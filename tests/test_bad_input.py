@@ -238,7 +238,7 @@ def test_corpus_cli_exit_code_and_lines(corpus_run):
     assert "Traceback" not in proc.stderr + proc.stdout
     assert set(errors) == want_fail
     n_ok = len(EXPECTED) - len(want_fail)
-    lines = proc.stdout.splitlines()
+    lines = proc.stdout.replace("\n    ", " ").splitlines()  # results are wrapped to the width, indented
     assert len(lines) == n_ok + 1
     assert lines[-1] == (f"{len(EXPECTED)} files: {n_ok} ingested, 0 already present, {len(want_fail)} failed; "
                          f"dataset {ds.path}")
@@ -397,7 +397,7 @@ def test_directory_with_good_and_bad_files(tmp_path, shared_traces):
     for name in bad:
         msg = EXPECTED[name][0].message
         assert f"tracesql: error: {d / name}: {msg}" in err
-    out = proc.stdout.splitlines()
+    out = proc.stdout.replace("\n    ", " ").splitlines()  # results are wrapped to the width, indented
     assert out[-1] == f"7 files: 3 ingested, 0 already present, 4 failed; dataset {tmp_path / 'ds'}"
     with open_tables(tmp_path / "ds") as ds:
         names = {r[0] for r in ds.con.execute("SELECT file_name FROM traces").fetchall()}
@@ -405,8 +405,8 @@ def test_directory_with_good_and_bad_files(tmp_path, shared_traces):
     # the same archive again: nothing new, every good file reported as already present
     again = _run_cli(["ingest", str(d), "--out", str(tmp_path / "ds"), "-q"])
     assert again.returncode == 1
-    assert again.stdout.splitlines()[-1] == (f"7 files: 0 ingested, 3 already present, 4 failed; "
-                                             f"dataset {tmp_path / 'ds'}")
+    last = again.stdout.replace("\n    ", " ").splitlines()[-1]  # results are wrapped to the width, indented
+    assert last == f"7 files: 0 ingested, 3 already present, 4 failed; dataset {tmp_path / 'ds'}"
 
 
 # ---- the end of traceEvents in a large file ---------------------------------------------------------------

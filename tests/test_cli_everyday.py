@@ -72,8 +72,16 @@ def _invocations(ds: str) -> list[list[str]]:
 
 
 @pytest.mark.slow
-def test_every_command_fits_120_columns(two_ds):
+def test_every_command_fits_120_columns(two_ds, shared_traces, tmp_path):
     widest = {}
+    # ingest: each file's result (its rows per table, skipped and noted events) wrapped to the width
+    proc = run_cli("ingest", str(shared_traces / "nvidia/h100_qwen_infer.json.gz"),
+                   str(shared_traces / "multirank/dlrm_8rank/rank0.json.gz"), "--out", str(tmp_path / "ds"))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("h100_qwen_infer.json.gz -> trace 2a0d63d215214a56: 18,221 events read in ")
+    assert " ".join(ln.strip() for ln in lines[:4]).count("launches 1,198") == 1
+    widest["ingest"] = max(len(ln) for ln in lines)
     for argv in _invocations(str(two_ds)):
         proc = run_cli(*argv)
         assert proc.returncode == 0, (argv, proc.stderr)

@@ -68,6 +68,7 @@ def test_two_processes_into_one_dataset(tmp_path, twenty):
         assert err == ""
     status: dict[str, list[str]] = {}
     for out in (outs[0][0], outs[1][0]):
+        out = out.replace("\n    ", " ")  # results are wrapped to the width, continuation lines indented
         for line in out.splitlines()[:-1]:
             m = re.match(r"(\S+?)(?: -> trace |: already in the dataset)", line)
             assert m, line

@@ -5,6 +5,7 @@ import argparse
 import os
 import shutil
 import sys
+import textwrap
 
 import duckdb
 
@@ -38,6 +39,13 @@ def _first_line(e: BaseException) -> str:
 
 # ---- commands -----------------------------------------------------------------------------------
 
+def _wrapped(line: str) -> str:
+    """A result line of ``ingest`` wrapped to the terminal's width, its continuation lines indented by four spaces
+    (joining each line break and its indent with one space gives the line back)."""
+    return textwrap.fill(line, width=max(terminal_width(), 40), subsequent_indent="    ", break_long_words=False,
+                         break_on_hyphens=False)
+
+
 def cmd_ingest(args) -> int:
     from .ingest import ingest
 
@@ -50,8 +58,8 @@ def cmd_ingest(args) -> int:
         if r.status == "failed":
             failed += 1
             print(r.summary_line(), file=sys.stderr)
-        else:  # --quiet hides the progress bar only; the result lines stay
-            print(r.summary_line())
+        else:  # --quiet hides the progress bar only; the results stay, wrapped to the terminal's width
+            print(_wrapped(r.summary_line()))
 
     missing = [p for p in args.paths if not os.path.exists(p)]
     for p in missing:
@@ -68,8 +76,8 @@ def cmd_ingest(args) -> int:
     if not results and not missing:
         return _fail("no trace files (*.json, *.json.gz) found in " + ", ".join(args.paths), EXIT_FAILED)
     if len(results) > 1 or missing:
-        print(f"{len(results) + len(missing)} files: {totals['ingested']} ingested, {totals['duplicate']} already "
-              f"present, {totals['failed'] + len(missing)} failed; dataset {args.out}")
+        print(_wrapped(f"{len(results) + len(missing)} files: {totals['ingested']} ingested, {totals['duplicate']} "
+                       f"already present, {totals['failed'] + len(missing)} failed; dataset {args.out}"))
     if rules and os.path.isdir(os.path.join(args.out, "traces")):
         from .categories import add_rules
 
