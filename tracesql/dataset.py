@@ -147,14 +147,21 @@ def _catalog_template(analysis: list[str]) -> Path | None:
     Creating the analysis views binds each of them, which takes seconds; a dataset's catalog is a copy of
     this template whose table views are then replaced by the dataset's own (the analysis views refer to the
     tables by name, so they read the new ones). None when the cache directory cannot be written."""
-    stmts = _empty_table_statements() + analysis
-    path = cache_dir() / f"catalog-{_catalog_key(stmts)}.duckdb"
+    return cached_database("catalog", _empty_table_statements() + analysis, _connect_catalog)
+
+
+def cached_database(prefix: str, stmts: list[str], connect=None) -> Path | None:
+    """A DuckDB database holding what ``stmts`` create, made once and shared (``cache_dir()/<prefix>-<key>.duckdb``,
+    the key covering the statements and DuckDB's version; written to a temporary name and renamed, so that
+    concurrent processes never see half of it). ``connect(path)`` opens the new file (default duckdb.connect).
+    None when the cache directory cannot be written."""
+    path = cache_dir() / f"{prefix}-{_catalog_key(stmts)}.duckdb"
     if path.exists():
         return path
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        con = _connect_catalog(tmp)
+        con = (connect or (lambda p: duckdb.connect(str(p))))(tmp)
         try:
             for st in stmts:
                 con.execute(st)

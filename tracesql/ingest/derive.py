@@ -7,7 +7,6 @@ as temporary tables for it. ``build_derived`` follows it.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import uuid
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..dataset import ASOF_AS_JOIN, cache_dir
+from ..dataset import ASOF_AS_JOIN, cached_database
 from ..schema import TABLES, columns, empty_select
 from ..sqlmodules import load_order, module_statements, stored_tables
 from .extract import write_empty_part
@@ -120,29 +119,7 @@ def _build_template(stmts: list[str]) -> Path | None:
     library's views binds each of them, which costs more than the rest of a small trace's build; a build starts
     from a copy of this file and replaces the placeholders by the traces' tables (the views refer to them by
     name). None when the cache directory cannot be written."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(duckdb.__version__.encode())
-    for st in stmts:
-        h.update(st.encode())
-    path = cache_dir() / f"build-{h.hexdigest()}.duckdb"
-    if path.exists():
-        return path
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(tmp))
-        try:
-            for st in stmts:
-                con.execute(st)
-        finally:
-            con.close()
-        os.replace(tmp, path)
-    except (OSError, duckdb.Error):
-        return None
-    finally:
-        tmp.unlink(missing_ok=True)
-        Path(f"{tmp}.wal").unlink(missing_ok=True)
-    return path
+    return cached_database("build", stmts)
 
 
 def build_derived(out: Path | list[Path], staging: Path, plan: BuildPlan | None = None,
