@@ -4,6 +4,7 @@ so the only contention is two processes ingesting the same file: one publishes i
 already present."""
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -87,6 +88,12 @@ def test_two_processes_into_one_dataset(tmp_path, twenty):
     con.execute(init_sql_view(ds, "traces"))
     assert con.execute("SELECT count(*), count(DISTINCT trace_id) FROM traces").fetchone() == (20, 20)
     con.close()
+    # two runs recorded, which between them ingested each trace once
+    runs = [json.loads(p.read_text()) for p in (ds / "runs").glob("*.json")]
+    assert sorted((r["status"], r["files_seen"], r["failed"]) for r in runs) == [("done", 15, 0), ("done", 15, 0)]
+    assert sum(r["ingested"] for r in runs) == 20 and sum(r["already_present"] for r in runs) == 10
+    ingested = [f["trace_id"] for r in runs for f in r["files"] if f["status"] == "ingested"]
+    assert len(ingested) == len(set(ingested)) == 20
 
 
 def test_same_file_in_two_processes(tmp_path, shared_traces):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import sys
 import textwrap
@@ -61,9 +62,6 @@ def cmd_ingest(args) -> int:
         else:  # --quiet hides the progress bar only; the results stay, wrapped to the terminal's width
             print(_wrapped(r.summary_line()))
 
-    missing = [p for p in args.paths if not os.path.exists(p)]
-    for p in missing:
-        print(f"tracesql: error: {p}: no such file or directory", file=sys.stderr)
     rules = []
     if args.rules:  # check the rule files before any work, so a bad file costs nothing
         from .categories import read_rules
@@ -71,19 +69,21 @@ def cmd_ingest(args) -> int:
         for r in args.rules:
             read_rules(r)
             rules.append(r)
-    paths = [p for p in args.paths if os.path.exists(p)]
-    results = ingest(paths, out=args.out, salvage=args.salvage, quiet=args.quiet, on_result=report) if paths else []
-    if not results and not missing:
+    command = "tracesql " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    # a path that does not exist is a failed file of the run (recorded with it), reported in its place
+    results = ingest(args.paths, out=args.out, salvage=args.salvage, quiet=args.quiet, on_result=report,
+                     command=command)
+    if not results:
         return _fail("no trace files (*.json, *.json.gz) found in " + ", ".join(args.paths), EXIT_FAILED)
-    if len(results) > 1 or missing:
-        print(_wrapped(f"{len(results) + len(missing)} files: {totals['ingested']} ingested, {totals['duplicate']} "
-                       f"already present, {totals['failed'] + len(missing)} failed; dataset {args.out}"))
+    if len(results) > 1:
+        print(_wrapped(f"{len(results)} files: {totals['ingested']} ingested, {totals['duplicate']} "
+                       f"already present, {totals['failed']} failed; dataset {args.out}"))
     if rules and os.path.isdir(os.path.join(args.out, "traces")):
         from .categories import add_rules
 
         for r in rules:
             print(f"rules {r} -> {add_rules(args.out, r)}")
-    return EXIT_FAILED if failed or missing else EXIT_OK
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def _open(path):
@@ -131,6 +131,34 @@ def cmd_traces(args) -> int:
         ds.close()
     if df.height == 0:
         raise EmptySelection(f"no traces in {args.dataset}")
+    write_frame(df, args.format, args.output, wide=args.wide)
+    return 0
+
+
+def cmd_runs(args) -> int:
+    """The record of ingest runs: one row per run (newest first), or with --files the files of one run (the
+    latest unless --run names one), or with --failed every failed file of every run."""
+    ds = _open(args.dataset)
+    try:
+        if args.failed:
+            df = ds.sql("""SELECT f.run_id, f.path, f.error FROM ingest_run_files f
+                           JOIN ingest_runs r USING (run_id) WHERE f.status = 'failed' ORDER BY f.run_id DESC""")
+            what = "no failed files"
+        elif args.files or args.run:
+            run = args.run or ds.con.execute("SELECT max(run_id) FROM ingest_runs").fetchall()[0][0]
+            df = ds.sql("""SELECT path, status, trace_id, json_bytes / 1e6 AS json_mb, seconds, error
+                           FROM ingest_run_files WHERE run_id = $run""", {"run": run})
+            what = f"no run {run}" if args.run else "no runs"
+        else:
+            df = ds.sql("""SELECT run_id, status, strftime(started_at, '%Y-%m-%d %H:%M:%S') AS started_utc,
+                                  round(duration_s, 2) AS duration_s, files_seen,
+                                  ingested, already_present, failed, host, command, json_bytes / 1e6 AS json_mb
+                           FROM ingest_runs ORDER BY run_id DESC""")
+            what = "no runs"
+    finally:
+        ds.close()
+    if df.height == 0:
+        raise EmptySelection(f"{what} in {args.dataset}")
     write_frame(df, args.format, args.output, wide=args.wide)
     return 0
 
@@ -327,6 +355,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _out_args(s)
     s.set_defaults(func=cmd_traces)
+
+    s = sub.add_parser("runs", help="the record of ingest runs on a dataset: when, what was found, ingested, already "
+                       "present and failed; the files of a run")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
+    s.add_argument("--run", metavar="RUN_ID", help="the files of this run")
+    s.add_argument("--files", action="store_true", help="the files of the latest run")
+    s.add_argument("--failed", action="store_true", help="every failed file of every run, with its error")
+    _out_args(s)
+    s.set_defaults(func=cmd_runs)
 
     s = sub.add_parser("tables", help="list the tables (with row counts) and views of a dataset")
     s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)

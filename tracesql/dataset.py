@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from .errors import DatasetError
-from .schema import TABLES, columns, empty_select
+from .schema import DATASET_TABLES, TABLES, columns, empty_select
 from .sqlmodules import statements as _module_statements
 
 if TYPE_CHECKING:  # polars starts threads when imported: it is imported where a frame is made, not here
@@ -52,14 +52,36 @@ def table_statements(dataset: Path) -> list[str]:
                        f"{glob}, hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}});")
         else:
             out.append(f"CREATE OR REPLACE VIEW {table} AS {empty_select(table)};")
+    out += _run_statements(root)
     out.append(f"CREATE OR REPLACE VIEW _dataset_rule_files AS SELECT filename, content "
                f"FROM read_text({_quote(str(root / 'rules' / '*.csv'))});")
     return out
 
 
+def _run_statements(root: Path) -> list[str]:
+    """Views over the record of ingest runs (DATASET/runs/*.json, tracesql/ingest/runs.py): ingest_runs and
+    ingest_run_files, with the columns of schema.DATASET_TABLES (no rows before the first run)."""
+    if not any((root / "runs").glob("*.json")):
+        return [f"CREATE OR REPLACE VIEW {t} AS {empty_select(t)};" for t in DATASET_TABLES]
+    glob = _quote(str(root / "runs" / "*.json"))
+
+    def struct(table: str) -> str:
+        return ", ".join(f'"{c}" {t}' for c, t, _ in columns(table))
+
+    run_cols = ", ".join(f"'{c}': '{t}'" for c, t, _ in columns("ingest_runs"))
+    file_cols = ", ".join(f'f."{c}"' for c, _, _ in columns("ingest_run_files"))
+    files_type = f"STRUCT({struct('ingest_run_files')})[]"
+    return [
+        f"CREATE OR REPLACE VIEW ingest_runs AS SELECT * FROM read_json({glob}, format = 'unstructured', "
+        f"columns = {{{run_cols}}});",
+        f"CREATE OR REPLACE VIEW ingest_run_files AS SELECT {file_cols} FROM (SELECT unnest(files) AS f "
+        f"FROM read_json({glob}, format = 'unstructured', columns = {{'files': '{files_type}'}}));",
+    ]
+
+
 def _empty_table_statements() -> list[str]:
     """table_statements of no dataset: the same views with the same columns, and no rows."""
-    return [f"CREATE OR REPLACE VIEW {t} AS {empty_select(t)};" for t in TABLES] + [
+    return [f"CREATE OR REPLACE VIEW {t} AS {empty_select(t)};" for t in [*TABLES, *DATASET_TABLES]] + [
         "CREATE OR REPLACE VIEW _dataset_rule_files AS SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS content "
         "WHERE false;"]
 
@@ -301,14 +323,14 @@ class Dataset:
         return self.con.execute(query, params) if params is not None else self.con.execute(query)
 
     def tables(self) -> list[str]:
-        """The stored tables (one Parquet file per trace each)."""
-        return list(TABLES)
+        """The stored tables (one Parquet file per trace each), then the record of ingest runs."""
+        return [*TABLES, *DATASET_TABLES]
 
     def views(self) -> list[str]:
         """The analysis views defined by the shipped SQL files."""
         rows = self.con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary "
                                 "ORDER BY view_name").fetchall()
-        return [r[0] for r in rows if r[0] not in TABLES]
+        return [r[0] for r in rows if r[0] not in TABLES and r[0] not in DATASET_TABLES]
 
     # Analyses (each a thin wrapper over SQL views; see the modules named).
     def tree(self, op: str | None = None, module: str | None = None, depth: int | None = None,

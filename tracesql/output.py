@@ -33,7 +33,7 @@ LOW_VALUE = [
     "input_strides", "concrete_inputs", "*_exposed_pct", "comm_overlap_pct", "memory_pct", "comm_pct",
     "compute_pct", "cumulative_pct", "*_exposed_us", "launches_pct", "max_us", "busy_us", "span_us",
     "cpu_dur_max_us", "launch_delay_max_us", "input_type", "class", "event_id", "seq", "source_path", "truncated",
-    "file", "format", "gpus", "ingest_s", "gpu",
+    "file", "format", "gpus", "ingest_s", "gpu", "command", "host", "json_mb",
 ]
 
 

@@ -339,16 +339,60 @@ DERIVED_TABLES: dict[str, dict] = {
 }
 TABLES.update(DERIVED_TABLES)
 
+# Tables of the dataset as a whole (not per trace): the record of ingest runs, one JSON file per run in
+# DATASET/runs/ (tracesql/ingest/runs.py), read by views of the same names.
+DATASET_TABLES: dict[str, dict] = {
+    "ingest_runs": {
+        "doc": """One row per run of ``tracesql ingest`` (or ``tracesql.ingest``) on the dataset, written when the run
+starts and rewritten when it ends, so that a scheduler can tell a finished run from one still going or killed.""",
+        "columns": [
+            ("run_id", "VARCHAR", "the run: UTC start time and a random suffix, e.g. 20261124T201502Z-3fa1; sorts "
+             "by start"),
+            ("status", "VARCHAR", "'running', 'done' (every file ingested or already present), 'failed_files' (some "
+             "files failed), 'interrupted' (Ctrl-C or SIGTERM), 'error' (the run stopped on an error of the "
+             "dataset; see error), 'killed' (found running by a later run on the same host, its process gone)"),
+            ("started_at", "TIMESTAMP", "when the run started (UTC)"),
+            ("ended_at", "TIMESTAMP", "when it ended (UTC; NULL while running or when killed)"),
+            ("duration_s", "DOUBLE", "wall seconds from start to end"),
+            ("host", "VARCHAR", "host name of the machine that ran it"),
+            ("pid", "BIGINT", "its process id"),
+            ("command", "VARCHAR", "the command line (or 'tracesql.ingest' from Python)"),
+            ("tracesql_version", "VARCHAR", "version of tracesql that ran it"),
+            ("files_seen", "BIGINT", "trace files found in the paths given"),
+            ("ingested", "BIGINT", "files ingested as new traces"),
+            ("already_present", "BIGINT", "files skipped: their content is already a trace of the dataset"),
+            ("failed", "BIGINT", "files that failed (ingest_run_files.error says why)"),
+            ("json_bytes", "BIGINT", "bytes of JSON read from the ingested files"),
+            ("error", "VARCHAR", "why the run stopped (status 'error' or 'interrupted'), else NULL"),
+        ],
+    },
+    "ingest_run_files": {
+        "doc": """One row per file of an ingest run, in the order the files were taken: what became of it. A trace's
+run is the run whose row for it has status 'ingested'.""",
+        "columns": [
+            ("run_id", "VARCHAR", "the run (ingest_runs.run_id)"),
+            ("path", "VARCHAR", "the file as given or found in a directory"),
+            ("status", "VARCHAR", "'ingested', 'duplicate' (content already present) or 'failed'"),
+            ("trace_id", "VARCHAR", "the trace it is or duplicates (NULL when failed)"),
+            ("error", "VARCHAR", "the one-line error of a failed file"),
+            ("json_bytes", "BIGINT", "bytes of JSON read (ingested files)"),
+            ("seconds", "DOUBLE", "wall seconds spent on the file"),
+        ],
+    },
+}
+
 # Tables whose rows count toward "events read" (every element of traceEvents lands in exactly one).
 EVENT_TABLES = ["events", "kernels", "correlations", "instants", "metadata", "counters",
                 "gpu_user_annotations", "other_events"]
 
 
 def columns(table: str) -> list[Column]:
-    return TABLES[table]["columns"]
+    return (TABLES[table] if table in TABLES else DATASET_TABLES[table])["columns"]
 
 
 def empty_select(table: str) -> str:
     """A SELECT with the table's schema and no rows (for datasets without traces)."""
     cols = ", ".join(f"NULL::{t} AS \"{c}\"" for c, t, _ in columns(table))
+    if table in DATASET_TABLES:
+        return f"SELECT {cols} WHERE false"
     return f"SELECT NULL::VARCHAR AS trace_id, {cols} WHERE false"

@@ -50,8 +50,9 @@ def _table(name: str, spec: dict[str, Any]) -> list[str]:
     if name in stored:
         m = stored[name]
         out[-1] += f" Built at ingest by the view `{m.stores[name]}` (`sql/{m.name}.sql`)."
-    out += ["", "| column | type | meaning |", "|---|---|---|",
-            f"| `trace_id` | {_trace_id_type(name)} | {_TRACE_ID_MEANING} |"]
+    out += ["", "| column | type | meaning |", "|---|---|---|"]
+    if name not in schema.DATASET_TABLES:
+        out.append(f"| `trace_id` | {_trace_id_type(name)} | {_TRACE_ID_MEANING} |")
     out += [f"| `{col}` | {typ} | {_cell(meaning)} |" for col, typ, meaning in spec["columns"]]
     return out + [""]
 
@@ -92,6 +93,11 @@ def render() -> str:
     lines += ["## Derived tables", ""]
     for t in derived:
         lines += _table(t, schema.TABLES[t])
+    lines += ["## The record of ingest runs", "",
+              _prose("""Two tables of the dataset as a whole, not per trace: each run of the ingest writes
+``DATASET/runs/<run_id>.json`` when it starts and again when it ends (``tracesql runs DATASET`` shows them)."""), ""]
+    for t in schema.DATASET_TABLES:
+        lines += _table(t, schema.DATASET_TABLES[t])
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

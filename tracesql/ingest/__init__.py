@@ -34,6 +34,7 @@ from .derive import BATCH_TRACES, BUILD_MEMORY_LIMIT, build_derived
 from .finalize import FinishedTrace, PreparedTrace, complete, prepare, rules_dir
 from .parse import ParsedTrace, TraceParser, Workers, default_chunk_size
 from .publish import new_staging, publish, published_hash, remove_stale_staging
+from .runs import RunRecord, dataset_lock
 
 __all__ = ["BUILD_MEMORY_LIMIT", "TRACE_SUFFIXES", "IngestResult", "Workers", "find_trace_files", "ingest",
            "ingest_file"]
@@ -267,7 +268,7 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
     res = IngestResult(path=path)
     remove_stale_staging(dataset)
     if not os.path.isfile(path):
-        raise TraceError(path, "no such file" if not os.path.exists(path) else "not a regular file")
+        raise TraceError(path, "no such file or directory" if not os.path.exists(path) else "not a regular file")
     size = os.path.getsize(path)
     h = published_hash(path, size, dataset)
     if h is not None:
@@ -313,23 +314,48 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
 
 def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
            out: str | os.PathLike[str] = "tracesql_data", salvage: bool = False, quiet: bool = True,
-           on_result: Callable[[IngestResult], object] | None = None) -> list[IngestResult]:
+           on_result: Callable[[IngestResult], object] | None = None,
+           command: str | None = None) -> list[IngestResult]:
     """Ingest trace files (or directories of them) into the dataset at ``out``.
 
     Bad files do not stop the others: each yields an IngestResult with status 'failed' and a one-line error.
+    The run is recorded in the dataset (``ingest_runs``, ``ingest_run_files``; ``command`` is the command line
+    it names, 'tracesql.ingest' by default).
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [str(paths)]
     dataset = Path(out)
     created = _prepare_dataset(dataset)
     try:
-        results = _ingest_files(paths, dataset, out, salvage, quiet, on_result)
-    except BaseException:  # Ctrl-C, or an error of the dataset: a dataset made by this call goes again
+        run = RunRecord(dataset, command if command is not None else "tracesql.ingest")
+    except OSError as e:
+        if created:
+            _remove_new_dataset(dataset, created)
+        raise DatasetError(f"{out}: cannot write the record of this run ({e.strerror or type(e).__name__})") \
+            from None
+
+    def record(r: IngestResult) -> None:
+        run.add(r.path, r.status, r.trace_id, r.error, r.json_bytes if r.status == "ingested" else 0, r.seconds)
+        if on_result:
+            on_result(r)
+
+    try:
+        results = _ingest_files(paths, dataset, out, salvage, quiet, record)
+    except KeyboardInterrupt:
+        run.finish("interrupted", "interrupted (Ctrl-C or SIGTERM)")
+        if created:
+            _remove_new_dataset(dataset, created)
+        raise
+    except BaseException as e:  # an error of the dataset: a dataset made by this call goes again
+        run.finish("error", str(e).splitlines()[0] if str(e) else type(e).__name__)
         if created:
             _remove_new_dataset(dataset, created)
         raise
     if created and not any(r.status == "ingested" for r in results):
+        run.discard()
         _remove_new_dataset(dataset, created)  # nothing was ingested: no skeleton dataset is left behind
+    else:
+        run.finish()
     return results
 
 
@@ -340,7 +366,7 @@ def _prepare_dataset(dataset: Path) -> tuple[Path, bool] | None:
     and is not a dataset is refused."""
     if dataset.exists() and not dataset.is_dir():
         raise DatasetError(f"{dataset}: cannot create the dataset here (File exists)")
-    dataset_files = (".staging", "init.sql", "catalog.duckdb", "rules")
+    dataset_files = (".staging", "init.sql", "catalog.duckdb", "rules", "runs", ".lock")
     if dataset.is_dir() and not (dataset / "traces").is_dir() and \
             any(p.name not in dataset_files and not p.name.startswith(".init.sql.") for p in dataset.iterdir()):
         raise DatasetError(f"{dataset}: a directory that is not a tracesql dataset and not empty; give a new or "
@@ -386,7 +412,8 @@ def _ingest_files(paths, dataset: Path, out, salvage: bool, quiet: bool,
 
     def publish_views() -> None:
         try:
-            write_init_sql(dataset)
+            with dataset_lock(dataset):
+                write_init_sql(dataset)
         except OSError as e:
             raise DatasetError(f"{out}: cannot write init.sql ({e.strerror or type(e).__name__})") from None
 
@@ -444,8 +471,13 @@ def _ingest_files(paths, dataset: Path, out, salvage: bool, quiet: bool,
         workers.close()
     publish_views()
     if any(r.status == "ingested" for r in results):
-        try:  # the views bound once now, so that the first query after the ingest binds nothing
-            ensure_catalog(dataset)
-        except (OSError, duckdb.Error, DatasetError):
-            pass  # opening the dataset writes it, or says why it cannot (e.g. traces of an older layout)
+        # the views bound once now, so that the first query after the ingest binds nothing; a catalog that cannot
+        # be written (traces of an older layout, SQL this DuckDB cannot bind) is the run's error
+        try:
+            with dataset_lock(dataset):
+                ensure_catalog(dataset)
+        except (OSError, duckdb.Error) as e:
+            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise DatasetError(f"{out}: the traces are stored, but the dataset's catalog could not be written: "
+                               f"{msg}") from None
     return results

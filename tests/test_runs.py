@@ -1,0 +1,120 @@
+"""The record of ingest runs (ingest_runs, ingest_run_files, `tracesql runs`): what a scheduled job leaves behind
+for the next one and for the people who read it."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tracesql
+from tracesql import DatasetError
+
+from .conftest import tracesql_cli
+
+QWEN = "nvidia/h100_qwen_infer.json.gz"  # 18,221 events, 1,707 GPU events
+BERT = "nvidia/h100_bert_small_infer.json.gz"
+DAMAGED = "damaged/alexnet_truncated_json.json.gz"
+
+
+def _runs(ds: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((ds / "runs").glob("*.json"))]
+
+
+def test_runs_record_each_file_and_its_fate(tmp_path, shared_traces):
+    ds = tmp_path / "ds"
+    missing = str(tmp_path / "nowhere.json")
+    first = tracesql.ingest([shared_traces / QWEN, shared_traces / DAMAGED, missing], out=ds, command="nightly A")
+    assert [r.status for r in first] == ["ingested", "failed", "failed"]
+    second = tracesql.ingest([shared_traces / QWEN, shared_traces / BERT], out=ds)
+    assert [r.status for r in second] == ["duplicate", "ingested"]
+
+    with tracesql.open(ds) as d:
+        runs = d.sql("SELECT * FROM ingest_runs ORDER BY run_id").to_dicts()
+        files = d.sql("SELECT * FROM ingest_run_files ORDER BY run_id, path").to_dicts()
+        traces = d.sql("SELECT f.run_id, t.file_name, t.events_read FROM traces t "
+                       "JOIN ingest_run_files f ON f.trace_id = t.trace_id AND f.status = 'ingested' "
+                       "ORDER BY t.file_name").rows()
+    assert [(r["status"], r["files_seen"], r["ingested"], r["already_present"], r["failed"]) for r in runs] == [
+        ("failed_files", 3, 1, 0, 2), ("done", 2, 1, 1, 0)]
+    a, b = runs[0]["run_id"], runs[1]["run_id"]
+    assert a < b  # run ids sort by start
+    assert runs[0]["command"] == "nightly A" and runs[1]["command"] == "tracesql.ingest"
+    assert all(r["ended_at"] > r["started_at"] and r["duration_s"] > 0 and r["error"] is None for r in runs)
+    assert runs[0]["json_bytes"] == first[0].json_bytes > 0
+    by_path = {(f["run_id"], Path(f["path"]).name): f for f in files}
+    assert len(files) == 5
+    assert by_path[(a, "h100_qwen_infer.json.gz")]["trace_id"] == first[0].trace_id
+    assert by_path[(b, "h100_qwen_infer.json.gz")]["status"] == "duplicate"
+    assert by_path[(b, "h100_qwen_infer.json.gz")]["trace_id"] == first[0].trace_id
+    damaged = by_path[(a, "alexnet_truncated_json.json.gz")]
+    assert damaged["status"] == "failed" and damaged["trace_id"] is None
+    assert "truncated trace: the JSON ends inside traceEvents" in damaged["error"]
+    assert by_path[(a, "nowhere.json")]["error"] == f"{missing}: no such file or directory"
+    # each trace's run: the run whose row for it says ingested
+    assert traces == [(b, "h100_bert_small_infer.json.gz", 2551), (a, "h100_qwen_infer.json.gz", 18221)]
+
+
+def test_runs_command_and_exit_status(tmp_path, shared_traces):
+    ds = tmp_path / "ds"
+    cli = tracesql_cli()
+    p = subprocess.run(cli + ["ingest", str(shared_traces / BERT), str(shared_traces / DAMAGED), "--out", str(ds),
+                              "-q"], capture_output=True, text=True)
+    assert p.returncode == 1  # a file failed; the other is ingested
+    p = subprocess.run(cli + ["ingest", str(shared_traces / BERT), "--out", str(ds), "-q"], capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr  # already present is success
+    p = subprocess.run(cli + ["runs", str(ds), "--format", "csv"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("run_id,status,started_utc,duration_s,files_seen,ingested,already_present,failed,")
+    rows = [line.split(",") for line in lines[1:]]
+    assert [r[1] for r in rows] == ["done", "failed_files"]  # newest first
+    assert [r[4:8] for r in rows] == [["1", "0", "1", "0"], ["2", "1", "0", "1"]]
+    first_run = rows[1][0]
+    assert f"ingest {shared_traces / BERT} {shared_traces / DAMAGED} --out {ds} -q" in lines[2]
+    p = subprocess.run(cli + ["runs", str(ds), "--failed", "--format", "json"], capture_output=True, text=True)
+    failed = json.loads(p.stdout)
+    assert [(f["run_id"], Path(f["path"]).name) for f in failed] == [(first_run, "alexnet_truncated_json.json.gz")]
+    assert "rerun with --salvage" in failed[0]["error"]
+    p = subprocess.run(cli + ["runs", str(ds), "--run", first_run, "--format", "csv"], capture_output=True, text=True)
+    assert [line.split(",")[1] for line in p.stdout.splitlines()[1:]] == ["ingested", "failed"]
+    p = subprocess.run(cli + ["runs", str(ds), "--run", "19700101T000000Z-0000"], capture_output=True, text=True)
+    assert p.returncode == 1 and p.stderr.startswith("tracesql: error: no run 19700101T000000Z-0000 in ")
+
+
+def test_a_run_whose_process_died_is_marked_killed(tmp_path, shared_traces):
+    ds = tmp_path / "ds"
+    assert tracesql.ingest([shared_traces / BERT], out=ds)[0].status == "ingested"
+    (rec,) = _runs(ds)
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)
+    stuck = {**rec, "run_id": "20000101T000000Z-dead", "status": "running", "ended_at": None, "duration_s": None,
+             "pid": dead, "files": []}
+    (ds / "runs" / "20000101T000000Z-dead.json").write_text(json.dumps(stuck))
+    live = {**stuck, "run_id": "20000101T000000Z-live", "pid": __import__("os").getpid()}
+    (ds / "runs" / "20000101T000000Z-live.json").write_text(json.dumps(live))
+    assert tracesql.ingest([shared_traces / BERT], out=ds)[0].status == "duplicate"
+    status = {r["run_id"]: r["status"] for r in _runs(ds)}
+    assert status["20000101T000000Z-dead"] == "killed"
+    assert status["20000101T000000Z-live"] == "running"  # its process still runs: left alone
+    assert sorted(status.values()) == ["done", "done", "killed", "running"]
+
+
+def test_a_catalog_that_cannot_be_written_is_the_runs_error(tmp_path, shared_traces):
+    """The traces are published, but an error writing the catalog is not swallowed: it is the run's error."""
+    ds = tmp_path / "ds"
+    assert tracesql.ingest([shared_traces / BERT], out=ds)[0].status == "ingested"
+    # the first trace as an older layout stored it: without a table of today's layout
+    (table,) = (ds / "traces").glob("trace_id=*/cpu_nesting")
+    shutil.rmtree(table)
+    (ds / "catalog.duckdb").unlink()  # as a catalog of another version of the views would be replaced
+    with pytest.raises(DatasetError, match="older table layout"):
+        tracesql.ingest([shared_traces / QWEN], out=ds)
+    assert len(list((ds / "traces").glob("trace_id=*"))) == 2  # published before the catalog
+    last = _runs(ds)[-1]
+    assert last["status"] == "error" and "older table layout" in last["error"]
+    assert [f["status"] for f in last["files"]] == ["ingested"]
