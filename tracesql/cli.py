@@ -71,8 +71,10 @@ def cmd_ingest(args) -> int:
             rules.append(r)
     command = "tracesql " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     # a path that does not exist is a failed file of the run (recorded with it), reported in its place
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be 1 or more")
     results = ingest(args.paths, out=args.out, salvage=args.salvage, quiet=args.quiet, on_result=report,
-                     command=command)
+                     command=command, jobs=args.jobs)
     if not results:
         return _fail("no trace files (*.json, *.json.gz) found in " + ", ".join(args.paths), EXIT_FAILED)
     if len(results) > 1:
@@ -334,12 +336,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     s = sub.add_parser("ingest", help="stream trace files into a dataset of Parquet tables")
-    s.add_argument("paths", nargs="+", metavar="PATH", help="trace files (.json, .json.gz) or directories of them")
+    s.add_argument("paths", nargs="+", metavar="PATH", help="trace files (.json, .json.gz), directories of them, "
+                   "or quoted glob patterns")
     s.add_argument("--out", "-o", default="tracesql_data", metavar="DATASET", help="dataset directory "
                    "(default: ./tracesql_data)")
     s.add_argument("--salvage", action="store_true", help="keep the complete events of truncated or damaged "
                    "files; every skipped event is recorded in ingest_issues")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    s.add_argument("--jobs", "-j", type=int, metavar="N", help="files ingested in parallel by N processes (default: "
+                   "one per core, at most one per file and per GiB of free memory)")
     s.add_argument("--rules", action="append", metavar="CSV", help="add a user category rule file to the dataset "
                    "(DATASET/rules/; see 'Kernel and op categories'); may be repeated")
     s.set_defaults(func=cmd_ingest)

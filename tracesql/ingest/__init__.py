@@ -16,6 +16,8 @@ One file goes through these stages (memory stays flat whatever the file size):
 """
 from __future__ import annotations
 
+import contextlib
+import glob as globlib
 import os
 import shutil
 import tempfile
@@ -36,8 +38,8 @@ from .parse import ParsedTrace, TraceParser, Workers, default_chunk_size
 from .publish import new_staging, publish, published_hash, remove_stale_staging
 from .runs import RunRecord, dataset_lock
 
-__all__ = ["BUILD_MEMORY_LIMIT", "TRACE_SUFFIXES", "IngestResult", "Workers", "find_trace_files", "ingest",
-           "ingest_file"]
+__all__ = ["BUILD_MEMORY_LIMIT", "TRACE_SUFFIXES", "IngestResult", "Workers", "default_jobs", "find_trace_files",
+           "ingest", "ingest_file"]
 
 TRACE_SUFFIXES = (".json", ".json.gz", ".gz")
 
@@ -92,10 +94,17 @@ class IngestResult:
 
 
 def find_trace_files(paths: list[str]) -> list[str]:
-    """Expand directories into the trace files inside them (recursively), sorted."""
+    """Expand directories into the trace files inside them (recursively), sorted, and glob patterns (``*``, ``?``,
+    ``[...]``, ``**``; given quoted, as a scheduled job does) into the paths they match, sorted; a pattern that
+    matches nothing stays as given (and fails as a missing file)."""
     out: list[str] = []
     for p in paths:
         pp = Path(p)
+        if not pp.exists() and any(c in p for c in "*?["):
+            matches = sorted(globlib.glob(p, recursive=True))
+            if matches:
+                out += find_trace_files(matches)
+                continue
         if pp.is_dir():
             for f in sorted(pp.rglob("*")):
                 if f.is_file() and f.name.endswith(TRACE_SUFFIXES) and not f.name.startswith("."):
@@ -315,12 +324,13 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
 def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
            out: str | os.PathLike[str] = "tracesql_data", salvage: bool = False, quiet: bool = True,
            on_result: Callable[[IngestResult], object] | None = None,
-           command: str | None = None) -> list[IngestResult]:
+           command: str | None = None, jobs: int | None = 1) -> list[IngestResult]:
     """Ingest trace files (or directories of them) into the dataset at ``out``.
 
     Bad files do not stop the others: each yields an IngestResult with status 'failed' and a one-line error.
     The run is recorded in the dataset (``ingest_runs``, ``ingest_run_files``; ``command`` is the command line
-    it names, 'tracesql.ingest' by default).
+    it names, 'tracesql.ingest' by default). ``jobs``: processes that ingest files in parallel (None: as many as
+    the machine has cores, see ``default_jobs``); results are reported in the order of the files either way.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [str(paths)]
@@ -340,7 +350,12 @@ def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
             on_result(r)
 
     try:
-        results = _ingest_files(paths, dataset, out, salvage, quiet, record)
+        files = find_trace_files([str(p) for p in paths])
+        n = default_jobs(files) if jobs is None else max(1, min(jobs, len(files)))
+        if n > 1:
+            results = _ingest_parallel(files, dataset, out, salvage, quiet, record, n)
+        else:
+            results = _ingest_files(files, dataset, out, salvage, quiet, record)
     except KeyboardInterrupt:
         run.finish("interrupted", "interrupted (Ctrl-C or SIGTERM)")
         if created:
@@ -407,8 +422,12 @@ def _interrupted(e: BaseException) -> bool:
     return isinstance(e, duckdb.InterruptException) or "interrupted" in str(e).lower()
 
 
-def _ingest_files(paths, dataset: Path, out, salvage: bool, quiet: bool,
-                  on_result: Callable[[IngestResult], object] | None) -> list[IngestResult]:
+def _ingest_files(files: list[str], dataset: Path, out, salvage: bool, quiet: bool,
+                  on_result: Callable[[IngestResult], object] | None, publish_catalog: bool = True,
+                  workers_per_file: int = 2) -> list[IngestResult]:
+    """Ingest ``files`` one after the other (their derived tables built in batches), reporting each result in
+    order; then write init.sql and the catalog (unless ``publish_catalog`` is False: a task of a parallel run,
+    whose parent writes them once)."""
 
     def publish_views() -> None:
         try:
@@ -417,7 +436,6 @@ def _ingest_files(paths, dataset: Path, out, salvage: bool, quiet: bool,
         except OSError as e:
             raise DatasetError(f"{out}: cannot write init.sql ({e.strerror or type(e).__name__})") from None
 
-    files = find_trace_files([str(p) for p in paths])
     results: list[IngestResult] = []
     waiting: list[IngestResult] = []  # results not reported yet: staged traces and the files after them
     batch = Batch(dataset)
@@ -442,14 +460,14 @@ def _ingest_files(paths, dataset: Path, out, salvage: bool, quiet: bool,
             progress.start -= time.time() - batch.staged[0].started  # their reading counts
             progress.phase(BUILD_PHASE)
         try:
-            if any(r.status == "ingested" for r in batch.flush(on_result=report)):
+            if any(r.status == "ingested" for r in batch.flush(on_result=report)) and publish_catalog:
                 publish_views()  # the dataset's init.sql is current after every published batch
         finally:
             if progress is not None:
                 progress.close()
         report()
 
-    workers = Workers(2)
+    workers = Workers(workers_per_file)
     try:
         for f in files:
             try:
@@ -469,8 +487,19 @@ def _ingest_files(paths, dataset: Path, out, salvage: bool, quiet: bool,
     finally:
         batch.close()
         workers.close()
-    publish_views()
-    if any(r.status == "ingested" for r in results):
+    if publish_catalog:
+        _publish_catalog(dataset, out, any(r.status == "ingested" for r in results))
+    return results
+
+
+def _publish_catalog(dataset: Path, out, any_ingested: bool) -> None:
+    """Write init.sql, and the catalog when a trace was added, under the dataset's lock."""
+    try:
+        with dataset_lock(dataset):
+            write_init_sql(dataset)
+    except OSError as e:
+        raise DatasetError(f"{out}: cannot write init.sql ({e.strerror or type(e).__name__})") from None
+    if any_ingested:
         # the views bound once now, so that the first query after the ingest binds nothing; a catalog that cannot
         # be written (traces of an older layout, SQL this DuckDB cannot bind) is the run's error
         try:
@@ -480,4 +509,101 @@ def _ingest_files(paths, dataset: Path, out, salvage: bool, quiet: bool,
             msg = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise DatasetError(f"{out}: the traces are stored, but the dataset's catalog could not be written: "
                                f"{msg}") from None
+
+
+def default_jobs(files: list[str]) -> int:
+    """Processes for a run over ``files`` when none is asked for: one per core, at most one per file, and at most
+    one per GiB of memory available (a large trace's ingest peaks below 1 GiB)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        avail_gib = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / (1 << 30)
+    except (ValueError, OSError, AttributeError):
+        avail_gib = cores
+    return max(1, min(cores, len(files), int(avail_gib)))
+
+
+def _tasks(files: list[str], jobs: int) -> list[list[str]]:
+    """Contiguous groups of files, one task each: at most BATCH_JSON_BYTES of files (a larger file alone) and
+    BATCH_TRACES files, and small enough that every process gets about two tasks (the work stays balanced)."""
+    sizes = [os.path.getsize(f) if os.path.isfile(f) else 0 for f in files]
+    target = max(1, min(BATCH_JSON_BYTES, sum(sizes) // (2 * jobs)))
+    tasks: list[list[str]] = [[]]
+    acc = 0
+    for f, size in zip(files, sizes, strict=True):
+        if tasks[-1] and (acc + size > target or len(tasks[-1]) >= BATCH_TRACES):
+            tasks.append([])
+            acc = 0
+        tasks[-1].append(f)
+        acc += size
+    return tasks
+
+
+def _task_init() -> None:
+    """A task process: Ctrl-C is the parent's to handle (it stops the tasks with SIGTERM, raised here as an
+    interrupt so that a task's work areas are removed on the way out)."""
+    import signal
+
+    def stop(*_):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, stop)
+
+
+def _run_task(files: list[str], dataset: str, salvage: bool, workers: int) -> list[IngestResult]:
+    return _ingest_files(files, Path(dataset), dataset, salvage, True, None, publish_catalog=False,
+                         workers_per_file=workers)
+
+
+def _ingest_parallel(files: list[str], dataset: Path, out, salvage: bool, quiet: bool,
+                     on_result: Callable[[IngestResult], object] | None, jobs: int) -> list[IngestResult]:
+    """Ingest ``files`` in ``jobs`` processes (``_tasks`` groups, each built as one batch), reporting the
+    results in the order of the files; init.sql and the catalog are written once at the end."""
+    import multiprocessing
+    import signal
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+
+    tasks = _tasks(files, jobs)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    per_task_workers = max(1, min(2, cores // jobs))
+    total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+    progress = Progress(f"{len(files)} files", total, enabled=not quiet and total > THRESHOLD_BYTES)
+    done_bytes = 0
+    results: list[IngestResult] = []
+    finished: dict[int, list[IngestResult]] = {}
+    next_task = 0
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_task_init)
+    try:
+        futures: dict[Future, int] = {pool.submit(_run_task, t, str(dataset), salvage, per_task_workers): i
+                                      for i, t in enumerate(tasks)}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                i = futures[fut]
+                try:
+                    finished[i] = fut.result()
+                except Exception as e:  # noqa: BLE001 - a task that died: each of its files fails in one line
+                    if _interrupted(e):
+                        raise KeyboardInterrupt from None
+                    finished[i] = [failed_result(f, e) for f in tasks[i]]
+            while next_task in finished:  # in the order of the files
+                for r in finished.pop(next_task):
+                    results.append(r)
+                    if on_result:
+                        on_result(r)
+                done_bytes += sum(os.path.getsize(f) for f in tasks[next_task] if os.path.isfile(f))
+                progress.update(done_bytes)
+                next_task += 1
+    except BaseException:
+        for proc in list(getattr(pool, "_processes", {}).values()):  # stop the tasks; their work areas go
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, signal.SIGTERM)
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        progress.close()
+    pool.shutdown(wait=True)
+    _publish_catalog(dataset, out, any(r.status == "ingested" for r in results))
     return results

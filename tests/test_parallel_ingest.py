@@ -1,0 +1,105 @@
+"""`tracesql ingest --jobs N`: files ingested by N processes give the dataset a sequential run gives, results in the
+order of the files, one init.sql and catalog at the end; an interrupted parallel run leaves whole traces only."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import tracesql
+from tracesql.dataset import table_statements
+from tracesql.ingest import _tasks, find_trace_files
+from tracesql.schema import TABLES
+
+from .conftest import good_trace_files, tracesql_cli
+
+DLRM = "multirank/dlrm_8rank"
+# columns that differ between two ingests of the same file: when and how long
+VOLATILE = {"traces": ["ingested_at", "ingest_seconds"]}
+
+
+def _content(ds: Path) -> dict[str, list]:
+    """Per table, per trace (by file name): row count and an order-independent hash of the rows."""
+    con = duckdb.connect()
+    for st in table_statements(ds):
+        con.execute(st)
+    out = {}
+    for table in TABLES:
+        drop = ", ".join(VOLATILE.get(table, []))
+        cols = f"* EXCLUDE ({drop})" if drop else "*"
+        out[table] = con.execute(f"""SELECT t.file_name, count(*), sum(hash(x))
+            FROM (SELECT {cols} FROM {table}) x JOIN traces t USING (trace_id)
+            GROUP BY ALL ORDER BY ALL""").fetchall()
+    con.close()
+    return out
+
+
+def test_parallel_ingest_equals_sequential(tmp_path, shared_traces):
+    files = find_trace_files([str(shared_traces / DLRM)])
+    assert len(files) == 8
+    seq = tracesql.ingest(files, out=tmp_path / "seq", jobs=1)
+    par = tracesql.ingest(files, out=tmp_path / "par", jobs=2)
+    assert [r.status for r in par] == ["ingested"] * 8
+    assert [r.path for r in par] == files  # reported in the order of the files
+    assert [(r.trace_id, r.rank, r.events_read, r.row_counts) for r in par] == \
+        [(r.trace_id, r.rank, r.events_read, r.row_counts) for r in seq]
+    assert [r.rank for r in par] == list(range(8))
+    a, b = _content(tmp_path / "seq"), _content(tmp_path / "par")
+    assert a == b
+    assert len(a["kernels"]) == 8 and all(n > 0 for _, n, _ in a["kernels"])
+    # one run recorded, with every file
+    (run,) = [json.loads(p.read_text()) for p in (tmp_path / "par" / "runs").glob("*.json")]
+    assert (run["status"], run["files_seen"], run["ingested"]) == ("done", 8, 8)
+    assert [f["path"] for f in run["files"]] == files
+    # the dataset opens without binding anything new: its catalog was written at the end
+    with tracesql.open(tmp_path / "par") as d:
+        assert d.sql("SELECT count(*) AS n FROM traces")["n"][0] == 8
+    assert not list((tmp_path / "par" / ".staging").iterdir())
+
+
+def test_tasks_are_contiguous_and_balanced(tmp_path):
+    files = []
+    for i, size in enumerate([10, 10, 10, 10, 10, 10, 100, 10]):
+        f = tmp_path / f"{i}.json"
+        f.write_bytes(b" " * size)
+        files.append(str(f))
+    tasks = _tasks(files, 2)
+    assert [f for t in tasks for f in t] == files
+    # target = 170 // 4 = 42 bytes: groups of four small files, the large file alone
+    assert [len(t) for t in tasks] == [4, 2, 1, 1]
+
+
+def test_glob_patterns_are_expanded(tmp_path, shared_traces):
+    pattern = str(shared_traces / DLRM / "rank[0-2].json.gz")
+    assert [Path(f).name for f in find_trace_files([pattern])] == ["rank0.json.gz", "rank1.json.gz", "rank2.json.gz"]
+    nothing = str(tmp_path / "none*.json")
+    assert find_trace_files([nothing]) == [nothing]  # fails later as a missing file
+
+
+@pytest.mark.slow
+def test_interrupted_parallel_run_leaves_whole_traces(tmp_path, shared_traces):
+    files = [str(shared_traces / f) for f in good_trace_files()]
+    ds = tmp_path / "ds"
+    p = subprocess.Popen(tracesql_cli() + ["ingest", *files, "--out", str(ds), "-q", "--jobs", "2"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not list((ds / "traces").glob("trace_id=*")):
+        time.sleep(0.05)  # interrupt once some trace is published, while others are in flight
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, (out, err)
+    assert err.strip().splitlines()[-1] == "tracesql: interrupted"
+    published = list((ds / "traces").glob("trace_id=*"))
+    assert 0 < len(published) < len(files)
+    assert not list((ds / ".staging").iterdir())  # the tasks removed their work areas
+    (run,) = [json.loads(x.read_text()) for x in (ds / "runs").glob("*.json")]
+    assert run["status"] == "interrupted"
+    # what was published is whole: a later run completes the dataset, adding each remaining file once
+    r = tracesql.ingest(files, out=ds, jobs=2)
+    assert sum(x.status == "duplicate" for x in r) == len(published)
+    assert sum(x.status == "ingested" for x in r) == len(files) - len(published)
