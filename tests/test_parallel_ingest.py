@@ -14,6 +14,7 @@ import pytest
 import tracesql
 from tracesql.dataset import table_statements
 from tracesql.ingest import _tasks, find_trace_files
+from tracesql.ingest.executors import EXIT_ONCE_ENV
 from tracesql.schema import TABLES
 
 from .conftest import good_trace_files, tracesql_cli
@@ -103,3 +104,25 @@ def test_interrupted_parallel_run_leaves_whole_traces(tmp_path, shared_traces):
     r = tracesql.ingest(files, out=ds, jobs=2)
     assert sum(x.status == "duplicate" for x in r) == len(published)
     assert sum(x.status == "ingested" for x in r) == len(files) - len(published)
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_equals_sequential_and_survives_a_killed_worker(tmp_path, shared_traces, monkeypatch):
+    """A Dask LocalCluster (2 workers, 1 thread each, loopback) ingests the 8 ranks of a job into the same tables as
+    a sequential run; the first task to stage a trace kills its worker process (os._exit), Dask retries the task
+    elsewhere, and every trace ends up present once with no work area left."""
+    files = find_trace_files([str(shared_traces / DLRM)])
+    tracesql.ingest(files, out=tmp_path / "seq", jobs=1)
+    marker = tmp_path / "exited-once"
+    monkeypatch.setenv(EXIT_ONCE_ENV, str(marker))
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    ds = tmp_path / "dask"
+    res = tracesql.ingest(files, out=ds, jobs=2, executor="dask")
+    assert marker.exists()  # a worker did die mid-task
+    assert [r.path for r in res] == files
+    assert sorted(r.status for r in res) == ["ingested"] * 8
+    assert _content(tmp_path / "seq") == _content(ds)
+    assert len(list((ds / "traces").glob("trace_id=*"))) == 8
+    assert not list((ds / ".staging").iterdir())
+    (run,) = [json.loads(p.read_text()) for p in (ds / "runs").glob("*.json")]
+    assert (run["status"], run["ingested"], run["already_present"], run["failed"]) == ("done", 8, 0, 0)

@@ -73,8 +73,11 @@ def cmd_ingest(args) -> int:
     # a path that does not exist is a failed file of the run (recorded with it), reported in its place
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
+    if (args.scheduler or args.scheduler_file) and args.executor != "dask":
+        raise UsageError("--scheduler and --scheduler-file go with --executor dask")
     results = ingest(args.paths, out=args.out, salvage=args.salvage, quiet=args.quiet, on_result=report,
-                     command=command, jobs=args.jobs)
+                     command=command, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+                     scheduler_file=args.scheduler_file)
     if not results:
         return _fail("no trace files (*.json, *.json.gz) found in " + ", ".join(args.paths), EXIT_FAILED)
     if len(results) > 1:
@@ -345,6 +348,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     s.add_argument("--jobs", "-j", type=int, metavar="N", help="files ingested in parallel by N processes (default: "
                    "one per core, at most one per file and per GiB of free memory)")
+    s.add_argument("--executor", choices=("processes", "dask"), default="processes",
+                   help="where the files go: processes on this machine (default) or a Dask cluster (the scheduler "
+                   "of --scheduler, --scheduler-file or DASK_SCHEDULER_ADDRESS, else a local cluster of --jobs "
+                   "workers; pip install 'tracesql[dask]')")
+    s.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://head:8786")
+    s.add_argument("--scheduler-file", metavar="FILE", help="Dask scheduler file (dask scheduler "
+                   "--scheduler-file FILE, as on SLURM)")
     s.add_argument("--rules", action="append", metavar="CSV", help="add a user category rule file to the dataset "
                    "(DATASET/rules/; see 'Kernel and op categories'); may be repeated")
     s.set_defaults(func=cmd_ingest)

@@ -16,7 +16,6 @@ One file goes through these stages (memory stays flat whatever the file size):
 """
 from __future__ import annotations
 
-import contextlib
 import glob as globlib
 import os
 import shutil
@@ -33,6 +32,7 @@ from ..dataset import ensure_catalog, write_init_sql
 from ..errors import DatasetError, TraceError
 from ..progress import THRESHOLD_BYTES, Progress, estimate_json_bytes
 from .derive import BATCH_TRACES, BUILD_MEMORY_LIMIT, build_derived
+from .executors import EXECUTORS, Pool, exit_once_if_asked, run_task
 from .finalize import FinishedTrace, PreparedTrace, complete, prepare, rules_dir
 from .parse import ParsedTrace, TraceParser, Workers, default_chunk_size
 from .publish import new_staging, publish, published_hash, remove_stale_staging
@@ -307,6 +307,7 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
             res.status = "duplicate"
             return res
         staged = True
+        exit_once_if_asked()
         if own_batch:
             progress.phase(BUILD_PHASE)
             return b.flush(strict=True)[0]
@@ -324,14 +325,19 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
 def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
            out: str | os.PathLike[str] = "tracesql_data", salvage: bool = False, quiet: bool = True,
            on_result: Callable[[IngestResult], object] | None = None,
-           command: str | None = None, jobs: int | None = 1) -> list[IngestResult]:
+           command: str | None = None, jobs: int | None = 1, executor: str = "processes",
+           scheduler: str | None = None, scheduler_file: str | None = None) -> list[IngestResult]:
     """Ingest trace files (or directories of them) into the dataset at ``out``.
 
     Bad files do not stop the others: each yields an IngestResult with status 'failed' and a one-line error.
     The run is recorded in the dataset (``ingest_runs``, ``ingest_run_files``; ``command`` is the command line
     it names, 'tracesql.ingest' by default). ``jobs``: processes that ingest files in parallel (None: as many as
     the machine has cores, see ``default_jobs``); results are reported in the order of the files either way.
+    ``executor``: 'processes' (this machine) or 'dask' (a Dask cluster: ``scheduler`` address or
+    ``scheduler_file``, else DASK_SCHEDULER_ADDRESS, else a LocalCluster of ``jobs`` workers; executors.py).
     """
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}")
     if isinstance(paths, (str, os.PathLike)):
         paths = [str(paths)]
     dataset = Path(out)
@@ -352,8 +358,9 @@ def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     try:
         files = find_trace_files([str(p) for p in paths])
         n = default_jobs(files) if jobs is None else max(1, min(jobs, len(files)))
-        if n > 1:
-            results = _ingest_parallel(files, dataset, out, salvage, quiet, record, n)
+        if executor == "dask" or n > 1:
+            results = _ingest_parallel(files, dataset, out, salvage, quiet, record, n, executor, scheduler,
+                                       scheduler_file)
         else:
             results = _ingest_files(files, dataset, out, salvage, quiet, record)
     except KeyboardInterrupt:
@@ -538,72 +545,50 @@ def _tasks(files: list[str], jobs: int) -> list[list[str]]:
     return tasks
 
 
-def _task_init() -> None:
-    """A task process: Ctrl-C is the parent's to handle (it stops the tasks with SIGTERM, raised here as an
-    interrupt so that a task's work areas are removed on the way out)."""
-    import signal
-
-    def stop(*_):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, stop)
-
-
-def _run_task(files: list[str], dataset: str, salvage: bool, workers: int) -> list[IngestResult]:
-    return _ingest_files(files, Path(dataset), dataset, salvage, True, None, publish_catalog=False,
-                         workers_per_file=workers)
-
-
 def _ingest_parallel(files: list[str], dataset: Path, out, salvage: bool, quiet: bool,
-                     on_result: Callable[[IngestResult], object] | None, jobs: int) -> list[IngestResult]:
-    """Ingest ``files`` in ``jobs`` processes (``_tasks`` groups, each built as one batch), reporting the
-    results in the order of the files; init.sql and the catalog are written once at the end."""
-    import multiprocessing
-    import signal
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-
-    tasks = _tasks(files, jobs)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    per_task_workers = max(1, min(2, cores // jobs))
-    total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
-    progress = Progress(f"{len(files)} files", total, enabled=not quiet and total > THRESHOLD_BYTES)
-    done_bytes = 0
-    results: list[IngestResult] = []
-    finished: dict[int, list[IngestResult]] = {}
-    next_task = 0
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_task_init)
+                     on_result: Callable[[IngestResult], object] | None, jobs: int, executor: str = "processes",
+                     scheduler: str | None = None, scheduler_file: str | None = None) -> list[IngestResult]:
+    """Ingest ``files`` as ``_tasks`` groups (each built as one batch) on ``executor`` (executors.py), reporting
+    the results in the order of the files; init.sql and the catalog are written once at the end."""
+    dataset = dataset.resolve()  # the workers may run elsewhere, on a filesystem shared at the same path
+    pool = Pool(executor, jobs, scheduler, scheduler_file)
+    futures: list = []
     try:
-        futures: dict[Future, int] = {pool.submit(_run_task, t, str(dataset), salvage, per_task_workers): i
-                                      for i, t in enumerate(tasks)}
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                i = futures[fut]
+        slots = pool.workers
+        tasks = _tasks(files, slots)
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        per_task_workers = 1 if executor == "dask" else max(1, min(2, cores // slots))
+        total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+        progress = Progress(f"{len(files)} files", total, enabled=not quiet and total > THRESHOLD_BYTES)
+        done_bytes = 0
+        results: list[IngestResult] = []
+        finished: dict[int, list[IngestResult]] = {}
+        next_task = 0
+        try:
+            futures = [pool.submit(run_task, t, str(dataset), salvage, per_task_workers) for t in tasks]
+            index = {id(f): i for i, f in enumerate(futures)}
+            for fut in pool.as_completed(futures):
+                i = index[id(fut)]
                 try:
                     finished[i] = fut.result()
-                except Exception as e:  # noqa: BLE001 - a task that died: each of its files fails in one line
+                except Exception as e:  # noqa: BLE001 - a task that failed for good: each of its files fails
                     if _interrupted(e):
                         raise KeyboardInterrupt from None
                     finished[i] = [failed_result(f, e) for f in tasks[i]]
-            while next_task in finished:  # in the order of the files
-                for r in finished.pop(next_task):
-                    results.append(r)
-                    if on_result:
-                        on_result(r)
-                done_bytes += sum(os.path.getsize(f) for f in tasks[next_task] if os.path.isfile(f))
-                progress.update(done_bytes)
-                next_task += 1
+                while next_task in finished:  # in the order of the files
+                    for r in finished.pop(next_task):
+                        results.append(r)
+                        if on_result:
+                            on_result(r)
+                    done_bytes += sum(os.path.getsize(f) for f in tasks[next_task] if os.path.isfile(f))
+                    progress.update(done_bytes)
+                    next_task += 1
+        finally:
+            progress.close()
     except BaseException:
-        for proc in list(getattr(pool, "_processes", {}).values()):  # stop the tasks; their work areas go
-            with contextlib.suppress(OSError):
-                os.kill(proc.pid, signal.SIGTERM)
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.stop(futures)
         raise
     finally:
-        progress.close()
-    pool.shutdown(wait=True)
+        pool.close()
     _publish_catalog(dataset, out, any(r.status == "ingested" for r in results))
     return results

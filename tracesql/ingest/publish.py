@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import socket
 import uuid
 from pathlib import Path
 
@@ -84,8 +85,11 @@ def remove_stale_staging(dataset: Path) -> None:
     longer exists."""
     staging_root = dataset / ".staging"
     if staging_root.is_dir():
+        host = socket.gethostname()
         for d in staging_root.iterdir():
-            pid = d.name.split("-", 1)[0]
+            pid, _, rest = d.name.partition("-")
+            if "@" in rest and rest.split("@", 1)[1] != host:
+                continue  # another machine's (a dataset on a shared filesystem): its processes are not seen here
             if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
                 shutil.rmtree(d, ignore_errors=True)
     for f in dataset.glob(".init.sql.*"):
@@ -95,10 +99,11 @@ def remove_stale_staging(dataset: Path) -> None:
 
 
 def new_staging(dataset: Path) -> Path:
-    """A new, empty work area of this process in ``dataset``."""
+    """A new, empty work area of this process in ``dataset``: ``<pid>-<random>@<host>`` (the host, as a dataset on
+    a shared filesystem is written by several machines: only those of this host are checked for a dead process)."""
     staging_root = dataset / ".staging"
     staging_root.mkdir(parents=True, exist_ok=True)
-    staging = staging_root / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    staging = staging_root / f"{os.getpid()}-{uuid.uuid4().hex[:12]}@{socket.gethostname()}"
     staging.mkdir()
     return staging
 
