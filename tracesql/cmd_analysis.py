@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .output import DATASET_HELP
+from .output import DATASET_HELP, EmptySelection
 
 
 def _open(path):
@@ -126,8 +126,20 @@ def cmd_report(args) -> int:
     from . import report
 
     fmt = args.format or ("csv" if args.out else "table")
-    with _open(args.dataset) as ds:
-        written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace, wide=args.wide)
+    if args.since:  # the traces ingested by that run and the runs after it, opened on their own
+        from .dataset import Dataset
+
+        with _open(args.dataset) as ds:
+            ids = [r[0] for r in ds.con.execute("""SELECT DISTINCT trace_id FROM ingest_run_files
+                WHERE status = 'ingested' AND run_id >= $run ORDER BY trace_id""", {"run": args.since}).fetchall()]
+        if not ids:
+            raise EmptySelection(f"no traces ingested by run {args.since} or later in {args.dataset}")
+        with Dataset(args.dataset, trace_ids=ids) as ds:
+            written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace, wide=args.wide)
+    else:
+        with _open(args.dataset) as ds:
+            written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace,
+                                    wide=args.wide)
     for p in written:
         print(p, file=sys.stderr)
     return 0
@@ -225,6 +237,8 @@ def register(subparsers) -> None:
                         "with --out the default is csv")
     s.add_argument("--out", metavar="DIR", help="write one file per section into DIR (a sub-folder per trace when "
                    "there are several)")
+    s.add_argument("--since", metavar="RUN_ID", help="only the traces ingested by this run and the runs after it "
+                   "(tracesql runs DATASET lists them)")
     s.add_argument("--wide", "-w", action="store_true", help="print the tables whole (no column left out, no name "
                    "shortened to fit the terminal)")
     s.set_defaults(func=cmd_report)

@@ -38,15 +38,20 @@ def _quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def table_statements(dataset: Path) -> list[str]:
+def table_statements(dataset: Path, trace_ids: list[str] | None = None) -> list[str]:
     """CREATE VIEW statements for the stored tables, with absolute paths, and for the dataset's user rule
-    files (``_dataset_rule_files``, read by sql/categories/rules.sql): everything that names the dataset."""
+    files (``_dataset_rule_files``, read by sql/categories/rules.sql): everything that names the dataset.
+    ``trace_ids``: the tables hold only these traces (their directories are named, nothing else is listed)."""
     root = Path(dataset).resolve()
     tdir = root / "traces"
     has_traces = any(tdir.glob("trace_id=*/traces/*.parquet")) if tdir.is_dir() else False
     out = []
     for table in TABLES:
-        if has_traces and any(tdir.glob(f"trace_id=*/{table}/*.parquet")):
+        if trace_ids is not None:
+            globs = ", ".join(_quote(f"{tdir}/trace_id={t}/{table}/*.parquet") for t in trace_ids)
+            out.append(f"CREATE OR REPLACE VIEW {table} AS SELECT trace_id, * EXCLUDE (trace_id) FROM read_parquet("
+                       f"[{globs}], hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}});")
+        elif has_traces and any(tdir.glob(f"trace_id=*/{table}/*.parquet")):
             glob = _quote(f"{tdir}/trace_id=*/{table}/*.parquet")
             out.append(f"CREATE OR REPLACE VIEW {table} AS SELECT trace_id, * EXCLUDE (trace_id) FROM read_parquet("
                        f"{glob}, hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}});")
@@ -287,12 +292,16 @@ class Dataset:
     ``ds.sql(query)`` returns a polars DataFrame; ``ds.con`` is the DuckDB connection for power users.
     """
 
-    def __init__(self, path, threads: int | None = None):
+    def __init__(self, path, threads: int | None = None, trace_ids: list[str] | None = None):
         self.path = Path(path)
+        self._scratch: Path | None = None
         if not (self.path / "traces").is_dir():
             what = "no such directory" if not self.path.exists() else "not a tracesql dataset (no traces/ folder)"
             raise DatasetError(f"{path}: {what}; create one with `tracesql ingest TRACE --out {path}`")
         config: dict[str, str | bool | int | float | list[str]] = {"threads": threads} if threads else {}
+        if trace_ids is not None:
+            self._open_traces(list(trace_ids), config)
+            return
         stmts = catalog_statements(self.path)
         self.con = _open_catalog(self.path, stmts, config)
         if self.con is None:
@@ -312,6 +321,34 @@ class Dataset:
             if _layout_mismatch(self.con, self.path):
                 _raise_stale(self.path)
         # Every query reads the footers of all Parquet parts it scans; keep them cached for the connection.
+        self.con.execute("SET parquet_metadata_cache = true")
+        self.con.execute(ASOF_AS_JOIN)
+
+    def _open_traces(self, trace_ids: list[str], config: dict) -> None:
+        """Open only the traces ``trace_ids`` (a task of a batch job over an archive): a private copy of the
+        shared template of analysis views (nothing is bound but the table views) whose tables read only these
+        traces' directories; the dataset's catalog is neither read nor written."""
+        missing = [t for t in trace_ids if not (self.path / "traces" / f"trace_id={t}").is_dir()]
+        if missing or not trace_ids:
+            raise DatasetError(f"{self.path}: no trace {missing[0] if missing else '(none given)'} in the dataset")
+        tables = table_statements(self.path, trace_ids)
+        analysis = analysis_statements()
+        template = _catalog_template(analysis)
+        self.con = None
+        if template is not None:
+            self._scratch = cache_dir() / f".open-{os.getpid()}-{uuid.uuid4().hex[:8]}.duckdb"
+            try:
+                shutil.copyfile(template, self._scratch)
+                self.con = duckdb.connect(str(self._scratch), config=config)
+                for st in tables:
+                    self.con.execute(st)
+            except (OSError, duckdb.Error):
+                self.close()
+                self.con = None
+        if self.con is None:
+            self.con = duckdb.connect(config=config)
+            for st in tables + analysis:
+                self.con.execute(st)
         self.con.execute("SET parquet_metadata_cache = true")
         self.con.execute(ASOF_AS_JOIN)
 
@@ -373,7 +410,12 @@ class Dataset:
                     top=top, verbose=verbose, kernel_wait_us=kernel_wait_us, step=step)
 
     def close(self) -> None:
-        self.con.close()
+        if self.con is not None:
+            self.con.close()
+        if self._scratch is not None:  # the private copy of the views made by _open_traces
+            self._scratch.unlink(missing_ok=True)
+            Path(f"{self._scratch}.wal").unlink(missing_ok=True)
+            self._scratch = None
 
     def __enter__(self):
         return self
@@ -382,5 +424,8 @@ class Dataset:
         self.close()
 
 
-def open(path, threads: int | None = None) -> Dataset:  # noqa: A001 - mirrors tracesql.open(DATASET)
-    return Dataset(path, threads=threads)
+def open(path, threads: int | None = None,  # noqa: A001 - mirrors tracesql.open(DATASET)
+         trace_ids: list[str] | None = None) -> Dataset:
+    """Open a dataset. ``trace_ids``: only these traces, without reading or writing the dataset's catalog (cheap
+    whatever the dataset's size: for per-trace tasks of a batch job)."""
+    return Dataset(path, threads=threads, trace_ids=trace_ids)

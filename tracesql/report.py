@@ -10,7 +10,9 @@ Styles:
              comm_comp_overlap: HTA's file names, columns and definitions
 
 Peer-style sections are per trace: with several traces and --out, each trace gets a sub-folder named
-after its file. A section whose views are not defined in this installation is skipped with a note.
+after its file. A native report of several traces starts with traces_overview, kernels_across_traces and
+ops_across_traces (the traces side by side), written whole at the top of --out. A section whose views are not
+defined in this installation is skipped with a note.
 """
 from __future__ import annotations
 
@@ -82,6 +84,13 @@ def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
             WHERE o.trace_id IN {inn} ORDER BY trace, o.bin""")
     return out
 
+
+# Native sections over all the traces of a report (sql/gpu/across_traces.sql), written whole at the top of --out.
+ACROSS_TRACES = {
+    "traces_overview": "SELECT * FROM traces_overview ORDER BY trace",
+    "kernels_across_traces": "SELECT * FROM kernels_across_traces ORDER BY total_ms DESC, name LIMIT 200",
+    "ops_across_traces": "SELECT * FROM ops_across_traces ORDER BY kernel_time_ms DESC, op_name LIMIT 200",
+}
 
 # Peer sections: (file name, view, ORDER BY) per style; the view has trace_id first, dropped on output.
 TRACELENS = [
@@ -156,6 +165,9 @@ def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str
     analysis.materialize(ds, materialized_views(style), ids if trace is not None else None)
     out: list[tuple[str, str | None, pl.DataFrame]] = []
     if style == "native":
+        if len(ids) > 1 and analysis.has_view(ds, "traces_overview"):  # several traces: side by side first
+            for name, query in ACROSS_TRACES.items():
+                out.append((name, None, _q(ds, query)))
         for name, fn in _native_sections(ds, ids, trace).items():
             df = fn()
             if name == "gap_histogram":
@@ -197,11 +209,12 @@ def _per_trace(sections) -> list[tuple[str, str | None, pl.DataFrame]]:
     """Sections split by trace: a native section (all traces in one frame, with trace_id and trace columns)
     becomes one frame per trace; the peer sections are per trace already."""
     labels = sorted({t for _, t, _ in sections if t is not None}
-                    | {x for _, t, df in sections if t is None and "trace" in df.columns
+                    | {x for name, t, df in sections
+                       if t is None and "trace" in df.columns and name not in ACROSS_TRACES
                        for x in df.get_column("trace").unique().to_list() if x is not None})
     out = []
     for name, trace, df in sections:
-        if trace is not None or "trace" not in df.columns:
+        if trace is not None or "trace" not in df.columns or name in ACROSS_TRACES:
             out.append((name, trace, df))
             continue
         for label in labels:

@@ -1,0 +1,87 @@
+"""A dataset of many traces: per-trace opening without the catalog, the traces side by side in the report, and a
+report restricted to the traces recent runs added (--since)."""
+from __future__ import annotations
+
+import csv
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import tracesql
+from tracesql import DatasetError
+from tracesql.ingest import find_trace_files
+
+from .conftest import tracesql_cli
+
+DLRM = "multirank/dlrm_8rank"
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory, shared_traces) -> tuple[Path, list[str], list]:
+    """The 8 ranks of a job ingested in two runs (ranks 0-5, then 6-7): (dataset, run ids, trace ids by rank)."""
+    ds = tmp_path_factory.mktemp("archive") / "ds"
+    files = find_trace_files([str(shared_traces / DLRM)])
+    first = tracesql.ingest(files[:6], out=ds)
+    second = tracesql.ingest(files, out=ds)
+    assert [r.status for r in second] == ["duplicate"] * 6 + ["ingested"] * 2
+    runs = sorted(p.stem for p in (ds / "runs").glob("*.json"))
+    return ds, runs, [r.trace_id for r in first] + [r.trace_id for r in second[6:]]
+
+
+def test_open_only_some_traces(job):
+    ds, _, ids = job
+    catalog = ds / "catalog.duckdb"
+    before = catalog.stat().st_mtime_ns
+    with tracesql.open(ds) as full:
+        per_trace = dict(full.sql("SELECT trace_id, count(*) AS n FROM kernels GROUP BY ALL").rows())
+        busy = dict(full.sql("SELECT trace_id, busy_ns FROM gpu_timeline WHERE pooled").rows())
+    with tracesql.open(ds, trace_ids=ids[2:4]) as part:
+        got = dict(part.sql("SELECT trace_id, count(*) AS n FROM kernels GROUP BY ALL").rows())
+        assert got == {t: per_trace[t] for t in ids[2:4]}
+        # the analysis views read only these traces, with the same numbers
+        assert dict(part.sql("SELECT trace_id, busy_ns FROM gpu_timeline WHERE pooled").rows()) == \
+            {t: busy[t] for t in ids[2:4]}
+        assert part.sql("SELECT count(*) AS n FROM traces")["n"][0] == 2
+    assert catalog.stat().st_mtime_ns == before  # neither read nor written
+    assert not list(tracesql.dataset.cache_dir().glob(".open-*"))  # the private copy is gone with the connection
+    with pytest.raises(DatasetError, match="no trace 0123456789abcdef in the dataset"):
+        tracesql.open(ds, trace_ids=["0123456789abcdef"])
+
+
+def test_report_of_many_traces_starts_side_by_side(job, tmp_path):
+    ds, _, ids = job
+    out = tmp_path / "rep"
+    p = subprocess.run(tracesql_cli() + ["report", str(ds), "--out", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    with open(out / "traces_overview.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["trace"] for r in rows] == [f"rank{i}.json.gz" for i in range(8)]
+    assert sorted(r["trace_id"] for r in rows) == sorted(ids)
+    assert {r["rank"] for r in rows} == {str(i) for i in range(8)}
+    assert len([d for d in out.iterdir() if d.is_dir()]) == 8  # one folder per trace besides
+    with tracesql.open(ds) as d:
+        total_ms = d.sql("SELECT sum(total_ns) / 1e6 AS t FROM kernel_summary")["t"][0]
+        busy = dict(d.sql("SELECT trace_id, busy_pct FROM gpu_timeline WHERE pooled").rows())
+    with open(out / "kernels_across_traces.csv") as f:
+        kernels = list(csv.DictReader(f))
+    assert sum(float(k["total_ms"]) for k in kernels) == pytest.approx(total_ms, rel=1e-9)
+    assert sum(float(k["share_pct"]) for k in kernels) == pytest.approx(100.0, rel=1e-9)
+    nccl = [k for k in kernels if k["name"].startswith("ncclKernel_AllReduce")]
+    assert len(nccl) == 1 and nccl[0]["n_traces"] == "8"
+    assert {r["trace_id"]: float(r["busy_pct"]) for r in rows} == pytest.approx(busy)
+
+
+def test_report_since_a_run(job, tmp_path):
+    ds, runs, ids = job
+    out = tmp_path / "since"
+    p = subprocess.run(tracesql_cli() + ["report", str(ds), "--since", runs[1], "--out", str(out)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    with open(out / "traces_overview.csv") as f:
+        assert sorted(r["trace_id"] for r in csv.DictReader(f)) == sorted(ids[6:])
+    assert len([d for d in out.iterdir() if d.is_dir()]) == 2
+    p = subprocess.run(tracesql_cli() + ["report", str(ds), "--since", "29990101T000000Z"], capture_output=True,
+                       text=True)
+    assert p.returncode == 1
+    assert p.stderr.startswith("tracesql: error: no traces ingested by run 29990101T000000Z or later in ")
