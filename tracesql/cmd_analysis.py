@@ -127,7 +127,8 @@ def cmd_report(args) -> int:
 
     fmt = args.format or ("csv" if args.out else "table")
     with _open(args.dataset) as ds:
-        written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace, wide=args.wide)
+        written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace, wide=args.wide,
+                                by_module=args.group_by_parent_module)
     for p in written:
         print(p, file=sys.stderr)
     return 0
@@ -220,6 +221,9 @@ def register(subparsers) -> None:
     _trace_arg(s)
     s.add_argument("--style", choices=["native", "tracelens", "hta"], default="native",
                    help="native (tracesql's definitions, the default), or TraceLens's or HTA's sections")
+    s.add_argument("--group-by-parent-module", action="store_true",
+                   help="with --style tracelens: TraceLens's inference report with --group_by_parent_module "
+                        "(ops_summary, ops_summary_by_category and ops_unique_args per parent nn.Module too)")
     s.add_argument("--format", "-f", choices=["table", "csv", "json"], default=None,
                    help="table (printed, the default), csv or json (printed: one JSON object keyed by section); "
                         "with --out the default is csv")
