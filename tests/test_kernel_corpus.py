@@ -304,3 +304,14 @@ def test_cli_unmatched_on_the_check_set(corpus, tmp_path, capsys):
     assert sorted(r["name"] for r in listed) == sorted(n for n in check if got[n][0] == "other") == ["asm_rsqrt"]
     assert sum(float(r["pct"]) for r in listed) == pytest.approx(100 / 198, abs=0.01)
     assert len(listed) <= 0.01 * len(check)
+
+
+def test_rocm_kd_suffix_changes_no_category():
+    """ROCm kernel symbols carry a `.kd` suffix (kernel descriptor) in ROCm traces: a rule anchored at the end of
+    a name allows it, so the same kernel gets the same category on both vendors."""
+    names = ["reduce_segments", "reduce_segments.kd", "triton_red_fused_native_layer_norm_16",
+             "triton_red_fused_native_layer_norm_16.kd", "Cijk_Ailk_Bljk_BBS_BH_MT64x256x32_MI16x16x16x1",
+             "Cijk_Ailk_Bljk_BBS_BH_MT64x256x32_MI16x16x16x1.kd"]
+    got = classify(names)
+    assert [got[n][:2] for n in names] == [("attention_fwd", "paged")] * 2 + [("norm", "inductor")] * 2 \
+        + [("GEMM", "tensile")] * 2

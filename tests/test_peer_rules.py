@@ -219,3 +219,51 @@ def test_tracelens_op_rules_equal_tracelens_registry_entry_by_entry():
     assert len(exact) == len(reg) == 292
     assert got["aten::upsample_nearest1d"] == "elementwise"
     assert got["sglang_profiler::attention_paged_attention_ragged"] == "InferenceAttention"
+
+
+def test_tracelens_gpu_timeline_buckets_follow_event_category():
+    """TraceLens/TreePerf/gpu_event_analyser.py (GPUEventAnalyser): a gpu_memcpy event is memcpy; a *kernel* event
+    named like a ROCm 7.1 rocclr copy (TraceEventUtils._ROCM_LEGACY_MEMCPY_NAMES, re.match, anchored at both ends)
+    is memcpy and one named like its fill (_ROCM_LEGACY_MEMSET_NAMES) computation; then nccl / rccl /
+    cross_device_reduce anywhere in the name (is_communication_string, case-blind) is communication; everything
+    else computation. A gpu_memset event never takes the copy bucket."""
+    import duckdb
+
+    from tracesql import dataset as dsmod
+    from tracesql import sqlmodules
+
+    cases = {
+        ("kernel", "__amd_rocclr_copyBuffer.kd"): "memcpy",
+        ("kernel", "MEMORY_COPY_DEVICE_TO_HOST"): "memcpy",
+        ("kernel", "__amd_rocclr_copyBufferRectAligned"): "memcpy",
+        ("kernel", "__amd_rocclr_copyBuffer.kd_rccl"): "communication",
+        ("gpu_memset", "__amd_rocclr_copyBuffer.kd"): "computation",
+        ("kernel", "__amd_rocclr_fillBufferAligned.kd"): "computation",
+        ("kernel", "__amd_rocclr_fillBufferAligned_rccl"): "communication",
+        ("gpu_memcpy", "Memcpy DtoD (Device -> Device)"): "memcpy",
+        ("gpu_memset", "Memset (Device)"): "computation",
+        ("kernel", "void rcclGenericKernel<1>(ncclDevComm*)"): "communication",
+        ("kernel", "void vllm::cross_device_reduce_1stage<__hip_bfloat16, 8>"): "communication",
+        ("kernel", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"): "communication",
+        ("kernel", "Cijk_Ailk_Bljk_BBS_BH_MT64x256x32_MI16x16x16x1"): "computation",
+        ("cuda_sync", "Context Sync"): "ignored",
+    }
+    con = duckdb.connect()
+    try:
+        for st in dsmod._empty_table_statements():
+            con.execute(st)
+        for st in sqlmodules.module_statements(sqlmodules.load_order(["categories/rules"])):
+            con.execute(st)
+        con.execute("CREATE TEMP TABLE n (cat VARCHAR, name VARCHAR)")
+        con.executemany("INSERT INTO n VALUES (?, ?)", [list(k) for k in cases])
+        got = {(c, n): k for c, n, k in con.execute("""
+            SELECT n.cat, n.name, r.category FROM n
+            LEFT JOIN category_rules r
+              ON r.ruleset = 'tracelens' AND r.applies_to = 'kernel' AND (r.event_cat IS NULL OR r.event_cat = n.cat)
+             AND regexp_matches(n.name, r.pattern)
+            QUALIFY row_number() OVER (PARTITION BY n.cat, n.name
+                                       ORDER BY _rule_precedence(r.priority, r.source, r.file, r.line_no)) = 1
+            """).fetchall()}
+    finally:
+        con.close()
+    assert got == cases
