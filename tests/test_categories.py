@@ -112,10 +112,11 @@ HAND_CHECKED = {
     "ncclKernel_Broadcast_RING_LL_Sum_int8_t": ("communication", "broadcast"),
     "void (anonymous namespace)::multimem_all_reduce_kernel<": ("communication", "all_reduce"),
     # Triton, MoE
-    "triton_poi_fused__unsafe_view_mul_silu_2": ("triton", "pointwise"),
-    "triton_red_fused_add_mean_mul_pow_rsqrt_0": ("triton", "reduction"),
+    "triton_poi_fused__unsafe_view_mul_silu_2": ("elementwise", "inductor_pointwise"),
+    "triton_red_fused_add_mean_mul_pow_rsqrt_0": ("reduce", "inductor_reduction"),
     "triton__0d1d2d3d4d5d6d7d8d9d10d11d12d13d14": ("triton", "other"),
-    "triton_poi_fused_constant_pad_nd_moe_forward_0": ("triton", "pointwise"),
+    "triton_red_fused_add_addmm_mul_native_layer_norm_split_unsqueeze_view_5": ("norm", "inductor"),
+    "triton_poi_fused_constant_pad_nd_moe_forward_0": ("elementwise", "inductor_pointwise"),
     "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu": ("moe", "grouped_gemm"),
     "bmm_MxE4m3_MxE2m1MxE4m3_Fp32": ("moe", "grouped_gemm"),
     "void moe::dev::routing::routingIndicesHistogramKernel<": ("moe", "routing"),
@@ -587,7 +588,7 @@ def test_default_op_rules_on_real_op_names(ds):
         "aten::cudnn_batch_norm": "norm", "aten::_softmax": "softmax", "aten::_log_softmax_backward_data": "softmax",
         "c10d::allreduce_": "communication", "record_param_comms": "communication",
         "All2All_Pooled_Req": "communication", "c10d::_reduce_scatter_base_": "communication",
-        "vllm::moe_forward": "moe", "SortTokens": "moe", "triton_poi_fused__to_copy_1": "triton",
+        "vllm::moe_forward": "moe", "SortTokens": "moe", "triton_poi_fused__to_copy_1": "elementwise",
         "aten::copy_": "copy", "aten::cat": "copy", "aten::_local_scalar_dense": "copy", "aten::fill_": "memset",
         "aten::mul": "elementwise", "aten::gelu": "elementwise", "aten::threshold_backward": "elementwise",
         "_C::rotary_embedding": "elementwise", "aten::sum": "reduce", "aten::nll_loss_forward": "reduce",
@@ -599,3 +600,44 @@ def test_default_op_rules_on_real_op_names(ds):
     }
     got = dict(q(ds, "SELECT name, op_category FROM op_name_categories WHERE ruleset = 'default'").iter_rows())
     assert {n: got.get(n) for n in expected} == expected
+
+
+def _read(path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_report_tracelens_by_parent_module_matches_inference_reference(tmp_path, shared_traces, reference_dir):
+    """`report --style tracelens --group-by-parent-module` writes what TraceLens's inference report with
+    --group_by_parent_module writes (the graphs/vllm_decode_full reference: the graph replay merged with its capture
+    trace): ops_summary and ops_summary_by_category per parent nn.Module, with TraceLens's columns in its order;
+    without the option ops_summary has one row per op name, as TraceLens's perf report."""
+    import tracesql
+    from tracesql.cli import main
+
+    ds = tmp_path / "ds"
+    res = tracesql.ingest([str(shared_traces / "graphs/vllm_decode_full" / f)
+                           for f in ("graph_execution.json.gz", "capture_rank0.json.gz")], out=ds, quiet=True)
+    assert [r.status for r in res] == ["ingested", "ingested"]
+    ref = reference_dir / "tracelens" / "graphs" / "vllm_decode_full"
+    out = tmp_path / "by_module"
+    assert main(["report", str(ds), "--style", "tracelens", "--group-by-parent-module", "--format", "csv",
+                 "--out", str(out)]) == 0
+    for name, text_cols in [("ops_summary", ["name", "parent_module", "Count", "Categories", "call_stack_first"]),
+                            ("ops_summary_by_category", ["op category", "parent_module", "Count", "call_stack_first"])]:
+        got, want = _read(out / "graph_execution" / f"{name}.csv"), _read(ref / f"{name}.csv")
+        assert list(got[0]) == list(want[0]), name
+        assert len(got) == len(want), name
+        for g, w in zip(got, want, strict=True):
+            assert [g[c] for c in text_cols] == [w[c] for c in text_cols], name
+            for c in w:
+                if c not in text_cols:
+                    assert float(g[c]) == pytest.approx(float(w[c]), rel=1e-9, abs=1e-9), (name, c)
+    ops = _read(out / "graph_execution" / "ops_summary.csv")
+    assert len(ops) == 16 and ops[0]["name"] == "vllm::moe_forward"
+    assert (ops[0]["parent_module"], ops[0]["Count"]) == ("nn.Module: GraphModule", "24")
+    assert [(r["name"], r["parent_module"]) for r in ops if r["name"] == "aten::mm"] == \
+        [("aten::mm", "nn.Module: LogitsProcessor")]
+    flat = tmp_path / "flat"
+    assert main(["report", str(ds), "--style", "tracelens", "--format", "csv", "--out", str(flat)]) == 0
+    assert "parent_module" not in _read(flat / "graph_execution" / "ops_summary.csv")[0]

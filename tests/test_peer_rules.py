@@ -4,6 +4,7 @@ test); docs/peers.md describes the rules."""
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,95 @@ def test_hta_kernel_type_breakdown_and_idle_with_stream_arg_events(hta):
                                               "WHERE trace_id = ?", tid)}
     assert idle["host_wait"] == (26.0, 2) and idle["kernel_wait"] == (5.0, 1)
     assert _rows(d, "SELECT comp_comm_overlap_pctg FROM hta_comm_comp_overlap WHERE trace_id = ?", tid) == [(0.0,)]
+
+
+def test_tracelens_op_rules_equal_tracelens_registry_entry_by_entry():
+    """TraceLens's categorize_torch_op (TraceLens/PerfModel/torch_op_mapping.py,
+    _categorize_torch_op_from_registry): an exact lookup of the op name in OP_CATEGORY_REGISTRY, then the
+    OP_CATEGORY_PATTERNS by re.match (a prefix), then the first kernel's name. tracelens_op_registry.json is that
+    registry and those patterns as TraceLens 0.1.0 builds them: the tracelens op rules give every entry its
+    category, hold no exact entry TraceLens lacks, and match the patterns as prefixes only."""
+    import duckdb
+
+    from tracesql import dataset as dsmod
+    from tracesql import sqlmodules
+
+    src = json.loads((DATA / "tracelens_op_registry.json").read_text())
+    reg: dict[str, str] = src["registry"]
+    assert len(reg) == 292
+    assert src["patterns"] == [["^triton", "triton"], ["^record_param_comms", "record_param_comms"]]
+    probes = {"triton_poi_fused_add_0": "triton", "tritonx": "triton", "record_param_comms_x": "record_param_comms",
+              "x_triton_poi": None, "aten::mm_": None, "aten::upsample_nearest1d.vec": None, "my_aten::mm": None}
+    con = duckdb.connect()
+    try:
+        for st in dsmod._empty_table_statements():
+            con.execute(st)
+        for st in sqlmodules.module_statements(sqlmodules.load_order(["categories/rules"])):
+            con.execute(st)
+        con.execute("CREATE TEMP TABLE n (name VARCHAR)")
+        con.executemany("INSERT INTO n VALUES (?)", [[k] for k in [*reg, *probes]])
+        got = dict(con.execute("""
+            SELECT n.name, r.category FROM n
+            LEFT JOIN category_rules r
+              ON r.ruleset = 'tracelens' AND r.applies_to = 'op' AND regexp_matches(n.name, r.pattern)
+            QUALIFY row_number() OVER (PARTITION BY n.name
+                                       ORDER BY _rule_precedence(r.priority, r.source, r.file, r.line_no)) = 1
+            """).fetchall())
+        exact = [p for (p,) in con.execute("""SELECT pattern FROM category_rules
+                                              WHERE ruleset = 'tracelens' AND applies_to = 'op'
+                                                AND pattern LIKE '^%$'""").fetchall()]
+    finally:
+        con.close()
+    assert {n: got[n] for n in reg} == reg
+    assert {n: got[n] for n in probes} == probes
+    assert len(exact) == len(reg) == 292
+    assert got["aten::upsample_nearest1d"] == "elementwise"
+    assert got["sglang_profiler::attention_paged_attention_ragged"] == "InferenceAttention"
+
+
+def test_tracelens_gpu_timeline_buckets_follow_event_category():
+    """TraceLens/TreePerf/gpu_event_analyser.py (GPUEventAnalyser): a gpu_memcpy event is memcpy; a *kernel* event
+    named like a ROCm 7.1 rocclr copy (TraceEventUtils._ROCM_LEGACY_MEMCPY_NAMES, re.match, anchored at both ends)
+    is memcpy and one named like its fill (_ROCM_LEGACY_MEMSET_NAMES) computation; then nccl / rccl /
+    cross_device_reduce anywhere in the name (is_communication_string, case-blind) is communication; everything
+    else computation. A gpu_memset event never takes the copy bucket."""
+    import duckdb
+
+    from tracesql import dataset as dsmod
+    from tracesql import sqlmodules
+
+    cases = {
+        ("kernel", "__amd_rocclr_copyBuffer.kd"): "memcpy",
+        ("kernel", "MEMORY_COPY_DEVICE_TO_HOST"): "memcpy",
+        ("kernel", "__amd_rocclr_copyBufferRectAligned"): "memcpy",
+        ("kernel", "__amd_rocclr_copyBuffer.kd_rccl"): "communication",
+        ("gpu_memset", "__amd_rocclr_copyBuffer.kd"): "computation",
+        ("kernel", "__amd_rocclr_fillBufferAligned.kd"): "computation",
+        ("kernel", "__amd_rocclr_fillBufferAligned_rccl"): "communication",
+        ("gpu_memcpy", "Memcpy DtoD (Device -> Device)"): "memcpy",
+        ("gpu_memset", "Memset (Device)"): "computation",
+        ("kernel", "void rcclGenericKernel<1>(ncclDevComm*)"): "communication",
+        ("kernel", "void vllm::cross_device_reduce_1stage<__hip_bfloat16, 8>"): "communication",
+        ("kernel", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"): "communication",
+        ("kernel", "Cijk_Ailk_Bljk_BBS_BH_MT64x256x32_MI16x16x16x1"): "computation",
+        ("cuda_sync", "Context Sync"): "ignored",
+    }
+    con = duckdb.connect()
+    try:
+        for st in dsmod._empty_table_statements():
+            con.execute(st)
+        for st in sqlmodules.module_statements(sqlmodules.load_order(["categories/rules"])):
+            con.execute(st)
+        con.execute("CREATE TEMP TABLE n (cat VARCHAR, name VARCHAR)")
+        con.executemany("INSERT INTO n VALUES (?, ?)", [list(k) for k in cases])
+        got = {(c, n): k for c, n, k in con.execute("""
+            SELECT n.cat, n.name, r.category FROM n
+            LEFT JOIN category_rules r
+              ON r.ruleset = 'tracelens' AND r.applies_to = 'kernel' AND (r.event_cat IS NULL OR r.event_cat = n.cat)
+             AND regexp_matches(n.name, r.pattern)
+            QUALIFY row_number() OVER (PARTITION BY n.cat, n.name
+                                       ORDER BY _rule_precedence(r.priority, r.source, r.file, r.line_no)) = 1
+            """).fetchall()}
+    finally:
+        con.close()
+    assert got == cases

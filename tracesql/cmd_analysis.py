@@ -134,12 +134,12 @@ def cmd_report(args) -> int:
                 WHERE status = 'ingested' AND run_id >= $run ORDER BY trace_id""", {"run": args.since}).fetchall()]
         if not ids:
             raise EmptySelection(f"no traces ingested by run {args.since} or later in {args.dataset}")
-        with Dataset(args.dataset, trace_ids=ids) as ds:
-            written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace, wide=args.wide)
+        opened = Dataset(args.dataset, trace_ids=ids)
     else:
-        with _open(args.dataset) as ds:
-            written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace,
-                                    wide=args.wide)
+        opened = _open(args.dataset)
+    with opened as ds:
+        written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace, wide=args.wide,
+                                by_module=args.group_by_parent_module)
     for p in written:
         print(p, file=sys.stderr)
     return 0
@@ -232,6 +232,9 @@ def register(subparsers) -> None:
     _trace_arg(s)
     s.add_argument("--style", choices=["native", "tracelens", "hta"], default="native",
                    help="native (tracesql's definitions, the default), or TraceLens's or HTA's sections")
+    s.add_argument("--group-by-parent-module", action="store_true",
+                   help="with --style tracelens: TraceLens's inference report with --group_by_parent_module "
+                        "(ops_summary, ops_summary_by_category and ops_unique_args per parent nn.Module too)")
     s.add_argument("--format", "-f", choices=["table", "csv", "json"], default=None,
                    help="table (printed, the default), csv or json (printed: one JSON object keyed by section); "
                         "with --out the default is csv")

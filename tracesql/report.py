@@ -103,6 +103,15 @@ TRACELENS = [
     ("short_kernel_histogram", "tl_short_kernel_histogram", None),
     ("short_kernels_summary", "tl_short_kernels_summary", None),
 ]
+# TraceLens's inference report run with --group_by_parent_module (Reporting/generate_perf_report_pytorch_inference.py,
+# generate_perf_report_pytorch: include_call_stack=group_by_parent_module gives every launcher its parent_module;
+# TreePerfAnalyzer.get_df_kernel_launchers_summary_module / _summary_by_category_module and
+# get_df_kernel_launchers_unique_args(group_by_parent_module=True) then group by it): these sections read the
+# per-module views instead (the graphs/vllm_decode_full reference is that report).
+TRACELENS_BY_MODULE = {
+    view: (view + "_module", "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank")
+    for view in ("tl_ops_summary", "tl_ops_summary_by_category", "tl_ops_unique_args")
+}
 HTA = [
     ("temporal_breakdown", "hta_temporal_breakdown", None),
     ("idle_time_breakdown", "hta_idle_time_breakdown",
@@ -151,8 +160,12 @@ def _safe_name(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", s) or "trace"
 
 
-def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str, str | None, pl.DataFrame]]:
+def build(ds, style: str = "native", trace: str | None = None,
+          by_module: bool = False) -> list[tuple[str, str | None, pl.DataFrame]]:
     """All sections of a report: a list of (section name, trace file name or None, DataFrame).
+
+    by_module (style tracelens): TraceLens's inference report with --group_by_parent_module, whose ops_summary,
+    ops_summary_by_category and ops_unique_args group by the launcher's parent nn.Module too.
 
     The shared views are materialized on ds first (analysis.materialize; with ``trace``, for that trace
     only): use a connection opened for the report.
@@ -179,6 +192,8 @@ def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str
     names = dict(ds.con.sql(f"SELECT trace_id, label FROM trace_labels WHERE trace_id IN {analysis._in(ids)}")
                  .fetchall())
     sections = TRACELENS if style == "tracelens" else HTA
+    if by_module and style == "tracelens":
+        sections = [(f, *TRACELENS_BY_MODULE.get(v, (v, q))) for f, v, q in sections]
     missing = [view for _, view, _ in sections if not analysis.has_view(ds, view)]
     if missing:
         print(f"tracesql report: views not available in this installation, sections skipped: {', '.join(missing)}",
@@ -276,18 +291,19 @@ def write(sections, fmt: str = "table", out: str | None = None, stream=None, wid
 
 
 def report(ds, style: str = "native", fmt: str = "table", out: str | None = None, trace: str | None = None,
-           width: int | None = None, wide: bool = False) -> list[Path]:
+           width: int | None = None, wide: bool = False, by_module: bool = False) -> list[Path]:
     """Build and print/write a report; returns the files written (empty when printing).
 
     style: native, tracelens or hta; fmt: table, csv or json; out: a folder to write one file per section into
     (None: print); trace: a trace_id or label (None: every trace); width: printed tables fit this many
-    characters (None: the terminal's width, see tracesql.output.terminal_width); wide: print them whole."""
+    characters (None: the terminal's width, see tracesql.output.terminal_width); wide: print them whole;
+    by_module: see build."""
     if width is None and out is None and fmt == "table" and not wide:
         from .output import terminal_width
 
         width = terminal_width()
     try:
-        sections = build(ds, style=style, trace=trace)
+        sections = build(ds, style=style, trace=trace, by_module=by_module)
         if style == "native" and fmt == "table" and out is None:  # the native text report opens with the summary
             from . import summary
 

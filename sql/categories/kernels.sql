@@ -92,8 +92,9 @@ JOIN kernel_name_categories c ON c.cat IS NOT DISTINCT FROM k.cat AND c.name = k
 
 -- kernels_categorized: every row of `kernels` (all its columns) plus its category under the `default` rules.
 --   kernel_category     default-ruleset category: GEMM, attention_fwd, attention_bwd, conv, elementwise,
---                       reduce, softmax, norm, pooling, copy, memset, communication, triton, moe, sort_topk,
---                       embedding_index, rng, quantize, optimizer, fft, sync, or other (no rule matched)
+--                       reduce, softmax, norm, pooling, copy, memset, communication, moe, sort_topk,
+--                       embedding_index, rng, quantize, optimizer, fft, ssm, sync, triton (a Triton kernel whose
+--                       kind its name does not say), or other (no rule matched)
 --   kernel_subcategory  finer label (e.g. GEMM/nvjet, communication/all_reduce, copy/memcpy_htod)
 CREATE OR REPLACE VIEW kernels_categorized AS
 SELECT k.*, c.kernel_category, c.kernel_subcategory
