@@ -85,3 +85,20 @@ def test_report_since_a_run(job, tmp_path):
                        text=True)
     assert p.returncode == 1
     assert p.stderr.startswith("tracesql: error: no traces ingested by run 29990101T000000Z or later in ")
+
+
+def test_report_of_one_graph_replay_trace_keeps_its_capture(tmp_path, shared_traces):
+    """--trace on a graph replay: its GPU events take their ops from the capture trace, which the report's
+    materialized views keep too, so the trace's files equal its folder of the report over both traces."""
+    ds = tmp_path / "ds"
+    assert [r.status for r in tracesql.ingest([shared_traces / "graphs/vllm_decode_full"], out=ds)] == \
+        ["ingested", "ingested"]
+    one, both = tmp_path / "one", tmp_path / "both"
+    for args, out in (([ "--trace", "graph_execution.json.gz"], one), ([], both)):
+        p = subprocess.run(tracesql_cli() + ["report", str(ds), *args, "--style", "tracelens", "--format", "csv",
+                                             "--out", str(out)], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+    with open(one / "ops_summary_by_category.csv") as f:
+        assert len(list(csv.DictReader(f))) == 6
+    for f in sorted(one.iterdir()):
+        assert f.read_text() == (both / "graph_execution" / f.name).read_text(), f.name

@@ -27,6 +27,11 @@ def materialize(ds, names: list[str], ids: list[str] | None = None) -> None:
     """
     done = {r[0] for r in ds.con.sql("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
     db = ds.con.sql("SELECT current_database()").fetchall()[0][0]
+    if ids and has_view(ds, "graph_capture_links") and ds.con.sql(
+            f"SELECT count(*) FROM launches WHERE launch_kind = 'graph' AND trace_id IN {_in(ids)}").fetchall()[0][0]:
+        # a graph replay's GPU events take their ops from its capture trace (tree/graph_capture): keep that too
+        ids = sorted(set(ids) | {r[0] for r in ds.con.sql(
+            f"SELECT DISTINCT capture_trace_id FROM graph_capture_links WHERE trace_id IN {_in(ids)}").fetchall()})
     where = f" WHERE trace_id IN {_in(ids)}" if ids else ""
     for name in names:
         if name not in done and has_view(ds, name):
