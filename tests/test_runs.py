@@ -118,3 +118,31 @@ def test_a_catalog_that_cannot_be_written_is_the_runs_error(tmp_path, shared_tra
     last = _runs(ds)[-1]
     assert last["status"] == "error" and "older table layout" in last["error"]
     assert [f["status"] for f in last["files"]] == ["ingested"]
+
+
+def test_the_cron_recipe_runs_as_written(tmp_path, shared_traces):
+    """The crontab line of docs/ingest.md, with its paths pointed at a temporary archive, dataset and log."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "ingest.md").read_text()
+    block = doc.split("# m h dom mon dow  command\n", 1)[1].split("```", 1)[0]
+    (line,) = [x for x in block.splitlines() if x.strip()]
+    fields = line.split(None, 5)
+    assert fields[:5] == ["30", "2", "*", "*", "*"]
+    command = fields[5]
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    for name in (BERT, DAMAGED):
+        shutil.copy(shared_traces / name, archive / Path(name).name)
+    exe = " ".join(tracesql_cli())
+    command = (command.replace("/opt/tracesql/.venv/bin/tracesql", exe)
+               .replace("/data/tracesql_data", str(tmp_path / "ds")).replace("/data/traces", str(archive))
+               .replace("/var/log/", f"{tmp_path}/"))
+    first = subprocess.run(["bash", "-c", command])
+    second = subprocess.run(["bash", "-c", command])  # the next night: nothing new
+    assert (first.returncode, second.returncode) == (1, 1)  # the damaged file fails every night, and says so
+    log = (tmp_path / "tracesql-ingest.log").read_text()
+    assert log.count("h100_bert_small_infer.json.gz -> trace") == 1
+    assert log.count("h100_bert_small_infer.json.gz: already in the dataset") == 1
+    assert log.count("alexnet_truncated_json.json.gz: truncated trace") == 2
+    runs = _runs(tmp_path / "ds")
+    assert [(r["status"], r["ingested"], r["already_present"], r["failed"]) for r in runs] == [
+        ("failed_files", 1, 0, 1), ("failed_files", 0, 1, 1)]
