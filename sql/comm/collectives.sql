@@ -42,6 +42,27 @@ CREATE OR REPLACE MACRO _comm_list_numel(dims) AS (
          THEN list_sum(list_transform(from_json(dims, '["JSON"]'), lambda d: _comm_numel(d)))::BIGINT END
 );
 
+-- _comm_op_nelems(name, dims, side): elements of a c10d:: op's input (side 'in') or output ('out') from its
+-- Input Dims, by the op's signature: output first, then input, for _allgather_base_, _reduce_scatter_base_,
+-- alltoall_base_ and the tensor-coalesced ops; one tensor list, both input and output, for allreduce_, broadcast_,
+-- reduce_; 0 for a barrier; NULL for other ops and for tensor lists the profiler did not expand.
+CREATE OR REPLACE MACRO _comm_op_nelems(name, dims, side) AS (
+    CASE WHEN name = 'c10d::barrier' THEN 0
+         WHEN name IN ('c10d::_allgather_base_', 'c10d::_reduce_scatter_base_', 'c10d::alltoall_base_',
+                       'c10d::allgather_into_tensor_coalesced_', 'c10d::reduce_scatter_tensor_coalesced_')
+             THEN _comm_numel(json_extract(dims, CASE side WHEN 'in' THEN '$[1]' ELSE '$[0]' END))
+         WHEN name IN ('c10d::allreduce_', 'c10d::broadcast_', 'c10d::reduce_', 'c10d::allreduce_coalesced_')
+             THEN _comm_list_numel(json_extract(dims, '$[0]'))
+    END
+);
+
+-- _comm_op_dtype(types): the data type (torch name) of a collective op's first input, from its Input type; NULL
+-- for a tensor list or a scalar.
+CREATE OR REPLACE MACRO _comm_op_dtype(types) AS (
+    CASE WHEN json_extract_string(types, '$[0]') NOT IN ('', 'TensorList', 'Scalar', 'ScalarList')
+         THEN _comm_dtype_of(json_extract_string(types, '$[0]')) END
+);
+
 -- _comm_ops: the collective ops of every trace: c10d:: collective ops that no other c10d:: collective op on
 -- their thread encloses, and record_param_comms ops that name a collective.
 CREATE OR REPLACE VIEW _comm_ops AS
@@ -70,10 +91,12 @@ FROM comm_ranks r LEFT JOIN _comm_ops o USING (trace_id)
 GROUP BY r.trace_id;
 
 -- _comm_issuers: the issuing ops of the traces whose level is an op (one row per instance).
+-- @materialize comm
 CREATE OR REPLACE VIEW _comm_issuers AS
 SELECT o.* FROM _comm_ops o JOIN _comm_trace_level l USING (trace_id, level);
 
 -- _comm_kernels: the communication kernels of every trace with their launch call's thread and time.
+-- @materialize comm
 CREATE OR REPLACE VIEW _comm_kernels AS
 SELECT a.trace_id, a.event_id, a.stream, a.device, a.name, a.ts_ns, a.dur_ns, a.end_ns,
        a.launch_ts_ns, a.launch_tid, a.launch_event_id, k.args
@@ -102,20 +125,36 @@ FROM _comm_issuers i JOIN events m ON m.trace_id = i.trace_id AND m.pid = i.pid 
 GROUP BY ALL;
 
 -- _comm_cpu_exec: the gloo:<collective> annotations of every trace, each tied to the latest issuing op of its
--- trace that starts at or before it, aggregated per op.
+-- trace that starts at or before it, and kept only when it does what the op asked for: the same collective type
+-- (gloo runs a reduce-scatter as an all-reduce of the whole input), and the same element count and data type
+-- where both are known; so an annotation whose own op is not in the trace is not given to an earlier op. Per op,
+-- the first such annotation is its execution.
 CREATE OR REPLACE VIEW _comm_cpu_exec AS
 WITH a AS (
-    SELECT trace_id, event_id, name, ts_ns, ts_ns + dur_ns AS end_ns, input_dims, input_types
+    SELECT trace_id, event_id, name, ts_ns, ts_ns + dur_ns AS end_ns, input_dims, input_types,
+           _comm_numel(json_extract(input_dims, '$[0]')) AS ann_in,
+           _comm_dtype_of(json_extract_string(input_types, '$[0]')) AS ann_dtype
     FROM events WHERE name LIKE 'gloo:%' AND dur_ns IS NOT NULL
       AND trace_id IN (SELECT trace_id FROM _comm_issuers)
 ), m AS (
     SELECT a.*, i.event_id AS issuer_event_id
     FROM a ASOF JOIN _comm_issuers i ON i.trace_id = a.trace_id AND i.ts_ns <= a.ts_ns
+    WHERE (_comm_type_of(a.name) = _comm_type_of(i.name)
+           OR _comm_type_of(i.name) = 'reduce_scatter' AND _comm_type_of(a.name) = 'all_reduce')
+      AND (a.ann_in IS NULL OR _comm_op_nelems(i.name, i.input_dims, 'in') IS NULL
+           OR a.ann_in = _comm_op_nelems(i.name, i.input_dims, 'in'))
+      AND (a.ann_dtype IS NULL OR _comm_op_dtype(i.input_types) IS NULL OR a.ann_dtype = _comm_op_dtype(i.input_types))
 )
-SELECT trace_id, issuer_event_id, count(*) AS n_exec, min(ts_ns) AS exec_ts_ns, max(end_ns) AS exec_end_ns,
+SELECT trace_id, issuer_event_id, count(*) AS n_exec, min(ts_ns) AS exec_ts_ns, arg_min(end_ns, ts_ns) AS exec_end_ns,
        arg_min(name, ts_ns) AS ann_name, arg_min(input_dims, ts_ns) AS ann_dims,
        arg_min(input_types, ts_ns) AS ann_types
 FROM m GROUP BY trace_id, issuer_event_id;
+
+-- _comm_pg_config: the process groups of each rank's distributedInfo.pg_config: name and global ranks.
+CREATE OR REPLACE VIEW _comm_pg_config AS
+SELECT trace_id, json_extract_string(pc, '$.pg_name') AS pg_name,
+       from_json(json_extract(pc, '$.ranks'), '["INTEGER"]') AS ranks
+FROM (SELECT trace_id, unnest(from_json(pg_config, '["JSON"]')) AS pc FROM comm_ranks WHERE pg_config IS NOT NULL);
 
 -- _comm_instances_raw: one row per instance with every candidate value of each fact, before the choice.
 CREATE OR REPLACE VIEW _comm_instances_raw AS
@@ -176,6 +215,7 @@ FROM _comm_kernels k JOIN _comm_trace_level l ON l.trace_id = k.trace_id AND l.l
 --   seq                          1, 2, ... : the instance's position among the rank's instances of its process
 --                                group (process group name, or all of the rank's instances when unnamed), in
 --                                the order they were issued
+-- @materialize comm
 CREATE OR REPLACE VIEW comm_collectives AS
 WITH r AS (
     SELECT i.*, cr.job_id, cr.rank, cr.world_size, cr.pg_config, cr.clock_offset_ns,
@@ -198,42 +238,24 @@ WITH r AS (
                 WHEN level <> 'kernel' AND op_coll IS NOT NULL THEN 'op'
                 WHEN kp.coll IS NOT NULL THEN 'kernel_name'
                 WHEN ann_coll IS NOT NULL THEN 'annotation' END AS coll_type_source,
-           CASE WHEN json_extract_string(op_types, '$[0]') NOT IN ('', 'TensorList', 'Scalar', 'ScalarList')
-                THEN json_extract_string(op_types, '$[0]') END AS op_dtype_raw
+           _comm_op_dtype(op_types) AS op_dtype
     FROM r
 ), g AS (
-    SELECT t.*,
-           (SELECT list_transform(from_json(json_extract(pc, '$.ranks'), '["INTEGER"]'), lambda x: x)
-            FROM (SELECT unnest(from_json(t.pg_config, '["JSON"]')) AS pc)
-            WHERE json_extract_string(pc, '$.pg_name') = t.meta_pg LIMIT 1) AS cfg_ranks
-    FROM t
+    SELECT t.*, pc.ranks AS cfg_ranks
+    FROM t LEFT JOIN _comm_pg_config pc ON pc.trace_id = t.trace_id AND pc.pg_name = t.meta_pg
 ), n AS (
     SELECT g.*,
            coalesce(meta_group_size, len(cfg_ranks), world_size)::INTEGER AS group_size,
            CASE WHEN meta_group_size IS NOT NULL THEN 'metadata' WHEN cfg_ranks IS NOT NULL THEN 'pg_config'
                 ELSE 'world' END AS group_size_source,
-           coalesce(_comm_dtype_of(meta_dtype), _comm_dtype_of(op_dtype_raw),
+           coalesce(_comm_dtype_of(meta_dtype), op_dtype,
                     _comm_dtype_of(json_extract_string(ann_types, '$[0]')), kp.dtype) AS dtype,
            CASE WHEN _comm_dtype_of(meta_dtype) IS NOT NULL THEN 'metadata'
-                WHEN _comm_dtype_of(op_dtype_raw) IS NOT NULL THEN 'op'
+                WHEN op_dtype IS NOT NULL THEN 'op'
                 WHEN _comm_dtype_of(json_extract_string(ann_types, '$[0]')) IS NOT NULL THEN 'annotation'
                 WHEN kp.dtype IS NOT NULL THEN 'kernel_name' END AS dtype_source,
-           CASE WHEN level <> 'c10d_op' THEN NULL
-                WHEN coll_type = 'barrier' THEN 0
-                WHEN issue_name IN ('c10d::_allgather_base_', 'c10d::_reduce_scatter_base_', 'c10d::alltoall_base_',
-                                    'c10d::allgather_into_tensor_coalesced_', 'c10d::reduce_scatter_tensor_coalesced_')
-                    THEN _comm_numel(json_extract(op_dims, '$[1]'))
-                WHEN issue_name IN ('c10d::allreduce_', 'c10d::broadcast_', 'c10d::reduce_', 'c10d::allreduce_coalesced_')
-                    THEN _comm_list_numel(json_extract(op_dims, '$[0]'))
-           END AS op_in,
-           CASE WHEN level <> 'c10d_op' THEN NULL
-                WHEN coll_type = 'barrier' THEN 0
-                WHEN issue_name IN ('c10d::_allgather_base_', 'c10d::_reduce_scatter_base_', 'c10d::alltoall_base_',
-                                    'c10d::allgather_into_tensor_coalesced_', 'c10d::reduce_scatter_tensor_coalesced_')
-                    THEN _comm_numel(json_extract(op_dims, '$[0]'))
-                WHEN issue_name IN ('c10d::allreduce_', 'c10d::broadcast_', 'c10d::reduce_', 'c10d::allreduce_coalesced_')
-                    THEN _comm_list_numel(json_extract(op_dims, '$[0]'))
-           END AS op_out,
+           CASE WHEN level = 'c10d_op' THEN _comm_op_nelems(issue_name, op_dims, 'in') END AS op_in,
+           CASE WHEN level = 'c10d_op' THEN _comm_op_nelems(issue_name, op_dims, 'out') END AS op_out,
            _comm_numel(json_extract(ann_dims, '$[0]')) AS ann_in
     FROM g
 ), e AS (

@@ -18,6 +18,7 @@
 --   clock_offset_ns        what is added to a ts_ns of this trace to put it on the job clock (base_time_ns or 0)
 --   window_start_ns, window_end_ns   the profiler window on the job clock, ns
 --   duplicate_rank         another trace of the same job has the same rank
+-- @materialize comm
 CREATE OR REPLACE VIEW comm_ranks AS
 WITH t AS (
     SELECT t.trace_id, t.rank, t.world_size, t.distributed_backend AS backend, t.file_name,

@@ -39,11 +39,13 @@ CREATE OR REPLACE MACRO _comm_busbw_factor(coll_type, n) AS (
 --   first_start_ns, last_start_ns   earliest and latest execution start over the ranks, job clock, ns
 --   first_end_ns, last_end_ns       earliest and latest execution end, ns
 --   start_skew_ns, end_skew_ns      last_start_ns - first_start_ns, last_end_ns - first_end_ns
---   first_rank, last_rank      the rank that started first and the one that started last (the straggler)
+--   first_rank, last_rank      the rank that started first and the one that started last (the straggler); the
+--                              lowest rank among ranks that started at the same time
 --   latency_ns                 shortest execution over the ranks, ns (matched only)
 --   max_dur_ns                 longest execution over the ranks, ns
 --   total_wait_ns, mean_wait_ns   sum and mean over the ranks of (execution - latency), ns (matched only)
 --   algbw_gbps, busbw_gbps     bandwidths in GB/s (10^9 bytes/s) from msg_bytes and latency_ns (matched only)
+-- @materialize comm
 CREATE OR REPLACE VIEW comm_matched AS
 WITH c AS (
     SELECT *, coalesce(pg_name, '') AS pg_key FROM comm_collectives
@@ -59,7 +61,8 @@ WITH c AS (
            count(*) FILTER (WHERE c.start_ns IS NOT NULL) AS n_executed,
            min(c.start_ns) AS first_start_ns, max(c.start_ns) AS last_start_ns,
            min(c.end_ns) AS first_end_ns, max(c.end_ns) AS last_end_ns,
-           arg_min(c.rank, c.start_ns) AS first_rank, arg_max(c.rank, c.start_ns) AS last_rank,
+           (list(c.rank ORDER BY c.start_ns, c.rank) FILTER (WHERE c.start_ns IS NOT NULL))[1] AS first_rank,
+           (list(c.rank ORDER BY c.start_ns DESC, c.rank) FILTER (WHERE c.start_ns IS NOT NULL))[1] AS last_rank,
            min(c.dur_ns) AS min_dur_ns, max(c.dur_ns) AS max_dur_ns, sum(c.dur_ns) AS sum_dur_ns
     FROM c JOIN j USING (job_id)
     GROUP BY c.job_id, c.pg_key, c.seq
@@ -92,6 +95,7 @@ FROM s;
 --   arrived_last, arrived_first   this rank started the execution last / first among the ranks
 --   late_ns                    when it arrived last: start_skew_ns of the collective, the time the first rank
 --                              waited for it; else 0 (matched only)
+-- @materialize comm
 CREATE OR REPLACE VIEW comm_rank_collectives AS
 SELECT c.*, m.pg_key, m.status, m.latency_ns, m.last_rank,
        CASE WHEN m.status = 'matched' THEN c.dur_ns - m.latency_ns END AS wait_ns,

@@ -45,7 +45,7 @@ GROUP BY job_id, coll_type;
 --                              arrived at last, ns
 --   is_straggler               the job's straggler (see the module header)
 CREATE OR REPLACE VIEW comm_rank_summary AS
-WITH r AS (
+WITH r AS MATERIALIZED (
     SELECT job_id, rank, trace_id, count(*) AS n_collectives,
            count(*) FILTER (WHERE status = 'matched') AS n_matched,
            count(*) FILTER (WHERE status <> 'matched') AS n_unmatched,
@@ -55,7 +55,7 @@ WITH r AS (
            count(*) FILTER (WHERE arrived_first) AS arrived_first,
            coalesce(sum(late_ns), 0)::BIGINT AS late_ns
     FROM comm_rank_collectives GROUP BY job_id, rank, trace_id
-), m AS (
+), m AS MATERIALIZED (
     SELECT cr.job_id, cr.rank, count(m.seq) AS n_missing
     FROM comm_ranks cr LEFT JOIN comm_matched m ON m.job_id = cr.job_id AND list_contains(m.missing_ranks, cr.rank)
     GROUP BY cr.job_id, cr.rank
@@ -76,13 +76,13 @@ FROM comm_ranks cr LEFT JOIN r USING (job_id, rank, trace_id) JOIN m USING (job_
 -- without GPU activity (CPU backends).
 --   job_id, rank, trace_id     the rank
 --   span_ns                    first to last GPU activity, ns
---   compute_ns, comm_ns_gpu, comm_exposed_ns, idle_ns   as in gpu_timeline_all (comm, comm_exposed), ns
+--   compute_ns, gpu_comm_ns, comm_exposed_ns, idle_ns   as in gpu_timeline_all (gpu_comm_ns is its comm_ns), ns
 --   busy_pct, idle_pct         as in gpu_timeline_all
 --   n_collectives, n_missing, transfer_ns, wait_ns, arrived_last, late_ns, is_straggler
 --                              as in comm_rank_summary
 --   bounds_job                 this rank is the straggler: the one the others waited for
 CREATE OR REPLACE VIEW comm_ranks_side_by_side AS
-SELECT s.job_id, s.rank, s.trace_id, t.span_ns, t.compute_ns, t.comm_ns AS comm_ns_gpu, t.comm_exposed_ns,
+SELECT s.job_id, s.rank, s.trace_id, t.span_ns, t.compute_ns, t.comm_ns AS gpu_comm_ns, t.comm_exposed_ns,
        t.idle_ns, t.busy_pct, t.idle_pct, s.n_collectives, s.n_missing, s.transfer_ns, s.wait_ns,
        s.arrived_last, s.late_ns, s.is_straggler, s.is_straggler AS bounds_job
 FROM comm_rank_summary s
