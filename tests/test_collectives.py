@@ -283,3 +283,30 @@ def test_cli_collectives_and_ranks(dlrm):
     bad = subprocess.run(tracesql_cli() + ["collectives", str(dlrm.path), "--job", "5"], capture_output=True,
                          text=True, timeout=300, env=env)
     assert bad.returncode == 1 and bad.stderr == "tracesql: error: no job 5 in the dataset (jobs: 1)\n"
+
+
+# --- TraceLens style: the multi-rank collective report ---------------------------------------------------------
+
+def _same(ref: str, ours) -> bool:
+    if ref == "":
+        return ours is None or (isinstance(ours, float) and ours != ours)
+    if isinstance(ours, bool):
+        return ref == str(ours)
+    if isinstance(ours, (int, float)):
+        return abs(float(ref) - ours) <= 1e-6 * max(1.0, abs(float(ref)))
+    return ref == str(ours)
+
+
+def test_tracelens_multirank_report_equals_reference(dlrm, reference_dir):
+    ref_dir = reference_dir / "tracelens/multirank/dlrm_8rank"
+    frames = comm.tracelens_frames(dlrm, 1)
+    assert sorted(frames) == sorted(p.stem for p in ref_dir.glob("*.csv"))
+    for name, df in frames.items():
+        rows = list(csv.reader(open(ref_dir / f"{name}.csv")))
+        assert df.columns == rows[0], name
+        assert df.height == len(rows) - 1, name
+        for i, (ref_row, ours) in enumerate(zip(rows[1:], df.rows(), strict=True)):
+            bad = [(c, r, o) for c, r, o in zip(df.columns, ref_row, ours, strict=True) if not _same(r, o)]
+            assert not bad, (name, i, bad)
+    assert frames["nccl_summary_long"].height == 0   # every key missing: pandas' groupby drops the rows
+    assert frames["straggler_summary"]["rank"][0] == 7

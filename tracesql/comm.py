@@ -109,3 +109,55 @@ def job_lines(ds, job: int | None = None) -> list[str]:
         parts.append(f"straggler rank {straggler}" if straggler is not None else "no straggler")
         out.append("; ".join(parts))
     return out
+
+
+# TraceLens's multi-rank collective report (sql/peers/tracelens/comm_*.sql): file name -> view, in TraceLens's
+# order of writing.
+TRACELENS_FILES = [
+    ("nccl_summary_implicit_sync", "tl_nccl_summary_implicit_sync"),
+    ("nccl_summary_long", "tl_nccl_summary_long"),
+    ("nccl_long", "tl_nccl_long"),
+    ("nccl_implicit_sync", "tl_nccl_implicit_sync"),
+    ("straggler_summary", "tl_straggler_summary"),
+]
+_BW_GROUPS = ("algo bw (GB/s)", "bus bw (GB/s)")
+
+
+def tracelens_frames(ds, job: int) -> dict[str, pl.DataFrame]:
+    """TraceLens's multi-rank collective report files for one job, as frames with TraceLens's columns.
+
+    The values are the views' (sql/peers/tracelens/comm_*.sql); this only lays them out as TraceLens writes
+    them: the per-rank columns of nccl_implicit_sync side by side (rank_<r>_ts, rank_<r>_dur for every rank, then
+    rank_<r>_wait_time), the bandwidth columns of the implicit-sync summary only when some value exists, node_id /
+    node_span only when the job's GPUs per node are known, and no rows at all for an empty table (TraceLens then
+    writes the header alone, or no straggler file)."""
+    _job(ds, job)
+    w = f"WHERE job_id = {int(job)}"
+    out: dict[str, pl.DataFrame] = {}
+    gpn = ds.con.sql(f"SELECT gpus_per_node FROM _tl_gpus_per_node {w}").fetchall()
+    node_cols = bool(gpn and gpn[0][0] is not None)
+    for name, view in TRACELENS_FILES:
+        df = ds.sql(f"SELECT * EXCLUDE (job_id) FROM {view} {w} ORDER BY ord").drop("ord")
+        if name == "nccl_implicit_sync" and df.height:
+            ranks = ds.sql(f"SELECT collective_id, rank, ts, dur, wait_time FROM tl_nccl_implicit_sync_ranks {w}")
+            order = sorted(set(ranks["rank"].to_list()))
+            wide = df.select("collective_id")
+            for r in order:
+                one = ranks.filter(pl.col("rank") == r).select(
+                    "collective_id", pl.col("ts").alias(f"rank_{r}_ts"), pl.col("dur").alias(f"rank_{r}_dur"),
+                    pl.col("wait_time").alias(f"rank_{r}_wait_time"))
+                wide = wide.join(one, on="collective_id", how="left", maintain_order="left")
+            cols = [c for r in order for c in (f"rank_{r}_ts", f"rank_{r}_dur")] + \
+                [f"rank_{r}_wait_time" for r in order]
+            node = df.select("node_span")
+            df = pl.concat([df.drop("node_span"), wide.select(cols), node], how="horizontal")
+        if name == "nccl_summary_implicit_sync":
+            for g in _BW_GROUPS:
+                if df.height and df[f"{g}_mean"].null_count() == df.height:
+                    df = df.drop([c for c in df.columns if c.startswith(g + "_")])
+        if not node_cols or df.height == 0:
+            df = df.drop([c for c in ("node_id", "node_span") if c in df.columns])
+        if name == "straggler_summary" and df.height == 0:
+            continue
+        out[name] = df
+    return out
