@@ -310,3 +310,23 @@ def test_tracelens_multirank_report_equals_reference(dlrm, reference_dir):
             assert not bad, (name, i, bad)
     assert frames["nccl_summary_long"].height == 0   # every key missing: pandas' groupby drops the rows
     assert frames["straggler_summary"]["rank"][0] == 7
+
+
+def test_report_tracelens_writes_the_multirank_files(dlrm, reference_dir, tmp_path):
+    env = dict(os.environ, COLUMNS="120")
+    proc = subprocess.run(tracesql_cli() + ["report", str(dlrm.path), "--style", "tracelens", "--format", "csv",
+                                            "--out", str(tmp_path / "rep")],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr
+    from tracesql.report import MULTIRANK_FILES
+    assert MULTIRANK_FILES == {name for name, _ in comm.TRACELENS_FILES}
+    ref_dir = reference_dir / "tracelens/multirank/dlrm_8rank"
+    job = tmp_path / "rep" / "job1"
+    assert sorted(p.name for p in job.iterdir()) == sorted(p.name for p in ref_dir.glob("*.csv"))
+    for p in ref_dir.glob("*.csv"):
+        ref = list(csv.reader(open(p)))
+        ours = list(csv.reader(open(job / p.name)))
+        assert ours[0] == ref[0] and len(ours) == len(ref), p.name
+        for r_row, o_row in zip(ref[1:], ours[1:], strict=True):
+            assert all(_same(r, float(o) if o not in ("", "all", "unknown", "Unknown") else (o or None))
+                       for r, o in zip(r_row, o_row, strict=True)), (p.name, r_row, o_row)

@@ -123,6 +123,14 @@ TRACELENS_FILES = [
 _BW_GROUPS = ("algo bw (GB/s)", "bus bw (GB/s)")
 
 
+def multirank_jobs(ds) -> list[int]:
+    """The jobs of two or more ranks (comm_jobs), in order."""
+    if not ds.con.sql("SELECT count(*) FROM traces WHERE rank IS NOT NULL").fetchall()[0][0]:
+        return []
+    prepare(ds)
+    return [r[0] for r in ds.con.sql("SELECT job_id FROM comm_jobs WHERE n_traces > 1 ORDER BY job_id").fetchall()]
+
+
 def tracelens_frames(ds, job: int) -> dict[str, pl.DataFrame]:
     """TraceLens's multi-rank collective report files for one job, as frames with TraceLens's columns.
 
