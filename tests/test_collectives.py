@@ -330,3 +330,75 @@ def test_report_tracelens_writes_the_multirank_files(dlrm, reference_dir, tmp_pa
         for r_row, o_row in zip(ref[1:], ours[1:], strict=True):
             assert all(_same(r, float(o) if o not in ("", "all", "unknown", "Unknown") else (o or None))
                        for r, o in zip(r_row, o_row, strict=True)), (p.name, r_row, o_row)
+
+
+# --- traces with collective metadata (one rank each of an NCCL job) ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def meta(tmp_path_factory, shared_traces):
+    out = tmp_path_factory.mktemp("meta") / "ds"
+    files = [str(shared_traces / "nvidia" / f) for f in ("hta_nccl_data.json.gz", "b200_eager_nccl.json.gz")]
+    assert [r.status for r in tracesql.ingest(files, out=out)] == ["ingested"] * 2
+    d = tracesql.open(out)
+    comm.prepare(d)
+    yield d
+    d.close()
+
+
+def _nccl_kernels(path: Path) -> list[dict]:
+    """The NCCL kernels of a trace file with collective metadata in their args, in file order."""
+    return [e for e in json.load(gzip.open(path))["traceEvents"]
+            if e.get("cat") == "kernel" and "nccl" in e.get("name", "").lower() and "Collective name" in e["args"]]
+
+
+def test_metadata_is_taken_from_the_trace(meta, shared_traces):
+    jobs = {j["world_size"]: j for j in _rows(meta, "SELECT * FROM comm_jobs")}
+    assert (jobs[2]["ranks"], jobs[2]["missing_ranks"], jobs[2]["complete"]) == ([0], [1], False)
+    assert jobs[8]["missing_ranks"] == [1, 2, 3, 4, 5, 6, 7]
+    size = {"Float": 4, "Long": 8, "BFloat16": 2}
+    for world, f in ((2, "hta_nccl_data.json.gz"), (8, "b200_eager_nccl.json.gz")):
+        ks = sorted(_nccl_kernels(shared_traces / "nvidia" / f), key=lambda e: e["ts"])
+        rows = _rows(meta, f"SELECT c.* FROM comm_collectives c JOIN comm_jobs j USING (job_id) "
+                           f"WHERE j.world_size = {world} ORDER BY seq")
+        assert len(rows) == len(ks) > 0
+        for r, k in zip(rows, ks, strict=True):
+            a = k["args"]
+            assert (r["coll_type_source"], r["dtype_source"], r["nelems_source"], r["group_size_source"]) == \
+                ("metadata",) * 4
+            assert (r["pg_name"], r["pg_ranks"], r["group_size"]) == \
+                (a["Process Group Name"], json.loads(a["Process Group Ranks"]), a["Group size"])
+            assert (r["in_nelems"], r["out_nelems"]) == (a["In msg nelems"], a["Out msg nelems"])
+            assert r["msg_bytes"] == max(a["In msg nelems"], a["Out msg nelems"]) * size[a["dtype"]]
+            assert (r["dur_ns"], r["stream"], r["kernel_name"]) == (round(k["dur"] * 1000), k["args"]["stream"],
+                                                                   k["name"])
+        # the other ranks are not in the dataset: every collective is reported, none timed
+        m = _rows(meta, f"SELECT m.* FROM comm_matched m JOIN comm_jobs j USING (job_id) WHERE j.world_size = {world}")
+        assert {(x["status"], x["latency_ns"]) for x in m} == {("missing_ranks", None)}
+    types = _rows(meta, "SELECT coll_type, algo, proto, count(*) AS n FROM comm_collectives GROUP BY ALL ORDER BY ALL")
+    assert types == [{"coll_type": "all_gather", "algo": "RING", "proto": "LL", "n": 1},
+                     {"coll_type": "all_reduce", "algo": "RING", "proto": "LL", "n": 15},
+                     {"coll_type": "broadcast", "algo": "RING", "proto": "LL", "n": 6}]
+
+
+def test_tracelens_regular_mode_with_metadata(meta, shared_traces):
+    """With collective metadata TraceLens matches by (process group, order) and keeps only the implicit-sync types;
+    bandwidth from the message size in MB and the Group size."""
+    job = _rows(meta, "SELECT job_id FROM comm_jobs WHERE world_size = 2")[0]["job_id"]
+    frames = comm.tracelens_frames(meta, job)
+    ks = _nccl_kernels(shared_traces / "nvidia" / "hta_nccl_data.json.gz")
+    by_ts = sorted(range(len(ks)), key=lambda i: ks[i]["ts"])
+    long = frames["nccl_long"]   # file order; the index counts the rank's kernels of the group by start
+    assert long["collective_id"].to_list() == [f"0_{by_ts.index(i)}" for i in range(len(ks))]
+    assert long["ts"].to_list() == [k["ts"] for k in ks]
+    sync = frames["nccl_implicit_sync"]
+    ars = [k for k in ks if k["args"]["Collective name"] == "allreduce"]   # rows in order of first appearance
+    assert sync.height == len(ars) == 15 and set(sync["Collective name"]) == {"allreduce"}
+    for row, k in zip(sync.rows(named=True), ars, strict=True):
+        mb = k["args"]["In msg nelems"] * 4 / 1024**2
+        assert row["Full msg size (MB)"] == pytest.approx(mb, rel=1e-12)
+        assert row["comm_latency"] == pytest.approx(k["dur"], abs=1e-9)
+        assert row["algo bw (GB/s)"] == pytest.approx(mb / 1024 / (k["dur"] / 1e6), rel=1e-9)
+        assert row["bus bw (GB/s)"] == pytest.approx(row["algo bw (GB/s)"] * 2 * (2 - 1) / 2, rel=1e-12)
+    summary = frames["nccl_summary_long"]
+    assert summary.height == 5 + 2   # 5 all-reduce sizes x 3 calls, 2 broadcasts x 3 calls, each a row
+    assert summary["operation_count"].to_list() == [3] * 7
