@@ -273,7 +273,7 @@ def test_cli_collectives_and_ranks(dlrm):
            (("collectives", []), ("ranks", []), ("collectives", ["--by", "rank", "--format", "csv"]))]
     procs = [subprocess.run(a, capture_output=True, text=True, timeout=300, env=env) for a in run]
     assert [p.returncode for p in procs] == [0, 0, 0], [p.stderr for p in procs]
-    head = "job 1: 8 of 8 ranks (nccl); 8 collectives, 8 matched on every rank; straggler rank 7"
+    head = "job 1: 8 of 8 ranks (nccl); 8 collectives: 8 matched on every rank; straggler rank 7"
     for p in procs[:2]:
         lines = p.stdout.splitlines()
         assert lines[0] == head and max(map(len, lines)) <= 120
@@ -359,7 +359,7 @@ def test_metadata_is_taken_from_the_trace(meta, shared_traces):
     for world, f in ((2, "hta_nccl_data.json.gz"), (8, "b200_eager_nccl.json.gz")):
         ks = sorted(_nccl_kernels(shared_traces / "nvidia" / f), key=lambda e: e["ts"])
         rows = _rows(meta, f"SELECT c.* FROM comm_collectives c JOIN comm_jobs j USING (job_id) "
-                           f"WHERE j.world_size = {world} ORDER BY seq")
+                           f"WHERE j.world_size = {world} AND c.level = 'c10d_op' ORDER BY seq")
         assert len(rows) == len(ks) > 0
         for r, k in zip(rows, ks, strict=True):
             a = k["args"]
@@ -371,13 +371,25 @@ def test_metadata_is_taken_from_the_trace(meta, shared_traces):
             assert r["msg_bytes"] == max(a["In msg nelems"], a["Out msg nelems"]) * size[a["dtype"]]
             assert (r["dur_ns"], r["stream"], r["kernel_name"]) == (round(k["dur"] * 1000), k["args"]["stream"],
                                                                    k["name"])
-        # the other ranks are not in the dataset: every collective is reported, none timed
+        # the other ranks are not in the dataset: every collective is timed over the one rank there is
         m = _rows(meta, f"SELECT m.* FROM comm_matched m JOIN comm_jobs j USING (job_id) WHERE j.world_size = {world}")
-        assert {(x["status"], x["latency_ns"]) for x in m} == {("missing_ranks", None)}
-    types = _rows(meta, "SELECT coll_type, algo, proto, count(*) AS n FROM comm_collectives GROUP BY ALL ORDER BY ALL")
-    assert types == [{"coll_type": "all_gather", "algo": "RING", "proto": "LL", "n": 1},
-                     {"coll_type": "all_reduce", "algo": "RING", "proto": "LL", "n": 15},
-                     {"coll_type": "broadcast", "algo": "RING", "proto": "LL", "n": 6}]
+        assert {(x["status"], x["n_absent"], len(x["missing_ranks"])) for x in m} == {("partial", world - 1, 0)}
+        durs = {r["seq"]: r["dur_ns"] for r in _rows(
+            meta, f"SELECT c.seq, c.dur_ns FROM comm_collectives c JOIN comm_jobs j USING (job_id) "
+                  f"WHERE j.world_size = {world}")}
+        assert {x["seq"]: x["latency_ns"] for x in m} == durs
+    types = _rows(meta, "SELECT level, coll_type, coll_type_source, algo, proto, count(*) AS n FROM comm_collectives "
+                        "GROUP BY ALL ORDER BY ALL")
+    assert types == [
+        {"level": "c10d_op", "coll_type": "all_gather", "coll_type_source": "metadata", "algo": "RING", "proto": "LL",
+         "n": 1},
+        {"level": "c10d_op", "coll_type": "all_reduce", "coll_type_source": "metadata", "algo": "RING", "proto": "LL",
+         "n": 15},
+        {"level": "c10d_op", "coll_type": "broadcast", "coll_type_source": "metadata", "algo": "RING", "proto": "LL",
+         "n": 6},
+        # b200: symmetric-memory all-reduce kernels launched by symm_mem::multimem_all_reduce_, outside any c10d op
+        {"level": "kernel", "coll_type": "all_reduce", "coll_type_source": "annotation", "algo": None, "proto": None,
+         "n": 73}]
 
 
 def test_tracelens_regular_mode_with_metadata(meta, shared_traces):

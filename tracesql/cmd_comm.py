@@ -13,10 +13,11 @@ def _job_arg(s) -> None:
 
 def _header(ds, args) -> None:
     from . import comm
+    from .cli import _wrapped
 
     if args.format == "table" and not args.output:
         for line in comm.job_lines(ds, args.job):
-            print(line)
+            print(_wrapped(line))
 
 
 def cmd_collectives(args) -> int:

@@ -96,16 +96,21 @@ def job_lines(ds, job: int | None = None) -> list[str]:
         SELECT j.job_id, j.world_size, j.backend, len(j.ranks), j.missing_ranks, j.truncated_ranks,
                (SELECT min(rank) FROM comm_rank_summary s WHERE s.job_id = j.job_id AND s.is_straggler),
                (SELECT count(*) FROM comm_matched m WHERE m.job_id = j.job_id),
-               (SELECT count(*) FROM comm_matched m WHERE m.job_id = j.job_id AND m.status <> 'matched')
+               (SELECT count(*) FROM comm_matched m WHERE m.job_id = j.job_id AND m.status = 'matched'),
+               (SELECT count(*) FROM comm_matched m WHERE m.job_id = j.job_id AND m.status = 'partial')
         FROM comm_jobs j {_where(job)} ORDER BY j.job_id""").fetchall()
     out = []
-    for jid, world, backend, n, missing, truncated, straggler, n_coll, n_bad in rows:
-        parts = [f"job {jid}: {n} of {world} ranks ({backend})"]
+    for jid, world, backend, n, missing, truncated, straggler, n_coll, n_matched, n_partial in rows:
+        parts = [f"job {jid}: {n} of {world} ranks ({backend})" if world is not None
+                 else f"job {jid}: {n} rank{'s' if n != 1 else ''} (world size unknown)"]
         if missing:
-            parts.append(f"missing ranks {', '.join(map(str, missing[:8]))}{' ...' if len(missing) > 8 else ''}")
+            parts.append(f"missing ranks {', '.join(map(str, missing[:4]))}{' ...' if len(missing) > 4 else ''}")
         if truncated:
             parts.append(f"cut short: ranks {', '.join(map(str, truncated))}")
-        parts.append(f"{n_coll} collectives, {n_coll - n_bad} matched on every rank")
+        coll = f"{n_coll} collectives: {n_matched} matched on every rank"
+        rest = n_coll - n_matched - n_partial
+        parts.append(coll + (f", {n_partial} on the ranks present" if n_partial else "")
+                     + (f", {rest} not matched" if rest else ""))
         parts.append(f"straggler rank {straggler}" if straggler is not None else "no straggler")
         out.append("; ".join(parts))
     return out
@@ -124,11 +129,11 @@ _BW_GROUPS = ("algo bw (GB/s)", "bus bw (GB/s)")
 
 
 def multirank_jobs(ds) -> list[int]:
-    """The jobs of two or more ranks (comm_jobs), in order."""
+    """The jobs of two or more distinct ranks (comm_jobs), in order."""
     if not ds.con.sql("SELECT count(*) FROM traces WHERE rank IS NOT NULL").fetchall()[0][0]:
         return []
     prepare(ds)
-    return [r[0] for r in ds.con.sql("SELECT job_id FROM comm_jobs WHERE n_traces > 1 ORDER BY job_id").fetchall()]
+    return [r[0] for r in ds.con.sql("SELECT job_id FROM comm_jobs WHERE len(ranks) > 1 ORDER BY job_id").fetchall()]
 
 
 def tracelens_frames(ds, job: int) -> dict[str, pl.DataFrame]:

@@ -1,12 +1,14 @@
 -- comm/collectives — one row per collective instance per rank: what was communicated (type, process group, data
 -- type, element counts and bytes), where each of those facts came from, and when it ran.
 --
--- A collective instance is one call of a collective on one rank. It is found at the highest level the trace
--- records, chosen per trace:
+-- A collective instance is one call of a collective on one rank:
 --   'c10d_op'             the c10d:: op that issues it (c10d::allreduce_, c10d::_allgather_base_, ...; an op
---                         nested in another collective op is part of that one), when the trace has such ops;
---   'record_param_comms'  else a record_param_comms op that names a collective ("Collective name");
---   'kernel'              else each communication kernel (class comm in the category rules) on its own.
+--                         nested in another collective op is part of that one);
+--   'record_param_comms'  in a trace without c10d:: collective ops, a record_param_comms op that names a
+--                         collective ("Collective name");
+--   'kernel'              a communication kernel (class comm in the category rules) launched outside every op
+--                         above (traces without ops, symmetric-memory ops, graph replays): each one on its own;
+--                         the op around its launch (symm_mem::multimem_all_reduce_, ...) can name its type.
 -- Its execution is when the data moved: the communication kernels it launched (launch calls inside the op on its
 -- thread; GPU backends such as NCCL and RCCL), or, for a CPU backend (gloo), the backend's record of the work:
 -- the gloo:<collective> annotation that its worker thread writes, tied to the latest collective op of the rank
@@ -22,11 +24,12 @@
 --                  signature (output first for _allgather_base_, _reduce_scatter_base_, alltoall_base_; a tensor
 --                  list first for allreduce_, broadcast_, reduce_);
 --   'annotation'   the backend annotation inside or after the op (nccl:all_reduce, gloo:all_gather): its name
---                  and the Input Dims / Input type of the tensor it moves;
+--                  and the Input Dims / Input type of the tensor it moves; for a 'kernel' instance, the name of
+--                  the op around its launch;
 --   'kernel_name'  the NCCL/RCCL kernel name (comm/names);
 --   'world'        the group size: the job's world size when nothing names the process group.
 --
--- @requires comm/names comm/jobs gpu/activity
+-- @requires comm/names comm/jobs gpu/activity tree/context
 
 -- _comm_numel(dims): elements of a tensor from its Input Dims entry (JSON list of sizes); NULL when the list is
 -- empty or not a list of integers (a TensorList the profiler did not expand).
@@ -81,7 +84,8 @@ WHERE (c.name LIKE 'c10d::%' OR json_extract_string(c.args, '$."Collective name"
                   AND o.ts_ns <= c.ts_ns AND o.end_ns >= c.end_ns
                   AND (o.ts_ns < c.ts_ns OR o.end_ns > c.end_ns OR o.event_id < c.event_id));
 
--- _comm_trace_level: the level at which each trace's instances are found (see the module header).
+-- _comm_trace_level: the op level at which each trace's issuing ops are found (see the module header; 'kernel'
+-- when the trace has neither kind of op).
 CREATE OR REPLACE VIEW _comm_trace_level AS
 SELECT r.trace_id,
        CASE WHEN bool_or(o.level = 'c10d_op') THEN 'c10d_op'
@@ -179,17 +183,20 @@ LEFT JOIN ik ON ik.trace_id = i.trace_id AND ik.issuer_event_id = i.event_id
 LEFT JOIN _comm_issuer_meta mm ON mm.trace_id = i.trace_id AND mm.issuer_event_id = i.event_id
 LEFT JOIN _comm_cpu_exec ce ON ce.trace_id = i.trace_id AND ce.issuer_event_id = i.event_id
 UNION ALL
-SELECT k.trace_id, 'kernel', k.event_id, k.name, NULL, k.ts_ns, k.dur_ns, NULL, NULL,
+SELECT k.trace_id, 'kernel', k.event_id, k.name, NULL, coalesce(k.launch_ts_ns, k.ts_ns), k.dur_ns, NULL, NULL,
        CASE WHEN json_extract_string(k.args, '$."Collective name"') IS NOT NULL THEN k.args END,
-       NULL, NULL, NULL, k.name, k.stream, k.device, 'gpu_kernel', 1, k.ts_ns, k.end_ns
-FROM _comm_kernels k JOIN _comm_trace_level l ON l.trace_id = k.trace_id AND l.level = 'kernel';
+       c.op_name, NULL, NULL, k.name, k.stream, k.device, 'gpu_kernel', 1, k.ts_ns, k.end_ns
+FROM _comm_kernels k
+LEFT JOIN cpu_event_context c ON c.trace_id = k.trace_id AND c.event_id = k.launch_event_id
+WHERE NOT EXISTS (SELECT 1 FROM _comm_issuer_kernels ik WHERE ik.trace_id = k.trace_id AND ik.event_id = k.event_id);
 
 -- comm_collectives: one row per collective instance per rank (see the module header for what an instance is and
 -- where each fact comes from). Times are on the job clock (comm_ranks.clock_offset_ns added), ns.
 --   job_id, trace_id, rank       the job, the trace and its rank
 --   level                        'c10d_op', 'record_param_comms' or 'kernel': what the instance is
 --   issue_event_id, issue_name   the issuing op (or the kernel, level 'kernel') and its name
---   issue_ts_ns, issue_dur_ns    when the op was called on the CPU and for how long, ns
+--   issue_ts_ns, issue_dur_ns    when the op was called on the CPU and for how long, ns (a 'kernel' instance:
+--                                its launch call's start, else the kernel's, and the kernel's duration)
 --   coll_type, coll_type_source  collective type (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast,
 --                                reduce, barrier, send_recv, ...) and its source
 --   pg_name, pg_desc             process group name and description ("Process Group Name/Description"), NULL

@@ -18,8 +18,9 @@
 
 -- _comm_type_of(s): the collective type of one spelling found in collective metadata ("Collective name"), c10d op
 -- names (c10d::allreduce_), backend annotations (nccl:all_reduce, gloo:all_reduce) and kernel names (AllReduce):
--- lower-cased and stripped of the c10d::/nccl:/gloo:/rccl: prefix and of leading/trailing underscores, then looked
--- up; NULL when it names no collective.
+-- and PyTorch's symmetric-memory ops (symm_mem::multimem_all_reduce_, one_shot_all_reduce, ...): lower-cased and
+-- stripped of the c10d::/nccl:/gloo:/rccl:/symm_mem:: prefix and of leading/trailing underscores, then looked up;
+-- NULL when it names no collective.
 CREATE OR REPLACE MACRO _comm_type_of(s) AS (MAP {
     'allreduce': 'all_reduce', 'all_reduce': 'all_reduce', 'allreduce_coalesced': 'all_reduce',
     'allreduce_sparse': 'all_reduce', 'all_reduce_coalesced': 'all_reduce', 'allgather': 'all_gather',
@@ -31,8 +32,12 @@ CREATE OR REPLACE MACRO _comm_type_of(s) AS (MAP {
     'alltoall_base': 'all_to_all', 'all_to_allv': 'all_to_all', 'alltoallv': 'all_to_all',
     'all_to_all_single': 'all_to_all', 'broadcast': 'broadcast', 'reduce': 'reduce', 'gather': 'gather',
     'scatter': 'scatter', 'barrier': 'barrier', 'send': 'send', 'recv': 'recv', 'recv_any_source': 'recv',
-    'sendrecv': 'send_recv', 'send_recv': 'send_recv'
-})[trim(regexp_replace(lower(s), '^(c10d::|nccl:|gloo:|rccl:)', ''), '_')];
+    'sendrecv': 'send_recv', 'send_recv': 'send_recv',
+    'multimem_all_reduce': 'all_reduce', 'one_shot_all_reduce': 'all_reduce', 'two_shot_all_reduce': 'all_reduce',
+    'multimem_one_shot_all_reduce': 'all_reduce', 'multimem_all_gather': 'all_gather',
+    'multimem_all_gather_out': 'all_gather', 'one_shot_all_reduce_out': 'all_reduce',
+    'two_shot_all_reduce_out': 'all_reduce', 'reduce_scatter_out': 'reduce_scatter'
+})[trim(regexp_replace(lower(s), '^(c10d::|nccl:|gloo:|rccl:|symm_mem::)', ''), '_')];
 
 -- _comm_dtype_of(s): the torch name of one data type spelling in collective metadata ("dtype": Float, BFloat16),
 -- op input types (float, c10::BFloat16, long int) and kernel names (f16, __nv_bfloat16, int8_t); NULL when unknown.

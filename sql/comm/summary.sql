@@ -7,7 +7,7 @@
 --
 -- @requires comm/matching gpu/timeline
 
--- comm_type_summary: one row per (job, collective type) over its matched collectives.
+-- comm_type_summary: one row per (job, collective type) over its timed collectives (status matched or partial).
 --   job_id, coll_type         the group
 --   n_collectives             matched collectives in the group
 --   total_bytes               sum of their msg_bytes
@@ -25,18 +25,19 @@ SELECT job_id, coll_type, count(*) AS n_collectives, sum(msg_bytes)::BIGINT AS t
        avg(end_skew_ns) AS mean_end_skew_ns, sum(total_wait_ns)::BIGINT AS total_wait_ns,
        avg(algbw_gbps) AS mean_algbw_gbps, avg(busbw_gbps) AS mean_busbw_gbps
 FROM comm_matched
-WHERE status = 'matched'
+WHERE latency_ns IS NOT NULL
 GROUP BY job_id, coll_type;
 
 -- comm_rank_summary: one row per rank of a job with its collectives.
 --   job_id, rank, trace_id     the rank and its trace
 --   n_collectives              collective instances on this rank
---   n_matched                  those whose collective is matched on every rank
+--   n_matched                  those whose collective is timed: matched on every rank (status matched, or
+--                              partial: on every rank the job has)
 --   n_missing                  collectives of this rank's process groups that other ranks have and it lacks
 --                              (its trace stops early, or it skipped them)
---   n_unmatched                its instances at positions that are not matched (missing ranks elsewhere, type
---                              mismatch, execution missing)
---   comm_ns                    sum of its executions over matched collectives, ns
+--   n_unmatched                its instances at positions that are not timed (missing ranks, type mismatch,
+--                              execution missing)
+--   comm_ns                    sum of its executions over timed collectives, ns
 --   transfer_ns                sum of the latencies of those collectives, ns
 --   wait_ns                    comm_ns - transfer_ns: time spent waiting for other ranks, ns
 --   wait_pct                   100 * wait_ns / comm_ns
@@ -47,10 +48,10 @@ GROUP BY job_id, coll_type;
 CREATE OR REPLACE VIEW comm_rank_summary AS
 WITH r AS MATERIALIZED (
     SELECT job_id, rank, trace_id, count(*) AS n_collectives,
-           count(*) FILTER (WHERE status = 'matched') AS n_matched,
-           count(*) FILTER (WHERE status <> 'matched') AS n_unmatched,
-           coalesce(sum(dur_ns) FILTER (WHERE status = 'matched'), 0)::BIGINT AS comm_ns,
-           coalesce(sum(latency_ns) FILTER (WHERE status = 'matched'), 0)::BIGINT AS transfer_ns,
+           count(*) FILTER (WHERE latency_ns IS NOT NULL) AS n_matched,
+           count(*) FILTER (WHERE latency_ns IS NULL) AS n_unmatched,
+           coalesce(sum(dur_ns) FILTER (WHERE latency_ns IS NOT NULL), 0)::BIGINT AS comm_ns,
+           coalesce(sum(latency_ns), 0)::BIGINT AS transfer_ns,
            count(*) FILTER (WHERE arrived_last) AS arrived_last,
            count(*) FILTER (WHERE arrived_first) AS arrived_first,
            coalesce(sum(late_ns), 0)::BIGINT AS late_ns
