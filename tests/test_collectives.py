@@ -414,3 +414,18 @@ def test_tracelens_regular_mode_with_metadata(meta, shared_traces):
     summary = frames["nccl_summary_long"]
     assert summary.height == 5 + 2   # 5 all-reduce sizes x 3 calls, 2 broadcasts x 3 calls, each a row
     assert summary["operation_count"].to_list() == [3] * 7
+
+
+def test_a_rank_profiled_twice_starts_a_second_job(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    for p in GLOO.glob("rank*.json.gz"):
+        shutil.copy(p, src / p.name)
+    _cut(GLOO / "rank3.json.gz", src / "rank3_again.json.gz", CUT_BEFORE)
+    out = tmp_path / "ds"
+    assert len(tracesql.ingest(sorted(str(p) for p in src.glob("*.json.gz")), out=out, salvage=True)) == N + 1
+    with tracesql.open(out) as d:
+        jobs = _rows(d, "SELECT ranks, n_traces FROM comm_jobs ORDER BY job_id")
+        assert sorted((j["ranks"], j["n_traces"]) for j in jobs) == [([0, 1, 2, 3], 4), ([3], 1)]
+        four = _rows(d, "SELECT job_id FROM comm_jobs WHERE n_traces = 4")
+        assert comm.multirank_jobs(d) == [four[0]["job_id"]]

@@ -3,8 +3,10 @@
 -- A job is a set of traces with a rank that share the world size and the backend of their distributedInfo and
 -- whose profiler windows overlap in time (on the job clock: ts_ns + base_time_ns when the trace has a
 -- baseTimeNanoseconds, else ts_ns), chained: traces sorted by window start, a new job starts at a trace that
--- starts after every earlier trace of the same (world size, backend) has ended. Jobs are numbered 1, 2, ... in
--- the order of their first start.
+-- starts after every earlier trace of the same (world size, backend) has ended. A job has each rank once: when
+-- such a group holds several traces of one rank (the same run profiled twice), the first trace of each rank (by
+-- start, then trace_id) forms one job, the second another, and so on. Jobs are numbered 1, 2, ... in the order of
+-- their first start.
 --
 -- @requires gpu/timeline
 
@@ -17,7 +19,6 @@
 --   pg_config              distributedInfo.pg_config: this rank's process groups (JSON list), NULL when absent
 --   clock_offset_ns        what is added to a ts_ns of this trace to put it on the job clock (base_time_ns or 0)
 --   window_start_ns, window_end_ns   the profiler window on the job clock, ns
---   duplicate_rank         another trace of the same job has the same rank
 -- @materialize comm
 CREATE OR REPLACE VIEW comm_ranks AS
 WITH t AS (
@@ -38,13 +39,16 @@ WITH t AS (
     SELECT *, sum(CASE WHEN prev_end_ns IS NULL OR window_start_ns > prev_end_ns THEN 1 ELSE 0 END)
                   OVER (PARTITION BY world_size, backend ORDER BY window_start_ns, trace_id) AS island
     FROM o
+), d AS (
+    SELECT *, row_number() OVER (PARTITION BY world_size, backend, island, rank ORDER BY window_start_ns, trace_id)
+                  AS copy
+    FROM s
 ), j AS (
-    SELECT *, min(window_start_ns) OVER (PARTITION BY world_size, backend, island) AS job_start_ns FROM s
+    SELECT *, min(window_start_ns) OVER (PARTITION BY world_size, backend, island, copy) AS job_start_ns FROM d
 )
-SELECT dense_rank() OVER (ORDER BY job_start_ns, world_size, backend)::INTEGER AS job_id,
+SELECT dense_rank() OVER (ORDER BY job_start_ns, world_size, backend, island, copy)::INTEGER AS job_id,
        trace_id, rank, world_size, backend, file_name, truncated, pg_config, clock_offset_ns,
-       window_start_ns, window_end_ns,
-       count(*) OVER (PARTITION BY world_size, backend, island, rank) > 1 AS duplicate_rank
+       window_start_ns, window_end_ns
 FROM j;
 
 -- comm_jobs: one row per job.
