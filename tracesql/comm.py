@@ -144,7 +144,12 @@ def tracelens_frames(ds, job: int) -> dict[str, pl.DataFrame]:
     rank_<r>_wait_time), the bandwidth columns of the implicit-sync summary only when some value exists, node_id /
     node_span only when the job's GPUs per node are known, and no rows at all for an empty table (TraceLens then
     writes the header alone, or no straggler file)."""
+    from .analysis import materialize
+    from .sqlmodules import materialized
+
+    prepare(ds)
     _job(ds, job)
+    materialize(ds, materialized("tracelens-comm"))
     w = f"WHERE job_id = {int(job)}"
     out: dict[str, pl.DataFrame] = {}
     gpn = ds.con.sql(f"SELECT gpus_per_node FROM _tl_gpus_per_node {w}").fetchall()

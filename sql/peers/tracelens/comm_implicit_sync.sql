@@ -32,7 +32,7 @@ CREATE OR REPLACE MACRO _tl_coll_type(name) AS (MAP {
 -- tl_nccl_implicit_sync_ranks: one row per (collective, rank) of tl_nccl_implicit_sync: the per-rank columns
 -- rank_<r>_ts, rank_<r>_dur, rank_<r>_wait_time of TraceLens's wide table, in long form.
 --   job_id, collective_id, rank, ts, dur, wait_time (µs)
--- @materialize report-tracelens
+-- @materialize tracelens-comm
 CREATE OR REPLACE VIEW tl_nccl_implicit_sync_ranks AS
 WITH first_row AS (
     SELECT job_id, collective_id, arg_min("Collective name", ord) AS coll_name, min(ord) AS first_ord
@@ -54,7 +54,7 @@ FROM tl_nccl_long l JOIN keep k USING (job_id, collective_id);
 -- "Group size", dtype, "In msg nelems", "Out msg nelems", "In msg size (MB)", "Out msg size (MB)",
 -- "Full msg size (MB)", comm_latency, "skew in start time", "earliest arrival rank", avg_wait_time,
 -- "skew in end time", "algo bw (GB/s)", "bus bw (GB/s)" (see the module header), node_span.
--- @materialize report-tracelens
+-- @materialize tracelens-comm
 CREATE OR REPLACE VIEW tl_nccl_implicit_sync AS
 WITH agg AS (
     SELECT job_id, collective_id, any_value(first_ord) AS ord, min(dur) AS comm_latency,

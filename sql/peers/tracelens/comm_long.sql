@@ -19,7 +19,7 @@
 -- @requires peers/float_us comm/jobs
 
 -- _tl_nccl_kernels: the collective kernels of every job's ranks with their metadata as TraceLens reads it.
--- @materialize report-tracelens
+-- @materialize tracelens-comm
 CREATE OR REPLACE VIEW _tl_nccl_kernels AS
 SELECT r.job_id, r.rank, k.trace_id, k.event_id, k.name, k.stream, _us_f64(k.ts_ns) AS ts, _us_f64(k.dur_ns) AS dur,
        json_extract_string(k.args, '$."Process Group Name"') AS pg_name,
@@ -65,7 +65,7 @@ CREATE OR REPLACE MACRO _tl_node_span(pg_ranks, gpn) AS (
 -- "Process Group Ranks", "Collective name", "Group size", dtype, "In msg nelems", "In msg size (MB)",
 -- "Out msg nelems", "Out msg size (MB)", "In split size", "Out split size", stream, ts, dur (µs), node_id,
 -- node_span (both NULL when the job's gpus per node is unknown); ord is the row's position.
--- @materialize report-tracelens
+-- @materialize tracelens-comm
 CREATE OR REPLACE VIEW tl_nccl_long AS
 WITH k AS (
     SELECT k.*, s.simplified,
