@@ -265,6 +265,8 @@ def test_dataset_methods(gloo):
     assert side["span_us"].null_count() == 4   # CPU backend: no GPU timeline
     with pytest.raises(tracesql.DatasetError, match="no job 2"):
         gloo.collectives(job=2)
+    # a CPU backend has no collective kernels: no TraceLens multi-rank report for it
+    assert comm.multirank_jobs(gloo) == [1] and comm.tracelens_jobs(gloo) == []
 
 
 def test_cli_collectives_and_ranks(dlrm):

@@ -136,6 +136,16 @@ def multirank_jobs(ds) -> list[int]:
     return [r[0] for r in ds.con.sql("SELECT job_id FROM comm_jobs WHERE len(ranks) > 1 ORDER BY job_id").fetchall()]
 
 
+def tracelens_jobs(ds) -> list[int]:
+    """The jobs of two or more ranks with collective kernels that TraceLens's multi-rank report reads (a job of a
+    CPU backend has none: TraceLens reports nothing for it)."""
+    jobs = multirank_jobs(ds)
+    if not jobs:
+        return []
+    have = {r[0] for r in ds.con.sql("SELECT DISTINCT job_id FROM _tl_nccl_kernels").fetchall()}
+    return [j for j in jobs if j in have]
+
+
 def tracelens_frames(ds, job: int) -> dict[str, pl.DataFrame]:
     """TraceLens's multi-rank collective report files for one job, as frames with TraceLens's columns.
 

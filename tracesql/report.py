@@ -187,11 +187,11 @@ MULTIRANK_FILES = {"nccl_summary_implicit_sync", "nccl_summary_long", "nccl_long
 
 
 def _tracelens_multirank(ds) -> list[tuple[str, str | None, pl.DataFrame]]:
-    """TraceLens's multi-rank collective report of every job of two or more ranks (tracesql.comm), labelled
-    job<J> (its sub-folder with --out)."""
+    """TraceLens's multi-rank collective report of every job of two or more ranks with collective kernels
+    (tracesql.comm.tracelens_jobs), labelled job<J> (its sub-folder with --out)."""
     from . import comm
 
-    return [(fname, f"job{job}", df) for job in comm.multirank_jobs(ds)
+    return [(fname, f"job{job}", df) for job in comm.tracelens_jobs(ds)
             for fname, df in comm.tracelens_frames(ds, job).items()]
 
 
