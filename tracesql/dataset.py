@@ -409,6 +409,20 @@ class Dataset:
         return gaps(self, trace=trace, what=what, hist_min=hist_min, hist_max=hist_max, bins=bins, sort=sort,
                     top=top, verbose=verbose, kernel_wait_us=kernel_wait_us, step=step)
 
+    # Multi-rank jobs (tracesql.comm over sql/comm/).
+    def collectives(self, job: int | None = None, by: str = "collective", top: int | None = None) -> pl.DataFrame:
+        """Collectives matched across the ranks of a job (tracesql.comm.collectives: the parameters are documented
+        there)."""
+        from .comm import collectives
+
+        return collectives(self, job=job, by=by, top=top)
+
+    def ranks(self, job: int | None = None) -> pl.DataFrame:
+        """The ranks of a job side by side (tracesql.comm.ranks)."""
+        from .comm import ranks
+
+        return ranks(self, job=job)
+
     def close(self) -> None:
         if self.con is not None:
             self.con.close()

@@ -203,7 +203,23 @@ def build(ds, style: str = "native", trace: str | None = None,
     for tid in ids:
         for fname, frames in per_section:
             out.append((fname, names.get(tid, tid), frames[tid]))
+    if style == "tracelens" and trace is None:
+        out.extend(_tracelens_multirank(ds))
     return out
+
+
+# TraceLens's multi-rank report files (tracesql.comm.TRACELENS_FILES): written with their header when empty.
+MULTIRANK_FILES = {"nccl_summary_implicit_sync", "nccl_summary_long", "nccl_long", "nccl_implicit_sync",
+                   "straggler_summary"}
+
+
+def _tracelens_multirank(ds) -> list[tuple[str, str | None, pl.DataFrame]]:
+    """TraceLens's multi-rank collective report of every job of two or more ranks with collective kernels
+    (tracesql.comm.tracelens_jobs), labelled job<J> (its sub-folder with --out)."""
+    from . import comm
+
+    return [(fname, f"job{job}", df) for job in comm.tracelens_jobs(ds)
+            for fname, df in comm.tracelens_frames(ds, job).items()]
 
 
 def _folders(labels: list[str]) -> dict[str, str]:
@@ -278,8 +294,9 @@ def write(sections, fmt: str = "table", out: str | None = None, stream=None, wid
         ext = {"table": "txt", "csv": "csv", "json": "json"}[fmt]
         path = folder / f"{name}.{ext}"
         if fmt == "csv":
-            if df.height == 0 and trace is not None and "trace" not in df.columns:
-                path.write_text("")  # the peers write an empty file for an empty table
+            if df.height == 0 and trace is not None and "trace" not in df.columns and name not in MULTIRANK_FILES:
+                path.write_text("")  # the peers write an empty file for an empty table (TraceLens's multi-rank
+                # report a header: its frames have their columns)
             else:
                 df.write_csv(path)
         elif fmt == "json":

@@ -19,7 +19,9 @@ Its first comment block says what it is and carries the module's declarations, o
 and the comment block above an object may say where it is worth computing once per connection:
 
     -- @materialize report tree                  tags: the report of that style ('report' native,
-                                                 'report-tracelens', 'report-hta') or 'tree'
+                                                 'report-tracelens', 'report-hta'), 'tree', the
+                                                 collective commands ('comm') or TraceLens's multi-rank
+                                                 report ('tracelens-comm')
 
 Nothing else decides what is loaded, stored or materialized: deleting a folder of modules removes exactly
 what they define (a module that requires a missing one is an error at load time).
