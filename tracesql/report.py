@@ -84,6 +84,7 @@ def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
 
 
 # Peer sections: (file name, view, ORDER BY) per style; the view has trace_id first, dropped on output.
+_PERF_QUERY = "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"
 TRACELENS = [
     ("gpu_timeline", "tl_gpu_timeline", None),
     ("kernel_summary", "tl_kernel_summary", None),
@@ -93,6 +94,9 @@ TRACELENS = [
      "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"),
     ("short_kernel_histogram", "tl_short_kernel_histogram", None),
     ("short_kernels_summary", "tl_short_kernels_summary", None),
+    # the perf-model sheets (peers/tracelens/perf_*): written only for a trace with rows, with the columns
+    # TraceLens writes for that trace (the view's sheet_columns)
+    ("GEMM", "tl_perf_gemm", _PERF_QUERY),
 ]
 HTA = [
     ("temporal_breakdown", "hta_temporal_breakdown", None),
@@ -107,11 +111,11 @@ HTA = [
 ]
 
 
-def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str, pl.DataFrame]:
+def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str, pl.DataFrame | None]:
     """One section for every trace in ids (one query for all of them): {trace_id: DataFrame}.
 
     The views keep each trace's rows in the peer's order; an empty table is returned for a trace without
-    rows. A trace without CPU ops gets TraceLens's reduced columns for kernel_summary and
+    rows, None for a perf sheet (a view with a sheet_columns column) without rows. A trace without CPU ops gets TraceLens's reduced columns for kernel_summary and
     short_kernels_summary."""
     inn = analysis._in(ids)
     no_ops: set[str] = set()
@@ -120,11 +124,14 @@ def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str,
                                               "AND cat = 'cpu_op'").fetchall()}
         no_ops = set(ids) - with_ops
 
-    def run(v: str, tids: list[str]) -> dict[str, pl.DataFrame]:
+    def run(v: str, tids: list[str]) -> dict[str, pl.DataFrame | None]:
         q = (query or "SELECT * FROM {v} WHERE trace_id IN {ids}").format(v=v, ids=analysis._in(tids))
         df = _q(ds, q).with_row_index("_row")
         parts = {k[0]: g.sort("_row").drop("_row", "trace_id")
                  for k, g in df.group_by("trace_id", maintain_order=True)} if df.height else {}
+        if "sheet_columns" in df.columns:  # a perf sheet: its trace's columns, nothing for a trace without rows
+            return {t: parts[t].select(parts[t]["sheet_columns"][0].to_list()) if t in parts else None
+                    for t in tids}
         empty = df.head(0).drop("_row", "trace_id")
         return {t: parts.get(t, empty) for t in tids}
 
@@ -133,7 +140,8 @@ def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str,
         if view == "tl_short_kernels_summary":  # TraceLens groups by kernel name alone then
             out.update(run("tl_short_kernels_summary_by_name", sorted(no_ops)))
         else:  # and has no Parent cpu_op column in its kernel_summary
-            out.update({t: df.drop("Parent cpu_op") for t, df in run(view, sorted(no_ops)).items()})
+            out.update({t: None if df is None else df.drop("Parent cpu_op")
+                        for t, df in run(view, sorted(no_ops)).items()})
     return out
 
 
@@ -175,7 +183,8 @@ def build(ds, style: str = "native", trace: str | None = None) -> list[tuple[str
                    if view not in missing]
     for tid in ids:
         for fname, frames in per_section:
-            out.append((fname, names.get(tid, tid), frames[tid]))
+            if (df := frames[tid]) is not None:
+                out.append((fname, names.get(tid, tid), df))
     return out
 
 
