@@ -23,6 +23,21 @@ SHEET_REFS = [
     ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz", "GEMM"),
     ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz", "GEMM"),
     ("amd/mi300_torch_compile_triton", "amd/mi300_torch_compile_triton.json.gz", "GEMM"),
+    ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz", "SDPA_fwd"),
+    ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz", "SDPA_fwd"),
+    ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz", "SDPA_fwd"),
+    ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz", "SDPA_fwd"),
+    ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz", "SDPA_fwd"),
+    ("amd/mi300_torch_compile_triton", "amd/mi300_torch_compile_triton.json.gz", "SDPA_fwd"),
+    ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz", "UnaryElementwise"),
+    ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz", "UnaryElementwise"),
+    ("amd/mi300_normalization", "amd/mi300_normalization.json.gz", "UnaryElementwise"),
+    ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz", "BinaryElementwise"),
+    ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz", "BinaryElementwise"),
+    ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz", "BinaryElementwise"),
+    ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz", "BinaryElementwise"),
+    ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz", "BinaryElementwise"),
+    ("amd/mi300_normalization", "amd/mi300_normalization.json.gz", "BinaryElementwise"),
 ]
 VIEWS = {fname: (view, q) for fname, view, q in report.TRACELENS}
 # columns compared as text, character for character; every other column as a number to 1e-6 relative
@@ -111,3 +126,26 @@ def test_report_writes_gemm_csv(tmp_path, qwen_dataset, reference_dir):
                 assert g[col] == wv, (col, g[col], wv)
             else:
                 assert (g[col] == wv == "") or math.isclose(float(g[col]), float(wv), rel_tol=1e-6), (col, g[col], wv)
+
+
+def test_sdpa_and_elementwise_values(sheets, trace_ids):
+    """nvidia/h100_qwen_infer, worked by hand: causal flash attention over 16 x 16 heads x 559 tokens x 64, and
+    elementwise ops whose dtypes are not 2 bytes."""
+    qwen = trace_ids["nvidia/h100_qwen_infer.json.gz"]
+    sdpa = sheets["SDPA_fwd", qwen].row(0, named=True)
+    b, h, n, d = 16, 16, 559, 64
+    assert (sdpa["param: causal"], sdpa["param: dropout"], sdpa["name_count"]) == ("True", "0.0", 24)
+    assert sdpa["GFLOPS_first"] == b * h * (2 * n * n * d) * 2 / 2 / 1e9  # QK^T and PV, halved when causal
+    assert sdpa["Data Moved (MB)_first"] == 4 * b * n * h * d * 2 / 2**20 == 69.875  # 2 bytes per element assumed
+    unary = sheets["UnaryElementwise", qwen]
+    pow_ = unary.filter(unary["name"] == "aten::pow").row(0, named=True)
+    assert pow_["param: dtype_in_out"] == "('float', None)" and pow_["param: stride_output"] is None
+    assert pow_["Data Moved (MB)_first"] == 16 * 559 * 1024 * (4 + 4) / 2**20 and pow_["Compute Spec"] == "vector_fp32"
+    cast = unary.filter((unary["name"] == "aten::copy_")
+                        & (unary["param: dtype_in_out"] == "('float', 'c10::BFloat16')")).row(0, named=True)
+    assert cast["Data Moved (MB)_first"] == 16 * 559 * 1024 * (4 + 2) / 2**20 == 52.40625
+    binary = sheets["BinaryElementwise", qwen]
+    bcast = binary.filter(binary["param: shape_in2"] == "(16, 559, 1)").row(0, named=True)
+    # a float (16, 559, 1024) times a float (16, 559, 1): both inputs read, the broadcast output written
+    assert bcast["GFLOPS_first"] == 16 * 559 * 1024 / 1e9
+    assert bcast["Data Moved (MB)_first"] == (16 * 559 * 1024 + 16 * 559 + 16 * 559 * 1024) * 4 / 2**20

@@ -97,6 +97,9 @@ TRACELENS = [
     # the perf-model sheets (peers/tracelens/perf_*): written only for a trace with rows, with the columns
     # TraceLens writes for that trace (the view's sheet_columns)
     ("GEMM", "tl_perf_gemm", _PERF_QUERY),
+    ("SDPA_fwd", "tl_perf_sdpa_fwd", _PERF_QUERY),
+    ("UnaryElementwise", "tl_perf_unary_elementwise", _PERF_QUERY),
+    ("BinaryElementwise", "tl_perf_binary_elementwise", _PERF_QUERY),
 ]
 HTA = [
     ("temporal_breakdown", "hta_temporal_breakdown", None),

@@ -44,7 +44,31 @@ SELECT * FROM (VALUES
     ('trtllm::cublas_scaled_mm', 'aten_scaled_mm', 'GEMM'),
     ('bitsandbytes::int8_linear_matmul', 'aten_scaled_mm', 'GEMM'),
     ('aten::bmm', 'aten_bmm', 'GEMM'),
-    ('aten::baddbmm', 'aten_baddbmm', 'GEMM')
+    ('aten::baddbmm', 'aten_baddbmm', 'GEMM'),
+    ('FlashAttnFunc', 'flash_attention', 'SDPA_fwd'),
+    ('flash_attn::_flash_attn_forward', 'flash_attention', 'SDPA_fwd'),
+    ('aten::_scaled_dot_product_cudnn_attention', 'aten_sdpa_cudnn', 'SDPA_fwd'),
+    ('aten::_scaled_dot_product_efficient_attention', 'aten_sdpa_efficient', 'SDPA_fwd'),
+    ('aten::_scaled_dot_product_flash_attention', 'aten_sdpa_flash', 'SDPA_fwd'),
+    ('aten::copy', 'aten_unary_elementwise', 'UnaryElementwise'),
+    ('aten::copy_', 'aten_unary_elementwise', 'UnaryElementwise'),
+    ('aten::clamp_min', 'aten_unary_elementwise', 'UnaryElementwise'),
+    ('aten::clamp_min_', 'aten_unary_elementwise', 'UnaryElementwise'),
+    ('aten::clamp_max', 'aten_unary_elementwise', 'UnaryElementwise'),
+    ('aten::clamp_max_', 'aten_unary_elementwise', 'UnaryElementwise'),
+    ('aten::sigmoid', 'aten_unary_elementwise', 'UnaryElementwise'),
+    ('aten::rsqrt', 'aten_unary_elementwise', 'UnaryElementwise'),
+    ('aten::silu', 'aten_unary_elementwise', 'UnaryElementwise'),
+    ('aten::neg', 'aten_unary_elementwise', 'UnaryElementwise'),
+    ('aten::pow', 'aten_unary_elementwise', 'UnaryElementwise'),
+    ('aten::div', 'aten_binary_elementwise', 'BinaryElementwise'),
+    ('aten::div_', 'aten_binary_elementwise', 'BinaryElementwise'),
+    ('aten::mul', 'aten_binary_elementwise', 'BinaryElementwise'),
+    ('aten::mul_', 'aten_binary_elementwise', 'BinaryElementwise'),
+    ('aten::add', 'aten_binary_elementwise', 'BinaryElementwise'),
+    ('aten::add_', 'aten_binary_elementwise', 'BinaryElementwise'),
+    ('aten::sigmoid_backward', 'aten_binary_elementwise', 'BinaryElementwise'),
+    ('aten::threshold_backward', 'aten_binary_elementwise', 'BinaryElementwise')
 ) t(name, model, sheet);
 
 -- _tl_pylist1..3(j): a JSON value of the trace's args as Python prints the same value (lists stay lists):
