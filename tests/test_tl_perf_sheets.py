@@ -38,6 +38,13 @@ SHEET_REFS = [
     ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz", "BinaryElementwise"),
     ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz", "BinaryElementwise"),
     ("amd/mi300_normalization", "amd/mi300_normalization.json.gz", "BinaryElementwise"),
+    ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz", "Reduce_fwd"),
+    ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz", "Reduce_fwd"),
+    ("amd/mi300_normalization", "amd/mi300_normalization.json.gz", "Reduce_fwd"),
+    ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz", "Normalization"),
+    ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz", "Normalization"),
+    ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz", "Normalization"),
+    ("amd/mi300_normalization", "amd/mi300_normalization.json.gz", "Normalization"),
 ]
 VIEWS = {fname: (view, q) for fname, view, q in report.TRACELENS}
 # columns compared as text, character for character; every other column as a number to 1e-6 relative
@@ -149,3 +156,23 @@ def test_sdpa_and_elementwise_values(sheets, trace_ids):
     # a float (16, 559, 1024) times a float (16, 559, 1): both inputs read, the broadcast output written
     assert bcast["GFLOPS_first"] == 16 * 559 * 1024 / 1e9
     assert bcast["Data Moved (MB)_first"] == (16 * 559 * 1024 + 16 * 559 + 16 * 559 * 1024) * 4 / 2**20
+
+
+def test_reduce_and_norm_values(sheets, trace_ids):
+    """TraceLens's reduce and norm models, worked by hand, bugs included: the reduced shape is not read from the
+    (string) Concrete Inputs, so a mean over the last dim counts one output element; a norm sheet with a float
+    num_channels (group norm backward) prints every num_channels as a float."""
+    mean = sheets["Reduce_fwd", trace_ids["nvidia/h100_qwen_infer.json.gz"]].row(0, named=True)
+    n = 16 * 559 * 1024
+    assert (mean["param: num_input_elems"], mean["param: num_output_elems"]) == (str(n), "1")
+    assert mean["Data Moved (MB)_first"] == (n + 1) * 4 / 2**20 and mean["GFLOPS_first"] == n / 1e9
+    norm = sheets["Normalization", trace_ids["amd/mi300_normalization.json.gz"]]
+    assert set(norm["param: num_channels"].to_list()) == {"16.0", "128.0", "1024.0", "16384.0", "4.0"}
+    ln = norm.filter(norm["name"] == "aten::layer_norm").row(0, named=True)
+    big_n, c = 8 * 16 * 32 * 32, 16 * 32 * 32  # fp32, affine with bias, training: 2 + 2 + 2 per-channel tensors
+    assert ln["GFLOPS_first"] == (3 * c + 3 * big_n + 3 * c + 2 * big_n) / 1e9
+    assert ln["Data Moved (MB)_first"] == (2 * big_n * 4 + 6 * c * 4) / 2**20 == 1.375
+    rms = norm.filter(norm["name"] == "aten::_fused_rms_norm").row(0, named=True)
+    assert rms["GFLOPS_first"] == (big_n / 1024 * (2 * 1024 + 2) + big_n * 2) / 1e9
+    bert = sheets["Normalization", trace_ids["nvidia/h100_bert_small_infer.json.gz"]]
+    assert bert["param: num_channels"].to_list() == ["512", "512"]  # integers when no row has a float

@@ -100,6 +100,8 @@ TRACELENS = [
     ("SDPA_fwd", "tl_perf_sdpa_fwd", _PERF_QUERY),
     ("UnaryElementwise", "tl_perf_unary_elementwise", _PERF_QUERY),
     ("BinaryElementwise", "tl_perf_binary_elementwise", _PERF_QUERY),
+    ("Reduce_fwd", "tl_perf_reduce_fwd", _PERF_QUERY),
+    ("Normalization", "tl_perf_normalization", _PERF_QUERY),
 ]
 HTA = [
     ("temporal_breakdown", "hta_temporal_breakdown", None),

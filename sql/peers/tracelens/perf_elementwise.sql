@@ -52,10 +52,10 @@ WITH e AS (
           AND (NOT has_out OR (len(ty) >= 2 AND json_type(json_extract(st, '$[1]')) = 'ARRAY'))
 )
 SELECT trace_id, event_id,
-       [{'k': 'op_shape', 'v': _py_tuple1(json_extract(d, '$[0]'))},
-        {'k': 'dtype_in_out', 'v': '(' || _py_atom(dt_in) || ', ' || _tl_py_opt_str(dt_out) || ')'},
-        {'k': 'stride_input', 'v': _py_tuple1(json_extract(st, '$[0]'))},
-        {'k': 'stride_output', 'v': CASE WHEN has_out THEN _py_tuple1(json_extract(st, '$[1]')) END}] AS params,
+       [{'k': 'op_shape', 'v': _py_tuple1(json_extract(d, '$[0]')), 't': NULL},
+        {'k': 'dtype_in_out', 'v': '(' || _py_atom(dt_in) || ', ' || _tl_py_opt_str(dt_out) || ')', 't': NULL},
+        {'k': 'stride_input', 'v': _py_tuple1(json_extract(st, '$[0]')), 't': NULL},
+        {'k': 'stride_output', 'v': CASE WHEN has_out THEN _py_tuple1(json_extract(st, '$[1]')) END, 't': NULL}] AS params,
        _tl_numel(op_shape) AS flops,
        _tl_numel(op_shape) * bpe_in + _tl_numel(op_shape) * bpe_out AS bytes,
        'vector_' || _tl_precision(dt_in ->> '$') AS compute_spec
@@ -92,12 +92,12 @@ WITH e AS (
     FROM ok
 )
 SELECT trace_id, event_id,
-       [{'k': 'shape_in1', 'v': _py_tuple1(json_extract(d, '$[0]'))},
-        {'k': 'shape_in2', 'v': _py_tuple1(json_extract(d, '$[1]'))},
-        {'k': 'dtype_in1_in2_out', 'v': '(' || _py_atom(dt1) || ', ' || _py_atom(dt2) || ', ' || _tl_py_opt_str(dt_out) || ')'},
-        {'k': 'stride_input1', 'v': _py_tuple1(json_extract(st, '$[0]'))},
-        {'k': 'stride_input2', 'v': _py_tuple1(json_extract(st, '$[1]'))},
-        {'k': 'stride_output', 'v': CASE WHEN has_out THEN _py_tuple1(json_extract(st, '$[2]')) END}] AS params,
+       [{'k': 'shape_in1', 'v': _py_tuple1(json_extract(d, '$[0]')), 't': NULL},
+        {'k': 'shape_in2', 'v': _py_tuple1(json_extract(d, '$[1]')), 't': NULL},
+        {'k': 'dtype_in1_in2_out', 'v': '(' || _py_atom(dt1) || ', ' || _py_atom(dt2) || ', ' || _tl_py_opt_str(dt_out) || ')', 't': NULL},
+        {'k': 'stride_input1', 'v': _py_tuple1(json_extract(st, '$[0]')), 't': NULL},
+        {'k': 'stride_input2', 'v': _py_tuple1(json_extract(st, '$[1]')), 't': NULL},
+        {'k': 'stride_output', 'v': CASE WHEN has_out THEN _py_tuple1(json_extract(st, '$[2]')) END, 't': NULL}] AS params,
        _tl_numel(s_out) AS flops,
        _tl_numel(s1) * bpe1 + _tl_numel(s2) * bpe2 + _tl_numel(s_out) * bpe_out AS bytes,
        'vector_' || _tl_precision(dt1 ->> '$') AS compute_spec

@@ -74,14 +74,14 @@ WITH e AS (
 )
 SELECT trace_id, event_id,
        list_concat(
-           CASE WHEN batched THEN [{'k': 'B', 'v': nb::VARCHAR}] ELSE [] END,
-           [{'k': 'M', 'v': m::VARCHAR}, {'k': 'N', 'v': n::VARCHAR}, {'k': 'K', 'v': k::VARCHAR},
-            {'k': 'bias', 'v': _tl_py_bool(bias)},
-            {'k': 'stride_A', 'v': CASE WHEN st IS NOT NULL THEN _py_tuple1(stride_a) END},
-            {'k': 'stride_B', 'v': CASE WHEN st IS NOT NULL THEN _py_tuple1(stride_b) END},
-            {'k': 'dtype_A_B', 'v': _py_seq(list_transform(dt, lambda x: _py_atom(x)), len(dt))}],
-           CASE WHEN batched THEN [] ELSE [{'k': 'B', 'v': '1'}] END,
-           CASE WHEN transpose IS NOT NULL THEN [{'k': 'transpose', 'v': transpose}] ELSE [] END) AS params,
+           CASE WHEN batched THEN [{'k': 'B', 'v': nb::VARCHAR, 't': 'i'}] ELSE [] END,
+           [{'k': 'M', 'v': m::VARCHAR, 't': 'i'}, {'k': 'N', 'v': n::VARCHAR, 't': 'i'}, {'k': 'K', 'v': k::VARCHAR, 't': 'i'},
+            {'k': 'bias', 'v': _tl_py_bool(bias), 't': NULL},
+            {'k': 'stride_A', 'v': CASE WHEN st IS NOT NULL THEN _py_tuple1(stride_a) END, 't': NULL},
+            {'k': 'stride_B', 'v': CASE WHEN st IS NOT NULL THEN _py_tuple1(stride_b) END, 't': NULL},
+            {'k': 'dtype_A_B', 'v': _py_seq(list_transform(dt, lambda x: _py_atom(x)), len(dt)), 't': NULL}],
+           CASE WHEN batched THEN [] ELSE [{'k': 'B', 'v': '1', 't': 'i'}] END,
+           CASE WHEN transpose IS NOT NULL THEN [{'k': 'transpose', 'v': transpose, 't': NULL}] ELSE [] END) AS params,
        nb::HUGEINT * (2 * m::HUGEINT * n * k + CASE WHEN bias THEN m::HUGEINT * n ELSE 0 END) AS flops,
        CASE WHEN model = 'aten_scaled_mm'
             THEN CASE WHEN bpe IN (1, 2, 4)

@@ -68,7 +68,58 @@ SELECT * FROM (VALUES
     ('aten::add', 'aten_binary_elementwise', 'BinaryElementwise'),
     ('aten::add_', 'aten_binary_elementwise', 'BinaryElementwise'),
     ('aten::sigmoid_backward', 'aten_binary_elementwise', 'BinaryElementwise'),
-    ('aten::threshold_backward', 'aten_binary_elementwise', 'BinaryElementwise')
+    ('aten::threshold_backward', 'aten_binary_elementwise', 'BinaryElementwise'),
+    ('aten::sum', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::mean', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::max', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::min', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::norm', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::linalg_norm', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::std', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::var', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::logsumexp', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::cumsum', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::cumprod', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::amin', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::amax', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::batch_norm', 'batch_norm', 'Normalization'),
+    ('aten::native_batch_norm', 'batch_norm', 'Normalization'),
+    ('aten::miopen_batch_norm', 'batch_norm', 'Normalization'),
+    ('aten::cudnn_batch_norm', 'batch_norm', 'Normalization'),
+    ('aten::layer_norm', 'layer_norm', 'Normalization'),
+    ('aten::native_layer_norm', 'layer_norm', 'Normalization'),
+    ('aten::miopen_layer_norm', 'layer_norm', 'Normalization'),
+    ('aten::cudnn_layer_norm', 'layer_norm', 'Normalization'),
+    ('aten::group_norm', 'group_norm', 'Normalization'),
+    ('aten::native_group_norm', 'group_norm', 'Normalization'),
+    ('aten::miopen_group_norm', 'group_norm', 'Normalization'),
+    ('aten::cudnn_group_norm', 'group_norm', 'Normalization'),
+    ('aten::instance_norm', 'instance_norm', 'Normalization'),
+    ('aten::native_instance_norm', 'instance_norm', 'Normalization'),
+    ('aten::miopen_instance_norm', 'instance_norm', 'Normalization'),
+    ('aten::cudnn_instance_norm', 'instance_norm', 'Normalization'),
+    ('aten::_fused_rms_norm', 'rms_norm', 'Normalization'),
+    ('aten::batch_norm_backward', 'batch_norm_bwd', 'Normalization'),
+    ('aten::native_batch_norm_backward', 'batch_norm_bwd', 'Normalization'),
+    ('aten::miopen_batch_norm_backward', 'batch_norm_bwd', 'Normalization'),
+    ('aten::cudnn_batch_norm_backward', 'batch_norm_bwd', 'Normalization'),
+    ('aten::layer_norm_backward', 'layer_norm_bwd', 'Normalization'),
+    ('aten::native_layer_norm_backward', 'layer_norm_bwd', 'Normalization'),
+    ('aten::miopen_layer_norm_backward', 'layer_norm_bwd', 'Normalization'),
+    ('aten::cudnn_layer_norm_backward', 'layer_norm_bwd', 'Normalization'),
+    ('aten::group_norm_backward', 'group_norm_bwd', 'Normalization'),
+    ('aten::native_group_norm_backward', 'group_norm_bwd', 'Normalization'),
+    ('aten::miopen_group_norm_backward', 'group_norm_bwd', 'Normalization'),
+    ('aten::cudnn_group_norm_backward', 'group_norm_bwd', 'Normalization'),
+    ('aten::instance_norm_backward', 'instance_norm_bwd', 'Normalization'),
+    ('aten::native_instance_norm_backward', 'instance_norm_bwd', 'Normalization'),
+    ('aten::miopen_instance_norm_backward', 'instance_norm_bwd', 'Normalization'),
+    ('aten::cudnn_instance_norm_backward', 'instance_norm_bwd', 'Normalization'),
+    ('aten::rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
+    ('aten::native_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
+    ('aten::miopen_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
+    ('aten::cudnn_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
+    ('aten::_fused_rms_norm_backward', 'rms_norm_bwd', 'Normalization')
 ) t(name, model, sheet);
 
 -- _tl_pylist1..3(j): a JSON value of the trace's args as Python prints the same value (lists stay lists):
@@ -156,12 +207,14 @@ CREATE OR REPLACE MACRO _tl_perf_param(params, key) AS
 
 -- _tl_perf_summary(tbl): the rows of a sheet from a family's instances. tbl (a view name) has one row per
 -- instance TraceLens keeps: trace_id, event_id (of _tl_perf_events), params (STRUCT(k, v)[]: the model's
--- parameters in its dict order, values as Python's str() prints them), flops, bytes (NULL when TraceLens has
+-- parameters in its dict order, values as Python's str() prints them, t: 'i' for an integer, 'f' for a float),
+-- flops, bytes (NULL when TraceLens has
 -- no byte count), compute_spec. Columns: trace_id, sheet, rank (row order), name, params, the statistics
 -- (TraceLens's names), sheet_columns (the trace's column list for the sheet, see the top of this file).
 CREATE OR REPLACE MACRO _tl_perf_summary(tbl) AS TABLE
 WITH inst AS MATERIALIZED (
-    SELECT t.trace_id, t.event_id, t.params, e.name, e.sheet, e.kernel_time_us AS kt, e.kernels,
+    SELECT t.trace_id, t.event_id,
+           list_transform(t.params, lambda p: {'k': p.k::VARCHAR, 'v': p.v::VARCHAR, 't': p.t::VARCHAR}) AS params, e.name, e.sheet, e.kernel_time_us AS kt, e.kernels,
            e.process_name, e.process_label, e.thread_name, t.compute_spec,
            _tl_pylist3(e.input_dims) AS input_dims, _tl_pylist3(e.input_types) AS input_type,
            _tl_pylist3(e.input_strides) AS input_strides, _tl_pylist3(e.concrete_inputs) AS concrete_inputs,
@@ -228,6 +281,14 @@ WITH inst AS MATERIALIZED (
            arg_min(concrete_inputs, event_id) FILTER (WHERE concrete_inputs IS NOT NULL) AS concrete_inputs,
            min(event_id) AS uid
     FROM inst GROUP BY trace_id, sheet, gid
+), floaty AS (   -- params that are a float column in TraceLens's table: floats in some rows, or integers
+                 -- missing from some rows (NaN); their integers print as floats
+    SELECT trace_id, sheet, list(k) AS keys
+    FROM (SELECT trace_id, sheet, p.k AS k, bool_or(p.t = 'f') AS any_f, bool_or(p.t = 'i') AS any_i, count(*) AS n_has
+          FROM (SELECT trace_id, sheet, unnest(params) AS p FROM inst) GROUP BY ALL)
+    JOIN (SELECT trace_id, sheet, count(*) AS n FROM inst GROUP BY ALL) USING (trace_id, sheet)
+    WHERE any_f OR (any_i AND n_has < n)
+    GROUP BY ALL
 ), pcols AS (   -- the param columns of each sheet, in the order they first appear over the instances
     SELECT trace_id, sheet, list('param: ' || k ORDER BY first_at) AS cols
     FROM (SELECT trace_id, sheet, p.k AS k, min((event_id, pos)) AS first_at
@@ -238,7 +299,9 @@ WITH inst AS MATERIALIZED (
 )
 SELECT g.trace_id, g.sheet,
        row_number() OVER (PARTITION BY g.trace_id, g.sheet ORDER BY _pd_sum(g.kt) DESC, g.uid) AS rank,
-       g.name, g.params,
+       g.name,
+       list_transform(g.params, lambda p: {'k': p.k, 'v': CASE WHEN p.t = 'i' AND list_contains(coalesce(f.keys, []), p.k)
+                                                                THEN p.v || '.0' ELSE p.v END}) AS params,
        g.gflops AS "GFLOPS_first", g.data_moved_mb AS "Data Moved (MB)_first", g.flops_per_byte AS "FLOPS/Byte_first",
        _pd_sum(g.tbs) / len(g.tbs) AS "TB/s_mean", _py_median(g.tbs) AS "TB/s_median", _pd_std(g.tbs) AS "TB/s_std",
        list_min(g.tbs) AS "TB/s_min", list_max(g.tbs) AS "TB/s_max",
@@ -262,4 +325,5 @@ SELECT g.trace_id, g.sheet,
         'name_count', 'UID_first'] AS sheet_columns
 FROM g
 LEFT JOIN kdet k ON k.trace_id = g.trace_id AND k.sheet = g.sheet AND k.gid = g.gid
+LEFT JOIN floaty f ON f.trace_id = g.trace_id AND f.sheet = g.sheet
 JOIN pcols c ON c.trace_id = g.trace_id AND c.sheet = g.sheet;

@@ -71,16 +71,16 @@ WITH e AS (
 )
 SELECT trace_id, event_id,
        list_concat(
-           [{'k': 'B', 'v': b_q::VARCHAR}, {'k': 'N_Q', 'v': n_q::VARCHAR}, {'k': 'H_Q', 'v': h_q::VARCHAR},
-            {'k': 'N_KV', 'v': n_k::VARCHAR}, {'k': 'H_KV', 'v': h_k::VARCHAR}, {'k': 'd_h_qk', 'v': d_q::VARCHAR},
-            {'k': 'd_h_v', 'v': d_v::VARCHAR}],
-           CASE WHEN fa THEN [{'k': 'q_stride', 'v': _py_tuple1(json_extract(st, '$[0]'))},
-                              {'k': 'k_stride', 'v': _py_tuple1(json_extract(st, '$[1]'))},
-                              {'k': 'v_stride', 'v': _py_tuple1(json_extract(st, '$[2]'))}] ELSE [] END,
-           [{'k': 'dropout', 'v': dropout::VARCHAR},
-            {'k': 'causal', 'v': _tl_py_bool(causal)},
-            {'k': 'flash_impl', 'v': _tl_py_bool(model IN ('aten_sdpa_flash', 'flash_attention'))},
-            {'k': 'dtype_A_B', 'v': _py_seq(list_transform(dt, lambda x: _py_atom(x)), len(dt))}]) AS params,
+           [{'k': 'B', 'v': b_q::VARCHAR, 't': 'i'}, {'k': 'N_Q', 'v': n_q::VARCHAR, 't': 'i'}, {'k': 'H_Q', 'v': h_q::VARCHAR, 't': 'i'},
+            {'k': 'N_KV', 'v': n_k::VARCHAR, 't': 'i'}, {'k': 'H_KV', 'v': h_k::VARCHAR, 't': 'i'}, {'k': 'd_h_qk', 'v': d_q::VARCHAR, 't': 'i'},
+            {'k': 'd_h_v', 'v': d_v::VARCHAR, 't': 'i'}],
+           CASE WHEN fa THEN [{'k': 'q_stride', 'v': _py_tuple1(json_extract(st, '$[0]')), 't': NULL},
+                              {'k': 'k_stride', 'v': _py_tuple1(json_extract(st, '$[1]')), 't': NULL},
+                              {'k': 'v_stride', 'v': _py_tuple1(json_extract(st, '$[2]')), 't': NULL}] ELSE [] END,
+           [{'k': 'dropout', 'v': dropout::VARCHAR, 't': 'f'},
+            {'k': 'causal', 'v': _tl_py_bool(causal), 't': NULL},
+            {'k': 'flash_impl', 'v': _tl_py_bool(model IN ('aten_sdpa_flash', 'flash_attention')), 't': NULL},
+            {'k': 'dtype_A_B', 'v': _py_seq(list_transform(dt, lambda x: _py_atom(x)), len(dt)), 't': NULL}]) AS params,
        (b_q::HUGEINT * h_q * (2 * n_q::HUGEINT * n_k * d_q) + b_q::HUGEINT * h_q * (2 * n_q::HUGEINT * d_v * n_k))::DOUBLE
            / CASE WHEN causal THEN 2 ELSE 1 END AS flops,
        (b_q::HUGEINT * n_q * h_q * d_q + b_q::HUGEINT * n_k * h_k * d_q + b_q::HUGEINT * n_k * h_k * d_v
