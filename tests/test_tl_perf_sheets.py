@@ -45,6 +45,7 @@ SHEET_REFS = [
     ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz", "Normalization"),
     ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz", "Normalization"),
     ("amd/mi300_normalization", "amd/mi300_normalization.json.gz", "Normalization"),
+    ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz", "CONV_fwd"),
 ]
 VIEWS = {fname: (view, q) for fname, view, q in report.TRACELENS}
 # columns compared as text, character for character; every other column as a number to 1e-6 relative
@@ -176,3 +177,13 @@ def test_reduce_and_norm_values(sheets, trace_ids):
     assert rms["GFLOPS_first"] == (big_n / 1024 * (2 * 1024 + 2) + big_n * 2) / 1e9
     bert = sheets["Normalization", trace_ids["nvidia/h100_bert_small_infer.json.gz"]]
     assert bert["param: num_channels"].to_list() == ["512", "512"]  # integers when no row has a float
+
+
+def test_conv_values(sheets, trace_ids):
+    """The ViT patch embedding of nvidia/h100_falconsai_infer, worked by hand: (4, 3, 224, 224) by a (768, 3, 16, 16)
+    filter, stride 16, bf16; TraceLens counts no bias (aten::convolution records nine operands, not three)."""
+    conv = sheets["CONV_fwd", trace_ids["nvidia/h100_falconsai_infer.json.gz"]].row(0, named=True)
+    out = 4 * 768 * 14 * 14
+    assert (conv["param: convNd"], conv["param: stride"], conv["param: bias"]) == ("conv2d", "(16, 16)", "False")
+    assert conv["GFLOPS_first"] == 2 * 3 * 16 * 16 * out / 1e9
+    assert conv["Data Moved (MB)_first"] == (4 * 3 * 224 * 224 + 768 * 3 * 16 * 16 + out) * 2 / 2**20 == 3.421875

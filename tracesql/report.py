@@ -102,6 +102,7 @@ TRACELENS = [
     ("BinaryElementwise", "tl_perf_binary_elementwise", _PERF_QUERY),
     ("Reduce_fwd", "tl_perf_reduce_fwd", _PERF_QUERY),
     ("Normalization", "tl_perf_normalization", _PERF_QUERY),
+    ("CONV_fwd", "tl_perf_conv_fwd", _PERF_QUERY),
 ]
 HTA = [
     ("temporal_breakdown", "hta_temporal_breakdown", None),

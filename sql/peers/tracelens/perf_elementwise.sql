@@ -23,16 +23,6 @@
 --
 -- @requires lib/pytext peers/tracelens/perf_ops
 
--- _tl_shape(j): a JSON shape as a list of BIGINT (NULL when j is not a list).
-CREATE OR REPLACE MACRO _tl_shape(j) AS
-    CASE WHEN json_type(j) = 'ARRAY' THEN json_transform(j, '["BIGINT"]') END;
-
--- _tl_numel(shape): the number of elements of a shape (1 for ()), as math.prod computes it.
-CREATE OR REPLACE MACRO _tl_numel(shape) AS coalesce(list_aggregate(shape::HUGEINT[], 'product')::HUGEINT, 1);
-
--- _tl_py_opt_str(j): a JSON string of the args as Python prints it inside a tuple; 'None' for SQL NULL.
-CREATE OR REPLACE MACRO _tl_py_opt_str(j) AS CASE WHEN j IS NULL THEN 'None' ELSE _py_atom(j) END;
-
 -- _tl_perf_unary: one row per unary elementwise instance TraceLens keeps, in _tl_perf_summary's input form.
 CREATE OR REPLACE VIEW _tl_perf_unary AS
 WITH e AS (

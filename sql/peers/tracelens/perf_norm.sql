@@ -35,17 +35,7 @@
 --              TraceLens's table: its integers print as floats (16.0) — see _tl_perf_summary.
 --   Compute Spec  'vector_' + the precision of the input dtype.
 --
--- @requires lib/pytext peers/tracelens/perf_ops peers/tracelens/perf_elementwise
-
--- _tl_py_list_ints(s): the integers of a Python list literal ('[16, 32, 32]'), NULL when s is not one.
-CREATE OR REPLACE MACRO _tl_py_list_ints(s) AS
-    CASE WHEN json_valid(s) AND json_type(s::JSON) = 'ARRAY' THEN TRY_CAST(json_transform(s::JSON, '["DOUBLE"]') AS BIGINT[]) END;
-
--- _tl_py_list_bools(s): the truth values of a Python list literal of bools ('[True, False]'), NULL when s is not one.
-CREATE OR REPLACE MACRO _tl_py_list_bools(s) AS
-    CASE WHEN json_valid(replace(replace(s, 'True', 'true'), 'False', 'false'))
-              AND json_type(replace(replace(s, 'True', 'true'), 'False', 'false')::JSON) = 'ARRAY'
-         THEN json_transform(replace(replace(s, 'True', 'true'), 'False', 'false')::JSON, '["BOOLEAN"]') END;
+-- @requires lib/pytext peers/tracelens/perf_ops
 
 -- _tl_perf_norm: one row per normalization instance TraceLens keeps, in _tl_perf_summary's input form.
 CREATE OR REPLACE VIEW _tl_perf_norm AS

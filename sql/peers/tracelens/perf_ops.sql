@@ -82,6 +82,7 @@ SELECT * FROM (VALUES
     ('aten::cumprod', 'aten_reduce', 'Reduce_fwd'),
     ('aten::amin', 'aten_reduce', 'Reduce_fwd'),
     ('aten::amax', 'aten_reduce', 'Reduce_fwd'),
+    ('aten::convolution', 'aten_conv', 'CONV_fwd'),
     ('aten::batch_norm', 'batch_norm', 'Normalization'),
     ('aten::native_batch_norm', 'batch_norm', 'Normalization'),
     ('aten::miopen_batch_norm', 'batch_norm', 'Normalization'),
@@ -160,6 +161,26 @@ CREATE OR REPLACE MACRO _tl_precision(dtype) AS
                       WHEN 'unsigned char' THEN 'fp8' WHEN 'fp8' THEN 'fp8' WHEN 'fp4' THEN 'fp4'
                       WHEN 'mxfp4' THEN 'fp4' WHEN 'c10::float4_e2m1fn_x2' THEN 'fp4'
                       WHEN 'c10::float8_e4m3fn' THEN 'fp8' END;
+
+-- _tl_shape(j): a JSON shape as a list of BIGINT (NULL when j is not a list).
+CREATE OR REPLACE MACRO _tl_shape(j) AS
+    CASE WHEN json_type(j) = 'ARRAY' THEN json_transform(j, '["BIGINT"]') END;
+
+-- _tl_numel(shape): the number of elements of a shape (1 for ()), as math.prod computes it.
+CREATE OR REPLACE MACRO _tl_numel(shape) AS coalesce(list_aggregate(shape::HUGEINT[], 'product')::HUGEINT, 1);
+
+-- _tl_py_opt_str(j): a JSON string of the args as Python prints it inside a tuple; 'None' for SQL NULL.
+CREATE OR REPLACE MACRO _tl_py_opt_str(j) AS CASE WHEN j IS NULL THEN 'None' ELSE _py_atom(j) END;
+
+-- _tl_py_list_ints(s): the integers of a Python list literal ('[16, 32, 32]'), NULL when s is not one.
+CREATE OR REPLACE MACRO _tl_py_list_ints(s) AS
+    CASE WHEN json_valid(s) AND json_type(s::JSON) = 'ARRAY' THEN TRY_CAST(json_transform(s::JSON, '["DOUBLE"]') AS BIGINT[]) END;
+
+-- _tl_py_list_bools(s): the truth values of a Python list literal of bools ('[True, False]'), NULL when s is not one.
+CREATE OR REPLACE MACRO _tl_py_list_bools(s) AS
+    CASE WHEN json_valid(replace(replace(s, 'True', 'true'), 'False', 'false'))
+              AND json_type(replace(replace(s, 'True', 'true'), 'False', 'false')::JSON) = 'ARRAY'
+         THEN json_transform(replace(replace(s, 'True', 'true'), 'False', 'false')::JSON, '["BOOLEAN"]') END;
 
 -- _tl_perf_events: one row per cpu_op instance whose name TraceLens models (tl_perf_model_ops), with what
 -- every sheet shows of it.

@@ -21,7 +21,7 @@
 -- TraceLens's Reduce_bwd sheet (forward reductions of a training step modelled over their backward subtree)
 -- is not reproduced here.
 --
--- @requires lib/pytext peers/tracelens/perf_ops peers/tracelens/perf_elementwise
+-- @requires lib/pytext peers/tracelens/perf_ops
 
 -- _tl_perf_reduce: one row per reduction instance TraceLens keeps, in _tl_perf_summary's input form.
 CREATE OR REPLACE VIEW _tl_perf_reduce AS
