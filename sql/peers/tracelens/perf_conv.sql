@@ -63,7 +63,7 @@ WITH e AS (
     WHERE len(list_filter(sp, lambda l: len(l) < nd)) = 0 AND len(w) >= nd + 2
 )
 SELECT trace_id, event_id,
-       [{'k': 'convNd', 'v': 'conv' || nd || 'd', 't': NULL},
+       [{'k': 'convNd', 'v': 'conv' || nd || 'd', 't': 's'},
         {'k': 'input_shape', 'v': _py_tuple1(json_extract(d, '$[0]')), 't': NULL},
         {'k': 'filter_shape', 'v': _py_tuple1(json_extract(d, '$[1]')), 't': NULL},
         {'k': 'dtype_input_weight', 'v': _py_seq(list_transform(list_slice(ty, 1, 2), lambda t: _py_atom(t)), 2), 't': NULL},

@@ -226,36 +226,36 @@ LEFT JOIN _tl_process_meta tn ON tn.trace_id = ev.trace_id AND tn.kind = 'thread
 CREATE OR REPLACE MACRO _tl_perf_param(params, key) AS
     list_filter(params, lambda p: p.k = key)[1].v;
 
--- _tl_perf_summary(tbl): the rows of a sheet from a family's instances. tbl (a view name) has one row per
--- instance TraceLens keeps: trace_id, event_id (of _tl_perf_events), params (STRUCT(k, v)[]: the model's
--- parameters in its dict order, values as Python's str() prints them, t: 'i' for an integer, 'f' for a float),
--- flops, bytes (NULL when TraceLens has
--- no byte count), compute_spec. Columns: trace_id, sheet, rank (row order), name, params, the statistics
--- (TraceLens's names), sheet_columns (the trace's column list for the sheet, see the top of this file).
-CREATE OR REPLACE MACRO _tl_perf_summary(tbl) AS TABLE
+-- _tl_perf_metrics(flops, bytes, kernel_time_us): TraceLens's metrics of one modelled instance, in its order
+-- of float operations (compute_perf_metrics in TraceLens/TreePerf/tree_perf.py), as a struct: gflops,
+-- data_moved_mb (bytes / 2^20), flops_per_byte, tbs (TB/s), tflops (TFLOPS/s); NULL where TraceLens has NaN
+-- (no byte count, no kernel time, no bytes).
+CREATE OR REPLACE MACRO _tl_perf_metrics(flops, bytes, kernel_time_us) AS
+    {'gflops': flops::DOUBLE / 1e9,
+     'data_moved_mb': bytes::DOUBLE / 1048576.0,
+     'flops_per_byte': CASE WHEN bytes > 0 THEN (flops::DOUBLE / 1e9 * 1e9) / bytes::DOUBLE END,
+     'tbs': CASE WHEN kernel_time_us > 0 THEN (bytes::DOUBLE / 1e12) / (kernel_time_us / 1e6) END,
+     'tflops': CASE WHEN kernel_time_us > 0 THEN (flops::DOUBLE / 1e9 / 1e3) / (kernel_time_us / 1e6) END};
+
+-- _tl_kernel_stats(tbl): TraceLens's summary of the GPU kernels of a group of op instances
+-- (TreePerfAnalyzer._summarize_kernel_stats in TraceLens/TreePerf/tree_perf.py, add_truncated_kernel_details in
+-- TraceLens/Reporting/generate_perf_report_pytorch.py). tbl (a table or CTE name) has one row per instance: gk
+-- (its group), ord (its order in the group), kernels (its GPU events in TraceLens's order: name, stream, dur_us).
+-- The first instance with kernels is the template; its i-th kernel gives entry i (name, stream) and collects
+-- the i-th duration of every instance with as many kernels (the others are skipped); numpy's count, sum,
+-- mean, median, std (population), min and max per entry; entries sorted by (total duration, name), stably.
+-- One row per group with kernels: gk, kernel_details (the Python list text), trunc_kernel_details (names cut to
+-- 64 characters + '...', means rounded to 2 decimals as numpy rounds).
+CREATE OR REPLACE MACRO _tl_kernel_stats(tbl) AS TABLE
 WITH inst AS MATERIALIZED (
-    SELECT t.trace_id, t.event_id,
-           list_transform(t.params, lambda p: {'k': p.k::VARCHAR, 'v': p.v::VARCHAR, 't': p.t::VARCHAR}) AS params, e.name, e.sheet, e.kernel_time_us AS kt, e.kernels,
-           e.process_name, e.process_label, e.thread_name, t.compute_spec,
-           _tl_pylist3(e.input_dims) AS input_dims, _tl_pylist3(e.input_types) AS input_type,
-           _tl_pylist3(e.input_strides) AS input_strides, _tl_pylist3(e.concrete_inputs) AS concrete_inputs,
-           t.flops::DOUBLE / 1e9 AS gflops,
-           t.bytes::DOUBLE / 1048576.0 AS data_moved_mb,
-           CASE WHEN t.bytes > 0 THEN (t.flops::DOUBLE / 1e9 * 1e9) / t.bytes::DOUBLE END AS flops_per_byte,
-           CASE WHEN e.kernel_time_us > 0 THEN (t.bytes::DOUBLE / 1e12) / (e.kernel_time_us / 1e6) END AS tbs,
-           CASE WHEN e.kernel_time_us > 0 THEN (t.flops::DOUBLE / 1e9 / 1e3) / (e.kernel_time_us / 1e6) END
-               AS tflops,
-           dense_rank() OVER (PARTITION BY t.trace_id, e.sheet ORDER BY e.name, t.params) AS gid
-    FROM query_table(tbl) t JOIN _tl_perf_events e ON e.trace_id = t.trace_id AND e.event_id = t.event_id
+    SELECT gk, ord, kernels FROM query_table(tbl)
 ), tmpl AS (   -- the kernel template of each group: its first instance with kernels
-    SELECT trace_id, sheet, gid, arg_min(kernels, event_id) AS tk
-    FROM inst WHERE len(kernels) > 0 GROUP BY ALL
+    SELECT gk, arg_min(kernels, ord) AS tk FROM inst WHERE len(kernels) > 0 GROUP BY gk
 ), kx AS MATERIALIZED (   -- kernel entries as _np_sums input: id, i (instance order), x (duration, µs)
-    SELECT {'t': trace_id, 's': sheet, 'g': gid, 'p': pos} AS id,
-           row_number() OVER (PARTITION BY trace_id, sheet, gid, pos ORDER BY event_id) AS i,
+    SELECT {'g': gk, 'p': pos} AS id, row_number() OVER (PARTITION BY gk, pos ORDER BY ord) AS i,
            kernels[pos].dur_us AS x
     FROM (SELECT i.*, unnest(generate_series(1, len(i.kernels))) AS pos
-          FROM inst i JOIN tmpl t USING (trace_id, sheet, gid) WHERE len(i.kernels) = len(t.tk))
+          FROM inst i JOIN tmpl t ON t.gk = i.gk WHERE len(i.kernels) = len(t.tk))
 ), kmean AS MATERIALIZED (
     SELECT id, s AS total, s / n AS mean, n
     FROM _np_sums('kx') JOIN (SELECT id, count(*) AS n FROM kx GROUP BY id) USING (id)
@@ -267,24 +267,48 @@ WITH inst AS MATERIALIZED (
            min(kx.x) AS mn, max(kx.x) AS mx
     FROM kx JOIN kmean m USING (id) JOIN _np_sums('kdev') d USING (id)
     GROUP BY kx.id
+)
+SELECT k.id.g AS gk,
+       '[' || string_agg('{''name'': ' || _py_str(t.tk[k.id.p].name)
+                         || ', ''stream'': ' || coalesce(t.tk[k.id.p].stream::VARCHAR, 'None')
+                         || ', ''count'': ' || k.n || ', ''total_duration_us'': ' || _np_f64(k.total)
+                         || ', ''mean_duration_us'': ' || _np_f64(k.mean)
+                         || ', ''median_duration_us'': ' || _np_f64(k.median)
+                         || ', ''std_dev_duration_us'': ' || _np_f64(k.std)
+                         || ', ''min_duration_us'': ' || _np_f64(k.mn) || ', ''max_duration_us'': ' || _np_f64(k.mx)
+                         || '}', ', ' ORDER BY k.total, t.tk[k.id.p].name, k.id.p) || ']' AS kernel_details,
+       '[' || string_agg('{''name'': '
+                         || _py_str(CASE WHEN length(t.tk[k.id.p].name) > 64 THEN left(t.tk[k.id.p].name, 64) || '...'
+                                         ELSE t.tk[k.id.p].name END)
+                         || ', ''stream'': ' || coalesce(t.tk[k.id.p].stream::VARCHAR, 'None')
+                         || ', ''mean_duration_us'': ' || _np_f64(round_even(k.mean * 100.0, 0) / 100.0) || '}',
+                         ', ' ORDER BY k.total, t.tk[k.id.p].name, k.id.p) || ']' AS trunc_kernel_details
+FROM kent k JOIN tmpl t ON t.gk = k.id.g
+GROUP BY k.id.g;
+
+-- _tl_perf_summary(tbl): the rows of a sheet from a family's instances. tbl (a view name) has one row per
+-- instance TraceLens keeps: trace_id, event_id (of _tl_perf_events), params (STRUCT(k, v)[]: the model's
+-- parameters in its dict order, values as Python's str() prints them, t: 'i' for an integer, 'f' for a float),
+-- flops, bytes (NULL when TraceLens has
+-- no byte count), compute_spec. Columns: trace_id, sheet, rank (row order), name, params, the statistics
+-- (TraceLens's names), sheet_columns (the trace's column list for the sheet, see the top of this file).
+CREATE OR REPLACE MACRO _tl_perf_summary(tbl) AS TABLE
+WITH inst0 AS (
+    SELECT t.trace_id, t.event_id,
+           list_transform(t.params, lambda p: {'k': p.k::VARCHAR, 'v': p.v::VARCHAR, 't': p.t::VARCHAR}) AS params, e.name, e.sheet, e.kernel_time_us AS kt, e.kernels,
+           e.process_name, e.process_label, e.thread_name, t.compute_spec,
+           _tl_pylist3(e.input_dims) AS input_dims, _tl_pylist3(e.input_types) AS input_type,
+           _tl_pylist3(e.input_strides) AS input_strides, _tl_pylist3(e.concrete_inputs) AS concrete_inputs,
+           _tl_perf_metrics(t.flops, t.bytes, e.kernel_time_us) AS m,
+           dense_rank() OVER (PARTITION BY t.trace_id, e.sheet ORDER BY e.name, t.params) AS gid
+    FROM query_table(tbl) t JOIN _tl_perf_events e ON e.trace_id = t.trace_id AND e.event_id = t.event_id
+), inst AS MATERIALIZED (
+    SELECT * EXCLUDE (m), m.gflops, m.data_moved_mb, m.flops_per_byte, m.tbs, m.tflops FROM inst0
+), kin AS (
+    SELECT {'t': trace_id, 's': sheet, 'g': gid} AS gk, event_id AS ord, kernels FROM inst
 ), kdet AS (
-    SELECT k.id.t AS trace_id, k.id.s AS sheet, k.id.g AS gid,
-           '[' || string_agg('{''name'': ' || _py_str(t.tk[k.id.p].name)
-                             || ', ''stream'': ' || coalesce(t.tk[k.id.p].stream::VARCHAR, 'None')
-                             || ', ''count'': ' || k.n || ', ''total_duration_us'': ' || _np_f64(k.total)
-                             || ', ''mean_duration_us'': ' || _np_f64(k.mean)
-                             || ', ''median_duration_us'': ' || _np_f64(k.median)
-                             || ', ''std_dev_duration_us'': ' || _np_f64(k.std)
-                             || ', ''min_duration_us'': ' || _np_f64(k.mn) || ', ''max_duration_us'': ' || _np_f64(k.mx)
-                             || '}', ', ' ORDER BY k.total, t.tk[k.id.p].name, k.id.p) || ']' AS kernel_details,
-           '[' || string_agg('{''name'': '
-                             || _py_str(CASE WHEN length(t.tk[k.id.p].name) > 64 THEN left(t.tk[k.id.p].name, 64) || '...'
-                                             ELSE t.tk[k.id.p].name END)
-                             || ', ''stream'': ' || coalesce(t.tk[k.id.p].stream::VARCHAR, 'None')
-                             || ', ''mean_duration_us'': ' || _np_f64(round_even(k.mean * 100.0, 0) / 100.0) || '}',
-                             ', ' ORDER BY k.total, t.tk[k.id.p].name, k.id.p) || ']' AS trunc_kernel_details
-    FROM kent k JOIN tmpl t ON t.trace_id = k.id.t AND t.sheet = k.id.s AND t.gid = k.id.g
-    GROUP BY ALL
+    SELECT gk.t AS trace_id, gk.s AS sheet, gk.g AS gid, kernel_details, trunc_kernel_details
+    FROM _tl_kernel_stats('kin')
 ), g AS MATERIALIZED (
     SELECT trace_id, sheet, gid, any_value(name) AS name, any_value(params) AS params, count(*) AS n,
            arg_min(gflops, event_id) FILTER (WHERE gflops IS NOT NULL) AS gflops,

@@ -63,7 +63,7 @@ SELECT trace_id, event_id,
             ELSE [{'k': 'num_input_elems', 'v': _tl_numel(shape)::VARCHAR, 't': 'i'},
                   {'k': 'num_output_elems', 'v': n_out::VARCHAR, 't': 'i'},
                   {'k': 'dtype_in_out', 'v': '(' || _tl_py_opt_str(ty[1]) || ', None)', 't': NULL},
-                  {'k': 'reduce_type', 'v': reduce_type, 't': NULL}] END AS params,
+                  {'k': 'reduce_type', 'v': reduce_type, 't': 's'}] END AS params,
        CASE WHEN no_dims THEN 0 ELSE _tl_numel(shape) END AS flops,
        CASE WHEN NOT no_dims THEN (_tl_numel(shape) + n_out) * _tl_bpe(ty[1] ->> '$') END AS bytes,
        CASE WHEN NOT no_dims THEN 'vector_' || _tl_precision(ty[1] ->> '$') END AS compute_spec
