@@ -16,6 +16,11 @@ from .test_tl_ops_unique_args import as_text, read_csv
 #                               its sheets group by num_kernels too, model the vLLM custom ops of the inference
 #                               extension (vllm::rocm_unquantized_gemm ...) and take the capture trace's ops as
 #                               their instances; the perf-report layout reproduced here has none of that.
+#   amd/mi300_torch_compile_triton/unified_perf_summary.csv   its four triton_poi_/triton_red_ rows carry the
+#                               metrics of TraceLens's TritonCompiledPerfModel (FLOPs and bytes read from the
+#                               Inductor-generated kernels); here they are modelled ops without metrics, so
+#                               GFLOPS, Data Moved (MB), FLOPS/Byte, Compute Spec, the TB/s and TFLOPS/s columns
+#                               and perf_params of rows 5-8 are empty (every other cell is equal).
 SHEET_REFS = [
     ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz", "GEMM"),
     ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz", "GEMM"),
@@ -46,10 +51,17 @@ SHEET_REFS = [
     ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz", "Normalization"),
     ("amd/mi300_normalization", "amd/mi300_normalization.json.gz", "Normalization"),
     ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz", "CONV_fwd"),
+    ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz", "unified_perf_summary"),
+    ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz", "unified_perf_summary"),
+    ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz", "unified_perf_summary"),
+    ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz", "unified_perf_summary"),
+    ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz", "unified_perf_summary"),
+    ("amd/mi300_normalization", "amd/mi300_normalization.json.gz", "unified_perf_summary"),
 ]
 VIEWS = {fname: (view, q) for fname, view, q in report.TRACELENS}
 # columns compared as text, character for character; every other column as a number to 1e-6 relative
-TEXT = {"name", "process_name_first", "process_label_first", "thread_name_first", "Compute Spec",
+TEXT = {"name", "op category", "Input Dims", "Input type", "Input Strides", "Concrete Inputs", "kernel_details_summary",
+        "perf_params", "has_perf_model", "process_name", "process_label", "thread_name", "process_name_first", "process_label_first", "thread_name_first", "Compute Spec",
         "kernel_details__summarize_kernel_stats", "trunc_kernel_details", "Input Dims_first", "Input type_first",
         "Input Strides_first", "Concrete Inputs_first"}
 
@@ -187,3 +199,37 @@ def test_conv_values(sheets, trace_ids):
     assert (conv["param: convNd"], conv["param: stride"], conv["param: bias"]) == ("conv2d", "(16, 16)", "False")
     assert conv["GFLOPS_first"] == 2 * 3 * 16 * 16 * out / 1e9
     assert conv["Data Moved (MB)_first"] == (4 * 3 * 224 * 224 + 768 * 3 * 16 * 16 + out) * 2 / 2**20 == 3.421875
+
+
+def test_unified_values(sheets, trace_ids):
+    """unified_perf_summary of nvidia/h100_qwen_infer: modelled ops with their metrics and parameters, launchers
+    without a model with their kernel time only; percentages of the total kernel time."""
+    df = sheets["unified_perf_summary", trace_ids["nvidia/h100_qwen_infer.json.gz"]]
+    assert df.height == 35
+    top = df.row(0, named=True)
+    assert (top["name"], top["op category"], top["operation_count"], top["ex_UID"]) == ("aten::mm", "GEMM", 48, 215)
+    assert top["perf_params"] == ("{'M': 8944, 'N': 2816, 'K': 1024, 'bias': False, 'stride_A': (1024, 1), "
+                                  "'stride_B': (1, 1024), 'dtype_A_B': ('c10::BFloat16', 'c10::BFloat16'), 'B': 1}")
+    assert top["Kernel Time (µs)_sum"] == 4055.25244140625 and top["GFLOPS"] == 51.581550592
+    assert top["total_duration_us"] == pytest.approx(1795.421, rel=1e-12)  # the ops' CPU time
+    cat = df.filter(df["name"] == "aten::cat").row(0, named=True)
+    assert (cat["has_perf_model"], cat["op category"], cat["GFLOPS"], cat["perf_params"]) == ("False", "other", None, None)
+    assert df["Percentage (%)"].sum() == pytest.approx(100, rel=1e-12)
+    mean = df.filter(df["name"] == "aten::mean").row(0, named=True)
+    assert mean["perf_params"] == "{'num_input_elems': 9158656, 'num_output_elems': 1, 'dtype_in_out': ('float', None), " \
+                                  "'reduce_type': 'mean'}"
+
+
+def test_unified_synthetic_op(sheets, trace_ids, ds):
+    """amd/mi300_normalization: a kernel that no collected op covers (launched by aten::mse_loss, which has an
+    aten op with GPU work below it) becomes a synthetic op named after its parent, with an id past the file's last
+    event."""
+    tid = trace_ids["amd/mi300_normalization.json.gz"]
+    df = sheets["unified_perf_summary", tid]
+    synth = df.filter(df["name"].str.ends_with("(Synthetic Op)"))
+    assert synth.height == 1
+    row = synth.row(0, named=True)
+    assert row["name"].startswith("aten::mse_loss->void at::native::vectorized_elementwise_kernel")
+    assert (row["op category"], row["operation_count"], row["has_perf_model"]) == ("elementwise", 3, "False")
+    events = ds.con.sql("SELECT events_read FROM traces WHERE trace_id = ?", params=[tid]).fetchall()[0][0]
+    assert row["ex_UID"] == events == 8500

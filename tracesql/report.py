@@ -5,7 +5,9 @@ Styles:
              gap_histogram, kernel_transitions, idle_breakdown, launch_stats (+ the op summaries of the call
              tree views when they are present)
   tracelens  gpu_timeline, kernel_summary, ops_summary, ops_summary_by_category, ops_unique_args,
-             short_kernel_histogram, short_kernels_summary: TraceLens's file names, columns and definitions
+             unified_perf_summary, short_kernel_histogram, short_kernels_summary and the perf-model sheets
+             (GEMM, SDPA_fwd, UnaryElementwise, BinaryElementwise, Reduce_fwd, Normalization, CONV_fwd: those
+             a trace has ops for): TraceLens's file names, columns and definitions
   hta        temporal_breakdown, idle_time_breakdown, kernel_type_breakdown, cuda_kernel_launch_stats,
              comm_comp_overlap: HTA's file names, columns and definitions
 
@@ -92,10 +94,11 @@ TRACELENS = [
     ("ops_summary_by_category", "tl_ops_summary_by_category", None),
     ("ops_unique_args", "tl_ops_unique_args",
      "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"),
+    ("unified_perf_summary", "tl_unified_perf_summary", _PERF_QUERY),
     ("short_kernel_histogram", "tl_short_kernel_histogram", None),
     ("short_kernels_summary", "tl_short_kernels_summary", None),
-    # the perf-model sheets (peers/tracelens/perf_*): written only for a trace with rows, with the columns
-    # TraceLens writes for that trace (the view's sheet_columns)
+    # the perf-model sheets (peers/tracelens/perf_*; unified_perf_summary above too): written only for a
+    # trace with rows, with the columns TraceLens writes for that trace (the view's sheet_columns)
     ("GEMM", "tl_perf_gemm", _PERF_QUERY),
     ("SDPA_fwd", "tl_perf_sdpa_fwd", _PERF_QUERY),
     ("UnaryElementwise", "tl_perf_unary_elementwise", _PERF_QUERY),
