@@ -20,7 +20,8 @@ from .test_tl_ops_unique_args import as_text, read_csv
 #                               metrics of TraceLens's TritonCompiledPerfModel (FLOPs and bytes read from the
 #                               Inductor-generated kernels); here they are modelled ops without metrics, so
 #                               GFLOPS, Data Moved (MB), FLOPS/Byte, Compute Spec, the TB/s and TFLOPS/s columns
-#                               and perf_params of rows 5-8 are empty (every other cell is equal).
+#                               and perf_params of rows 5-8 are empty; every other cell is equal
+#                               (test_unified_inductor_kernels_without_metrics).
 SHEET_REFS = [
     ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz", "GEMM"),
     ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz", "GEMM"),
@@ -61,7 +62,8 @@ SHEET_REFS = [
 VIEWS = {fname: (view, q) for fname, view, q in report.TRACELENS}
 # columns compared as text, character for character; every other column as a number to 1e-6 relative
 TEXT = {"name", "op category", "Input Dims", "Input type", "Input Strides", "Concrete Inputs", "kernel_details_summary",
-        "perf_params", "has_perf_model", "process_name", "process_label", "thread_name", "process_name_first", "process_label_first", "thread_name_first", "Compute Spec",
+        "perf_params", "has_perf_model", "process_name", "process_label", "thread_name", "process_name_first",
+        "process_label_first", "thread_name_first", "Compute Spec",
         "kernel_details__summarize_kernel_stats", "trunc_kernel_details", "Input Dims_first", "Input type_first",
         "Input Strides_first", "Concrete Inputs_first"}
 
@@ -213,11 +215,12 @@ def test_unified_values(sheets, trace_ids):
     assert top["Kernel Time (µs)_sum"] == 4055.25244140625 and top["GFLOPS"] == 51.581550592
     assert top["total_duration_us"] == pytest.approx(1795.421, rel=1e-12)  # the ops' CPU time
     cat = df.filter(df["name"] == "aten::cat").row(0, named=True)
-    assert (cat["has_perf_model"], cat["op category"], cat["GFLOPS"], cat["perf_params"]) == ("False", "other", None, None)
+    assert (cat["has_perf_model"], cat["op category"], cat["GFLOPS"], cat["perf_params"]) \
+        == ("False", "other", None, None)
     assert df["Percentage (%)"].sum() == pytest.approx(100, rel=1e-12)
     mean = df.filter(df["name"] == "aten::mean").row(0, named=True)
-    assert mean["perf_params"] == "{'num_input_elems': 9158656, 'num_output_elems': 1, 'dtype_in_out': ('float', None), " \
-                                  "'reduce_type': 'mean'}"
+    assert mean["perf_params"] == ("{'num_input_elems': 9158656, 'num_output_elems': 1, "
+                                   "'dtype_in_out': ('float', None), 'reduce_type': 'mean'}")
 
 
 def test_unified_synthetic_op(sheets, trace_ids, ds):
@@ -233,3 +236,28 @@ def test_unified_synthetic_op(sheets, trace_ids, ds):
     assert (row["op category"], row["operation_count"], row["has_perf_model"]) == ("elementwise", 3, "False")
     events = ds.con.sql("SELECT events_read FROM traces WHERE trace_id = ?", params=[tid]).fetchall()[0][0]
     assert row["ex_UID"] == events == 8500
+
+
+# (each triton_* op runs once: its std columns are empty on both sides)
+TRITON_METRICS = {"GFLOPS", "Data Moved (MB)", "FLOPS/Byte", "Compute Spec", "TB/s_mean", "TB/s_median", "TB/s_min",
+                  "TB/s_max", "TFLOPS/s_mean", "TFLOPS/s_median", "TFLOPS/s_min", "TFLOPS/s_max", "perf_params"}
+
+
+def test_unified_inductor_kernels_without_metrics(ds, trace_ids, reference_dir):
+    """amd/mi300_torch_compile_triton's unified_perf_summary (kept out of SHEET_REFS): every cell equals TraceLens's
+    except the perf-model metrics of the Inductor triton_* ops, which TraceLens models from the generated kernels
+    and this reproduction leaves empty."""
+    tid = trace_ids["amd/mi300_torch_compile_triton.json.gz"]
+    view, q = VIEWS["unified_perf_summary"]
+    got = report._peer_section(ds, view, q, [tid])[tid]
+    want = read_csv(reference_dir / "tracelens" / "amd/mi300_torch_compile_triton" / "unified_perf_summary.csv")
+    assert got is not None and got.columns == list(want[0]) and got.height == len(want) == 8
+    differing = set()
+    for g, w in zip(got.to_dicts(), want, strict=True):
+        for col, wv in w.items():
+            same = as_text(g[col]) == wv if is_text(col) else close(g[col], wv)
+            if not same:
+                differing.add((w["name"], col))
+    triton = [w["name"] for w in want if w["name"].startswith("triton_")]
+    assert len(triton) == 4
+    assert differing == {(n, c) for n in triton for c in TRITON_METRICS}

@@ -124,8 +124,8 @@ def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str,
     """One section for every trace in ids (one query for all of them): {trace_id: DataFrame}.
 
     The views keep each trace's rows in the peer's order; an empty table is returned for a trace without
-    rows, None for a perf sheet (a view with a sheet_columns column) without rows. A trace without CPU ops gets TraceLens's reduced columns for kernel_summary and
-    short_kernels_summary."""
+    rows, None for a perf sheet (a view with a sheet_columns column) without rows. A trace without CPU ops
+    gets TraceLens's reduced columns for kernel_summary and short_kernels_summary."""
     inn = analysis._in(ids)
     no_ops: set[str] = set()
     if view in ("tl_kernel_summary", "tl_short_kernels_summary"):
