@@ -15,7 +15,9 @@ from .test_tl_ops_unique_args import as_text, read_csv
 #   graphs/vllm_decode_full/*   TraceLens's inference report over the graph replay merged with its capture:
 #                               its sheets group by num_kernels too, model the vLLM custom ops of the inference
 #                               extension (vllm::rocm_unquantized_gemm ...) and take the capture trace's ops as
-#                               their instances; the perf-report layout reproduced here has none of that.
+#                               their instances; the perf-report layout reproduced here has none of that
+#                               (its UnaryElementwise.csv, whose ops run outside the graphs, differs only by
+#                               num_kernels: test_graph_replay_unary_elementwise_but_num_kernels).
 #   amd/mi300_torch_compile_triton/unified_perf_summary.csv   its four triton_poi_/triton_red_ rows carry the
 #                               metrics of TraceLens's TritonCompiledPerfModel (FLOPs and bytes read from the
 #                               Inductor-generated kernels); here they are modelled ops without metrics, so
@@ -59,6 +61,7 @@ SHEET_REFS = [
     ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz", "unified_perf_summary"),
     ("amd/mi300_normalization", "amd/mi300_normalization.json.gz", "unified_perf_summary"),
 ]
+GRAPH = "graphs/vllm_decode_full/graph_execution.json.gz"
 VIEWS = {fname: (view, q) for fname, view, q in report.TRACELENS}
 # columns compared as text, character for character; every other column as a number to 1e-6 relative
 TEXT = {"name", "op category", "Input Dims", "Input type", "Input Strides", "Concrete Inputs", "kernel_details_summary",
@@ -261,3 +264,17 @@ def test_unified_inductor_kernels_without_metrics(ds, trace_ids, reference_dir):
     triton = [w["name"] for w in want if w["name"].startswith("triton_")]
     assert len(triton) == 4
     assert differing == {(n, c) for n in triton for c in TRITON_METRICS}
+
+
+def test_graph_replay_unary_elementwise_but_num_kernels(ds, trace_ids, reference_dir):
+    """graphs/vllm_decode_full's UnaryElementwise.csv (kept out of SHEET_REFS: TraceLens's inference report, which
+    also groups by num_kernels): the perf-report layout has the same rows and values, without that column."""
+    tid = trace_ids[GRAPH]
+    view, q = VIEWS["UnaryElementwise"]
+    got = report._peer_section(ds, view, q, [tid])[tid]
+    want = read_csv(reference_dir / "tracelens" / "graphs/vllm_decode_full" / "UnaryElementwise.csv")
+    assert got is not None and got.columns == [c for c in want[0] if c != "num_kernels"]
+    assert got.height == len(want) == 7 and {w["num_kernels"] for w in want} == {"1"}
+    for g, w in zip(got.to_dicts(), want, strict=True):
+        for col in got.columns:
+            assert (as_text(g[col]) == w[col]) if is_text(col) else close(g[col], w[col]), (w["name"], col)
