@@ -5,7 +5,9 @@ Styles:
              gap_histogram, kernel_transitions, idle_breakdown, launch_stats (+ the op summaries of the call
              tree views when they are present)
   tracelens  gpu_timeline, kernel_summary, ops_summary, ops_summary_by_category, ops_unique_args,
-             short_kernel_histogram, short_kernels_summary: TraceLens's file names, columns and definitions
+             unified_perf_summary, short_kernel_histogram, short_kernels_summary and the perf-model sheets
+             (GEMM, SDPA_fwd, UnaryElementwise, BinaryElementwise, Reduce_fwd, Normalization, CONV_fwd: those
+             a trace has ops for): TraceLens's file names, columns and definitions
   hta        temporal_breakdown, idle_time_breakdown, kernel_type_breakdown, cuda_kernel_launch_stats,
              comm_comp_overlap: HTA's file names, columns and definitions
 
@@ -93,6 +95,7 @@ ACROSS_TRACES = {
 }
 
 # Peer sections: (file name, view, ORDER BY) per style; the view has trace_id first, dropped on output.
+_PERF_QUERY = "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"
 TRACELENS = [
     ("gpu_timeline", "tl_gpu_timeline", None),
     ("kernel_summary", "tl_kernel_summary", None),
@@ -100,8 +103,18 @@ TRACELENS = [
     ("ops_summary_by_category", "tl_ops_summary_by_category", None),
     ("ops_unique_args", "tl_ops_unique_args",
      "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"),
+    ("unified_perf_summary", "tl_unified_perf_summary", _PERF_QUERY),
     ("short_kernel_histogram", "tl_short_kernel_histogram", None),
     ("short_kernels_summary", "tl_short_kernels_summary", None),
+    # the perf-model sheets (peers/tracelens/perf_*; unified_perf_summary above too): written only for a
+    # trace with rows, with the columns TraceLens writes for that trace (the view's sheet_columns)
+    ("GEMM", "tl_perf_gemm", _PERF_QUERY),
+    ("SDPA_fwd", "tl_perf_sdpa_fwd", _PERF_QUERY),
+    ("UnaryElementwise", "tl_perf_unary_elementwise", _PERF_QUERY),
+    ("BinaryElementwise", "tl_perf_binary_elementwise", _PERF_QUERY),
+    ("Reduce_fwd", "tl_perf_reduce_fwd", _PERF_QUERY),
+    ("Normalization", "tl_perf_normalization", _PERF_QUERY),
+    ("CONV_fwd", "tl_perf_conv_fwd", _PERF_QUERY),
 ]
 # TraceLens's inference report run with --group_by_parent_module (Reporting/generate_perf_report_pytorch_inference.py,
 # generate_perf_report_pytorch: include_call_stack=group_by_parent_module gives every launcher its parent_module;
@@ -125,12 +138,12 @@ HTA = [
 ]
 
 
-def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str, pl.DataFrame]:
+def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str, pl.DataFrame | None]:
     """One section for every trace in ids (one query for all of them): {trace_id: DataFrame}.
 
     The views keep each trace's rows in the peer's order; an empty table is returned for a trace without
-    rows. A trace without CPU ops gets TraceLens's reduced columns for kernel_summary and
-    short_kernels_summary."""
+    rows, None for a perf sheet (a view with a sheet_columns column) without rows. A trace without CPU ops
+    gets TraceLens's reduced columns for kernel_summary and short_kernels_summary."""
     inn = analysis._in(ids)
     no_ops: set[str] = set()
     if view in ("tl_kernel_summary", "tl_short_kernels_summary"):
@@ -138,11 +151,14 @@ def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str,
                                               "AND cat = 'cpu_op'").fetchall()}
         no_ops = set(ids) - with_ops
 
-    def run(v: str, tids: list[str]) -> dict[str, pl.DataFrame]:
+    def run(v: str, tids: list[str]) -> dict[str, pl.DataFrame | None]:
         q = (query or "SELECT * FROM {v} WHERE trace_id IN {ids}").format(v=v, ids=analysis._in(tids))
         df = _q(ds, q).with_row_index("_row")
         parts = {k[0]: g.sort("_row").drop("_row", "trace_id")
                  for k, g in df.group_by("trace_id", maintain_order=True)} if df.height else {}
+        if "sheet_columns" in df.columns:  # a perf sheet: its trace's columns, nothing for a trace without rows
+            return {t: parts[t].select(parts[t]["sheet_columns"][0].to_list()) if t in parts else None
+                    for t in tids}
         empty = df.head(0).drop("_row", "trace_id")
         return {t: parts.get(t, empty) for t in tids}
 
@@ -151,7 +167,8 @@ def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str,
         if view == "tl_short_kernels_summary":  # TraceLens groups by kernel name alone then
             out.update(run("tl_short_kernels_summary_by_name", sorted(no_ops)))
         else:  # and has no Parent cpu_op column in its kernel_summary
-            out.update({t: df.drop("Parent cpu_op") for t, df in run(view, sorted(no_ops)).items()})
+            out.update({t: None if df is None else df.drop("Parent cpu_op")
+                        for t, df in run(view, sorted(no_ops)).items()})
     return out
 
 
@@ -202,7 +219,8 @@ def build(ds, style: str = "native", trace: str | None = None,
                    if view not in missing]
     for tid in ids:
         for fname, frames in per_section:
-            out.append((fname, names.get(tid, tid), frames[tid]))
+            if (df := frames[tid]) is not None:
+                out.append((fname, names.get(tid, tid), df))
     if style == "tracelens" and trace is None:
         out.extend(_tracelens_multirank(ds))
     return out

@@ -141,6 +141,16 @@ CREATE OR REPLACE MACRO _np_f64(x) AS 'np.float64(' || coalesce(x::VARCHAR, 'nan
 
 -- ---- the groups -------------------------------------------------------------------------------------------
 
+-- _tl_process_meta: the names TraceLens gives a CPU process and thread (its tree's metadata): one row per
+-- trace, kind ('process_name', 'process_labels', 'thread_name'), pid and tid (NULL but for thread_name)
+-- with the value v (args.name, or args.labels for process_labels); the last such event in the file wins.
+CREATE OR REPLACE VIEW _tl_process_meta AS
+SELECT trace_id, name AS kind, pid, CASE WHEN name = 'thread_name' THEN tid END AS tid,
+       arg_max(json_extract_string(args, CASE WHEN name = 'process_labels' THEN '$.labels' ELSE '$.name' END),
+               event_id) AS v
+FROM metadata WHERE name IN ('process_name', 'process_labels', 'thread_name')
+GROUP BY ALL;
+
 -- _tl_ops_unique_args(by_module): one row per group of launcher instances, with what both layouts need;
 -- by_module adds parent_module and num_kernels to the grouping keys. Columns: trace_id, rank (row order),
 -- the keys (name, op_category, parent_module, process_name, process_label, thread_name, input_dims,
@@ -149,11 +159,7 @@ CREATE OR REPLACE MACRO _np_f64(x) AS 'np.float64(' || coalesce(x::VARCHAR, 'nan
 -- kernel_details_summary, trunc_kernel_details, pct, cum_pct.
 CREATE OR REPLACE MACRO _tl_ops_unique_args(by_module) AS TABLE
 WITH meta AS MATERIALIZED (
-    SELECT trace_id, name AS kind, pid, CASE WHEN name = 'thread_name' THEN tid END AS tid,
-           arg_max(json_extract_string(args, CASE WHEN name = 'process_labels' THEN '$.labels' ELSE '$.name' END),
-                   event_id) AS v
-    FROM metadata WHERE name IN ('process_name', 'process_labels', 'thread_name')
-    GROUP BY ALL
+    SELECT * FROM _tl_process_meta
 ), launcher_args AS (
     SELECT e.input_dims, e.input_types, e.input_strides, e.concrete_inputs
     FROM tl_launchers l JOIN events e ON e.trace_id = l.tl_launcher_trace_id AND e.event_id = l.tl_launcher_event_id

@@ -1,0 +1,113 @@
+-- peers/tracelens/perf_sdpa — TraceLens (0.1.0) scaled-dot-product attention perf model and its sheet
+-- SDPA_fwd.csv.
+--
+-- Facts credited to TraceLens (AMD-AGI/TraceLens, MIT licence, commit 171dd74), read from
+-- TraceLens/PerfModel/perf_model.py (classes SDPA, flash_attention, aten__scaled_dot_product_flash_attention,
+-- aten__scaled_dot_product_efficient_attention, aten__scaled_dot_product_cudnn_attention; extract_sdpa_cfg);
+-- the code is ours.
+--   shapes     q, k, v = Input Dims[0..2], each read as (B, H, N, d) — flash_attn's ops
+--              (flash_attn::_flash_attn_forward, FlashAttnFunc) as (B, N, H, d). B must agree over q, k, v,
+--              H and N over k and v, d over q and k (else TraceLens drops the instance). N_Q, H_Q, d_h_qk
+--              from q; N_KV, H_KV from k; d_h_v from v.
+--   dropout    float of Concrete Inputs[3] (aten flash), [5] (efficient, cudnn); 0.0 when empty or 'None';
+--              flash_attn: float of [3] (an empty value drops the instance).
+--   causal     Concrete Inputs[4] (aten flash), [6] (efficient, cudnn) is 'true' in any case;
+--              flash_attn: [5] evaluated ('True' / 'False' here; other texts are not read).
+--   FLOPs      B·H_Q·(2·N_Q·N_KV·d_h_qk + 2·N_Q·d_h_v·N_KV), halved (a float) when causal; causal with
+--              N_Q ≠ N_KV drops the instance.
+--   bytes      (B·N_Q·H_Q·d_h_qk + B·N_KV·H_KV·d_h_qk + B·N_KV·H_KV·d_h_v + B·N_Q·H_Q·d_h_v) · 2 — two bytes per
+--              element whatever the dtype (TraceLens's default bytes_per_element).
+--   params     B, N_Q, H_Q, N_KV, H_KV, d_h_qk, d_h_v, (flash_attn: q_stride, k_stride, v_stride,) dropout,
+--              causal, flash_impl (True for the flash ops), dtype_A_B (the first two Input types).
+--   Compute Spec  'matrix_' + the precision of q's dtype.
+-- TraceLens's SDPA_bwd sheet (forward ops of a training step modelled over their backward subtree) is not
+-- reproduced here.
+--
+-- @requires lib/pytext peers/tracelens/perf_ops
+
+-- _tl_perf_sdpa: one row per SDPA forward instance TraceLens keeps, in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_sdpa AS
+WITH e AS (
+    SELECT trace_id, event_id, model, input_dims AS d, input_types AS ty, input_strides AS st,
+           json_extract(concrete_inputs, '$[*]') AS ci,
+           model = 'flash_attention' AS fa
+    FROM _tl_perf_events WHERE sheet = 'SDPA_fwd'
+), a AS (
+    SELECT *,
+           list_transform([0, 1, 2], lambda i: json_extract(d, '$[' || i || ']')) AS qkv,
+           list_slice(json_extract(ty, '$[*]'), 1, 2) AS dt,
+           CASE model WHEN 'aten_sdpa_flash' THEN 3 WHEN 'flash_attention' THEN 3 ELSE 5 END AS i_drop,
+           CASE model WHEN 'aten_sdpa_flash' THEN 4 WHEN 'flash_attention' THEN 5 ELSE 6 END AS i_causal
+    FROM e
+), shp AS (
+    SELECT *,
+           list_transform(qkv, lambda x: CASE WHEN json_type(x) = 'ARRAY' AND json_array_length(x) >= 4
+                                             THEN json_transform(x, '["BIGINT"]') END) AS sh,
+           ci[i_drop + 1] ->> '$' AS drop_text, ci[i_causal + 1] ->> '$' AS causal_text
+    FROM a
+), p AS (
+    SELECT *,
+           sh[1][1] AS b_q, sh[2][1] AS b_k, sh[3][1] AS b_v,
+           CASE WHEN fa THEN sh[1][3] ELSE sh[1][2] END AS h_q, CASE WHEN fa THEN sh[2][3] ELSE sh[2][2] END AS h_k,
+           CASE WHEN fa THEN sh[3][3] ELSE sh[3][2] END AS h_v,
+           CASE WHEN fa THEN sh[1][2] ELSE sh[1][3] END AS n_q, CASE WHEN fa THEN sh[2][2] ELSE sh[2][3] END AS n_k,
+           CASE WHEN fa THEN sh[3][2] ELSE sh[3][3] END AS n_v,
+           sh[1][4] AS d_q, sh[2][4] AS d_k, sh[3][4] AS d_v,
+           CASE WHEN fa THEN TRY_CAST(drop_text AS DOUBLE)
+                WHEN drop_text IS NULL OR drop_text IN ('', 'None') THEN 0.0
+                ELSE coalesce(TRY_CAST(drop_text AS DOUBLE), 0.0) END AS dropout,
+           CASE WHEN fa THEN CASE causal_text WHEN 'True' THEN true WHEN 'False' THEN false END
+                WHEN causal_text IN ('', 'None') THEN false
+                ELSE lower(causal_text) = 'true' END AS causal
+    FROM shp
+), ok AS (
+    SELECT * FROM p
+    WHERE d IS NOT NULL AND ty IS NOT NULL AND list_count(sh) = 3
+          AND len(ci) > i_causal AND dropout IS NOT NULL AND causal IS NOT NULL
+          AND b_q = b_k AND b_q = b_v AND h_k = h_v AND n_k = n_v AND d_q = d_k
+          AND (NOT causal OR n_q = n_k) AND len(dt) >= 1
+          AND (NOT fa OR (json_type(json_extract(st, '$[0]')) = 'ARRAY' AND json_type(json_extract(st, '$[1]')) = 'ARRAY'
+                          AND json_type(json_extract(st, '$[2]')) = 'ARRAY'))
+)
+SELECT trace_id, event_id,
+       list_concat(
+           [{'k': 'B', 'v': b_q::VARCHAR, 't': 'i'}, {'k': 'N_Q', 'v': n_q::VARCHAR, 't': 'i'}, {'k': 'H_Q', 'v': h_q::VARCHAR, 't': 'i'},
+            {'k': 'N_KV', 'v': n_k::VARCHAR, 't': 'i'}, {'k': 'H_KV', 'v': h_k::VARCHAR, 't': 'i'}, {'k': 'd_h_qk', 'v': d_q::VARCHAR, 't': 'i'},
+            {'k': 'd_h_v', 'v': d_v::VARCHAR, 't': 'i'}],
+           CASE WHEN fa THEN [{'k': 'q_stride', 'v': _py_tuple1(json_extract(st, '$[0]')), 't': NULL},
+                              {'k': 'k_stride', 'v': _py_tuple1(json_extract(st, '$[1]')), 't': NULL},
+                              {'k': 'v_stride', 'v': _py_tuple1(json_extract(st, '$[2]')), 't': NULL}] ELSE [] END,
+           [{'k': 'dropout', 'v': dropout::VARCHAR, 't': 'f'},
+            {'k': 'causal', 'v': _tl_py_bool(causal), 't': NULL},
+            {'k': 'flash_impl', 'v': _tl_py_bool(model IN ('aten_sdpa_flash', 'flash_attention')), 't': NULL},
+            {'k': 'dtype_A_B', 'v': _py_seq(list_transform(dt, lambda x: _py_atom(x)), len(dt)), 't': NULL}]) AS params,
+       (b_q::HUGEINT * h_q * (2 * n_q::HUGEINT * n_k * d_q) + b_q::HUGEINT * h_q * (2 * n_q::HUGEINT * d_v * n_k))::DOUBLE
+           / CASE WHEN causal THEN 2 ELSE 1 END AS flops,
+       (b_q::HUGEINT * n_q * h_q * d_q + b_q::HUGEINT * n_k * h_k * d_q + b_q::HUGEINT * n_k * h_k * d_v
+        + b_q::HUGEINT * n_q * h_q * d_v) * 2 AS bytes,
+       'matrix_' || _tl_precision(dt[1] ->> '$') AS compute_spec
+FROM ok;
+
+-- tl_perf_sdpa_fwd: TraceLens's SDPA_fwd.csv, one row per trace and group of attention forward instances with
+-- the same name and parameters; TraceLens's column names (statistics: peers/tracelens/perf_ops).
+--   trace_id                                  the trace
+--   name                                      the op name
+--   param: B, N_Q, H_Q, N_KV, H_KV, d_h_qk, d_h_v   batch, query/key lengths and heads, head dims
+--   param: q_stride, k_stride, v_stride       (flash_attn ops) the strides of q, k, v
+--   param: dropout, causal, flash_impl, dtype_A_B   see the top of this file
+--   GFLOPS_first ... UID_first                the statistics of _tl_perf_summary
+--   rank                                      row order in TraceLens's file
+--   sheet_columns                             the columns TraceLens writes for this trace, in its order
+CREATE OR REPLACE VIEW tl_perf_sdpa_fwd AS
+SELECT trace_id, name,
+       _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'N_Q') AS "param: N_Q",
+       _tl_perf_param(params, 'H_Q') AS "param: H_Q", _tl_perf_param(params, 'N_KV') AS "param: N_KV",
+       _tl_perf_param(params, 'H_KV') AS "param: H_KV", _tl_perf_param(params, 'd_h_qk') AS "param: d_h_qk",
+       _tl_perf_param(params, 'd_h_v') AS "param: d_h_v", _tl_perf_param(params, 'q_stride') AS "param: q_stride",
+       _tl_perf_param(params, 'k_stride') AS "param: k_stride", _tl_perf_param(params, 'v_stride') AS "param: v_stride",
+       _tl_perf_param(params, 'dropout') AS "param: dropout", _tl_perf_param(params, 'causal') AS "param: causal",
+       _tl_perf_param(params, 'flash_impl') AS "param: flash_impl",
+       _tl_perf_param(params, 'dtype_A_B') AS "param: dtype_A_B",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary('_tl_perf_sdpa')
+ORDER BY trace_id, rank;
