@@ -102,3 +102,20 @@ def test_report_of_one_graph_replay_trace_keeps_its_capture(tmp_path, shared_tra
         assert len(list(csv.DictReader(f))) == 6
     for f in sorted(one.iterdir()):
         assert f.read_text() == (both / "graph_execution" / f.name).read_text(), f.name
+
+
+def test_report_of_a_multirank_job_opens_with_the_job(job):
+    """The first screen of the 8 ranks of a job: the ranks side by side and the straggler, not 8 screens."""
+    ds, _, _ = job
+    p = subprocess.run(tracesql_cli() + ["report", str(ds)], capture_output=True, text=True,
+                       env={**__import__("os").environ, "COLUMNS": "120"})
+    assert p.returncode == 0, p.stderr
+    first = p.stdout.split("\n== ", 1)[0].splitlines()
+    assert len(first) <= 40 and max(len(line) for line in first) <= 120
+    assert "job 1: 8 of 8 ranks (nccl); 8 collectives: 8 matched on every rank; straggler rank 7" in first
+    ranks = [line.split() for line in first if line.split()[:1] and line.split()[0].isdigit()
+             and len(line.split()) == 10]
+    assert [r[0] for r in ranks] == [str(i) for i in range(8)]
+    assert [r[-1] for r in ranks] == ["false"] * 7 + ["true"]  # rank 7 bounds the job
+    assert ranks[7][7] == "5"  # arrived last at 5 of the 8 collectives
+    assert not any(line.startswith("== rank") for line in first)

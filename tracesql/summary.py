@@ -184,14 +184,49 @@ def compact(frames: dict[str, pl.DataFrame], w: int) -> list[str]:
     return lines
 
 
+def _job_screen(ds, ids: list[str], w: int) -> list[str] | None:
+    """The first screen of a dataset whose traces are all ranks of multi-rank jobs (tracesql.comm): per job, one
+    line naming the straggler, the ranks side by side and the collectives that waited longest; None otherwise."""
+    from . import comm
+    from .output import format_table
+
+    if not analysis.has_view(ds, "comm_ranks_side_by_side"):
+        return None
+    jobs = comm.multirank_jobs(ds)
+    if not jobs:
+        return None
+    in_jobs = {r[0] for r in ds.con.sql(
+        f"SELECT DISTINCT trace_id FROM comm_ranks WHERE job_id IN ({', '.join(map(str, jobs))})").fetchall()}
+    if not set(ids) <= in_jobs:
+        return None
+    out: list[str] = []
+    for job in jobs:
+        out += comm.job_lines(ds, job)
+        ranks = comm.ranks(ds, job).select(
+            "rank", "span_us", "busy_pct", "compute_us", "gpu_comm_us", "transfer_us", "wait_us", "arrived_last",
+            "late_us", "bounds_job")
+        out += format_table(ranks, width=w).splitlines()
+        top = comm.collectives(ds, job, top=5)
+        keep = [c for c in ("seq", "coll_type", "dtype", "msg_bytes", "status", "latency_us", "start_skew_us",
+                            "last_rank", "total_wait_us") if c in top.columns]
+        out += ["", "Collectives with the most waiting"] + format_table(top.select(keep), width=w).splitlines()
+        out.append("")
+    out.append("One rank's screen: tracesql summary DATASET --trace RANK_FILE; every collective: tracesql collectives")
+    return out
+
+
 def render(ds, trace: str | None = None, w: int | None = None) -> str:
-    """The first screen(s) as text: the compact lines when there are several traces, then one screen per trace."""
+    """The first screen(s) as text: the compact lines when there are several traces, then one screen per trace;
+    for the ranks of multi-rank jobs, the jobs (ranks side by side, straggler, collectives) instead of a screen
+    per rank."""
     w = w or width()
     frames = overview(ds, trace)
     ids = frames["overview_traces"]["trace_id"].to_list()
     out: list[str] = []
     if len(ids) > 1:
         out += compact(frames, w) + [""]
+        if trace is None and (job := _job_screen(ds, ids, w)) is not None:
+            return "\n".join(out + job) + "\n"
     for i, tid in enumerate(ids):
         if i:
             out.append("")
