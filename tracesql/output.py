@@ -194,6 +194,18 @@ def frame_json(df: pl.DataFrame):
     return json.loads(df.write_json())
 
 
+def csv_frame(df: pl.DataFrame) -> pl.DataFrame:
+    """The frame with its nested columns (lists, structs), which CSV cannot hold, written as JSON text."""
+    import polars as pl
+
+    nested = [c for c, t in df.schema.items() if isinstance(t, (pl.List, pl.Array, pl.Struct))]
+    if not nested:
+        return df
+    return df.with_columns(pl.col(c).map_elements(
+        lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v, default=str), return_dtype=pl.String,
+        skip_nulls=True) for c in nested)
+
+
 def write_frame(df: pl.DataFrame, fmt: str, output: str | None, wide: bool = False) -> None:
     """Write a frame as a table (fitted to the terminal on stdout unless ``wide``), CSV, JSON or Parquet."""
     if fmt == "table":
@@ -202,7 +214,7 @@ def write_frame(df: pl.DataFrame, fmt: str, output: str | None, wide: bool = Fal
         else:
             text = format_table(df, width=None if wide else terminal_width()) + "\n"
     elif fmt == "csv":
-        text = df.write_csv()
+        text = csv_frame(df).write_csv()
     elif fmt == "json":
         text = df.write_json() + "\n"
     elif fmt == "parquet":
