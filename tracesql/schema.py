@@ -346,8 +346,8 @@ DATASET_TABLES: dict[str, dict] = {
         "doc": """One row per run of ``tracesql ingest`` (or ``tracesql.ingest``) on the dataset, written when the run
 starts and rewritten when it ends, so that a scheduler can tell a finished run from one still going or killed.""",
         "columns": [
-            ("run_id", "VARCHAR", "the run: UTC start time and a random suffix, e.g. 20261124T201502Z-3fa1; sorts "
-             "by start"),
+            ("run_id", "VARCHAR", "the run: UTC start time to the millisecond and a random suffix, e.g. "
+             "20261124T201502.153Z-3fa1; sorts by start"),
             ("status", "VARCHAR", "'running', 'done' (every file ingested or already present), 'failed_files' (some "
              "files failed), 'interrupted' (Ctrl-C or SIGTERM), 'error' (the run stopped on an error of the "
              "dataset; see error), 'killed' (found running by a later run on the same host, its process gone)"),

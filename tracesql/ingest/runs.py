@@ -68,7 +68,7 @@ class RunRecord:
         self.dataset = Path(dataset)
         self.t0 = time.time()
         start = _dt.datetime.now(_dt.timezone.utc)
-        self.run_id = f"{start:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:4]}"
+        self.run_id = f"{start:%Y%m%dT%H%M%S}.{start.microsecond // 1000:03d}Z-{uuid.uuid4().hex[:4]}"
         self.row: dict = {
             "run_id": self.run_id, "status": "running", "started_at": _now(), "ended_at": None, "duration_s": None,
             "host": socket.gethostname(), "pid": os.getpid(),
