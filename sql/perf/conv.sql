@@ -7,7 +7,7 @@
 --             transposed convolution the same product with input and output exchanged;
 --             bytes = input, weight and output once each (+ bias), at their recorded element sizes.
 --   backward  the gradient of the input and of the weight each cost the forward's product FLOPs; output_mask
---             (the last argument) says which are computed; bytes: read grad_output, input and weight, write the
+--             (the last argument; both when not recorded) says which are computed; bytes: read grad_output, input and weight, write the
 --             requested gradients.
 -- Sources: the definition of the convolution (PyTorch torch.nn.Conv2d documentation gives the output size);
 -- TraceLens PerfModel/perf_model.py (CONV.flops_func, CONV.bytes_func) counts the same product. Signatures
@@ -35,7 +35,7 @@ WITH k AS (
            _perf_ints(conc[o + 4]) AS st, _perf_ints(conc[o + 5]) AS pad, _perf_ints(conc[o + 6]) AS dil,
            coalesce(conc[o + 7], '') = 'True' AS tr, _perf_ints(conc[o + 8]) AS opad,
            coalesce(TRY_CAST(conc[o + 9] AS BIGINT), 1) AS grp,
-           CASE WHEN bwd THEN conc[11] END AS mask
+           CASE WHEN bwd THEN regexp_extract_all(coalesce(conc[11], ''), '(True|False)') END AS mask
     FROM k
 ), s AS (
     SELECT *, len(x) - 2 AS nd FROM g WHERE len(x) >= 3 AND len(w) = len(x) AND bx IS NOT NULL AND bw IS NOT NULL
@@ -55,13 +55,12 @@ WITH k AS (
     FROM o
 )
 SELECT op_name, d_txt, t_txt, c_txt, CASE WHEN bwd THEN 'CONV_bwd' ELSE 'CONV_fwd' END AS family,
-       CASE WHEN bwd THEN pass_flops * ((CASE WHEN mask LIKE '[True%' THEN 1 ELSE 0 END)
-                                        + (CASE WHEN mask LIKE '[%, True%' THEN 1 ELSE 0 END))
+       CASE WHEN bwd THEN pass_flops * ((coalesce(mask[1], 'True') = 'True')::INT + (coalesce(mask[2], 'True') = 'True')::INT)
             ELSE pass_flops + coalesce(x[1] * c_out * _perf_numel(y), 0) * (bias_n IS NOT NULL)::INT END AS flops,
        (_perf_numel(x) * bx + _perf_numel(w) * bw + x[1] * c_out * _perf_numel(y) * bx
         + coalesce(bias_n * bb, 0)
-        + CASE WHEN bwd THEN (CASE WHEN mask LIKE '[True%' THEN _perf_numel(x) * bx ELSE 0 END)
-                            + (CASE WHEN mask LIKE '[%, True%' THEN _perf_numel(w) * bw ELSE 0 END) ELSE 0 END
+        + CASE WHEN bwd THEN (coalesce(mask[1], 'True') = 'True')::INT * _perf_numel(x) * bx
+                            + (coalesce(mask[2], 'True') = 'True')::INT * _perf_numel(w) * bw ELSE 0 END
        )::DOUBLE AS bytes,
        px AS precision, true AS matrix,
        format('N={} C_in={} C_out={} in={} kernel={} out={} groups={}', x[1], x[2], c_out, x[3:], w[3:], y, grp) AS shape

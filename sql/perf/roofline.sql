@@ -34,20 +34,29 @@ CREATE OR REPLACE MACRO _perf_peak(d, precision) AS
 --   roofline_pct                   100 roofline_ns / kernel_time_ns
 --   shape                          the model's parameters
 --   d_txt, t_txt, c_txt            the recorded arguments (JSON text)
+-- @materialize perf
 CREATE OR REPLACE VIEW perf_ops AS
-SELECT i.trace_id, i.event_id, i.op_name, m.family, i.ts_ns, i.kernel_count, i.kernel_time_ns, m.flops, m.bytes,
-       m.precision, m.matrix, m.flops / nullif(m.bytes, 0) AS flop_per_byte,
-       m.flops / nullif(i.kernel_time_ns, 0) / 1e3 AS tflop_per_s, m.bytes / nullif(i.kernel_time_ns, 0) / 1e3 AS tb_per_s,
-       d.gpu, _perf_peak(d, m.precision) AS peak_tflop_per_s, d.memory_tb_s AS memory_tb_per_s,
-       greatest(m.flops / nullif(_perf_peak(d, m.precision), 0), m.bytes / nullif(d.memory_tb_s, 0)) / 1e3 AS roofline_ns,
-       CASE WHEN _perf_peak(d, m.precision) IS NULL OR d.memory_tb_s IS NULL THEN NULL
-            WHEN m.flops / _perf_peak(d, m.precision) >= m.bytes / d.memory_tb_s THEN 'compute' ELSE 'memory' END AS bound,
-       100.0 * greatest(m.flops / nullif(_perf_peak(d, m.precision), 0), m.bytes / nullif(d.memory_tb_s, 0)) / 1e3
-             / nullif(i.kernel_time_ns, 0) AS roofline_pct,
-       m.shape, i.d_txt, i.t_txt, i.c_txt
-FROM _perf_instances i
-JOIN perf_arg_models m ON m.op_name = i.op_name AND m.d_txt = i.d_txt AND m.t_txt = i.t_txt AND m.c_txt = i.c_txt
-LEFT JOIN perf_device d ON d.trace_id = i.trace_id;
+WITH j AS (
+    SELECT i.trace_id, i.event_id, i.op_name, m.family, i.ts_ns, i.kernel_count, i.kernel_time_ns, m.flops, m.bytes,
+           m.precision, m.matrix, d.gpu, _perf_peak(d, m.precision) AS peak, d.memory_tb_s AS bw, m.shape,
+           i.d_txt, i.t_txt, i.c_txt
+    FROM _perf_instances i
+    JOIN perf_arg_models m ON m.op_name = i.op_name AND m.d_txt = i.d_txt AND m.t_txt = i.t_txt AND m.c_txt = i.c_txt
+    LEFT JOIN perf_device d ON d.trace_id = i.trace_id
+), r AS (  -- F / P and B / W in ns (NULL without a peak or a bandwidth)
+    SELECT *, flops / nullif(peak, 0) / 1e3 AS t_compute_ns, bytes / nullif(bw, 0) / 1e3 AS t_memory_ns FROM j
+)
+SELECT trace_id, event_id, op_name, family, ts_ns, kernel_count, kernel_time_ns, flops, bytes, precision, matrix,
+       flops / nullif(bytes, 0) AS flop_per_byte, flops / nullif(kernel_time_ns, 0) / 1e3 AS tflop_per_s,
+       bytes / nullif(kernel_time_ns, 0) / 1e3 AS tb_per_s, gpu, peak AS peak_tflop_per_s, bw AS memory_tb_per_s,
+       CASE WHEN t_compute_ns IS NOT NULL AND t_memory_ns IS NOT NULL THEN greatest(t_compute_ns, t_memory_ns) END
+           AS roofline_ns,
+       CASE WHEN t_compute_ns IS NULL OR t_memory_ns IS NULL THEN NULL
+            WHEN t_compute_ns >= t_memory_ns THEN 'compute' ELSE 'memory' END AS bound,
+       CASE WHEN t_compute_ns IS NOT NULL AND t_memory_ns IS NOT NULL
+            THEN 100.0 * greatest(t_compute_ns, t_memory_ns) / nullif(kernel_time_ns, 0) END AS roofline_pct,
+       shape, d_txt, t_txt, c_txt
+FROM r;
 
 -- perf_args: one row per (trace, op name, argument set) of the modelled ops: the same op on the same shapes.
 --   trace_id, op_name, family, input_dims, input_type, concrete_inputs   (Python-style text, as op_arg_summary)

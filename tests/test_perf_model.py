@@ -1,0 +1,286 @@
+"""The compute model (sql/perf/): FLOPs and bytes per op family computed by hand on a small trace, the device table
+and its overrides, the roofline columns, and the numbers on the shared trace nvidia/h100_qwen_infer."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+import tracesql
+
+ROOT = Path(__file__).resolve().parent.parent
+T0 = 1_000_000  # µs
+KERNEL_US = 10  # every op of the fixture launches one kernel of 10 µs
+
+BF, F32, F64, F16, FP8, I64 = "c10::BFloat16", "float", "double", "c10::Half", "c10::Float8_e4m3fn", "long int"
+
+# (op name, Input Dims, Input type, Concrete Inputs, family, FLOPs, bytes, precision), FLOPs and bytes by hand.
+OPS = [
+    # GEMM: 2·M·N·K, A + B + C at their sizes (fp32: 4 bytes)
+    ("aten::mm", [[64, 128], [128, 32]], [F32, F32], ["", ""], "GEMM",
+     2 * 64 * 32 * 128, (64 * 128 + 128 * 32 + 64 * 32) * 4, "fp32"),
+    # addmm: + M·N for the bias, + the bias's 32 elements
+    ("aten::addmm", [[32], [64, 128], [128, 32], [], []], [BF, BF, BF, "Scalar", "Scalar"], ["", "", "", "1", "1"],
+     "GEMM", 2 * 64 * 32 * 128 + 64 * 32, (64 * 128 + 128 * 32 + 64 * 32 + 32) * 2, "bf16"),
+    ("aten::bmm", [[4, 16, 8], [4, 8, 32]], [F16, F16], ["", ""], "GEMM",
+     4 * 2 * 16 * 32 * 8, 4 * (16 * 8 + 8 * 32 + 16 * 32) * 2, "fp16"),
+    # fp8 inputs (1 byte), output 2 bytes; the 0-dim fp32 scales are not a bias
+    ("aten::_scaled_mm", [[32, 64], [64, 16], [], [], [], [], [], []],
+     [FP8, FP8, F32, F32, "", "", "ScalarType", "Scalar"], ["", "", "", "", "", "", "15", "False"], "GEMM",
+     2 * 32 * 16 * 64, 32 * 64 + 64 * 16 + 32 * 16 * 2, "fp8"),
+    # SDPA in fp32 ([B, H, N, d] = [2, 4, 128, 64]): 4·B·H·N²·d; Q, K, V, O at 4 bytes
+    ("aten::_scaled_dot_product_efficient_attention", [[2, 4, 128, 64]] * 3 + [[], [], [], [], []],
+     [F32, F32, F32, "", "Scalar", "Scalar", "Scalar", ""], ["", "", "", "", "True", "0.", "False", ""],
+     "SDPA_fwd", 4 * 2 * 4 * 128 * 128 * 64, 4 * (2 * 4 * 128 * 64) * 4, "fp32"),
+    # causal GQA flash attention ([B, N, H, d]: 8 query heads, 2 KV heads): halved
+    ("aten::_flash_attention_forward", [[1, 256, 8, 64], [1, 256, 2, 64], [1, 256, 2, 64]] + [[]] * 8,
+     [BF, BF, BF, "", "", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"],
+     ["", "", "", "", "", "256", "256", "0.", "True", "False", "0.125"], "SDPA_fwd",
+     2 * 1 * 8 * 256 * 256 * 128 // 2, (256 * 8 * 64 * 2 + 256 * 2 * 64 * 2) * 2, "bf16"),
+    # backward ([B, H, N, d] = [1, 2, 64, 32]): recompute QKᵀ + 4 products; reads Q K V dO, writes dQ dK dV
+    ("aten::_scaled_dot_product_flash_attention_backward", [[1, 2, 64, 32]] * 5 + [[1, 2, 64]] + [[]] * 6,
+     [BF] * 5 + [F32, "", "", "Scalar", "Scalar", "Scalar", "Scalar"],
+     ["", "", "", "", "", "", "", "", "64", "64", "0.", "False"], "SDPA_bwd",
+     2 * (1 * 2 * 64 * 64) * (3 * 32 + 2 * 32), 7 * (1 * 2 * 64 * 32) * 2, "bf16"),
+    # elementwise: one FLOP per output element
+    ("aten::silu", [[1024, 256]], [BF], [""], "UnaryElementwise", 1024 * 256, 1024 * 256 * 2 * 2, "fp32"),
+    ("aten::exp", [[1000]], [F64], [""], "UnaryElementwise", 1000, 1000 * 8 * 2, "fp32"),
+    # broadcast [16, 1, 64] + [1, 32, 64] -> [16, 32, 64]
+    ("aten::add", [[16, 1, 64], [1, 32, 64], []], [F32, F32, "Scalar"], ["", "", "1"], "BinaryElementwise",
+     16 * 32 * 64, (16 * 64 + 32 * 64 + 16 * 32 * 64) * 4, "fp32"),
+    # a bf16 tensor times a wrapped double scalar (a 0-dim tensor of 8 bytes)
+    ("aten::mul", [[1024], []], [BF, F64], ["", ""], "BinaryElementwise", 1024, 1024 * 2 + 8 + 1024 * 2, "fp32"),
+    ("aten::copy_", [[4096], [4096], []], [BF, F32, "Scalar"], ["", "", "False"], "Copy", 0, 4096 * (2 + 4), "fp32"),
+    # reductions: one FLOP per input element; the output is the input without the reduced dims
+    ("aten::sum", [[8, 1024], [], [], []], [F32, "ScalarList", "Scalar", ""], ["", "[-1]", "False", ""], "Reduce",
+     8 * 1024, 8 * 1024 * 4 + 8 * 4, "fp32"),
+    ("aten::mean", [[100], []], [F64, ""], ["", ""], "Reduce", 100, 100 * 8 + 8, "fp32"),
+    ("aten::_softmax", [[32, 512], [], []], [BF, "Scalar", "Scalar"], ["", "-1", "False"], "Softmax_fwd",
+     3 * 32 * 512, 2 * 32 * 512 * 2, "fp32"),
+    # layer norm over 512 elements, 8 rows: 8·numel + rows; x, y, γ, β, and fp32 mean and 1/σ per row
+    ("aten::native_layer_norm", [[8, 512], [], [512], [512], []], [BF, "ScalarList", BF, BF, "Scalar"],
+     ["", "[512]", "", "", "1e-05"], "LayerNorm_fwd", 8 * 4096 + 8, 2 * 4096 * 2 + 2 * 512 * 2 + 8 * 8, "fp32"),
+    ("aten::native_layer_norm_backward", [[8, 512], [8, 512], [], [8, 1], [8, 1], [512], [512], []],
+     [BF, BF, "ScalarList", F32, F32, BF, BF, "ScalarList"], ["", "", "[512]", "", "", "", "", "[True, True, True]"],
+     "LayerNorm_bwd", 11 * 4096, 3 * 4096 * 2 + 3 * 512 * 2 + 8 * 8, "fp32"),
+    # RMS norm in fp32 over 256 elements, 4 rows: 4·numel + 2·rows; x, y, γ
+    ("aten::_fused_rms_norm", [[4, 256], [], [256], []], [F32, "ScalarList", F32, "Scalar"],
+     ["", "[256]", "", "1e-06"], "RMSNorm_fwd", 4 * 1024 + 2 * 4, 2 * 1024 * 4 + 256 * 4, "fp32"),
+    # 3×3 convolution, padding 1: output 32×32; 2·N·C_out·HW·C_in·k² + bias
+    ("aten::convolution", [[2, 3, 32, 32], [16, 3, 3, 3], [16], [], [], [], [], [], []],
+     [F32, F32, F32, "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"],
+     ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"], "CONV_fwd",
+     2 * 2 * 16 * 1024 * 3 * 9 + 2 * 16 * 1024, (2 * 3 * 1024 + 16 * 27 + 2 * 16 * 1024 + 16) * 4, "fp32"),
+    # its backward for input and weight: twice the product; reads dy, x, w, writes dx, dw
+    ("aten::convolution_backward", [[2, 16, 32, 32], [2, 3, 32, 32], [16, 3, 3, 3]] + [[]] * 8,
+     [F32, F32, F32, "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar",
+      "ScalarList"],
+     ["", "", "", "[16]", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1", "[True, True, False]"], "CONV_bwd",
+     2 * (2 * 2 * 16 * 1024 * 3 * 9), (2 * 16 * 1024 + 2 * (2 * 3 * 1024) + 2 * (16 * 27)) * 4, "fp32"),
+    # embedding: 64 rows of 64 bf16 read and written, 64 int64 indices
+    ("aten::embedding", [[1000, 64], [4, 16], [], [], []], [BF, I64, "Scalar", "Scalar", "Scalar"],
+     ["", "", "-1", "False", "False"], "Embedding_fwd", 0, 2 * 64 * 64 * 2 + 64 * 8, "fp32"),
+]
+NOT_MODELLED = ("aten::cat", [[[4], [4]], []], ["TensorList", "Scalar"], ["", "0"])
+
+# NVIDIA A100 SXM4 80GB, sql/perf/devices.csv (datasheet: dense TFLOP/s; TB/s)
+A100 = {"fp32": 19.5, "bf16": 312.0, "fp16": 312.0, "fp8": None, "memory": 2.039}
+STEP_US = 100 * (len(OPS) + 1) + 50
+
+
+def _trace(gpu_name: str | None) -> dict:
+    ev: list[dict] = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
+                       "ts": T0 - 10, "dur": STEP_US}]
+    for i, (name, dims, types, conc, *_) in enumerate(OPS + [NOT_MODELLED + (None,)]):
+        ts, corr = T0 + 100 * i, 500 + i
+        ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": 50,
+                   "args": {"Input Dims": dims, "Input type": types, "Concrete Inputs": conc,
+                            "Input Strides": [[] for _ in dims]}})
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts + 1,
+                   "dur": 5, "args": {"correlation": corr}})
+        ev.append({"ph": "X", "cat": "kernel", "name": f"fixture_kernel_{i}", "pid": 0, "tid": 7,
+                   "ts": ts + 20, "dur": KERNEL_US, "args": {"device": 0, "stream": 7, "correlation": corr}})
+    out: dict = {"schemaVersion": 1, "traceEvents": ev}
+    if gpu_name is not None:
+        out["deviceProperties"] = [{"id": 0, "name": gpu_name, "totalGlobalMem": 85_000_000_000, "numSms": 108}]
+    return out
+
+
+def _dataset(tmp_path_factory, tag: str, gpu_name: str | None) -> Path:
+    d = tmp_path_factory.mktemp(tag)
+    (d / "t.json").write_text(json.dumps(_trace(gpu_name)))
+    [r] = tracesql.ingest([str(d / "t.json")], out=d / "ds", quiet=True)
+    assert r.status == "ingested", r.error
+    return d / "ds"
+
+
+@pytest.fixture(scope="module")
+def fixture_ds(tmp_path_factory):
+    """The fixture on an A100, its perf views computed once (temporary tables)."""
+    from tracesql.sqlmodules import materialized
+    from tracesql.tree import materialize
+
+    ds = tracesql.open(_dataset(tmp_path_factory, "perf", "NVIDIA A100-SXM4-80GB"))
+    materialize(ds, materialized("perf"))
+    ds.perf_rows = _ops(ds)  # type: ignore[attr-defined]
+    yield ds
+    ds.close()
+
+
+@pytest.fixture(scope="module")
+def unknown_ds(tmp_path_factory):
+    ds = tracesql.open(_dataset(tmp_path_factory, "perf_unknown", "Quadro GP100"))
+    yield ds
+    ds.close()
+
+
+def _ops(ds) -> dict:
+    rows = ds.sql("""SELECT op_name, family, flops, bytes, precision, kernel_time_ns, tflop_per_s, tb_per_s,
+                            gpu, peak_tflop_per_s, memory_tb_per_s, roofline_ns, bound, roofline_pct
+                     FROM perf_ops""").rows(named=True)
+    return {r["op_name"]: r for r in rows}
+
+
+@pytest.mark.parametrize("op", OPS, ids=[o[0] for o in OPS])
+def test_flops_and_bytes_by_hand(fixture_ds, op):
+    name, _, _, _, family, flops, nbytes, precision = op
+    r = fixture_ds.perf_rows[name]
+    assert (r["family"], r["flops"], r["bytes"], r["precision"]) == (family, flops, nbytes, precision)
+    assert r["kernel_time_ns"] == KERNEL_US * 1000
+    # SI units: 10¹² FLOP/s and 10¹² bytes/s over the kernel time
+    assert r["tflop_per_s"] == pytest.approx(flops / (KERNEL_US * 1e-6) / 1e12)
+    assert r["tb_per_s"] == pytest.approx(nbytes / (KERNEL_US * 1e-6) / 1e12)
+
+
+@pytest.mark.parametrize("op", [o for o in OPS if o[7] in A100 and A100[o[7]]], ids=lambda o: o[0])
+def test_roofline_on_the_recognised_gpu(fixture_ds, op):
+    name, *_, flops, nbytes, precision = op
+    r = fixture_ds.perf_rows[name]
+    t_compute, t_memory = flops / (A100[precision] * 1e12), nbytes / (A100["memory"] * 1e12)
+    assert r["gpu"] == "A100 SXM4 80GB"
+    assert r["peak_tflop_per_s"] == A100[precision] and r["memory_tb_per_s"] == A100["memory"]
+    assert r["roofline_ns"] == pytest.approx(max(t_compute, t_memory) * 1e9)
+    assert r["bound"] == ("compute" if t_compute >= t_memory else "memory")
+    assert r["roofline_pct"] == pytest.approx(100 * max(t_compute, t_memory) / (KERNEL_US * 1e-6))
+
+
+def test_a100_has_no_fp8_peak(fixture_ds):
+    r = fixture_ds.perf_rows["aten::_scaled_mm"]
+    assert r["peak_tflop_per_s"] is None and r["roofline_ns"] is None and r["flops"] == 2 * 32 * 16 * 64
+
+
+def test_categories_traces_and_steps(fixture_ds):
+    cats = {r["family"]: r for r in fixture_ds.sql("SELECT * FROM perf_categories").rows(named=True)}
+    n_gpu = len(OPS) + 1
+    assert cats["GEMM"]["op_count"] == 4 and cats["GEMM"]["kernel_time_ns"] == 4 * KERNEL_US * 1000
+    assert cats["(not modelled)"]["op_count"] == 1
+    assert sum(r["time_pct"] for r in cats.values()) == pytest.approx(100)
+    assert cats["GEMM"]["time_pct"] == pytest.approx(100 * 4 / n_gpu)
+    [t] = fixture_ds.sql("SELECT * FROM perf_traces").rows(named=True)
+    assert (t["gpu_name"], t["gpu"], t["reason"]) == ("NVIDIA A100-SXM4-80GB", "A100 SXM4 80GB", None)
+    assert t["gpu_time_ns"] == n_gpu * KERNEL_US * 1000 and t["modelled_time_ns"] == len(OPS) * KERNEL_US * 1000
+    assert t["modelled_pct"] == pytest.approx(100 * len(OPS) / n_gpu)
+    assert t["flops"] == sum(o[5] for o in OPS) and t["bytes"] == sum(o[6] for o in OPS)
+    # MFU: the step's FLOPs over its duration, against the peak of the precision with the most FLOPs
+    by_prec: dict[str, int] = {}
+    for o in OPS:
+        by_prec[o[7]] = by_prec.get(o[7], 0) + o[5]
+    top = max(by_prec, key=lambda p: by_prec[p])
+    [s] = fixture_ds.sql("SELECT * FROM perf_steps").rows(named=True)
+    assert (s["step_number"], s["precision"], s["flops"]) == (1, top, sum(o[5] for o in OPS))
+    assert s["mfu_pct"] == pytest.approx(100 * sum(o[5] for o in OPS) / (STEP_US * 1e-6) / (A100[top] * 1e12))
+
+
+def test_arg_sets(fixture_ds):
+    [r] = fixture_ds.sql("SELECT * FROM perf_args WHERE op_name = 'aten::mm'").rows(named=True)
+    assert r["input_dims"] == "((64, 128), (128, 32))" and r["input_type"] == "('float', 'float')"
+    assert r["count"] == 1 and r["kernel_time_sum_ns"] == KERNEL_US * 1000
+
+
+def test_unknown_gpu_keeps_flops_and_says_why(unknown_ds):
+    [t] = unknown_ds.sql("SELECT gpu_name, gpu, reason, flops FROM perf_traces").rows(named=True)
+    assert t["gpu_name"] == "Quadro GP100" and t["gpu"] is None
+    assert "'Quadro GP100' is not in the device table" in t["reason"]
+    assert t["flops"] == sum(o[5] for o in OPS)
+    nulls = unknown_ds.sql("""SELECT count(*) AS n, count(roofline_ns) AS roof, count(flops) AS f,
+                                     count(tflop_per_s) AS tf FROM perf_ops""").row(0)
+    assert nulls == (len(OPS), 0, len(OPS), len(OPS))
+
+
+def test_arch_name_and_user_spec_override(unknown_ds):
+    con = unknown_ds.con
+    try:
+        con.execute("SET VARIABLE tracesql_perf_arch = 'h100 sxm'")
+        r = con.execute("SELECT gpu, memory_tb_s, reason FROM perf_device").fetchone()
+        assert r == ("H100 SXM", 3.35, None)
+        con.execute("SET VARIABLE tracesql_perf_arch = 'no such gpu'")
+        assert "no GPU named 'no such gpu'" in con.execute("SELECT reason FROM perf_device").fetchone()[0]
+        # a user row for the trace's GPU: recognised from deviceProperties, its peaks used
+        con.execute("RESET VARIABLE tracesql_perf_arch")
+        con.execute("SET VARIABLE tracesql_perf_spec = ?", [
+            "gpu,name_pattern,fp32_tflops,memory_tb_s\nMy GP100,GP100,10.6,0.717\n"])
+        r = con.execute("SELECT gpu, origin, fp32_tflops, memory_tb_s FROM perf_device").fetchone()
+        assert r == ("My GP100", "user", 10.6, 0.717)
+        mm = con.execute("SELECT roofline_ns FROM perf_ops WHERE op_name = 'aten::mm'").fetchone()[0]
+        assert mm == pytest.approx(max(2 * 64 * 32 * 128 / 10.6e12, 57344 / 0.717e12) * 1e9)
+    finally:
+        con.execute("RESET VARIABLE tracesql_perf_arch")
+        con.execute("RESET VARIABLE tracesql_perf_spec")
+
+
+def test_device_table_is_complete_and_unambiguous():
+    rows = list(csv.DictReader((ROOT / "sql/perf/devices.csv").open()))
+    names = {r["gpu"] for r in rows}
+    for need in ["H100 SXM", "H100 PCIe", "H100 NVL", "H200 SXM", "H800 SXM", "H20", "B200", "GB200",
+                 "A100 SXM4 40GB", "A100 SXM4 80GB", "A100 PCIe 40GB", "A100 PCIe 80GB", "A10G", "L4", "L40S",
+                 "V100 SXM2", "MI300X", "MI325X", "MI355X", "MI250X", "MI210"]:
+        assert need in names
+    for r in rows:
+        assert r["source_url"].startswith("https://") and float(r["memory_tb_s"]) > 0, r["gpu"]
+    import duckdb
+
+    con = duckdb.connect()
+    seen = ["NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200", "NVIDIA H20",
+            "NVIDIA B200", "NVIDIA GB200", "NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB",
+            "NVIDIA A100 80GB PCIe", "NVIDIA A10G", "NVIDIA L4", "NVIDIA L40S", "Tesla V100-SXM2-32GB",
+            "AMD Instinct MI300X", "AMD Instinct MI300X VF", "AMD Instinct MI325X", "AMD Instinct MI355X",
+            "AMD Instinct MI250X", "AMD Instinct MI210"]
+    for name in seen:  # every deviceProperties name matches exactly one row
+        hits = [r["gpu"] for r in rows if con.execute("SELECT regexp_matches(?, ?)", [name, r["name_pattern"]])
+                .fetchone()[0]]
+        assert len(hits) == 1, (name, hits)
+
+
+# ---- the shared trace ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def qwen(qwen_dataset):
+    ds = tracesql.open(qwen_dataset[0])
+    yield ds
+    ds.close()
+
+
+def test_qwen_gpu_and_share_modelled(qwen):
+    [t] = qwen.sql("SELECT * FROM perf_traces").rows(named=True)
+    assert (t["gpu_name"], t["gpu"]) == ("NVIDIA H100 80GB HBM3", "H100 SXM")
+    # 45.647 ms of GPU events; 31.905 ms of them launched by an op; the model covers all but aten::cat (2.018 ms)
+    # and two small ops (3.9 µs)
+    assert (t["gpu_time_ns"], t["op_time_ns"], t["modelled_time_ns"]) == (45_647_300, 31_905_473, 29_883_819)
+    assert t["modelled_op_pct"] == pytest.approx(93.6636, abs=1e-4)
+    cats = {r["family"]: r["op_count"] for r in qwen.sql("SELECT * FROM perf_categories").rows(named=True)}
+    assert cats == {"GEMM": 169, "BinaryElementwise": 415, "Copy": 197, "SDPA_fwd": 24, "UnaryElementwise": 123,
+                    "Reduce": 50, "Embedding_fwd": 1, "(not modelled)": 51}
+
+
+def test_qwen_hot_ops(qwen):
+    rows = qwen.sql("""SELECT op_name, shape, flops, bytes, count, bound FROM perf_args
+                       WHERE family IN ('GEMM', 'SDPA_fwd') ORDER BY kernel_time_sum_ns DESC""").rows(named=True)
+    mm = next(r for r in rows if r["shape"] == "B=1 M=8944 N=2816 K=1024")
+    assert mm["flops"] == 2 * 8944 * 2816 * 1024 and mm["bytes"] == (8944 * 1024 + 1024 * 2816 + 8944 * 2816) * 2
+    assert mm["bound"] == "compute"
+    fa = next(r for r in rows if r["op_name"] == "aten::_flash_attention_forward")
+    # q, k, v [16, 559, 16, 64] bf16, causal: 4·B·H·N²·d / 2
+    assert fa["flops"] == 4 * 16 * 16 * 559 * 559 * 64 // 2 and fa["bytes"] == 4 * 16 * 559 * 16 * 64 * 2
+    assert fa["count"] == 24
