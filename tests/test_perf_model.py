@@ -284,3 +284,53 @@ def test_qwen_hot_ops(qwen):
     # q, k, v [16, 559, 16, 64] bf16, causal: 4·B·H·N²·d / 2
     assert fa["flops"] == 4 * 16 * 16 * 559 * 559 * 64 // 2 and fa["bytes"] == 4 * 16 * 559 * 16 * 64 * 2
     assert fa["count"] == 24
+
+
+# ---- Dataset.perf and `tracesql perf` ------------------------------------------------------------------
+
+def test_dataset_perf_selections(qwen):
+    cats = qwen.perf(by="category", micros=False)
+    assert cats.sort("family").equals(qwen.sql("SELECT * FROM perf_categories").sort("family"))
+    mem = qwen.perf(bound="memory", below_pct=30)
+    assert mem.height > 0 and set(mem["bound"]) == {"memory"} and mem["roofline_pct"].max() < 30
+    # the flash attention forward is the hot op farthest below its roofline: 19.28 % (memory bound)
+    assert "aten::_flash_attention_forward" in set(mem["op_name"])
+    ops = qwen.perf(by="op", arch="MI300X")
+    mm = ops.filter(ops["op_name"] == "aten::mm").row(0, named=True)
+    assert mm["gpu"] == "MI300X" and mm["count"] == 96 and mm["kernel_time_sum_us"] == pytest.approx(6668.679)
+    # the override lasts for the call only, and the views are live again afterwards
+    assert qwen.sql("SELECT gpu FROM perf_device").item() == "H100 SXM"
+    assert qwen.sql("SELECT count(*) FROM duckdb_tables() WHERE temporary").item() == 0
+    kernels = qwen.perf(by="kernel", micros=False)
+    fa = kernels.filter(kernels["family"] == "SDPA_fwd").row(0, named=True)
+    assert fa["kernel_name"] == "pytorch_flash::flash_fwd_kernel" and fa["count"] == 24
+
+
+def test_cli_perf(qwen_dataset, unknown_ds, tmp_path):
+    import subprocess
+
+    from tests.conftest import tracesql_cli
+
+    out = tmp_path / "ops.csv"
+    r = subprocess.run(tracesql_cli() + ["perf", str(qwen_dataset[0]), "--by", "op", "-f", "csv", "-o", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = {row["op_name"]: row for row in csv.DictReader(out.open())}
+    assert rows["aten::mm"]["count"] == "96" and rows["aten::mm"]["bound"] == "compute"
+    assert float(rows["aten::mm"]["kernel_time_sum_us"]) == pytest.approx(6668.679)
+    r = subprocess.run(tracesql_cli() + ["perf", str(qwen_dataset[0]), "--arch", "no such gpu"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "unknown --arch" in r.stderr
+    r = subprocess.run(tracesql_cli() + ["perf", str(unknown_ds.path), "--by", "category", "-f", "csv"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "no roofline: GPU 'Quadro GP100' is not in the device table" in r.stderr
+    spec = tmp_path / "gp100.csv"
+    spec.write_text("gpu,name_pattern,fp32_tflops,bf16_tflops,memory_tb_s,source_url\n"
+                    "GP100,GP100,10.6,,0.717,https://example.org/gp100\n")
+    r = subprocess.run(tracesql_cli() + ["perf", str(unknown_ds.path), "--arch", str(spec), "-f", "csv"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    got = {row["op_name"]: row for row in csv.DictReader(r.stdout.splitlines())}
+    assert got["aten::mm"]["gpu"] == "GP100" and got["aten::mm"]["bound"] == "memory"
+    assert got["aten::addmm"]["roofline_pct"] == ""  # no bf16 peak in the spec

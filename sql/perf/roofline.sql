@@ -12,7 +12,7 @@
 --   roofline %        100 · roofline time / GPU time (100 = at the roof)
 -- With no device (perf_device.reason), the roofline columns are NULL and FLOPs, bytes and achieved rates stay.
 --
--- @requires perf/model perf/devices gpu/steps lib/pytext
+-- @requires perf/model perf/devices gpu/steps gpu/activity lib/pytext
 
 -- _perf_peak(d, precision): the device row's peak, TFLOP/s, for a precision name.
 CREATE OR REPLACE MACRO _perf_peak(d, precision) AS
@@ -29,7 +29,8 @@ CREATE OR REPLACE MACRO _perf_peak(d, precision) AS
 --   tflop_per_s, tb_per_s          achieved, 10¹² FLOP/s and 10¹² bytes/s
 --   gpu                            the device model (perf_device; NULL when unknown)
 --   peak_tflop_per_s, memory_tb_per_s   its peak for this precision and its bandwidth
---   roofline_ns                    max(flops / peak, bytes / bandwidth), ns
+--   compute_ns, memory_ns          flops / peak and bytes / bandwidth: the time each roof allows, ns
+--   roofline_ns                    max(compute_ns, memory_ns), ns
 --   bound                          compute | memory
 --   roofline_pct                   100 roofline_ns / kernel_time_ns
 --   shape                          the model's parameters
@@ -49,6 +50,7 @@ WITH j AS (
 SELECT trace_id, event_id, op_name, family, ts_ns, kernel_count, kernel_time_ns, flops, bytes, precision, matrix,
        flops / nullif(bytes, 0) AS flop_per_byte, flops / nullif(kernel_time_ns, 0) / 1e3 AS tflop_per_s,
        bytes / nullif(kernel_time_ns, 0) / 1e3 AS tb_per_s, gpu, peak AS peak_tflop_per_s, bw AS memory_tb_per_s,
+       t_compute_ns AS compute_ns, t_memory_ns AS memory_ns,
        CASE WHEN t_compute_ns IS NOT NULL AND t_memory_ns IS NOT NULL THEN greatest(t_compute_ns, t_memory_ns) END
            AS roofline_ns,
        CASE WHEN t_compute_ns IS NULL OR t_memory_ns IS NULL THEN NULL
@@ -87,6 +89,52 @@ SELECT g.trace_id, g.op_name, g.family, _py_tuple3(nullif(g.d_txt, '')::JSON) AS
        g.shape
 FROM g JOIN tot USING (trace_id)
 ORDER BY g.trace_id, g.kernel_time_sum_ns DESC, g.op_name, input_dims;
+
+-- perf_op_names: one row per (trace, op name, family) of the modelled ops, over all their argument sets.
+--   trace_id, op_name, family
+--   count, kernel_time_sum_ns, kernel_time_mean_ns, time_pct   as perf_args
+--   flops, bytes                   summed over the instances
+--   flop_per_byte, tflop_per_s, tb_per_s   of the sums
+--   gpu, roofline_ns (summed), roofline_pct (100 roofline_ns / kernel_time_sum_ns)
+--   bound                          compute when the summed compute_ns is at least the summed memory_ns
+CREATE OR REPLACE VIEW perf_op_names AS
+WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
+SELECT o.trace_id, o.op_name, o.family, count(*) AS count, sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns,
+       avg(o.kernel_time_ns) AS kernel_time_mean_ns, 100.0 * sum(o.kernel_time_ns) / any_value(tot.all_ns) AS time_pct,
+       sum(o.flops) AS flops, sum(o.bytes) AS bytes, sum(o.flops) / nullif(sum(o.bytes), 0) AS flop_per_byte,
+       sum(o.flops) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
+       sum(o.bytes) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
+       sum(o.roofline_ns) AS roofline_ns, 100.0 * sum(o.roofline_ns) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
+       CASE WHEN count(o.roofline_ns) = 0 THEN NULL
+            WHEN sum(o.compute_ns) >= sum(o.memory_ns) THEN 'compute' ELSE 'memory' END AS bound
+FROM perf_ops o JOIN tot USING (trace_id)
+GROUP BY o.trace_id, o.op_name, o.family
+ORDER BY o.trace_id, kernel_time_sum_ns DESC, o.op_name;
+
+-- perf_kernels: one row per (trace, kernel name) over the modelled op instances that launched exactly one GPU
+-- event, that kernel (an instance that launched several is not split among them).
+--   trace_id, kernel_name (short name, lib/names), family (of the ops; the most GPU time when several)
+--   count, kernel_time_sum_ns, time_pct, flops, bytes, flop_per_byte, tflop_per_s, tb_per_s, gpu, roofline_ns,
+--   roofline_pct, bound            as perf_op_names
+CREATE OR REPLACE VIEW perf_kernels AS
+WITH one AS (
+    SELECT o.*, n.name, coalesce(n.short_name, n.name) AS kernel_name
+    FROM perf_ops o
+    JOIN _op_gpu g ON g.trace_id = o.trace_id AND g.op_event_id = o.event_id
+    JOIN _gpu_names n ON n.name_id = g.name_id
+    WHERE o.kernel_count = 1
+), tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
+SELECT o.trace_id, o.kernel_name, arg_max(o.family, o.kernel_time_ns) AS family, count(*) AS count,
+       sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns, 100.0 * sum(o.kernel_time_ns) / any_value(tot.all_ns) AS time_pct,
+       sum(o.flops) AS flops, sum(o.bytes) AS bytes, sum(o.flops) / nullif(sum(o.bytes), 0) AS flop_per_byte,
+       sum(o.flops) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
+       sum(o.bytes) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
+       sum(o.roofline_ns) AS roofline_ns, 100.0 * sum(o.roofline_ns) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
+       CASE WHEN count(o.roofline_ns) = 0 THEN NULL
+            WHEN sum(o.compute_ns) >= sum(o.memory_ns) THEN 'compute' ELSE 'memory' END AS bound
+FROM one o JOIN tot USING (trace_id)
+GROUP BY o.trace_id, o.kernel_name
+ORDER BY o.trace_id, kernel_time_sum_ns DESC, o.kernel_name;
 
 -- perf_categories: one row per (trace, family), and one with family '(not modelled)' for the GPU time of every
 -- other op (op instances of no family, and GPU events with no op: '[launch API]', '[no launch]').
