@@ -290,7 +290,8 @@ def test_qwen_hot_ops(qwen):
 
 def test_dataset_perf_selections(qwen):
     cats = qwen.perf(by="category", micros=False)
-    assert cats.sort("family").equals(qwen.sql("SELECT * FROM perf_categories").sort("family"))
+    assert set(cats["trace"]) == {"h100_qwen_infer.json.gz"}
+    assert cats.drop("trace").sort("family").equals(qwen.sql("SELECT * FROM perf_categories").sort("family"))
     mem = qwen.perf(bound="memory", below_pct=30)
     assert mem.height > 0 and set(mem["bound"]) == {"memory"} and mem["roofline_pct"].max() < 30
     # the flash attention forward is the hot op farthest below its roofline: 19.28 % (memory bound)

@@ -75,14 +75,14 @@ def _drop(ds, names: list[str]) -> None:
 
 
 # Shown first (after the columns that identify a row), so that a table fitted to the terminal keeps them.
-FIRST = ["count", "op_count", "kernel_time_sum_ns", "kernel_time_ns", "time_pct", "tflop_per_s", "tb_per_s",
-         "flop_per_byte", "roofline_pct", "bound"]
+FIRST = ["count", "op_count", "kernel_time_sum_ns", "kernel_time_ns", "time_pct", "roofline_pct", "bound",
+         "tflop_per_s", "tb_per_s", "flop_per_byte"]
 
 
 def _display(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """The command line's columns: identifying columns, then FIRST, then the rest; times in µs (*_ns -> *_us);
     FLOPs and bytes as whole numbers."""
-    order = ["trace_id"] + [c for c in keys + FIRST if c in df.columns]
+    order = ["trace_id", "trace"] + [c for c in keys + FIRST if c in df.columns]
     df = df.select(order + [c for c in df.columns if c not in order])
     return df.select([(pl.col(c) / 1000.0).alias(c[:-3] + "_us") if c.endswith("_ns")
                       else pl.col(c).round(0).cast(pl.Int64) if c in ("flops", "bytes") else pl.col(c)
@@ -121,7 +121,8 @@ def perf(ds, trace: str | None = None, arch: str | None = None, by: str = "args"
             where.append(f"bound = '{bound}'")
         if below_pct is not None:
             where.append(f"roofline_pct < {float(below_pct)!r}")
-        df = ds.con.sql(f"SELECT * FROM {view} WHERE {' AND '.join(where)}").pl()
+        df = ds.con.sql(f"SELECT v.trace_id, l.label AS trace, v.* EXCLUDE (trace_id) FROM {view} v "
+                        f"JOIN trace_labels l USING (trace_id) WHERE {' AND '.join(where)}").pl()
     finally:
         _drop(ds, made)
         _reset_device(ds)
