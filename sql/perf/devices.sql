@@ -56,7 +56,9 @@ WHERE _perf_field(header, fields, 'gpu') IS NOT NULL;
 -- perf_device: one row per trace: the device its roofline uses.
 --   trace_id
 --   gpu_name        the deviceProperties name of the device that ran the most GPU events (overview_gpus; ties
---                   by name); NULL when the trace has none
+--                   by name), else (device ids that deviceProperties does not list, as in ROCm traces whose
+--                   kernels run on device 2 of one visible GPU) the entry with the lowest id; NULL when the
+--                   trace names no GPU
 --   gpu             the device-table model used (perf_devices.gpu): the one --arch names, else the one whose
 --                   name_pattern matches gpu_name (user rows first); NULL when none
 --   origin          shipped | user (of that row)
@@ -68,7 +70,13 @@ WITH g AS (
     FROM (SELECT trace_id, gpu_name, sum(n_gpu_events) AS n_gpu_events FROM overview_gpus
           WHERE gpu_name IS NOT NULL AND gpu_name <> '' GROUP BY ALL ORDER BY gpu_name)
     GROUP BY trace_id
-), t AS (SELECT t.trace_id, g.gpu_name FROM traces t LEFT JOIN g USING (trace_id)),
+), p AS (  -- when the GPU events' device ids are not in deviceProperties: its first named entry
+    SELECT trace_id, arg_min(gpu_name, device) AS gpu_name FROM _overview_device_props
+    WHERE gpu_name IS NOT NULL AND gpu_name <> '' GROUP BY trace_id
+), t AS (
+    SELECT t.trace_id, coalesce(g.gpu_name, p.gpu_name) AS gpu_name
+    FROM traces t LEFT JOIN g USING (trace_id) LEFT JOIN p USING (trace_id)
+),
 m AS (
     SELECT t.trace_id, d.*,
            row_number() OVER (PARTITION BY t.trace_id ORDER BY d.origin = 'user' DESC, d.gpu) AS rk
@@ -82,7 +90,7 @@ SELECT t.trace_id, t.gpu_name, m.gpu, m.origin, m.fp64_tflops, m.fp32_tflops, m.
        CASE WHEN m.gpu IS NOT NULL THEN NULL
             WHEN getvariable('tracesql_perf_arch') IS NOT NULL
             THEN 'the device table has no GPU named ''' || getvariable('tracesql_perf_arch') || ''''
-            WHEN t.gpu_name IS NULL THEN 'the trace names no GPU (no deviceProperties); give --arch NAME or FILE'
+            WHEN t.gpu_name IS NULL THEN 'the trace names no GPU (no deviceProperties, or entries without a name); give --arch NAME or FILE'
             ELSE 'GPU ''' || t.gpu_name || ''' is not in the device table (sql/perf/devices.csv); give --arch NAME or FILE'
        END AS reason
 FROM t LEFT JOIN m ON m.trace_id = t.trace_id AND m.rk = 1;

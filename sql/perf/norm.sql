@@ -25,6 +25,12 @@
 --                                                 training, momentum, eps)
 --   cudnn_batch_norm / miopen_batch_norm (same first six)
 --   native_group_norm(input, weight?, bias?, N, C, HxW, group, eps)
+--   native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C, HxW, group, output_mask)
+--   native_batch_norm_backward(grad_out, input, weight?, running_mean?, running_var?, save_mean?, save_invstd?,
+--                              train, eps, output_mask);  miopen/cudnn_batch_norm_backward(input, grad_out, weight, ...)
+--   vLLM _C::rms_norm(out, input, weight, eps), _C::fused_add_rms_norm(input, residual, weight, eps)
+--   (vllm/csrc/torch_bindings.cpp): the fused form also adds the residual (numel FLOPs) and writes it back:
+--   5·numel + 2·R FLOPs, bytes: read input and residual, write both, read γ.
 -- Statistics are fp32 (4 bytes). The compute precision is fp32 (vector units, see perf/elementwise).
 --
 -- @requires perf/args
@@ -68,14 +74,40 @@ WITH k AS (
            TRY_CAST(conc[4] AS BIGINT) * TRY_CAST(conc[7] AS BIGINT), TRY_CAST(conc[5] AS BIGINT), bpe[1],
            coalesce(bpe[2], 0), numel[3] IS NOT NULL, false, true
     FROM k WHERE base = 'native_group_norm'
+    UNION ALL
+    SELECT op_name, d_txt, t_txt, c_txt, 'GroupNorm', numel[2],
+           TRY_CAST(conc[6] AS BIGINT) * TRY_CAST(conc[9] AS BIGINT), TRY_CAST(conc[7] AS BIGINT), bpe[2],
+           coalesce(bpe[5], 0), true, true, true
+    FROM k WHERE base = 'native_group_norm_backward'
+    UNION ALL
+    SELECT op_name, d_txt, t_txt, c_txt, 'BatchNorm', numel[2], dims[2][2], dims[2][2], bpe[2],
+           coalesce(bpe[3], 0), true, true, true
+    FROM k WHERE base = 'native_batch_norm_backward' AND len(dims[2]) >= 2
+    UNION ALL
+    SELECT op_name, d_txt, t_txt, c_txt, 'BatchNorm', numel[1], dims[1][2], dims[1][2], bpe[1],
+           coalesce(bpe[3], 0), true, true, true
+    FROM k WHERE base IN ('miopen_batch_norm_backward', 'cudnn_batch_norm_backward') AND len(dims[1]) >= 2
+    UNION ALL
+    -- vLLM _C::rms_norm(out, input, weight, eps) and _C::fused_add_rms_norm(input, residual, weight, eps): the
+    -- fused form first adds the residual (numel FLOPs) and writes it back (two more tensors moved)
+    SELECT op_name, d_txt, t_txt, c_txt, 'RMSNorm', numel[2], numel[2] // nullif(dims[2][-1], 0), dims[2][-1], bpe[2],
+           coalesce(bpe[3], 0), false, false, true
+    FROM k WHERE op_name = '_C::rms_norm' AND numel[2] IS NOT NULL
+    UNION ALL
+    SELECT op_name, d_txt, t_txt, c_txt, 'RMSNorm_add', numel[1], numel[1] // nullif(dims[1][-1], 0), dims[1][-1],
+           bpe[1], coalesce(bpe[3], 0), false, false, true
+    FROM k WHERE op_name = '_C::fused_add_rms_norm' AND numel[1] IS NOT NULL
 ), f AS (
     SELECT * FROM n WHERE ne IS NOT NULL AND r IS NOT NULL AND cw IS NOT NULL AND bx IS NOT NULL
 )
-SELECT op_name, d_txt, t_txt, c_txt, kind || CASE WHEN bwd THEN '_bwd' ELSE '_fwd' END AS family,
+SELECT op_name, d_txt, t_txt, c_txt,
+       replace(kind, '_add', '') || CASE WHEN bwd THEN '_bwd' ELSE '_fwd' END AS family,
        (CASE WHEN bwd THEN 11.0 * ne WHEN kind = 'RMSNorm' THEN 4.0 * ne + 2 * r
+             WHEN kind = 'RMSNorm_add' THEN 5.0 * ne + 2 * r
              WHEN kind = 'BatchNorm' THEN (CASE WHEN training THEN 5.0 ELSE 2.0 END) * ne
              ELSE 8.0 * ne + r END) AS flops,
        (CASE WHEN bwd THEN 3.0 * ne * bx + cw * bw * (CASE WHEN has_b THEN 3 ELSE 2 END) + 8 * r
+             WHEN kind = 'RMSNorm_add' THEN 4.0 * ne * bx + cw * bw
              ELSE 2.0 * ne * bx + cw * bw * (CASE WHEN has_b THEN 2 ELSE 1 END)
                   + CASE WHEN kind IN ('LayerNorm', 'GroupNorm') THEN 8 * r ELSE 0 END END) AS bytes,
        'fp32' AS precision, false AS matrix, format('numel={} groups={} C={}', ne, r, cw) AS shape
