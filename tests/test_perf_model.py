@@ -352,3 +352,36 @@ def test_cli_perf(qwen_dataset, unknown_ds, tmp_path):
     got = {row["op_name"]: row for row in csv.DictReader(r.stdout.splitlines())}
     assert got["aten::mm"]["gpu"] == "GP100" and got["aten::mm"]["bound"] == "memory"
     assert got["aten::addmm"]["roofline_pct"] == ""  # no bf16 peak in the spec
+
+
+def test_roofline_chart_points_are_the_perf_rows(qwen, tmp_path):
+    from tracesql.perf import roofline_spec, write_plot
+
+    spec = roofline_spec(qwen)
+    roofs, points = spec["layer"][0]["data"]["values"], spec["layer"][1]["data"]["values"]
+    rows = qwen.sql("""SELECT op_name, shape, flop_per_byte, tflop_per_s, kernel_time_sum_ns, family FROM perf_args
+                       WHERE flops > 0 AND bytes > 0""").rows()
+    got = sorted((p["op"], p["shape"], p["flop_per_byte"], p["tflop_per_s"], p["kernel_time_us"] * 1000, p["family"])
+                 for p in points)
+    assert len(got) == len(rows) == 23  # the argument sets with FLOPs (copies and the lookup have none)
+    for g, r in zip(got, sorted(rows), strict=True):
+        assert g[:2] == r[:2] and g[5] == r[5] and g[2:5] == pytest.approx(r[2:5])
+    # the H100 SXM roofs of the precisions drawn: min(peak, bandwidth · FLOP/byte)
+    assert {r["roof"] for r in roofs} == {"bf16 peak 989.4 TFLOP/s, 3.35 TB/s", "fp32 peak 67 TFLOP/s, 3.35 TB/s"}
+    for r in roofs:
+        peak = 989.4 if r["roof"].startswith("bf16") else 67.0
+        assert r["tflop_per_s"] == pytest.approx(min(peak, 3.35 * r["flop_per_byte"]))
+    write_plot(spec, str(tmp_path / "r.json"))
+    assert json.loads((tmp_path / "r.json").read_text()) == spec
+    write_plot(spec, str(tmp_path / "r.html"))
+    assert "vegaEmbed('#roofline'" in (tmp_path / "r.html").read_text()
+    try:
+        import vl_convert  # noqa: F401
+    except ImportError:
+        from tracesql.output import UsageError
+
+        with pytest.raises(UsageError, match="needs vl-convert-python"):
+            write_plot(spec, str(tmp_path / "r.svg"))
+    else:
+        write_plot(spec, str(tmp_path / "r.svg"))
+        assert (tmp_path / "r.svg").read_text().startswith("<svg")

@@ -145,6 +145,10 @@ def cmd_perf(args) -> int:
     from . import perf
 
     with _open(args.dataset) as ds:
+        if args.plot:
+            perf.write_plot(perf.roofline_spec(ds, trace=args.trace, arch=args.arch), args.plot)
+            print(args.plot, file=sys.stderr)
+            return 0
         df = perf.perf(ds, trace=args.trace, arch=args.arch, by=args.by, bound=args.bound, below_pct=args.below_pct)
         for line in perf.reasons(ds, trace=args.trace, arch=args.arch):
             print(line, file=sys.stderr)
@@ -242,6 +246,8 @@ def register(subparsers) -> None:
                         "time no model covers), or per kernel of the ops that launched one")
     s.add_argument("--bound", choices=["compute", "memory"], help="only the rows bound by compute or by memory")
     s.add_argument("--below-pct", type=float, metavar="N", help="only the rows at less than N %% of their roofline")
+    s.add_argument("--plot", metavar="FILE", help="write the roofline chart of one trace instead (one point per op and "
+                   "argument set): FILE.svg or .png (needs tracesql[plot]), .html or .json (the Vega-Lite spec)")
     _top_arg(s, "rows")
     _out_args(s)
     s.set_defaults(func=cmd_perf)

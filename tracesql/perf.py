@@ -141,3 +141,93 @@ def reasons(ds, trace: str | None = None, arch: str | None = None) -> list[str]:
     finally:
         _reset_device(ds)
     return [f"{label}: no roofline: {reason}" for label, reason in rows]
+
+
+# ---- the roofline chart ----------------------------------------------------------------------------------
+# A Vega-Lite specification (https://vega.github.io/vega-lite/): plain JSON that an HTML page shows with
+# vega-embed as it is, so a report can embed the same chart later; SVG and PNG are rendered from it by
+# vl-convert-python (the optional extra tracesql[plot]), which needs no browser.
+
+VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
+PLOT_SUFFIXES = (".svg", ".png", ".html", ".json")
+
+
+def roofline_spec(ds, trace: str | None = None, arch: str | None = None) -> dict:
+    """The roofline chart of one trace as a Vega-Lite spec: one point per (op, argument set) of perf_args with
+    FLOPs and bytes (x: FLOP/byte, y: achieved TFLOP/s, both log scales; colour: family; size: GPU time), and the
+    device's roofs: min(peak, bandwidth · FLOP/byte) for each precision of the points."""
+    from .analysis import trace_ids
+    from .output import UsageError
+
+    ids = trace_ids(ds, trace)
+    if len(ids) != 1:
+        raise UsageError(f"--plot draws one trace and the dataset has {len(ids)}: give --trace")
+    rows = perf(ds, trace=ids[0], arch=arch, by="args", micros=False)
+    pts = rows.filter((pl.col("flops") > 0) & (pl.col("bytes") > 0) & (pl.col("kernel_time_sum_ns") > 0))
+    if pts.height == 0:
+        raise UsageError("no modelled op with FLOPs and bytes to draw")
+    points = [{"op": r["op_name"], "family": r["family"], "shape": r["shape"], "input_dims": r["input_dims"],
+               "count": r["count"], "flop_per_byte": r["flop_per_byte"], "tflop_per_s": r["tflop_per_s"],
+               "kernel_time_us": r["kernel_time_sum_ns"] / 1000.0, "roofline_pct": r["roofline_pct"],
+               "precision": r["precision"]} for r in pts.iter_rows(named=True)]
+    x_lo = min(p["flop_per_byte"] for p in points) / 4
+    x_hi = max(p["flop_per_byte"] for p in points) * 4
+    roofs = []
+    peaks = pts.filter(pl.col("peak_tflop_per_s").is_not_null()).group_by("precision").agg(
+        pl.col("peak_tflop_per_s").first(), pl.col("memory_tb_per_s").first()).sort("precision")
+    for prec, peak, bw in peaks.iter_rows():
+        ridge = peak / bw  # FLOP/byte where the memory roof meets the compute roof
+        xs = sorted({x_lo, min(max(ridge, x_lo), x_hi), x_hi})
+        roofs += [{"roof": f"{prec} peak {peak:g} TFLOP/s, {bw:g} TB/s", "flop_per_byte": x,
+                   "tflop_per_s": min(peak, bw * x)} for x in xs]
+    gpu = rows["gpu"].drop_nulls()
+    title = f"Roofline: {gpu[0] if len(gpu) else 'unknown GPU (no roofs)'}"
+    x = {"field": "flop_per_byte", "type": "quantitative", "scale": {"type": "log"},
+         "title": "arithmetic intensity (FLOP/byte)"}
+    y = {"field": "tflop_per_s", "type": "quantitative", "scale": {"type": "log"}, "title": "achieved TFLOP/s"}
+    layers: list[dict] = []
+    if roofs:
+        layers.append({"data": {"values": roofs}, "mark": {"type": "line", "strokeDash": [4, 2]},
+                       "encoding": {"x": x, "y": y, "detail": {"field": "roof"},
+                                    "tooltip": [{"field": "roof", "type": "nominal"}]}})
+    layers.append({"data": {"values": points}, "mark": {"type": "point", "filled": True, "opacity": 0.7},
+                   "encoding": {"x": x, "y": y, "color": {"field": "family", "type": "nominal"},
+                                "size": {"field": "kernel_time_us", "type": "quantitative",
+                                         "title": "GPU time (µs)"},
+                                "tooltip": [{"field": f} for f in ("op", "shape", "count", "kernel_time_us",
+                                                                   "tflop_per_s", "flop_per_byte",
+                                                                   "roofline_pct")]}})
+    return {"$schema": VEGA_LITE_SCHEMA, "title": title, "width": 640, "height": 420, "layer": layers}
+
+
+def write_plot(spec: dict, path: str) -> None:
+    """Write the chart: .json (the spec), .html (a page showing it with vega-embed), .svg or .png (rendered
+    with vl-convert-python, `pip install tracesql[plot]`)."""
+    import json
+
+    from .output import UsageError
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in PLOT_SUFFIXES:
+        raise UsageError(f"--plot FILE must end in {', '.join(PLOT_SUFFIXES)}, not {path!r}")
+    if suffix == ".json":
+        Path(path).write_text(json.dumps(spec, indent=1))
+        return
+    if suffix == ".html":
+        Path(path).write_text(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            "<script src=\"https://cdn.jsdelivr.net/npm/vega@5\"></script>"
+            "<script src=\"https://cdn.jsdelivr.net/npm/vega-lite@5\"></script>"
+            "<script src=\"https://cdn.jsdelivr.net/npm/vega-embed@6\"></script></head>\n"
+            f"<body><div id=\"roofline\"></div><script>vegaEmbed('#roofline', {json.dumps(spec)});</script>"
+            "</body></html>\n")
+        return
+    try:
+        import vl_convert
+    except ImportError:
+        raise UsageError(f"writing {suffix[1:]} needs vl-convert-python (pip install 'tracesql[plot]'); "
+                         ".html and .json need nothing") from None
+    if suffix == ".svg":
+        Path(path).write_text(vl_convert.vegalite_to_svg(spec))
+    else:
+        Path(path).write_bytes(vl_convert.vegalite_to_png(spec))
