@@ -385,3 +385,20 @@ def test_roofline_chart_points_are_the_perf_rows(qwen, tmp_path):
     else:
         write_plot(spec, str(tmp_path / "r.svg"))
         assert (tmp_path / "r.svg").read_text().startswith("<svg")
+
+
+def test_first_screen_says_share_modelled_and_worst_ops(qwen):
+    from tracesql.summary import render
+
+    text = render(qwen, w=120)
+    compute = " ".join(" ".join(line.split()) for line in text[text.index("\nCompute ") + 1:].splitlines())
+    [t] = qwen.sql("SELECT modelled_pct, modelled_op_pct, roofline_pct FROM perf_traces").rows()
+    assert f"{t[0]:.1f} % of GPU time ({t[1]:.1f} % of op time), at {t[2]:.1f} % of the H100 SXM roofline" in compute
+    assert compute.startswith("Compute ops with a FLOP/byte model (tracesql perf): 65.5 % of GPU time (93.7 %")
+    # the hot argument sets (≥ 1 % of GPU time) farthest below their roofline, from perf_args
+    worst = qwen.sql("""SELECT op_name, roofline_pct, bound FROM perf_args WHERE time_pct >= 1
+                        ORDER BY roofline_pct LIMIT 3""").rows()
+    assert worst[0][:1] == ("aten::_flash_attention_forward",) and round(worst[0][1], 1) == 19.3
+    assert f"farthest below it: {worst[0][0]} {worst[0][1]:.1f} % ({worst[0][2]}," in compute
+    for o, p, b in worst:
+        assert f"{o} {p:.1f} % ({b}, " in compute

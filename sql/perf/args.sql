@@ -40,7 +40,7 @@ CREATE OR REPLACE MACRO _perf_numel(shape) AS list_reduce(list_prepend(1::BIGINT
 --   numel       per argument, elements of the tensor (NULL when the argument is not a tensor of a known type)
 --   bpe         per argument, bytes per element of its type (perf_dtypes; NULL when not a tensor)
 --   prec        per argument, the precision of its type (perf_dtypes.precision)
--- @materialize perf
+-- @materialize perf report
 CREATE OR REPLACE VIEW _perf_arg_sets AS
 WITH k AS (SELECT DISTINCT op_name, d_txt, t_txt, c_txt FROM _perf_instances WHERE d_txt <> ''),
 p AS (

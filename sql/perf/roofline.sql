@@ -35,7 +35,7 @@ CREATE OR REPLACE MACRO _perf_peak(d, precision) AS
 --   roofline_pct                   100 roofline_ns / kernel_time_ns
 --   shape                          the model's parameters
 --   d_txt, t_txt, c_txt            the recorded arguments (JSON text)
--- @materialize perf
+-- @materialize perf report
 CREATE OR REPLACE VIEW perf_ops AS
 WITH j AS (
     SELECT i.trace_id, i.event_id, i.op_name, m.family, i.ts_ns, i.kernel_count, i.kernel_time_ns, m.flops, m.bytes,
