@@ -12,6 +12,7 @@
 --   kernel_count, kernel_time_ns   its GPU events and their summed duration (ns), as in op_arg_summary
 --   d_txt, t_txt, s_txt, c_txt     the recorded Input Dims, Input type, Input Strides, Concrete Inputs as
 --                                  JSON text ('' when not recorded)
+-- @materialize perf report
 CREATE OR REPLACE VIEW _perf_instances AS
 WITH g AS (
     SELECT trace_id, op_event_id, any_value(op_name) AS op_name, count(*) AS kernel_count,
