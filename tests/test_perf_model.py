@@ -402,3 +402,68 @@ def test_first_screen_says_share_modelled_and_worst_ops(qwen):
     assert f"farthest below it: {worst[0][0]} {worst[0][1]:.1f} % ({worst[0][2]}," in compute
     for o, p, b in worst:
         assert f"{o} {p:.1f} % ({b}, " in compute
+
+
+# ---- against TraceLens's per-family sheets (the same FLOPs; its Data Moved is in MiB) --------------------
+
+TL_SHEETS = {  # reference folder -> trace
+    "nvidia/h100_qwen_infer": "nvidia/h100_qwen_infer.json.gz",
+    "nvidia/h100_bert_small_infer": "nvidia/h100_bert_small_infer.json.gz",
+    "nvidia/h100_falconsai_infer": "nvidia/h100_falconsai_infer.json.gz",
+    "amd/mi300_qwen_infer": "amd/mi300_qwen_infer.json.gz",
+    "amd/mi300_bert_small_infer": "amd/mi300_bert_small_infer.json.gz",
+}
+
+
+def _tl_rows(reference_dir, folder: str, sheet: str) -> list[dict]:
+    path = reference_dir / "tracelens" / folder / sheet
+    return list(csv.DictReader(path.open())) if path.exists() else []
+
+
+def _dims(text: str):
+    return json.loads(text.replace("(", "[").replace(")", "]").replace(",]", "]"))
+
+
+def test_gemm_and_binary_agree_with_tracelens(ds, trace_ids, reference_dir):
+    """Where both model an op the same way (GEMM, binary elementwise), FLOPs are TraceLens's GFLOPS and bytes are
+    its Data Moved (MB) times 2²⁰: TraceLens's MB are MiB."""
+    checked = 0
+    for folder, trace in TL_SHEETS.items():
+        tid = trace_ids[trace]
+        ours = ds.sql("""SELECT DISTINCT op_name, d_txt, flops, bytes FROM perf_ops WHERE trace_id = $t""",
+                      {"t": tid}).rows()
+        for sheet in ("GEMM.csv", "BinaryElementwise.csv"):
+            for r in _tl_rows(reference_dir, folder, sheet):
+                [(f, b)] = {(f, b) for op, d, f, b in ours if op == r["name"] and json.loads(d) == _dims(
+                    r["Input Dims_first"])}
+                assert f == pytest.approx(float(r["GFLOPS_first"]) * 1e9, rel=1e-9), (folder, r["name"])
+                assert b == pytest.approx(float(r["Data Moved (MB)_first"]) * 2**20, rel=1e-9), (folder, r["name"])
+                checked += 1
+    assert checked == 47  # rows of the five GEMM.csv and BinaryElementwise.csv
+
+
+def test_measured_differences_from_tracelens(ds, trace_ids, reference_dir):
+    """The differences docs/perf-model.md lists, measured on the shared traces."""
+    tid = trace_ids["nvidia/h100_qwen_infer.json.gz"]
+
+    def ours(op, dims):
+        return ds.sql("SELECT DISTINCT flops, bytes FROM perf_ops WHERE trace_id = $t AND op_name = $o AND d_txt = $d",
+                      {"t": tid, "o": op, "d": dims}).row(0)
+
+    # mean over the last dim of [16, 559, 1024] fp32: TraceLens writes one element, the output is [16, 559, 1]
+    [tl] = [r for r in _tl_rows(reference_dir, "nvidia/h100_qwen_infer", "Reduce_fwd.csv") if r["name"] == "aten::mean"]
+    assert float(tl["Data Moved (MB)_first"]) * 2**20 == pytest.approx(9158656 * 4 + 4)
+    assert ours("aten::mean", "[[16,559,1024],[],[],[]]") == (9158656, 9158656 * 4 + 8944 * 4)
+    # copy_: TraceLens counts one FLOP per element, a copy computes nothing
+    tl_copy = [r for r in _tl_rows(reference_dir, "nvidia/h100_qwen_infer", "UnaryElementwise.csv")
+               if r["name"] == "aten::copy_" and _dims(r["Input Dims_first"]) == [[16, 559, 1024], [16, 559, 1024], []]]
+    assert {float(r["GFLOPS_first"]) * 1e9 for r in tl_copy} == {9158656}
+    assert ours("aten::copy_", "[[16,559,1024],[16,559,1024],[]]")[0] == 0
+    # layer norm [1, 141, 512]: TraceLens 5·numel + 6·C; here 8·numel + rows (mean, variance, normalise, γ, β)
+    bert = trace_ids["nvidia/h100_bert_small_infer.json.gz"]
+    [tl_ln] = [r for r in _tl_rows(reference_dir, "nvidia/h100_bert_small_infer", "Normalization.csv")
+               if r["name"] == "aten::native_layer_norm"]
+    assert float(tl_ln["GFLOPS_first"]) * 1e9 == pytest.approx(5 * 72192 + 6 * 512)
+    ln = ds.sql("SELECT DISTINCT flops FROM perf_ops WHERE trace_id = $t AND op_name = 'aten::native_layer_norm'",
+                {"t": bert}).item()
+    assert ln == 8 * 72192 + 141
