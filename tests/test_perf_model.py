@@ -467,3 +467,29 @@ def test_measured_differences_from_tracelens(ds, trace_ids, reference_dir):
     ln = ds.sql("SELECT DISTINCT flops FROM perf_ops WHERE trace_id = $t AND op_name = 'aten::native_layer_norm'",
                 {"t": bert}).item()
     assert ln == 8 * 72192 + 141
+
+
+def test_every_shared_trace(ds, trace_ids):
+    """The perf views on every shared trace: the GPU recognised from deviceProperties (or the reason why not), and
+    sane numbers: FLOPs and bytes never negative, modelled time within the op time within the GPU time."""
+    expect = {"nvidia/h100_qwen_infer.json.gz": "H100 SXM", "nvidia/b200_eager_nccl.json.gz": "B200",
+              "nvidia/zoology_a100.json.gz": "A100 PCIe 80GB", "nvidia/hta_cuda_graphs_rank0.json.gz": "A100 SXM4 80GB",
+              "nvidia/hta_triton_example.json.gz": "A100 SXM4 40GB", "multirank/dlrm_8rank/rank3.json.gz": "V100 SXM2",
+              "amd/mi300_qwen_infer.json.gz": "MI300X", "amd/mi210_gpu_only.json.gz": "MI210",
+              "modern/aorta_mi350x_toy.json.gz": "MI350X", "modern/sglang_dsr1_b300_decode.json.gz": None,
+              "nvidia/hta_gpu_user_annotation.json.gz": None, "cpu/hta_cpu_only_rank34.json.gz": None}
+    got = {r[0]: r[1:] for r in ds.sql("SELECT trace_id, gpu, reason, gpu_time_ns, op_time_ns, modelled_time_ns "
+                                       "FROM perf_traces").rows()}
+    assert len(got) == len(trace_ids)
+    for trace, gpu in expect.items():
+        g, reason, *_ = got[trace_ids[trace]]
+        assert g == gpu, trace
+        assert (reason is None) == (gpu is not None), trace
+    assert "'NVIDIA B300 SXM6 AC' is not in the device table" in got[trace_ids[
+        "modern/sglang_dsr1_b300_decode.json.gz"]][1]
+    for _, _, total, ops, modelled in got.values():
+        assert 0 <= modelled <= ops <= total
+    bad = ds.sql("""SELECT count(*) FROM perf_ops WHERE flops IS NULL OR bytes IS NULL OR flops < 0 OR bytes < 0
+                    OR roofline_pct < 0 OR (gpu IS NOT NULL AND peak_tflop_per_s IS NOT NULL AND roofline_ns IS NULL)
+                 """).item()
+    assert bad == 0
