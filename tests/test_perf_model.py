@@ -258,6 +258,7 @@ def test_device_table_is_complete_and_unambiguous():
     seen = ["NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200", "NVIDIA H20",
             "NVIDIA B200", "NVIDIA GB200", "NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB",
             "NVIDIA A100 80GB PCIe", "NVIDIA A10G", "NVIDIA L4", "NVIDIA L40S", "Tesla V100-SXM2-32GB",
+            "NVIDIA B300 SXM6 AC", "NVIDIA GB200", "NVIDIA H800", "NVIDIA H800 PCIe", "NVIDIA H200 NVL",
             "AMD Instinct MI300X", "AMD Instinct MI300X VF", "AMD Instinct MI325X", "AMD Instinct MI355X",
             "AMD Instinct MI250X", "AMD Instinct MI210"]
     for name in seen:  # every deviceProperties name matches exactly one row
@@ -476,7 +477,7 @@ def test_every_shared_trace(ds, trace_ids):
               "nvidia/zoology_a100.json.gz": "A100 PCIe 80GB", "nvidia/hta_cuda_graphs_rank0.json.gz": "A100 SXM4 80GB",
               "nvidia/hta_triton_example.json.gz": "A100 SXM4 40GB", "multirank/dlrm_8rank/rank3.json.gz": "V100 SXM2",
               "amd/mi300_qwen_infer.json.gz": "MI300X", "amd/mi210_gpu_only.json.gz": "MI210",
-              "modern/aorta_mi350x_toy.json.gz": "MI350X", "modern/sglang_dsr1_b300_decode.json.gz": None,
+              "modern/aorta_mi350x_toy.json.gz": "MI350X", "modern/sglang_dsr1_b300_decode.json.gz": "B300",
               "nvidia/hta_gpu_user_annotation.json.gz": None, "cpu/hta_cpu_only_rank34.json.gz": None}
     got = {r[0]: r[1:] for r in ds.sql("SELECT trace_id, gpu, reason, gpu_time_ns, op_time_ns, modelled_time_ns "
                                        "FROM perf_traces").rows()}
@@ -485,8 +486,7 @@ def test_every_shared_trace(ds, trace_ids):
         g, reason, *_ = got[trace_ids[trace]]
         assert g == gpu, trace
         assert (reason is None) == (gpu is not None), trace
-    assert "'NVIDIA B300 SXM6 AC' is not in the device table" in got[trace_ids[
-        "modern/sglang_dsr1_b300_decode.json.gz"]][1]
+    assert "'Quadro GP100' is not in the device table" in got[trace_ids["nvidia/hta_gpu_user_annotation.json.gz"]][1]
     for _, _, total, ops, modelled in got.values():
         assert 0 <= modelled <= ops <= total
     bad = ds.sql("""SELECT count(*) FROM perf_ops WHERE flops IS NULL OR bytes IS NULL OR flops < 0 OR bytes < 0
