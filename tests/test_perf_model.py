@@ -44,6 +44,11 @@ OPS = [
      [BF] * 5 + [F32, "", "", "Scalar", "Scalar", "Scalar", "Scalar"],
      ["", "", "", "", "", "", "", "", "64", "64", "0.", "False"], "SDPA_bwd",
      2 * (1 * 2 * 64 * 64) * (3 * 32 + 2 * 32), 7 * (1 * 2 * 64 * 32) * 2, "bf16"),
+    # efficient-attention backward in fp16, causal ([B, H, N, d] = [1, 4, 32, 16]): halved
+    ("aten::_scaled_dot_product_efficient_attention_backward", [[1, 4, 32, 16]] * 4 + [[], [1, 4, 32, 16], [1, 4, 32]]
+     + [[]] * 5, [F16] * 4 + ["", F16, F32, I64, I64, "Scalar", "ScalarList", "Scalar"],
+     [""] * 9 + ["0.", "[True, True, True, False]", "True"], "SDPA_bwd",
+     2 * (1 * 4 * 32 * 32) * (3 * 16 + 2 * 16) // 2, 7 * (1 * 4 * 32 * 16) * 2, "fp16"),
     # elementwise: one FLOP per output element
     ("aten::silu", [[1024, 256]], [BF], [""], "UnaryElementwise", 1024 * 256, 1024 * 256 * 2 * 2, "fp32"),
     ("aten::exp", [[1000]], [F64], [""], "UnaryElementwise", 1000, 1000 * 8 * 2, "fp32"),

@@ -23,6 +23,8 @@
 --                                   max_q, max_k, dropout_p, is_causal, ...)                 [B, H, N, d]
 --   aten::_scaled_dot_product_efficient_attention(q, k, v, attn_bias, compute_log_sumexp, dropout_p,
 --                                   is_causal, ...)                                          [B, H, N, d]
+--   aten::_scaled_dot_product_efficient_attention_backward(grad_out, q, k, v, attn_bias, out, logsumexp,
+--                                   philox_seed, philox_offset, dropout_p, grad_input_mask, is_causal, ...)  [B, H, N, d]
 --   aten::_scaled_dot_product_cudnn_attention(q, k, v, attn_bias, compute_log_sumexp, dropout_p, is_causal,
 --                                   ...)                                                     [B, H, N, d]
 --   aten::_efficient_attention_forward(q, k, v, bias, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
@@ -32,6 +34,8 @@
 --                                   causal, ...)                                             [B, N, H, d]
 --   flash_attn::_flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
 --                                   dropout_p, softmax_scale, causal, ...)                   [total, H, d]
+--   flash_attn::_flash_attn_varlen_backward(dout, q, k, v, out, softmax_lse, dq, dk, dv, cu_seqlens_q,
+--                                   cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, causal, ...)
 -- Varlen (packed) attention records only the total token counts and the number of sequences (cu_seqlens has
 -- B + 1 entries), not each length: the model takes B sequences of equal length (total / B), exact when the
 -- lengths are equal.
@@ -48,12 +52,14 @@ WITH spec AS (
         ('aten::_scaled_dot_product_flash_attention', 1, 'bhnd', 5, false, NULL),
         ('aten::_scaled_dot_product_flash_attention_backward', 2, 'bhnd', 12, true, NULL),
         ('aten::_scaled_dot_product_efficient_attention', 1, 'bhnd', 7, false, NULL),
+        ('aten::_scaled_dot_product_efficient_attention_backward', 2, 'bhnd', 12, true, NULL),
         ('aten::_scaled_dot_product_cudnn_attention', 1, 'bhnd', 7, false, NULL),
         ('aten::_efficient_attention_forward', 1, 'bnhd', 10, false, 5),
         ('flash_attn::_flash_attn_forward', 1, 'bnhd', 6, false, NULL),
         ('FlashAttnFunc', 1, 'bnhd', 6, false, NULL),
         ('flash_attn::_flash_attn_backward', 2, 'bnhd', 12, true, NULL),
-        ('flash_attn::_flash_attn_varlen_forward', 1, 'thd', 10, false, 4)
+        ('flash_attn::_flash_attn_varlen_forward', 1, 'thd', 10, false, 4),
+        ('flash_attn::_flash_attn_varlen_backward', 2, 'thd', 16, true, 10)
     ) AS t(op_name, iq, layout, icausal, bwd, icu)
 ), a AS (
     SELECT s.*, p.iq, p.layout, p.icausal, p.bwd, p.icu,
