@@ -26,10 +26,15 @@ OPS = [
      "GEMM", 2 * 64 * 32 * 128 + 64 * 32, (64 * 128 + 128 * 32 + 64 * 32 + 32) * 2, "bf16"),
     ("aten::bmm", [[4, 16, 8], [4, 8, 32]], [F16, F16], ["", ""], "GEMM",
      4 * 2 * 16 * 32 * 8, 4 * (16 * 8 + 8 * 32 + 16 * 32) * 2, "fp16"),
-    # fp8 inputs (1 byte), output 2 bytes; the 0-dim fp32 scales are not a bias
+    # fp8 inputs (1 byte), out_dtype 6 (float): output 4 bytes; the 0-dim fp32 scales are not a bias
     ("aten::_scaled_mm", [[32, 64], [64, 16], [], [], [], [], [], []],
-     [FP8, FP8, F32, F32, "", "", "ScalarType", "Scalar"], ["", "", "", "", "", "", "15", "False"], "GEMM",
-     2 * 32 * 16 * 64, 32 * 64 + 64 * 16 + 32 * 16 * 2, "fp8"),
+     [FP8, FP8, F32, F32, "", "", "ScalarType", "Scalar"], ["", "", "", "", "", "", "6", "False"], "GEMM",
+     2 * 32 * 16 * 64, 32 * 64 + 64 * 16 + 32 * 16 * 4, "fp8"),
+    # fp8 GEMM of Primus-Turbo's hipBLASLt binding, B transposed ([N, K]), fp32 output (out_dtype 6)
+    ("primus_turbo_cpp_extension::hipblaslt_gemm_fp8", [[32, 64], [], [16, 64], [], [], [], [], [], []],
+     [FP8, F32, FP8, F32, "ScalarType", "Scalar", "Scalar", "Scalar", "Scalar"],
+     ["", "", "", "", "6", "False", "True", "False", "0"], "GEMM",
+     2 * 32 * 16 * 64, 32 * 64 + 64 * 16 + 32 * 16 * 4, "fp8"),
     # SDPA in fp32 ([B, H, N, d] = [2, 4, 128, 64]): 4·B·H·N²·d; Q, K, V, O at 4 bytes
     ("aten::_scaled_dot_product_efficient_attention", [[2, 4, 128, 64]] * 3 + [[], [], [], [], []],
      [F32, F32, F32, "", "Scalar", "Scalar", "Scalar", ""], ["", "", "", "", "True", "0.", "False", ""],
@@ -192,10 +197,10 @@ def test_a100_has_no_fp8_peak(fixture_ds):
 def test_categories_traces_and_steps(fixture_ds):
     cats = {r["family"]: r for r in fixture_ds.sql("SELECT * FROM perf_categories").rows(named=True)}
     n_gpu = len(OPS) + 1
-    assert cats["GEMM"]["op_count"] == 4 and cats["GEMM"]["kernel_time_ns"] == 4 * KERNEL_US * 1000
+    assert cats["GEMM"]["op_count"] == 5 and cats["GEMM"]["kernel_time_ns"] == 5 * KERNEL_US * 1000
     assert cats["(not modelled)"]["op_count"] == 1
     assert sum(r["time_pct"] for r in cats.values()) == pytest.approx(100)
-    assert cats["GEMM"]["time_pct"] == pytest.approx(100 * 4 / n_gpu)
+    assert cats["GEMM"]["time_pct"] == pytest.approx(100 * 5 / n_gpu)
     [t] = fixture_ds.sql("SELECT * FROM perf_traces").rows(named=True)
     assert (t["gpu_name"], t["gpu"], t["reason"]) == ("NVIDIA A100-SXM4-80GB", "A100 SXM4 80GB", None)
     assert t["gpu_time_ns"] == n_gpu * KERNEL_US * 1000 and t["modelled_time_ns"] == len(OPS) * KERNEL_US * 1000

@@ -19,3 +19,13 @@ SELECT * FROM (VALUES
     ('c10::qint32', 4, NULL), ('long int', 8, NULL), ('unsigned long', 8, NULL), ('bool', 1, NULL),
     ('c10::complex<c10::half>', 4, NULL), ('c10::complex<float>', 8, NULL), ('c10::complex<double>', 16, NULL)
 ) AS t(type_name, bytes_per_element, precision);
+
+-- _perf_scalar_type_bytes(code): bytes per element of a c10::ScalarType given by its number, as ops that take a
+-- dtype argument record it in Concrete Inputs ('15' = BFloat16); NULL for other codes. The numbers are the
+-- order of AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS in c10/core/ScalarType.h: Byte 0, Char 1, Short 2,
+-- Int 3, Long 4, Half 5, Float 6, Double 7, Bool 11, BFloat16 15, Float8_e5m2 23, Float8_e4m3fn 24,
+-- Float8_e5m2fnuz 25, Float8_e4m3fnuz 26.
+CREATE OR REPLACE MACRO _perf_scalar_type_bytes(code) AS
+    CASE TRY_CAST(code AS INTEGER) WHEN 0 THEN 1 WHEN 1 THEN 1 WHEN 2 THEN 2 WHEN 3 THEN 4 WHEN 4 THEN 8 WHEN 5 THEN 2
+                                   WHEN 6 THEN 4 WHEN 7 THEN 8 WHEN 11 THEN 1 WHEN 15 THEN 2 WHEN 23 THEN 1
+                                   WHEN 24 THEN 1 WHEN 25 THEN 1 WHEN 26 THEN 1 END;

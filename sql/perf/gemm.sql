@@ -6,8 +6,16 @@
 -- definition of the product; TraceLens PerfModel/perf_model.py (GEMM.flops_func, GEMM.bytes_func) counts the
 -- same terms, but takes the bias as N elements whatever its recorded shape. Element sizes are the recorded
 -- types' (perf_dtypes); the output has the type of A (PyTorch gives mm/addmm/bmm/baddbmm/linear/matmul the
--- inputs' type), _scaled_mm's output type is not recorded: 2 bytes (bf16/fp16) for 1-byte inputs, else A's.
+-- inputs' type); _scaled_mm's output has the type of its out_dtype argument (a c10::ScalarType number in
+-- Concrete Inputs, _perf_scalar_type_bytes), and when that is not recorded 2 bytes for 1-byte inputs (the
+-- bf16/fp16 output of an fp8 GEMM, as TraceLens aten_scaled_mm.bytes assumes), else A's.
 -- The compute precision (which peak applies) is A's type.
+--
+-- Vendor GEMM ops whose argument layout is known:
+--   primus_turbo(_cpp_extension)::hipblaslt_gemm_fp8(A, scaleA_inv, B, scaleB_inv, out_dtype, transA, transB,
+--   transC, granularity) (Primus-Turbo's hipBLASLt binding; layout as TraceLens hipblaslt_gemm_fp8 reads it):
+--   with transC the operands swap and their transposes flip; M = A[1] if transA else A[0], K the other,
+--   N = B[0] if transB else B[1]; the output has out_dtype's size.
 --
 -- Signatures (aten/src/ATen/native/native_functions.yaml):
 --   mm(self[M,K], mat2[K,N])                 addmm(self=bias, mat1[M,K], mat2[K,N], beta, alpha)
@@ -15,7 +23,7 @@
 --   _scaled_mm(self[M,K], mat2[K,N], scale_a, scale_b, bias?, scale_result?, out_dtype, use_fast_accum)
 --   linear(input[...,K], weight[N,K], bias[N]?)   matmul(self[...,M,K] or [K], other[...,K,N] or [K])
 --
--- @requires perf/args
+-- @requires perf/args perf/dtypes
 
 -- _perf_gemm: one row per modelled argument set (columns as in perf_arg_models).
 CREATE OR REPLACE VIEW _perf_gemm AS
@@ -48,8 +56,27 @@ WITH a AS (
 SELECT op_name, d_txt, t_txt, c_txt, 'GEMM' AS family,
        b * (2.0 * mm * nn * kk) + CASE WHEN bias_numel IS NOT NULL THEN b * mm * nn ELSE 0 END AS flops,
        b * (mm * kk * ba + kk * nn * bb
-            + mm * nn * CASE WHEN op_name = 'aten::_scaled_mm' AND ba = 1 THEN 2 ELSE ba END)
+            + mm * nn * CASE WHEN op_name <> 'aten::_scaled_mm' THEN ba
+                             ELSE coalesce(_perf_scalar_type_bytes(conc[7]), CASE WHEN ba = 1 THEN 2 ELSE ba END) END)
          + coalesce(bias_numel * bias_bpe, 0) AS bytes,
        pa AS precision, true AS matrix,
        format('B={} M={} N={} K={}', b, mm, nn, kk) AS shape
-FROM m WHERE b IS NOT NULL AND ba IS NOT NULL AND bb IS NOT NULL;
+FROM m WHERE b IS NOT NULL AND ba IS NOT NULL AND bb IS NOT NULL
+UNION ALL
+SELECT op_name, d_txt, t_txt, c_txt, 'GEMM', 2.0 * mm * nn * kk,
+       (mm * kk * ba + kk * nn * bb + mm * nn * coalesce(_perf_scalar_type_bytes(conc[5]), 2))::DOUBLE,
+       pa, true, format('B=1 M={} N={} K={}', mm, nn, kk)
+FROM (
+    SELECT *, CASE WHEN ta THEN sa[2] ELSE sa[1] END AS mm, CASE WHEN ta THEN sa[1] ELSE sa[2] END AS kk,
+           CASE WHEN tb THEN sb[1] ELSE sb[2] END AS nn
+    FROM (
+        SELECT *, CASE WHEN tc THEN d3 ELSE d1 END AS sa, CASE WHEN tc THEN d1 ELSE d3 END AS sb,
+               CASE WHEN tc THEN NOT tb0 ELSE ta0 END AS ta, CASE WHEN tc THEN NOT ta0 ELSE tb0 END AS tb,
+               CASE WHEN tc THEN bpe[3] ELSE bpe[1] END AS ba, CASE WHEN tc THEN bpe[1] ELSE bpe[3] END AS bb,
+               prec[1] AS pa
+        FROM (SELECT *, dims[1] AS d1, dims[3] AS d3, coalesce(conc[6], '') = 'True' AS ta0,
+                     coalesce(conc[7], '') = 'True' AS tb0, coalesce(conc[8], '') = 'True' AS tc
+              FROM _perf_arg_sets
+              WHERE op_name IN ('primus_turbo_cpp_extension::hipblaslt_gemm_fp8', 'primus_turbo::hipblaslt_gemm_fp8')
+                    AND len(dims) >= 3 AND len(dims[1]) = 2 AND len(dims[3]) = 2)))
+WHERE ba IS NOT NULL AND bb IS NOT NULL;
