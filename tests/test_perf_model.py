@@ -335,6 +335,22 @@ def test_dataset_perf_selections(qwen):
     assert fa["kernel_name"] == "pytorch_flash::flash_fwd_kernel" and fa["count"] == 24
 
 
+def test_arch_after_a_report_materialized_the_views(qwen):
+    """A report leaves the per-op roofline as a temporary table; --arch then computes it again for the call and
+    puts the report's back afterwards."""
+    from tracesql.analysis import materialize
+    from tracesql.sqlmodules import materialized
+
+    materialize(qwen, materialized("report"))
+    try:
+        assert set(qwen.perf(arch="MI300X")["gpu"]) == {"MI300X"}
+        assert set(qwen.perf()["gpu"]) == {"H100 SXM"}
+        assert qwen.sql("SELECT DISTINCT gpu FROM temp.main.perf_ops").item() == "H100 SXM"
+    finally:
+        for name in reversed(materialized("report")):
+            qwen.execute(f'DROP TABLE IF EXISTS temp.main."{name}"')
+
+
 def test_cli_perf(qwen_dataset, unknown_ds, tmp_path):
     import subprocess
 

@@ -57,21 +57,29 @@ def _reset_device(ds) -> None:
     ds.con.execute("RESET VARIABLE tracesql_perf_spec")
 
 
-def _computed(ds, ids: list[str]) -> list[str]:
+def _computed(ds, ids: list[str], arch: str | None) -> tuple[list[str], list[str]]:
     """Compute the perf views tagged @materialize perf once (temporary tables of these traces, with the device
-    set); returns the ones made here, for _drop."""
+    set). Views another caller computed already (a report) are kept, except the per-op roofline when --arch
+    overrides the device: that one is set aside and computed again. Returns (made, set aside) for _drop."""
     from .analysis import materialize
     from .sqlmodules import materialized
 
     before = {r[0] for r in ds.con.sql("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
+    aside = []
+    if arch is not None and "perf_ops" in before:  # the only one of them that reads the device
+        ds.con.execute('ALTER TABLE temp.main.perf_ops RENAME TO "_perf_ops_set_aside"')
+        before.discard("perf_ops")
+        aside.append("perf_ops")
     names = [n for n in materialized("perf") if n not in before]
     materialize(ds, names, ids)
-    return names
+    return names, aside
 
 
-def _drop(ds, names: list[str]) -> None:
-    for n in reversed(names):
+def _drop(ds, made: list[str], aside: list[str]) -> None:
+    for n in reversed(made):
         ds.con.execute(f'DROP TABLE IF EXISTS temp.main."{n}"')
+    for n in aside:
+        ds.con.execute(f'ALTER TABLE temp.main."_{n}_set_aside" RENAME TO "{n}"')
 
 
 # Shown first (after the columns that identify a row), so that a table fitted to the terminal keeps them.
@@ -114,8 +122,9 @@ def perf(ds, trace: str | None = None, arch: str | None = None, by: str = "args"
     ids = trace_ids(ds, trace)
     _set_device(ds, arch)
     made: list[str] = []
+    aside: list[str] = []
     try:
-        made = _computed(ds, ids)
+        made, aside = _computed(ds, ids, arch)
         where = [f"trace_id IN {_in(ids)}"]
         if bound is not None:
             where.append(f"bound = '{bound}'")
@@ -124,7 +133,7 @@ def perf(ds, trace: str | None = None, arch: str | None = None, by: str = "args"
         df = ds.con.sql(f"SELECT v.trace_id, l.label AS trace, v.* EXCLUDE (trace_id) FROM {view} v "
                         f"JOIN trace_labels l USING (trace_id) WHERE {' AND '.join(where)}").pl()
     finally:
-        _drop(ds, made)
+        _drop(ds, made, aside)
         _reset_device(ds)
     return _display(df, keys) if micros else df
 
