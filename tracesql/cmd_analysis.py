@@ -153,6 +153,24 @@ def cmd_summary(args) -> int:
     return 0
 
 
+def cmd_perf(args) -> int:
+    from . import perf
+
+    with _open(args.dataset) as ds:
+        if args.plot:
+            perf.write_plot(perf.roofline_spec(ds, trace=args.trace, arch=args.arch), args.plot)
+            print(args.plot, file=sys.stderr)
+            return 0
+        df = perf.perf(ds, trace=args.trace, arch=args.arch, by=args.by, bound=args.bound, below_pct=args.below_pct)
+        for line in perf.reasons(ds, trace=args.trace, arch=args.arch):
+            print(line, file=sys.stderr)
+    if args.top is not None:
+        import polars as pl
+
+        df = df.filter(pl.int_range(pl.len()).over("trace_id") < args.top)
+    return emit(df, args, "no modelled ops in the selection")
+
+
 def register(subparsers) -> None:
     s = subparsers.add_parser(
         "kernels", help="per-kernel statistics: count, mean/total/min/max/std duration, %% of launches and time",
@@ -223,6 +241,28 @@ def register(subparsers) -> None:
                         "(default 100)")
     _out_args(s)
     s.set_defaults(func=cmd_launches)
+
+    s = subparsers.add_parser(
+        "perf", help="compute model and roofline: FLOPs, bytes, achieved TFLOP/s and TB/s per op, against the GPU",
+        description="FLOPs and bytes of the modelled ops (GEMM, attention, convolution, elementwise, reductions, "
+                    "softmax, norms, embedding) from their recorded shapes and dtypes, the GPU time of the kernels "
+                    "each op launched, achieved TFLOP/s and TB/s (10^12 per second), arithmetic intensity and the "
+                    "roofline of the GPU named in the trace's deviceProperties (sql/perf/devices.csv). Rows in "
+                    "decreasing GPU time; times in µs.")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
+    _trace_arg(s)
+    s.add_argument("--arch", metavar="NAME|FILE", help="the GPU instead of deviceProperties: a name of the device "
+                   "table (e.g. 'H100 SXM', 'MI300X') or a CSV spec file with its columns")
+    s.add_argument("--by", choices=["args", "op", "category", "kernel"], default="args",
+                   help="one row per op and argument set (the default), per op name, per op family (with the GPU "
+                        "time no model covers), or per kernel of the ops that launched one")
+    s.add_argument("--bound", choices=["compute", "memory"], help="only the rows bound by compute or by memory")
+    s.add_argument("--below-pct", type=float, metavar="N", help="only the rows at less than N %% of their roofline")
+    s.add_argument("--plot", metavar="FILE", help="write the roofline chart of one trace instead (one point per op and "
+                   "argument set): FILE.svg or .png (needs tracesql[plot]), .html or .json (the Vega-Lite spec)")
+    _top_arg(s, "rows")
+    _out_args(s)
+    s.set_defaults(func=cmd_perf)
 
     s = subparsers.add_parser(
         "report", help="all analysis sections, in tracesql's definitions or a peer's (tracelens, hta)",

@@ -400,6 +400,14 @@ class Dataset:
 
         return timeline(self, trace=trace, by_step=by_step, pooled_only=pooled_only, style=style)
 
+    def perf(self, trace: str | None = None, arch: str | None = None, by: str = "args", bound: str | None = None,
+             below_pct: float | None = None, micros: bool = True) -> pl.DataFrame:
+        """FLOPs, bytes, achieved TFLOP/s and TB/s and the roofline of the modelled ops (tracesql.perf.perf: the
+        parameters are documented there)."""
+        from .perf import perf
+
+        return perf(self, trace=trace, arch=arch, by=by, bound=bound, below_pct=below_pct, micros=micros)
+
     def gaps(self, trace: str | None = None, what: str = "streams", hist_min: float = 0.0,
              hist_max: float | None = None, bins: int = 20, sort: str = "count", top: int | None = None,
              verbose: bool = False, kernel_wait_us: float = 30.0, step: int | str | None = None) -> pl.DataFrame:

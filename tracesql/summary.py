@@ -15,7 +15,7 @@ import polars as pl
 from . import analysis
 
 VIEWS = ("overview_traces", "overview_timeline", "overview_top_categories", "overview_top_kernels",
-         "overview_top_ops", "overview_largest_gaps", "overview_launch_hints")
+         "overview_top_ops", "overview_largest_gaps", "overview_launch_hints", "perf_overview", "perf_overview_worst")
 MIN_WIDTH = 80
 
 
@@ -23,7 +23,7 @@ def overview(ds, trace: str | None = None) -> dict[str, pl.DataFrame]:
     """{view name: its rows for the selected traces (all when trace is None)}, ordered for display."""
     inn = analysis._in(analysis.trace_ids(ds, trace))
     order = {"overview_traces": "file_name, trace_id", "overview_timeline": "trace_id, pooled DESC, device",
-             "overview_launch_hints": "trace_id"}
+             "overview_launch_hints": "trace_id", "perf_overview": "trace_id"}
     return {v: analysis._q(ds, f"SELECT * FROM {v} WHERE trace_id IN {inn} ORDER BY {order.get(v, 'trace_id, rank')}")
             for v in VIEWS}
 
@@ -146,7 +146,25 @@ def screen(frames: dict[str, pl.DataFrame], trace_id: str, w: int) -> list[str]:
     out.append("           " + ("launch-bound: the GPU mostly waits for the CPU to launch work (fewer, larger "
                                 "kernels or CUDA graphs help)" if h["launch_bound"]
                                 else "not launch-bound by these measures"))
+    out += _wrap(_compute_line(frames, trace_id), w, "           ")
     return out
+
+
+def _compute_line(frames: dict[str, pl.DataFrame], trace_id: str) -> str:
+    """The compute model's line (perf_overview, perf_overview_worst): share of GPU time modelled, the GPU, and
+    the hot ops farthest below their roofline."""
+    (p,) = _rows(frames["perf_overview"], trace_id)
+    line = (f"Compute    ops with a FLOP/byte model (tracesql perf): {_pct(p['modelled_pct'] or 0)} % of GPU time "
+            f"({_pct(p['modelled_op_pct'] or 0)} % of op time)")
+    if p["gpu"] is None:
+        return line + f"; no roofline: {p['reason']}"
+    worst = _rows(frames["perf_overview_worst"], trace_id)
+    line += f", at {_pct(p['roofline_pct'])} % of the {p['gpu']} roofline"
+    if worst:
+        line += "; farthest below it: " + ", ".join(
+            f"{r['op_name']} {_pct(r['roofline_pct'])} % ({r['bound']}, {_pct(r['time_pct'])} % of time)"
+            for r in worst)
+    return line
 
 
 def _wrap(text: str, w: int, indent: str) -> list[str]:

@@ -1,0 +1,62 @@
+-- perf/args — the recorded arguments of the ops that launched GPU work, parsed into shapes, element sizes and
+-- scalar values, once per distinct argument set (few shapes, many calls).
+--
+-- An op instance is the innermost cpu_op around the launch of a GPU event (gpu/op_summaries _op_gpu, the
+-- attribution every GPU view uses). Its arguments are the cpu_op's args 'Input Dims', 'Input type' and
+-- 'Concrete Inputs' (events.input_dims, input_types, concrete_inputs), recorded with record_shapes=True.
+--
+-- @requires gpu/op_summaries perf/dtypes
+
+-- _perf_instances: one row per op instance that launched counted GPU work.
+--   trace_id, event_id (the cpu_op), op_name, ts_ns (its start on the CPU)
+--   kernel_count, kernel_time_ns   its GPU events and their summed duration (ns), as in op_arg_summary
+--   d_txt, t_txt, s_txt, c_txt     the recorded Input Dims, Input type, Input Strides, Concrete Inputs as
+--                                  JSON text ('' when not recorded)
+-- @materialize perf report
+CREATE OR REPLACE VIEW _perf_instances AS
+WITH g AS (
+    SELECT trace_id, op_event_id, any_value(op_name) AS op_name, count(*) AS kernel_count,
+           sum(dur_ns)::BIGINT AS kernel_time_ns
+    FROM _op_gpu WHERE op_event_id IS NOT NULL GROUP BY ALL
+)
+SELECT g.trace_id, g.op_event_id AS event_id, g.op_name, e.ts_ns, g.kernel_count, g.kernel_time_ns,
+       coalesce(e.input_dims::VARCHAR, '') AS d_txt, coalesce(e.input_types::VARCHAR, '') AS t_txt,
+       coalesce(e.input_strides::VARCHAR, '') AS s_txt, coalesce(e.concrete_inputs::VARCHAR, '') AS c_txt
+FROM g JOIN events e ON e.trace_id = g.trace_id AND e.event_id = g.op_event_id;
+
+-- _perf_shape(j): a JSON shape ([16, 559, 64]) as BIGINT[]; NULL when j is not a flat list of integers
+-- (a tensor list, or a non-tensor argument recorded as []: tell them apart with the type).
+CREATE OR REPLACE MACRO _perf_shape(j) AS
+    CASE WHEN json_type(j) = 'ARRAY' AND (json_array_length(j) = 0 OR json_type(json_extract(j, '$[0]')) IN ('BIGINT', 'UBIGINT'))
+         THEN j::BIGINT[] END;
+
+-- _perf_numel(shape): number of elements of a tensor of that shape (1 for a 0-dim tensor).
+CREATE OR REPLACE MACRO _perf_numel(shape) AS list_reduce(list_prepend(1::BIGINT, shape), lambda a, b: a * b);
+
+-- _perf_arg_sets: one row per distinct (op name, Input Dims, Input type, Concrete Inputs) of the op instances.
+--   op_name, d_txt, t_txt, c_txt   the key (as in _perf_instances)
+--   dims        per argument, its shape (BIGINT[]; NULL for tensor lists and non-tensor arguments)
+--   types       per argument, the recorded type name
+--   conc        per argument, the recorded concrete value as text ('' for tensors)
+--   numel       per argument, elements of the tensor (NULL when the argument is not a tensor of a known type)
+--   bpe         per argument, bytes per element of its type (perf_dtypes; NULL when not a tensor)
+--   prec        per argument, the precision of its type (perf_dtypes.precision)
+-- @materialize perf report
+CREATE OR REPLACE VIEW _perf_arg_sets AS
+WITH k AS (SELECT DISTINCT op_name, d_txt, t_txt, c_txt FROM _perf_instances WHERE d_txt <> ''),
+p AS (
+    SELECT op_name, d_txt, t_txt, c_txt,
+           list_transform(json_extract(d_txt::JSON, '$[*]'), lambda x: _perf_shape(x)) AS dims,
+           CASE WHEN t_txt <> '' THEN json_extract_string(t_txt::JSON, '$[*]') END AS types,
+           CASE WHEN c_txt <> '' THEN json_extract_string(c_txt::JSON, '$[*]') END AS conc
+    FROM k
+), dt AS (SELECT list(type_name) AS names, list(bytes_per_element) AS sizes, list(precision) AS precs FROM perf_dtypes)
+SELECT p.op_name, p.d_txt, p.t_txt, p.c_txt, p.dims, p.types, p.conc,
+       list_transform(range(1, len(p.dims) + 1), lambda i:
+           CASE WHEN list_position(dt.names, lower(p.types[i])) IS NOT NULL AND p.dims[i] IS NOT NULL
+                THEN _perf_numel(p.dims[i]) END) AS numel,
+       list_transform(range(1, len(p.dims) + 1), lambda i:
+           CASE WHEN p.dims[i] IS NOT NULL THEN dt.sizes[list_position(dt.names, lower(p.types[i]))] END) AS bpe,
+       list_transform(range(1, len(p.dims) + 1), lambda i:
+           CASE WHEN p.dims[i] IS NOT NULL THEN dt.precs[list_position(dt.names, lower(p.types[i]))] END) AS prec
+FROM p, dt;

@@ -1,0 +1,27 @@
+-- perf/model — FLOPs and bytes per argument set of every modelled op family, in one relation.
+--
+-- @requires perf/gemm perf/attention perf/conv perf/elementwise perf/reduce perf/norm perf/embedding perf/rotary
+-- @requires perf/moe
+
+-- perf_arg_models: one row per (op name, recorded Input Dims, Input type, Concrete Inputs) that a family's
+-- model covers. FLOPs and bytes are for one call.
+--   op_name, d_txt, t_txt, c_txt   the argument set, as recorded (JSON text; the key of _perf_instances)
+--   family       GEMM, SDPA_fwd, SDPA_bwd, CONV_fwd, CONV_bwd, UnaryElementwise, BinaryElementwise, Copy,
+--                Reduce, Softmax_fwd, Softmax_bwd, LayerNorm_fwd/_bwd, RMSNorm_fwd/_bwd, BatchNorm_fwd,
+--                BatchNorm_bwd, GroupNorm_fwd/_bwd, Embedding_fwd/_bwd, RoPE_fwd, MoE_GroupedGEMM (the modules
+--                perf/gemm ... perf/moe say how)
+--   flops        floating-point operations of one call (a multiply-add counts 2)
+--   bytes        bytes the call reads and writes at the least (each tensor once), at the recorded sizes
+--   precision    the device-table column whose peak applies (perf_dtypes.precision; fp32 for vector work)
+--   matrix       the work runs on the matrix units (tensor cores) rather than the vector units
+--   shape        the model's parameters, readable ('B=1 M=8944 N=1024 K=1024')
+CREATE OR REPLACE VIEW perf_arg_models AS
+SELECT * FROM _perf_gemm
+UNION ALL SELECT * FROM _perf_attention
+UNION ALL SELECT * FROM _perf_conv
+UNION ALL SELECT * FROM _perf_elementwise
+UNION ALL SELECT * FROM _perf_reduce
+UNION ALL SELECT * FROM _perf_norm
+UNION ALL SELECT * FROM _perf_embedding
+UNION ALL SELECT * FROM _perf_rotary
+UNION ALL SELECT * FROM _perf_moe;

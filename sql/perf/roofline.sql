@@ -1,0 +1,221 @@
+-- perf/roofline — achieved throughput and the roofline of every modelled op: per op instance, per (op, argument
+-- set), per family, per trace and per ProfilerStep.
+--
+-- An op instance's GPU time is the summed duration of the GPU events it launched (gpu/op_summaries: the
+-- innermost cpu_op around each launch). With F FLOPs and B bytes per call (perf_arg_models) and the device's
+-- peak P for the op's precision (perf_device; the fp32 peak for vector work) and bandwidth W:
+--   achieved TFLOP/s  = F / time / 10¹²          achieved TB/s = B / time / 10¹²   (SI units throughout)
+--   arithmetic intensity = F / B (FLOP per byte)
+--   roofline time     = max(F / P, B / W): the least time the device needs for the op (Williams, Waterman and
+--                       Patterson, "Roofline: an insightful visual performance model", CACM 52(4), 2009)
+--   bound             compute when F / P ≥ B / W, else memory
+--   roofline %        100 · roofline time / GPU time (100 = at the roof)
+-- With no device (perf_device.reason), the roofline columns are NULL and FLOPs, bytes and achieved rates stay.
+--
+-- @requires perf/model perf/devices gpu/steps gpu/activity lib/pytext
+
+-- _perf_peak(d, precision): the device row's peak, TFLOP/s, for a precision name.
+CREATE OR REPLACE MACRO _perf_peak(d, precision) AS
+    CASE precision WHEN 'fp64' THEN d.fp64_tflops WHEN 'fp32' THEN d.fp32_tflops WHEN 'tf32' THEN d.tf32_tflops
+                   WHEN 'bf16' THEN d.bf16_tflops WHEN 'fp16' THEN d.fp16_tflops WHEN 'fp8' THEN d.fp8_tflops
+                   WHEN 'int8' THEN d.int8_tops WHEN 'fp4' THEN d.fp4_tflops END;
+
+-- perf_ops: one row per modelled op instance.
+--   trace_id, event_id (the cpu_op), op_name, family, ts_ns (its start on the CPU, ns)
+--   kernel_count, kernel_time_ns   its GPU events and their summed duration, ns
+--   flops, bytes                   of the call (perf_arg_models)
+--   precision, matrix              which peak applies (perf_arg_models)
+--   flop_per_byte                  arithmetic intensity, FLOP/byte
+--   tflop_per_s, tb_per_s          achieved, 10¹² FLOP/s and 10¹² bytes/s
+--   gpu                            the device model (perf_device; NULL when unknown)
+--   peak_tflop_per_s, memory_tb_per_s   its peak for this precision and its bandwidth
+--   compute_ns, memory_ns          flops / peak and bytes / bandwidth: the time each roof allows, ns
+--   roofline_ns                    max(compute_ns, memory_ns), ns
+--   bound                          compute | memory
+--   roofline_pct                   100 roofline_ns / kernel_time_ns
+--   shape                          the model's parameters
+--   d_txt, t_txt, c_txt            the recorded arguments (JSON text)
+-- @materialize perf report
+CREATE OR REPLACE VIEW perf_ops AS
+WITH j AS (
+    SELECT i.trace_id, i.event_id, i.op_name, m.family, i.ts_ns, i.kernel_count, i.kernel_time_ns, m.flops, m.bytes,
+           m.precision, m.matrix, d.gpu, _perf_peak(d, m.precision) AS peak, d.memory_tb_s AS bw, m.shape,
+           i.d_txt, i.t_txt, i.c_txt
+    FROM _perf_instances i
+    JOIN perf_arg_models m ON m.op_name = i.op_name AND m.d_txt = i.d_txt AND m.t_txt = i.t_txt AND m.c_txt = i.c_txt
+    LEFT JOIN perf_device d ON d.trace_id = i.trace_id
+), r AS (  -- F / P and B / W in ns (NULL without a peak or a bandwidth)
+    SELECT *, flops / nullif(peak, 0) / 1e3 AS t_compute_ns, bytes / nullif(bw, 0) / 1e3 AS t_memory_ns FROM j
+)
+SELECT trace_id, event_id, op_name, family, ts_ns, kernel_count, kernel_time_ns, flops, bytes, precision, matrix,
+       flops / nullif(bytes, 0) AS flop_per_byte, flops / nullif(kernel_time_ns, 0) / 1e3 AS tflop_per_s,
+       bytes / nullif(kernel_time_ns, 0) / 1e3 AS tb_per_s, gpu, peak AS peak_tflop_per_s, bw AS memory_tb_per_s,
+       t_compute_ns AS compute_ns, t_memory_ns AS memory_ns,
+       CASE WHEN t_compute_ns IS NOT NULL AND t_memory_ns IS NOT NULL THEN greatest(t_compute_ns, t_memory_ns) END
+           AS roofline_ns,
+       CASE WHEN t_compute_ns IS NULL OR t_memory_ns IS NULL THEN NULL
+            WHEN t_compute_ns >= t_memory_ns THEN 'compute' ELSE 'memory' END AS bound,
+       CASE WHEN t_compute_ns IS NOT NULL AND t_memory_ns IS NOT NULL
+            THEN 100.0 * greatest(t_compute_ns, t_memory_ns) / nullif(kernel_time_ns, 0) END AS roofline_pct,
+       shape, d_txt, t_txt, c_txt
+FROM r;
+
+-- perf_args: one row per (trace, op name, argument set) of the modelled ops: the same op on the same shapes.
+--   trace_id, op_name, family, input_dims, input_type, concrete_inputs   (Python-style text, as op_arg_summary)
+--   count                          op instances
+--   kernel_time_sum_ns, kernel_time_mean_ns   their GPU time, ns
+--   time_pct                       100 kernel_time_sum_ns / the trace's op-attributed GPU time (op_summary)
+--   flops, bytes                   per call
+--   precision, flop_per_byte, gpu, peak_tflop_per_s, memory_tb_per_s, roofline_ns (per call), bound   as perf_ops
+--   tflop_per_s, tb_per_s          achieved over all calls: count·flops / kernel_time_sum_ns (10¹² per second)
+--   roofline_pct                   100 count·roofline_ns / kernel_time_sum_ns
+--   shape
+CREATE OR REPLACE VIEW perf_args AS
+WITH g AS (
+    SELECT trace_id, op_name, family, d_txt, t_txt, c_txt, count(*) AS count,
+           sum(kernel_time_ns)::BIGINT AS kernel_time_sum_ns, avg(kernel_time_ns) AS kernel_time_mean_ns,
+           any_value(flops) AS flops, any_value(bytes) AS bytes, any_value(precision) AS precision,
+           any_value(flop_per_byte) AS flop_per_byte, any_value(gpu) AS gpu,
+           any_value(peak_tflop_per_s) AS peak_tflop_per_s, any_value(memory_tb_per_s) AS memory_tb_per_s,
+           any_value(roofline_ns) AS roofline_ns, any_value(bound) AS bound, any_value(shape) AS shape
+    FROM perf_ops GROUP BY trace_id, op_name, family, d_txt, t_txt, c_txt
+), tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
+SELECT g.trace_id, g.op_name, g.family, _py_tuple3(nullif(g.d_txt, '')::JSON) AS input_dims,
+       _py_tuple3(nullif(g.t_txt, '')::JSON) AS input_type, _py_tuple3(nullif(g.c_txt, '')::JSON) AS concrete_inputs,
+       g.count, g.kernel_time_sum_ns, g.kernel_time_mean_ns, 100.0 * g.kernel_time_sum_ns / tot.all_ns AS time_pct,
+       g.flops, g.bytes, g.precision, g.flop_per_byte, g.count * g.flops / nullif(g.kernel_time_sum_ns, 0) / 1e3 AS tflop_per_s,
+       g.count * g.bytes / nullif(g.kernel_time_sum_ns, 0) / 1e3 AS tb_per_s, g.gpu, g.peak_tflop_per_s,
+       g.memory_tb_per_s, g.roofline_ns, g.bound, 100.0 * g.count * g.roofline_ns / nullif(g.kernel_time_sum_ns, 0) AS roofline_pct,
+       g.shape
+FROM g JOIN tot USING (trace_id)
+ORDER BY g.trace_id, g.kernel_time_sum_ns DESC, g.op_name, input_dims;
+
+-- perf_op_names: one row per (trace, op name, family) of the modelled ops, over all their argument sets.
+--   trace_id, op_name, family
+--   count, kernel_time_sum_ns, kernel_time_mean_ns, time_pct   as perf_args
+--   flops, bytes                   summed over the instances
+--   flop_per_byte, tflop_per_s, tb_per_s   of the sums
+--   gpu, roofline_ns (summed), roofline_pct (100 roofline_ns / kernel_time_sum_ns)
+--   bound                          compute when the summed compute_ns is at least the summed memory_ns
+CREATE OR REPLACE VIEW perf_op_names AS
+WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
+SELECT o.trace_id, o.op_name, o.family, count(*) AS count, sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns,
+       avg(o.kernel_time_ns) AS kernel_time_mean_ns, 100.0 * sum(o.kernel_time_ns) / any_value(tot.all_ns) AS time_pct,
+       sum(o.flops) AS flops, sum(o.bytes) AS bytes, sum(o.flops) / nullif(sum(o.bytes), 0) AS flop_per_byte,
+       sum(o.flops) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
+       sum(o.bytes) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
+       sum(o.roofline_ns) AS roofline_ns, 100.0 * sum(o.roofline_ns) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
+       CASE WHEN count(o.roofline_ns) = 0 THEN NULL
+            WHEN sum(o.compute_ns) >= sum(o.memory_ns) THEN 'compute' ELSE 'memory' END AS bound
+FROM perf_ops o JOIN tot USING (trace_id)
+GROUP BY o.trace_id, o.op_name, o.family
+ORDER BY o.trace_id, kernel_time_sum_ns DESC, o.op_name;
+
+-- perf_kernels: one row per (trace, kernel name) over the modelled op instances that launched exactly one GPU
+-- event, that kernel (an instance that launched several is not split among them).
+--   trace_id, kernel_name (short name, lib/names), family (of the ops; the most GPU time when several)
+--   count, kernel_time_sum_ns, time_pct, flops, bytes, flop_per_byte, tflop_per_s, tb_per_s, gpu, roofline_ns,
+--   roofline_pct, bound            as perf_op_names
+CREATE OR REPLACE VIEW perf_kernels AS
+WITH one AS (
+    SELECT o.*, n.name, coalesce(n.short_name, n.name) AS kernel_name
+    FROM perf_ops o
+    JOIN _op_gpu g ON g.trace_id = o.trace_id AND g.op_event_id = o.event_id
+    JOIN _gpu_names n ON n.name_id = g.name_id
+    WHERE o.kernel_count = 1
+), tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
+SELECT o.trace_id, o.kernel_name, arg_max(o.family, o.kernel_time_ns) AS family, count(*) AS count,
+       sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns, 100.0 * sum(o.kernel_time_ns) / any_value(tot.all_ns) AS time_pct,
+       sum(o.flops) AS flops, sum(o.bytes) AS bytes, sum(o.flops) / nullif(sum(o.bytes), 0) AS flop_per_byte,
+       sum(o.flops) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
+       sum(o.bytes) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
+       sum(o.roofline_ns) AS roofline_ns, 100.0 * sum(o.roofline_ns) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
+       CASE WHEN count(o.roofline_ns) = 0 THEN NULL
+            WHEN sum(o.compute_ns) >= sum(o.memory_ns) THEN 'compute' ELSE 'memory' END AS bound
+FROM one o JOIN tot USING (trace_id)
+GROUP BY o.trace_id, o.kernel_name
+ORDER BY o.trace_id, kernel_time_sum_ns DESC, o.kernel_name;
+
+-- perf_categories: one row per (trace, family), and one with family '(not modelled)' for the GPU time of every
+-- other op (op instances of no family, and GPU events with no op: '[launch API]', '[no launch]').
+--   trace_id, family
+--   op_count                       op instances (NULL for the not-modelled row's events without an op)
+--   kernel_time_ns                 their GPU time, ns;  time_pct  100 kernel_time_ns / the trace's GPU time
+--                                  (op_summary: every counted GPU event; the rows of a trace add up to 100)
+--   flops, bytes                   summed over the instances
+--   tflop_per_s, tb_per_s          achieved: flops / kernel_time_ns, bytes / kernel_time_ns (10¹² per second)
+--   roofline_ns                    summed roofline time;  roofline_pct  100 roofline_ns / kernel_time_ns
+CREATE OR REPLACE VIEW perf_categories AS
+WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id),
+f AS (
+    SELECT trace_id, family, count(*) AS op_count, sum(kernel_time_ns)::BIGINT AS kernel_time_ns, sum(flops) AS flops,
+           sum(bytes) AS bytes, sum(roofline_ns) AS roofline_ns
+    FROM perf_ops GROUP BY ALL
+), n AS (
+    SELECT t.trace_id, '(not modelled)' AS family,
+           ((SELECT count(*) FROM _perf_instances i WHERE i.trace_id = t.trace_id)
+             - coalesce((SELECT sum(op_count) FROM f WHERE f.trace_id = t.trace_id), 0))::BIGINT AS op_count,
+           (t.all_ns - coalesce((SELECT sum(kernel_time_ns) FROM f WHERE f.trace_id = t.trace_id), 0))::BIGINT AS kernel_time_ns,
+           NULL::DOUBLE AS flops, NULL::DOUBLE AS bytes, NULL::DOUBLE AS roofline_ns
+    FROM tot t
+), u AS (SELECT * FROM f UNION ALL SELECT * FROM n)
+SELECT u.trace_id, u.family, u.op_count, u.kernel_time_ns, 100.0 * u.kernel_time_ns / tot.all_ns AS time_pct,
+       u.flops, u.bytes, u.flops / nullif(u.kernel_time_ns, 0) / 1e3 AS tflop_per_s,
+       u.bytes / nullif(u.kernel_time_ns, 0) / 1e3 AS tb_per_s, u.roofline_ns,
+       100.0 * u.roofline_ns / nullif(u.kernel_time_ns, 0) AS roofline_pct
+FROM u JOIN tot USING (trace_id)
+ORDER BY u.trace_id, u.family = '(not modelled)', u.kernel_time_ns DESC;
+
+-- perf_traces: one row per trace.
+--   trace_id, gpu_name, gpu, reason   the device (perf_device)
+--   gpu_time_ns                    summed duration of the counted GPU events (op_summary's total), ns
+--   op_time_ns                     of it, the GPU time of events launched inside a cpu_op (op instances), ns
+--   modelled_time_ns               of it, the GPU time of modelled op instances, ns
+--   modelled_pct                   100 modelled_time_ns / gpu_time_ns
+--   modelled_op_pct                100 modelled_time_ns / op_time_ns (events without an op, e.g. launched
+--                                  before the profiler's CPU window, left out)
+--   flops, bytes                   summed over the modelled instances
+--   tflop_per_s                    flops / modelled_time_ns (10¹² FLOP/s)
+--   roofline_ns                    summed roofline time of the modelled instances, ns
+--   roofline_pct                   100 roofline_ns / modelled_time_ns
+CREATE OR REPLACE VIEW perf_traces AS
+WITH tot AS (SELECT trace_id, sum(dur_ns)::BIGINT AS all_ns,
+                    coalesce(sum(dur_ns) FILTER (WHERE op_event_id IS NOT NULL), 0)::BIGINT AS op_ns
+             FROM _op_gpu GROUP BY trace_id),
+f AS (
+    SELECT trace_id, sum(kernel_time_ns)::BIGINT AS t, sum(flops) AS flops, sum(bytes) AS bytes,
+           sum(roofline_ns) AS roofline_ns
+    FROM perf_ops GROUP BY trace_id
+)
+SELECT d.trace_id, d.gpu_name, d.gpu, d.reason, coalesce(tot.all_ns, 0) AS gpu_time_ns,
+       coalesce(tot.op_ns, 0) AS op_time_ns, coalesce(f.t, 0) AS modelled_time_ns,
+       100.0 * coalesce(f.t, 0) / nullif(tot.all_ns, 0) AS modelled_pct,
+       100.0 * coalesce(f.t, 0) / nullif(tot.op_ns, 0) AS modelled_op_pct,
+       f.flops, f.bytes, f.flops / nullif(f.t, 0) / 1e3 AS tflop_per_s, f.roofline_ns,
+       100.0 * f.roofline_ns / nullif(f.t, 0) AS roofline_pct
+FROM perf_device d LEFT JOIN tot USING (trace_id) LEFT JOIN f USING (trace_id)
+ORDER BY d.trace_id;
+
+-- perf_steps: one row per ProfilerStep#N range (profiler_steps) of a trace: model-FLOPs utilisation.
+--   trace_id, step, step_number, dur_ns    the range on the CPU (ns)
+--   flops                          FLOPs of the modelled op instances that started on the CPU inside the range
+--   precision                      the precision with the most of those FLOPs
+--   peak_tflop_per_s               the device's peak for it (perf_device)
+--   tflop_per_s                    flops / dur_ns (10¹² FLOP/s)
+--   mfu_pct                        model-FLOPs utilisation: 100 tflop_per_s / peak_tflop_per_s (Chowdhery et al.,
+--                                  PaLM, arXiv:2204.02311, appendix B: achieved model FLOP/s over peak FLOP/s)
+CREATE OR REPLACE VIEW perf_steps AS
+WITH o AS (
+    SELECT s.trace_id, s.name AS step, s.step_number, s.dur_ns, o.precision, sum(o.flops) AS flops
+    FROM profiler_steps s
+    LEFT JOIN perf_ops o ON o.trace_id = s.trace_id AND o.ts_ns >= s.ts_ns AND o.ts_ns < s.end_ns
+    GROUP BY ALL
+), a AS (
+    SELECT trace_id, step, step_number, dur_ns, sum(flops) AS flops, arg_max(precision, flops) AS precision
+    FROM o GROUP BY ALL
+)
+SELECT a.trace_id, a.step, a.step_number, a.dur_ns, coalesce(a.flops, 0) AS flops, a.precision,
+       _perf_peak(d, a.precision) AS peak_tflop_per_s, a.flops / nullif(a.dur_ns, 0) / 1e3 AS tflop_per_s,
+       100.0 * a.flops / nullif(a.dur_ns, 0) / 1e3 / nullif(_perf_peak(d, a.precision), 0) AS mfu_pct
+FROM a LEFT JOIN perf_device d USING (trace_id)
+ORDER BY a.trace_id, a.step_number;
