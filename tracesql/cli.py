@@ -347,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "files; every skipped event is recorded in ingest_issues")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     s.add_argument("--jobs", "-j", type=int, metavar="N", help="files ingested in parallel by N processes (default: "
-                   "one per core, at most one per file and per GiB of free memory)")
+                   "one per core, at most one per file, per 32 MB of files and per GiB of free memory)")
     s.add_argument("--executor", choices=("processes", "dask"), default="processes",
                    help="where the files go: processes on this machine (default) or a Dask cluster (the scheduler "
                    "of --scheduler, --scheduler-file or DASK_SCHEDULER_ADDRESS, else a local cluster of --jobs "

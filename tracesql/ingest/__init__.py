@@ -518,15 +518,22 @@ def _publish_catalog(dataset: Path, out, any_ingested: bool) -> None:
                                f"{msg}") from None
 
 
+# A process of a parallel run costs about half a second to start (interpreter, imports, its own batches' builds):
+# worth it from this much file per process.
+JOB_MIN_BYTES = 32 << 20
+
+
 def default_jobs(files: list[str]) -> int:
-    """Processes for a run over ``files`` when none is asked for: one per core, at most one per file, and at most
-    one per GiB of memory available (a large trace's ingest peaks below 1 GiB)."""
+    """Processes for a run over ``files`` when none is asked for: one per core, at most one per file, one per
+    JOB_MIN_BYTES of files (a process costs more to start than a small file to ingest) and one per GiB of memory
+    available (a large trace's ingest peaks below 1 GiB)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     try:
         avail_gib = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / (1 << 30)
     except (ValueError, OSError, AttributeError):
         avail_gib = cores
-    return max(1, min(cores, len(files), int(avail_gib)))
+    total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+    return max(1, min(cores, len(files), total // JOB_MIN_BYTES, int(avail_gib)))
 
 
 def _tasks(files: list[str], jobs: int) -> list[list[str]]:
