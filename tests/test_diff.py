@@ -8,7 +8,10 @@ diff must put exactly that change on top, and a trace against itself must be all
 """
 from __future__ import annotations
 
+import csv
 import gzip
+import io
+import json
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 
@@ -16,6 +19,7 @@ import orjson
 import pytest
 
 import tracesql
+from tracesql.cmd_diff import EXIT_SLOWER
 
 SLOW_NS = 123_457  # per GPU event of the chosen op
 LEVELS = ("timeline", "categories", "ops", "op_args", "kernels")
@@ -130,3 +134,70 @@ def test_the_slowed_op_is_on_top_of_every_level(pair):
     b = top["base_ns"]
     assert top["variant_ns"] == b + n * SLOW_NS and top["ratio"] == pytest.approx((b + n * SLOW_NS) / b, rel=1e-12)
     assert top["base_count"] == top["variant_count"] == 48  # the calls on that argument set (2 per layer)
+
+
+def _cli(capsys, monkeypatch, *argv: str) -> tuple[int, str, str]:
+    from tracesql.cli import main
+
+    monkeypatch.setenv("COLUMNS", "120")
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_first_screen_h100_vs_mi300_fits_120_columns(pair, capsys, monkeypatch):
+    out, _, _, _, _, _ = pair
+    rc, text, _ = _cli(capsys, monkeypatch, "diff", str(out), "h100_qwen_infer.json.gz", "mi300_qwen_infer.json.gz")
+    assert rc == 0
+    lines = text.splitlines()
+    assert max(len(ln) for ln in lines) <= 120
+    assert lines[2].startswith("Total      GPU span 49.653 ms -> 47.086 ms: -2.567 ms (-5.2 %), faster")
+
+    def first_row(title: str) -> list[str]:
+        i = next(i for i, ln in enumerate(lines) if ln.startswith(title))
+        return lines[i + 3].split()
+
+    # the op and argument set that grew most on the MI300: the MLP's aten::mm, 48 calls, 4,055.251 -> 5,308.273 µs
+    reg = first_row("Biggest regressions by op and argument set")
+    assert reg[0] == "aten::mm" and reg[-6:] == ["48", "48", "4,055.251", "5,308.273", "1,253.022", "30.899"]
+    imp = first_row("Biggest improvements by op and argument set")
+    assert imp[0] == "aten::copy_" and imp[-4:] == ["2,108.187", "1,088.184", "-1,020.003", "-48.383"]
+    cat = first_row("Kernel categories that moved")
+    assert cat[:2] == ["elementwise", "both"] and cat[-2] == "-4,713.125"
+    one = first_row("Op and argument sets on one side only")
+    assert one[:2] == ["variant_only", "aten::fill_"] and one[-2:] == ["24", "107.545"]
+    assert "kernels: 6 base only (18.912 ms), 6 variant only (32.047 ms)" in " ".join(lines)
+
+
+def test_levels_files_and_json(pair, capsys, monkeypatch, tmp_path):
+    out, base, _, mi300, _, _ = pair
+    rc, text, _ = _cli(capsys, monkeypatch, "diff", str(out), base, mi300, "--level", "kernels", "-f", "csv")
+    assert rc == 0
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO(text))}
+    gemm = rows["sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off"
+                "_kernel__5x_cublas"]
+    assert (gemm["side"], gemm["base_count"], gemm["variant_count"], gemm["base_us"], gemm["diff_us"]) == (
+        "base_only", "241", "", "12789.918", "-12789.918")
+    assert sum(r["side"] == "variant_only" for r in rows.values()) == 6
+    rc, _, err = _cli(capsys, monkeypatch, "diff", str(out), base, mi300, "--out", str(tmp_path / "d"))
+    assert rc == 0 and sorted(p.name for p in (tmp_path / "d").iterdir()) == sorted(
+        f"diff_{lv}.csv" for lv in LEVELS)
+    rc, text, _ = _cli(capsys, monkeypatch, "diff", str(out), base, mi300, "-f", "json")
+    doc = json.loads(text)
+    assert doc["base"]["trace_id"] == base and set(doc) == {"base", "variant", *LEVELS}
+    assert doc["ops"][0]["op_name"] == "aten::mul" and doc["ops"][0]["diff_us"] == -2211.613
+    rc, _, err = _cli(capsys, monkeypatch, "diff", str(out), base, mi300, "-f", "csv")
+    assert rc == 2 and err.strip() == "tracesql: error: --format csv needs --level LEVEL (one level) or --out DIR " \
+                                      "(a file per level)"
+    rc, _, err = _cli(capsys, monkeypatch, "diff", str(out), base, "nothing-like-it")
+    assert rc == 1 and len(err.strip().splitlines()) == 1 and "no trace matches 'nothing-like-it'" in err
+
+
+def test_fail_if_slower(pair, capsys, monkeypatch):
+    out, base, variant, _, events, _ = pair
+    # the variant's span grew by 2 × 123.457 µs over 49,652.832 µs: 0.497 %
+    rc, _, err = _cli(capsys, monkeypatch, "diff", str(out), base, variant, "--fail-if-slower", "0.49")
+    assert rc == EXIT_SLOWER == 3 and "0.50 % above the baseline's (49.653 ms -> 49.900 ms)" in err
+    assert _cli(capsys, monkeypatch, "diff", str(out), base, variant, "--fail-if-slower", "0.5")[0] == 0
+    assert _cli(capsys, monkeypatch, "diff", str(out), variant, base, "--fail-if-slower", "0")[0] == 0
+    assert _cli(capsys, monkeypatch, "diff", str(out), base, base, "--fail-if-slower", "0")[0] == 0

@@ -10,12 +10,12 @@ import textwrap
 
 import duckdb
 
-from . import cmd_analysis, cmd_categories, cmd_tree
+from . import cmd_analysis, cmd_categories, cmd_diff, cmd_tree
 from .errors import DatasetError, TraceError
 from .output import DATASET_HELP, EmptySelection, UsageError, format_table, terminal_width, write_frame
 
 # Modules that add subcommands: each defines register(subparsers).
-COMMAND_MODULES = [cmd_tree, cmd_categories, cmd_analysis]
+COMMAND_MODULES = [cmd_tree, cmd_categories, cmd_analysis, cmd_diff]
 
 # Exit statuses (listed in `tracesql --help`).
 EXIT_OK = 0
