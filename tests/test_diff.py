@@ -22,7 +22,7 @@ import tracesql
 from tracesql.cmd_diff import EXIT_SLOWER
 
 SLOW_NS = 123_457  # per GPU event of the chosen op
-LEVELS = ("timeline", "categories", "ops", "op_args", "kernels")
+LEVELS = ("timeline", "categories", "ops", "op_args", "kernels", "tree")
 
 
 def _ns(us) -> int:
@@ -134,6 +134,17 @@ def test_the_slowed_op_is_on_top_of_every_level(pair):
     b = top["base_ns"]
     assert top["variant_ns"] == b + n * SLOW_NS and top["ratio"] == pytest.approx((b + n * SLOW_NS) / b, rel=1e-12)
     assert top["base_count"] == top["variant_count"] == 48  # the calls on that argument set (2 per layer)
+    # the merged call trees: the call's own node is the lowest common ancestor of the change, its ancestors (the
+    # nn.Modules and ops above it) grew by as much, with nothing of their own
+    tree = d["tree"]
+    node = tree.row(0, named=True)
+    assert (node["kind"], node["name"], node["input_dims"], node["base_count"], node["diff_ns"],
+            node["self_diff_ns"]) == ("op", "aten::mm", args[0], 1, n * SLOW_NS, n * SLOW_NS)
+    assert tree["self_diff_ns"].abs()[1:].max() == 0
+    above = tree.filter(tree["diff_ns"] != 0)
+    assert set(above["diff_ns"]) == {n * SLOW_NS}
+    assert sorted(above["path"]) == [node["path"].rsplit(" > ", k)[0] for k in range(node["depth"], -1, -1)]
+    assert [p.split(" > ")[0] for p in above["path"]] == ["ProfilerStep#6"] * (node["depth"] + 1)
 
 
 def _cli(capsys, monkeypatch, *argv: str) -> tuple[int, str, str]:
@@ -167,6 +178,10 @@ def test_first_screen_h100_vs_mi300_fits_120_columns(pair, capsys, monkeypatch):
     one = first_row("Op and argument sets on one side only")
     assert one[:2] == ["variant_only", "aten::fill_"] and one[-2:] == ["24", "107.545"]
     assert "kernels: 6 base only (18.912 ms), 6 variant only (32.047 ms)" in " ".join(lines)
+    # where in the call tree: the attention of the fifth decoder layer (Qwen2Attention_4) grew most, all of it in
+    # its aten::_flash_attention_forward call (the kernels underneath have other names on each platform)
+    where = first_row("Where in the call tree")
+    assert where[0] == "aten::_flash_attention_forward" and where[-3:] == ["Qwen2Attention_4", "66.663", "66.663"]
 
 
 def test_levels_files_and_json(pair, capsys, monkeypatch, tmp_path):

@@ -14,7 +14,7 @@ EXIT_SLOWER = 3
 # The key columns of each level (the first columns of its frame), as in sql/diff/.
 KEYS = {"timeline": ["measure"], "categories": ["kernel_category"], "ops": ["op_name"],
         "op_args": ["op_name", "input_dims", "input_type", "input_strides", "concrete_inputs"],
-        "kernels": ["name", "activity_class"]}
+        "kernels": ["name", "activity_class"], "tree": ["depth", "kind", "name", "input_dims", "path"]}
 
 
 def display(df):
@@ -26,7 +26,9 @@ def display(df):
     return df.with_columns(
         (pl.col("base_ns") / 1e3).alias("base_us"), (pl.col("variant_ns") / 1e3).alias("variant_us"),
         (pl.col("diff_ns") / 1e3).alias("diff_us"), ((pl.col("ratio") - 1) * 100).alias("change_pct"),
-    ).drop("base_ns", "variant_ns", "diff_ns", "ratio").rename(
+        *([(pl.col("self_diff_ns") / 1e3).alias("self_diff_us")] if "self_diff_ns" in df.columns else []),
+    ).drop("base_ns", "variant_ns", "diff_ns", "ratio", *(["self_diff_ns"] if "self_diff_ns" in df.columns else [])
+           ).rename(
         {"activity_class": "class"} if "activity_class" in df.columns else {})
 
 
@@ -74,12 +76,16 @@ def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], to
           args.filter(pl.col("diff_ns") < 0).head(top), KEYS["op_args"] + times)
     table(f"Kernel categories that moved (default rules; top {top})",
           frames["categories"].filter(pl.col("diff_ns") != 0).head(top), ["kernel_category", "side", *times])
+    tree = frames["tree"].filter(pl.col("self_diff_ns") != 0).head(top)
+    tree = tree.with_columns(pl.Series("module", [_module_of(p) for p in tree["path"]], dtype=pl.String))
+    table(f"Where in the call tree (change not explained by a child present in both; top {top})", tree,
+          ["name", "input_dims", "module", "diff_us", "self_diff_us"])
     one_sided = frames["op_args"].filter(pl.col("side") != "both")
     table(f"Op and argument sets on one side only (top {top} by GPU time)", one_sided.head(top),
           ["side", *KEYS["op_args"], "base_count", "variant_count", "diff_us"])
     out.append("")
     parts = []
-    for level in ("ops", "op_args", "kernels", "categories"):
+    for level in ("ops", "op_args", "kernels", "categories", "tree"):
         df = frames[level]
         counts = []
         for side in ("base_only", "variant_only"):
@@ -93,6 +99,12 @@ def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], to
     if width is not None:
         out = [fit_line(ln, width) for ln in out]
     return "\n".join(out) + "\n"
+
+
+def _module_of(path: str) -> str:
+    """The innermost nn.Module above the last node of a diff_tree path ('' when none)."""
+    above = [p for p in path.split(" > ")[:-1] if p.startswith("nn.Module: ")]
+    return above[-1] if above else ""
 
 
 def _wrap(line: str, width: int | None) -> list[str]:
@@ -178,7 +190,7 @@ def register(subparsers) -> None:
     s.add_argument("variant", metavar="VARIANT", help="the variant trace: a trace_id or label, as --trace takes it")
     s.add_argument("--level", "-l", choices=list(LEVELS),
                    help="one level, every row: timeline, categories, ops, op_args (op, input dims, dtypes, strides, "
-                        "concrete inputs) or kernels (short names)")
+                        "concrete inputs), kernels (short names) or tree (the merged call trees)")
     s.add_argument("--top", "-n", type=nonneg_int, metavar="N",
                    help="the first N rows of each list of the first screen (default 10), or of --level")
     s.add_argument("--fail-if-slower", type=float, metavar="PCT",

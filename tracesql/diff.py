@@ -17,6 +17,7 @@ LEVELS = {
     "ops": "diff_ops",                   # sql/diff/ops.sql
     "op_args": "diff_op_args",           # sql/diff/ops.sql
     "kernels": "diff_kernels",           # sql/diff/kernels.sql
+    "tree": "diff_tree",                 # sql/diff/tree.sql
 }
 
 
@@ -42,7 +43,9 @@ def diff(ds, base: str, variant: str, level: str | None = None) -> pl.DataFrame 
       base, variant  a trace_id (or its first 6+ digits), a label, a file name or a path suffix
       level          ``timeline`` (diff_gpu_timeline), ``categories`` (diff_kernel_categories), ``ops``
                      (diff_ops), ``op_args`` (diff_op_args: op name, input dims, dtypes, strides, concrete
-                     inputs) or ``kernels`` (diff_kernels, short names); None: a dict of every level
+                     inputs), ``kernels`` (diff_kernels, short names) or ``tree`` (diff_tree: the two call trees
+                     merged by op name and argument set, with self_diff_ns, the change attributed to the node as
+                     the lowest common ancestor); None: a dict of every level
 
     Each frame: the level's key columns, then side (both, base_only, variant_only), base_count, variant_count,
     base_ns, variant_ns, diff_ns (variant - base, a missing side counting 0) and ratio (variant / base), ordered
