@@ -5,7 +5,7 @@ import os
 import sys
 
 from .diff import LEVELS
-from .output import DATASET_HELP, UsageError
+from .output import DATASET_HELP, EmptySelection, UsageError
 
 # Exit status of `diff --fail-if-slower PCT` when the variant's GPU span is more than PCT % above the baseline's
 # (the output is written first; 1 and 2 keep their meaning of every command: bad input, bad command line).
@@ -20,16 +20,19 @@ KEYS = {"timeline": ["measure"], "categories": ["kernel_category"], "ops": ["op_
 def display(df):
     """A level's frame for people and files: times in µs (base_us, variant_us, diff_us) and the change in % of the
     baseline (change_pct = 100 (ratio - 1)), the ns columns and the ratio left out; a kernel's activity_class is
-    `class`, as in `tracesql kernels`."""
+    `class`, as in `tracesql kernels`. Columns: the level's key, side, diff_us, change_pct (self_diff_us), then
+    base_us, variant_us, base_count, variant_count (a table too narrow for all leaves out the last ones first)."""
     import polars as pl
 
-    return df.with_columns(
+    out = df.with_columns(
         (pl.col("base_ns") / 1e3).alias("base_us"), (pl.col("variant_ns") / 1e3).alias("variant_us"),
         (pl.col("diff_ns") / 1e3).alias("diff_us"), ((pl.col("ratio") - 1) * 100).alias("change_pct"),
         *([(pl.col("self_diff_ns") / 1e3).alias("self_diff_us")] if "self_diff_ns" in df.columns else []),
     ).drop("base_ns", "variant_ns", "diff_ns", "ratio", *(["self_diff_ns"] if "self_diff_ns" in df.columns else [])
-           ).rename(
-        {"activity_class": "class"} if "activity_class" in df.columns else {})
+           ).rename({"activity_class": "class"} if "activity_class" in df.columns else {})
+    values = [c for c in ("side", "diff_us", "change_pct", "self_diff_us", "base_us", "variant_us", "base_count",
+                          "variant_count") if c in out.columns]
+    return out.select([c for c in out.columns if c not in values] + values)
 
 
 def _labels(ds, ids: tuple[str, str]) -> tuple[str, str]:
@@ -55,10 +58,10 @@ def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], to
     if "span" in tl:
         s, b, i = tl["span"], tl["busy"], tl["idle"]
         verdict = "slower" if s["diff_ns"] > 0 else "faster" if s["diff_ns"] < 0 else "unchanged"
-        out.append(f"Total      GPU span {s['base_ns'] / 1e6:,.3f} ms -> {s['variant_ns'] / 1e6:,.3f} ms: "
-                   f"{s['diff_ns'] / 1e6:+,.3f} ms ({_pct(s['base_ns'], s['variant_ns'])}), {verdict}; "
-                   f"busy {b['diff_ns'] / 1e6:+,.3f} ms ({_pct(b['base_ns'], b['variant_ns'])}), "
-                   f"idle {i['diff_ns'] / 1e6:+,.3f} ms")
+        out += _wrap(f"Total      GPU span {s['base_ns'] / 1e6:,.3f} ms -> {s['variant_ns'] / 1e6:,.3f} ms: "
+                     f"{s['diff_ns'] / 1e6:+,.3f} ms ({_pct(s['base_ns'], s['variant_ns'])}), {verdict}; "
+                     f"busy {b['diff_ns'] / 1e6:+,.3f} ms ({_pct(b['base_ns'], b['variant_ns'])}), "
+                     f"idle {i['diff_ns'] / 1e6:+,.3f} ms", width)
 
     def table(title: str, df, cols: list[str]) -> None:
         out.append("")
@@ -66,9 +69,9 @@ def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], to
         out.extend((format_table(display(df).select(cols), max_rows=None, width=width) if df.height
                     else "(none)").splitlines())
 
-    times = ["base_count", "variant_count", "base_us", "variant_us", "diff_us", "change_pct"]
+    times = ["diff_us", "change_pct", "base_us", "variant_us", "base_count", "variant_count"]
     table("GPU timeline (all devices pooled)", frames["timeline"],
-          ["measure", "base_us", "variant_us", "diff_us", "change_pct"])
+          ["measure", "diff_us", "change_pct", "base_us", "variant_us"])
     args = frames["op_args"].filter(pl.col("side") == "both")
     table(f"Biggest regressions by op and argument set (variant slower; top {top})",
           args.filter(pl.col("diff_ns") > 0).head(top), KEYS["op_args"] + times)
@@ -79,10 +82,10 @@ def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], to
     tree = frames["tree"].filter(pl.col("self_diff_ns") != 0).head(top)
     tree = tree.with_columns(pl.Series("module", [_module_of(p) for p in tree["path"]], dtype=pl.String))
     table(f"Where in the call tree (change not explained by a child present in both; top {top})", tree,
-          ["name", "input_dims", "module", "diff_us", "self_diff_us"])
+          ["name", "input_dims", "module", "self_diff_us", "diff_us"])
     one_sided = frames["op_args"].filter(pl.col("side") != "both")
     table(f"Op and argument sets on one side only (top {top} by GPU time)", one_sided.head(top),
-          ["side", *KEYS["op_args"], "base_count", "variant_count", "diff_us"])
+          ["side", *KEYS["op_args"], "diff_us", "base_count", "variant_count"])
     out.append("")
     parts = []
     for level in ("ops", "op_args", "kernels", "categories", "tree"):
@@ -131,6 +134,7 @@ def _slower(frames: dict, pct: float) -> str | None:
 def cmd_diff(args) -> int:
     from . import diff
     from .cmd_analysis import _open
+    from .dataset import Dataset
     from .output import frame_json, terminal_width, write_frame, write_text
 
     fmt = args.format or ("csv" if args.out else "table")
@@ -145,8 +149,10 @@ def cmd_diff(args) -> int:
     levels = [args.level] if args.level else list(LEVELS)
     with _open(args.dataset) as ds:
         ids = diff.pair(ds, args.base, args.variant)
-        frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline"}}
         labels = _labels(ds, ids)
+    # the two traces opened on their own: the views then read nothing of the dataset's other traces
+    with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
+        frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline"}}
     top = 10 if args.top is None else args.top
     if args.out:
         os.makedirs(args.out, exist_ok=True)
@@ -157,6 +163,9 @@ def cmd_diff(args) -> int:
             print(path, file=sys.stderr)
     elif args.level:
         df = display(frames[args.level])
+        if df.height == 0 or args.top == 0:
+            raise EmptySelection("--top 0 selects no rows" if args.top == 0
+                                 else f"no {args.level} rows in the two traces")
         write_frame(df.head(args.top) if args.top is not None else df, fmt, args.output, wide=args.wide)
     elif fmt == "json":
         import json
