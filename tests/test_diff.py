@@ -22,7 +22,7 @@ import tracesql
 from tracesql.cmd_diff import EXIT_SLOWER
 
 SLOW_NS = 123_457  # per GPU event of the chosen op
-LEVELS = ("timeline", "categories", "ops", "op_args", "kernels", "tree")
+LEVELS = ("timeline", "categories", "ops", "op_args", "modules", "kernels", "tree")
 
 
 def _ns(us) -> int:
@@ -134,6 +134,13 @@ def test_the_slowed_op_is_on_top_of_every_level(pair):
     b = top["base_ns"]
     assert top["variant_ns"] == b + n * SLOW_NS and top["ratio"] == pytest.approx((b + n * SLOW_NS) / b, rel=1e-12)
     assert top["base_count"] == top["variant_count"] == 48  # the calls on that argument set (2 per layer)
+    # the nn.Module instances around the call (its Linear, the MLP, the decoder layer, the model) grew by as much
+    modules = d["modules"].filter(d["modules"]["diff_ns"] != 0)
+    assert modules.rows() == [(p, "both", 1, 1, b_ns, b_ns + n * SLOW_NS, n * SLOW_NS, (b_ns + n * SLOW_NS) / b_ns)
+                              for p, b_ns in zip(modules["module_path"], modules["base_ns"], strict=True)]
+    assert list(modules["module_path"]) == ["Qwen2Model_0", "Qwen2Model_0/Qwen2DecoderLayer_0",
+                                            "Qwen2Model_0/Qwen2DecoderLayer_0/Qwen2MLP_0",
+                                            "Qwen2Model_0/Qwen2DecoderLayer_0/Qwen2MLP_0/Linear_4"]
     # the merged call trees: the call's own node is the lowest common ancestor of the change, its ancestors (the
     # nn.Modules and ops above it) grew by as much, with nothing of their own
     tree = d["tree"]
@@ -177,7 +184,7 @@ def test_first_screen_h100_vs_mi300_fits_120_columns(pair, capsys, monkeypatch):
     assert cat[:4] == ["elementwise", "both", "-4,713.125", "-26.864"]
     one = first_row("Op and argument sets on one side only")
     assert one[:2] == ["variant_only", "aten::fill_"] and one[-2:] == ["107.545", "24"]
-    assert "kernels: 6 base only (18.912 ms), 6 variant only (32.047 ms)" in " ".join(lines)
+    assert "kernels: 6 base only (18.912 ms), 6 variant only (32.047 ms)" in " ".join(ln.strip() for ln in lines)
     # where in the call tree: the attention of the fifth decoder layer (Qwen2Attention_4) grew most, all of it in
     # its aten::_flash_attention_forward call (the kernels underneath have other names on each platform)
     where = first_row("Where in the call tree")

@@ -14,7 +14,8 @@ EXIT_SLOWER = 3
 # The key columns of each level (the first columns of its frame), as in sql/diff/.
 KEYS = {"timeline": ["measure"], "categories": ["kernel_category"], "ops": ["op_name"],
         "op_args": ["op_name", "input_dims", "input_type", "input_strides", "concrete_inputs"],
-        "kernels": ["name", "activity_class"], "tree": ["depth", "kind", "name", "input_dims", "path"]}
+        "modules": ["module_path"], "kernels": ["name", "activity_class"],
+        "tree": ["depth", "kind", "name", "input_dims", "path"]}
 
 
 def display(df):
@@ -88,7 +89,7 @@ def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], to
           ["side", *KEYS["op_args"], "diff_us", "base_count", "variant_count"])
     out.append("")
     parts = []
-    for level in ("ops", "op_args", "kernels", "categories", "tree"):
+    for level in ("ops", "op_args", "modules", "kernels", "categories", "tree"):
         df = frames[level]
         counts = []
         for side in ("base_only", "variant_only"):
@@ -199,7 +200,8 @@ def register(subparsers) -> None:
     s.add_argument("variant", metavar="VARIANT", help="the variant trace: a trace_id or label, as --trace takes it")
     s.add_argument("--level", "-l", choices=list(LEVELS),
                    help="one level, every row: timeline, categories, ops, op_args (op, input dims, dtypes, strides, "
-                        "concrete inputs), kernels (short names) or tree (the merged call trees)")
+                        "concrete inputs), modules (nn.Module instances by path), kernels (short names) or tree "
+                        "(the merged call trees)")
     s.add_argument("--top", "-n", type=nonneg_int, metavar="N",
                    help="the first N rows of each list of the first screen (default 10), or of --level")
     s.add_argument("--fail-if-slower", type=float, metavar="PCT",

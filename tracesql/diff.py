@@ -16,6 +16,7 @@ LEVELS = {
     "categories": "diff_kernel_categories",  # sql/diff/categories.sql
     "ops": "diff_ops",                   # sql/diff/ops.sql
     "op_args": "diff_op_args",           # sql/diff/ops.sql
+    "modules": "diff_modules",           # sql/diff/modules.sql
     "kernels": "diff_kernels",           # sql/diff/kernels.sql
     "tree": "diff_tree",                 # sql/diff/tree.sql
 }
@@ -43,7 +44,8 @@ def diff(ds, base: str, variant: str, level: str | None = None) -> pl.DataFrame 
       base, variant  a trace_id (or its first 6+ digits), a label, a file name or a path suffix
       level          ``timeline`` (diff_gpu_timeline), ``categories`` (diff_kernel_categories), ``ops``
                      (diff_ops), ``op_args`` (diff_op_args: op name, input dims, dtypes, strides, concrete
-                     inputs), ``kernels`` (diff_kernels, short names) or ``tree`` (diff_tree: the two call trees
+                     inputs), ``modules`` (diff_modules: nn.Module instances by path), ``kernels`` (diff_kernels,
+                     short names) or ``tree`` (diff_tree: the two call trees
                      merged by op name and argument set, with self_diff_ns, the change attributed to the node as
                      the lowest common ancestor); None: a dict of every level
 
