@@ -68,7 +68,8 @@ def pair(tmp_path_factory, shared_traces):
     work = tmp_path_factory.mktemp("diff")
     out = work / "ds"
     src = shared_traces / "nvidia/h100_qwen_infer.json.gz"
-    (b, m) = tracesql.ingest([str(src), str(shared_traces / "amd/mi300_qwen_infer.json.gz")], out=out, quiet=True)
+    (b, m, _) = tracesql.ingest([str(src), str(shared_traces / "amd/mi300_qwen_infer.json.gz"),
+                                 str(shared_traces / "cpu/hta_cpu_only_rank34.json.gz")], out=out, quiet=True)
     with tracesql.open(out) as ds:
         # the op: the first aten::mm call (by start) on the aten::mm argument set with the most GPU time
         args = ds.sql("""SELECT input_dims, input_type, input_strides, concrete_inputs FROM op_arg_summary
@@ -223,3 +224,16 @@ def test_fail_if_slower(pair, capsys, monkeypatch):
     assert _cli(capsys, monkeypatch, "diff", str(out), base, variant, "--fail-if-slower", "0.5")[0] == 0
     assert _cli(capsys, monkeypatch, "diff", str(out), variant, base, "--fail-if-slower", "0")[0] == 0
     assert _cli(capsys, monkeypatch, "diff", str(out), base, base, "--fail-if-slower", "0")[0] == 0
+
+
+def test_a_trace_without_gpu_activity(pair, capsys, monkeypatch):
+    """Against a CPU-only trace every GPU row is one-sided; the screen says so and --fail-if-slower has nothing to
+    compare."""
+    out, base, _, _, _, _ = pair
+    with tracesql.open(out) as ds:
+        tl = ds.diff(base, "hta_cpu_only_rank34.json.gz", level="timeline")
+    assert set(tl["side"]) == {"base_only"} and tl.height == 8 and tl["variant_ns"].null_count() == 8
+    assert dict(zip(tl["measure"], tl["diff_ns"], strict=True))["span"] == -49_652_832
+    rc, text, _ = _cli(capsys, monkeypatch, "diff", str(out), base, "hta_cpu_only_rank34.json.gz",
+                       "--fail-if-slower", "0")
+    assert rc == 0 and text.splitlines()[2] == "Total      no GPU activity in the variant: no GPU timeline to compare"

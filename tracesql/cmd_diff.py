@@ -56,7 +56,11 @@ def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], to
 
     tl = {r["measure"]: r for r in frames["timeline"].iter_rows(named=True)}
     out = [f"== base {labels[0]} (trace {ids[0]})", f"   variant {labels[1]} (trace {ids[1]})"]
-    if "span" in tl:
+    missing = [who for who, key in (("baseline", "base_ns"), ("variant", "variant_ns"))
+               if key not in tl.get("span", {}) or tl["span"][key] is None]
+    if missing:
+        out.append("Total      no GPU activity in the " + " and the ".join(missing) + ": no GPU timeline to compare")
+    else:
         s, b, i = tl["span"], tl["busy"], tl["idle"]
         verdict = "slower" if s["diff_ns"] > 0 else "faster" if s["diff_ns"] < 0 else "unchanged"
         out += _wrap(f"Total      GPU span {s['base_ns'] / 1e6:,.3f} ms -> {s['variant_ns'] / 1e6:,.3f} ms: "
@@ -126,6 +130,8 @@ def _slower(frames: dict, pct: float) -> str | None:
     if span.height == 0:
         return None
     b, v = span["base_ns"][0], span["variant_ns"][0]
+    if b is None or v is None:  # a trace without GPU activity: no span to compare
+        return None
     if b and 100.0 * (v - b) / b > pct:
         return (f"the variant's GPU span is {100.0 * (v - b) / b:.2f} % above the baseline's ({b / 1e6:,.3f} ms -> "
                 f"{v / 1e6:,.3f} ms), more than --fail-if-slower {pct:g}")
