@@ -157,9 +157,14 @@ def cmd_diff(args) -> int:
     with _open(args.dataset) as ds:
         ids = diff.pair(ds, args.base, args.variant)
         labels = _labels(ds, ids)
-    # the two traces opened on their own: the views then read nothing of the dataset's other traces
-    with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
-        frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline"}}
+        # a graph replay takes its ops from its capture trace (tree/graph_capture): then the whole dataset is read
+        replays = ds.con.execute("SELECT count(*) FROM launches WHERE launch_kind = 'graph' AND trace_id IN (?, ?)",
+                                 list(ids)).fetchall()[0][0]
+        if replays:
+            frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline"}}
+    if not replays:  # the two traces opened on their own: the views read nothing of the dataset's other traces
+        with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
+            frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline"}}
     top = 10 if args.top is None else args.top
     if args.out:
         os.makedirs(args.out, exist_ok=True)
