@@ -22,7 +22,7 @@ import tracesql
 from tracesql.cmd_diff import EXIT_SLOWER
 
 SLOW_NS = 123_457  # per GPU event of the chosen op
-LEVELS = ("timeline", "categories", "ops", "op_args", "modules", "kernels", "tree")
+LEVELS = ("timeline", "steps", "steady", "categories", "ops", "op_args", "modules", "kernels", "tree")
 
 
 def _ns(us) -> int:
@@ -135,6 +135,11 @@ def test_the_slowed_op_is_on_top_of_every_level(pair):
     b = top["base_ns"]
     assert top["variant_ns"] == b + n * SLOW_NS and top["ratio"] == pytest.approx((b + n * SLOW_NS) / b, rel=1e-12)
     assert top["base_count"] == top["variant_count"] == 48  # the calls on that argument set (2 per layer)
+    # its step (h100_qwen_infer has one, ProfilerStep#6, so it is also the steady state) did the same more work
+    for level in ("steps", "steady"):
+        busy = d[level].filter(d[level]["measure"] == "busy").row(0, named=True)
+        assert busy["diff_ns"] == n * SLOW_NS and busy["side"] == "both", level
+    assert d["steady"]["base_steps"][0] == d["steady"]["variant_steps"][0] == "ProfilerStep#6"
     # the nn.Module instances around the call (its Linear, the MLP, the decoder layer, the model) grew by as much
     modules = d["modules"].filter(d["modules"]["diff_ns"] != 0)
     assert modules.rows() == [(p, "both", 1, 1, b_ns, b_ns + n * SLOW_NS, n * SLOW_NS, (b_ns + n * SLOW_NS) / b_ns)
@@ -237,3 +242,24 @@ def test_a_trace_without_gpu_activity(pair, capsys, monkeypatch):
     rc, text, _ = _cli(capsys, monkeypatch, "diff", str(out), base, "hta_cpu_only_rank34.json.gz",
                        "--fail-if-slower", "0")
     assert rc == 0 and text.splitlines()[2] == "Total      no GPU activity in the variant: no GPU timeline to compare"
+
+
+def test_steps_are_paired_by_position(tmp_path, shared_traces):
+    """HTA's trace_compare pair: two steps each (ProfilerStep#1009, #1010); in the test trace the second step
+    launched no GPU work, so its timeline is one-sided, and the steady state (the steps after the first) exists in
+    the base trace only."""
+    out = tmp_path / "ds"
+    base, test = tracesql.ingest([str(shared_traces / "nvidia/hta_trace_compare_base.json.gz"),
+                                  str(shared_traces / "nvidia/hta_trace_compare_test.json.gz")], out=out, quiet=True)
+    with tracesql.open(out) as ds:
+        steps = ds.diff(base.trace_id, test.trace_id, level="steps")
+        steady = ds.diff(base.trace_id, test.trace_id, level="steady")
+    rows = {(r["step_pos"], r["measure"]): r for r in steps.iter_rows(named=True)}
+    assert len(rows) == 16
+    first, second = rows[(1, "busy")], rows[(2, "busy")]
+    assert (first["base_step"], first["variant_step"], first["side"], first["base_ns"], first["diff_ns"]) == (
+        "ProfilerStep#1009", "ProfilerStep#1009", "both", 4000, 0)
+    assert (second["base_step"], second["variant_step"], second["side"], second["base_ns"], second["diff_ns"]) == (
+        "ProfilerStep#1010", "ProfilerStep#1010", "base_only", 4000, -4000)
+    assert list(steps["diff_ns"][:3]) == [-4000] * 3 and set(steady["side"]) == {"base_only"}
+    assert steady["base_steps"][0] == "ProfilerStep#1010" and steady.height == 8

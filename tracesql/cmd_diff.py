@@ -12,7 +12,8 @@ from .output import DATASET_HELP, EmptySelection, UsageError
 EXIT_SLOWER = 3
 
 # The key columns of each level (the first columns of its frame), as in sql/diff/.
-KEYS = {"timeline": ["measure"], "categories": ["kernel_category"], "ops": ["op_name"],
+KEYS = {"timeline": ["measure"], "steps": ["step_pos", "base_step", "variant_step", "measure"],
+        "steady": ["measure", "base_steps", "variant_steps"], "categories": ["kernel_category"], "ops": ["op_name"],
         "op_args": ["op_name", "input_dims", "input_type", "input_strides", "concrete_inputs"],
         "modules": ["module_path"], "kernels": ["name", "activity_class"],
         "tree": ["depth", "kind", "name", "input_dims", "path"]}
@@ -67,6 +68,13 @@ def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], to
                      f"{s['diff_ns'] / 1e6:+,.3f} ms ({_pct(s['base_ns'], s['variant_ns'])}), {verdict}; "
                      f"busy {b['diff_ns'] / 1e6:+,.3f} ms ({_pct(b['base_ns'], b['variant_ns'])}), "
                      f"idle {i['diff_ns'] / 1e6:+,.3f} ms", width)
+
+    steady = {r["measure"]: r for r in frames["steady"].iter_rows(named=True)}
+    busy = steady.get("busy")
+    if busy and busy["side"] == "both":
+        out += _wrap(f"Steady     busy per step {busy['base_ns'] / 1e6:,.3f} ms -> {busy['variant_ns'] / 1e6:,.3f} ms: "
+                     f"{busy['diff_ns'] / 1e6:+,.3f} ms ({_pct(busy['base_ns'], busy['variant_ns'])}); steady "
+                     f"steps: base {busy['base_steps']}; variant {busy['variant_steps']}", width)
 
     def table(title: str, df, cols: list[str]) -> None:
         out.append("")
@@ -161,10 +169,10 @@ def cmd_diff(args) -> int:
         replays = ds.con.execute("SELECT count(*) FROM launches WHERE launch_kind = 'graph' AND trace_id IN (?, ?)",
                                  list(ids)).fetchall()[0][0]
         if replays:
-            frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline"}}
+            frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline", "steady"}}
     if not replays:  # the two traces opened on their own: the views read nothing of the dataset's other traces
         with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
-            frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline"}}
+            frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline", "steady"}}
     top = 10 if args.top is None else args.top
     if args.out:
         os.makedirs(args.out, exist_ok=True)
@@ -210,7 +218,8 @@ def register(subparsers) -> None:
     s.add_argument("base", metavar="BASE", help="the baseline trace: a trace_id or label, as --trace takes it")
     s.add_argument("variant", metavar="VARIANT", help="the variant trace: a trace_id or label, as --trace takes it")
     s.add_argument("--level", "-l", choices=list(LEVELS),
-                   help="one level, every row: timeline, categories, ops, op_args (op, input dims, dtypes, strides, "
+                   help="one level, every row: timeline, steps (the k-th ProfilerStep of each trace), steady (mean "
+                        "per step after the first), categories, ops, op_args (op, input dims, dtypes, strides, "
                         "concrete inputs), modules (nn.Module instances by path), kernels (short names) or tree "
                         "(the merged call trees)")
     s.add_argument("--top", "-n", type=nonneg_int, metavar="N",

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 # level -> the table macro of sql/diff/ that computes it
 LEVELS = {
     "timeline": "diff_gpu_timeline",     # sql/diff/timeline.sql
+    "steps": "diff_gpu_timeline_by_step",  # sql/diff/steps.sql
+    "steady": "diff_gpu_timeline_steady",  # sql/diff/steps.sql
     "categories": "diff_kernel_categories",  # sql/diff/categories.sql
     "ops": "diff_ops",                   # sql/diff/ops.sql
     "op_args": "diff_op_args",           # sql/diff/ops.sql
@@ -42,7 +44,9 @@ def diff(ds, base: str, variant: str, level: str | None = None) -> pl.DataFrame 
 
     Parameters:
       base, variant  a trace_id (or its first 6+ digits), a label, a file name or a path suffix
-      level          ``timeline`` (diff_gpu_timeline), ``categories`` (diff_kernel_categories), ``ops``
+      level          ``timeline`` (diff_gpu_timeline), ``steps`` (diff_gpu_timeline_by_step: the k-th ProfilerStep
+                     of each trace paired), ``steady`` (diff_gpu_timeline_steady: mean per step over the steps after
+                     the first), ``categories`` (diff_kernel_categories), ``ops``
                      (diff_ops), ``op_args`` (diff_op_args: op name, input dims, dtypes, strides, concrete
                      inputs), ``modules`` (diff_modules: nn.Module instances by path), ``kernels`` (diff_kernels,
                      short names) or ``tree`` (diff_tree: the two call trees
