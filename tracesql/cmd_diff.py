@@ -49,8 +49,10 @@ def _pct(a: float, b: float) -> str:
 
 
 def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], top: int, width: int | None) -> str:
-    """The first screen: total change, the biggest regressions and improvements by op and argument set, the
-    categories that moved and what exists on one side only (each a table of the level's rows)."""
+    """The first screen: the total change (GPU span, busy, idle), the steady state's busy time per step, the GPU
+    timeline, the biggest regressions and improvements by op and argument set, the categories that moved, where in
+    the call tree the time changed, and what exists on one side only (each table a selection of a level's rows;
+    every number is the level's, from sql/diff/)."""
     import polars as pl
 
     from .output import fit_line, format_table
