@@ -212,7 +212,7 @@ def register(subparsers) -> None:
     s = subparsers.add_parser(
         "diff", help="compare two traces of a dataset: GPU timeline, categories, ops, ops by argument set, kernels",
         description="The trace VARIANT against the trace BASE of the same dataset, level by level, each row with the "
-                    "baseline's and the variant's value, the difference and the change in %%, sorted by the size of "
+                    "baseline's and the variant's value, the difference and the change in %, sorted by the size of "
                     "the difference; rows present on one side only are kept and flagged. Without --level, the first "
                     "screen: total change, biggest regressions and improvements by op and argument set, categories "
                     "that moved, what exists on one side only. Times in µs.")
