@@ -10,12 +10,12 @@ import textwrap
 
 import duckdb
 
-from . import cmd_analysis, cmd_categories, cmd_comm, cmd_tree
+from . import cmd_analysis, cmd_categories, cmd_comm, cmd_diff, cmd_tree
 from .errors import DatasetError, TraceError
 from .output import DATASET_HELP, EmptySelection, UsageError, format_table, terminal_width, write_frame
 
 # Modules that add subcommands: each defines register(subparsers).
-COMMAND_MODULES = [cmd_tree, cmd_categories, cmd_analysis, cmd_comm]
+COMMAND_MODULES = [cmd_tree, cmd_categories, cmd_analysis, cmd_comm, cmd_diff]
 
 # Exit statuses (listed in `tracesql --help`).
 EXIT_OK = 0
@@ -24,7 +24,8 @@ EXIT_USAGE = 2  # bad command line (argparse uses 2 too), found while parsing or
 EXIT_INTERRUPTED = 130
 
 EPILOG = f"""exit status: {EXIT_OK} success; {EXIT_FAILED} a trace, dataset, rule file or query failed (one line
-'tracesql: error: ...' on stderr); {EXIT_USAGE} bad command line; {EXIT_INTERRUPTED} interrupted (Ctrl-C)."""
+'tracesql: error: ...' on stderr); {EXIT_USAGE} bad command line; 3 diff --fail-if-slower: the variant is slower;
+{EXIT_INTERRUPTED} interrupted (Ctrl-C)."""
 
 
 def _fail(msg: str, code: int = EXIT_USAGE) -> int:

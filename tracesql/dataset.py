@@ -431,6 +431,13 @@ class Dataset:
 
         return ranks(self, job=job)
 
+    def diff(self, base: str, variant: str, level: str | None = None) -> pl.DataFrame | dict[str, pl.DataFrame]:
+        """The trace ``variant`` compared with the trace ``base`` of this dataset, one level or (level None) a dict
+        of every level (tracesql.diff.diff: the parameters and columns are documented there)."""
+        from .diff import diff
+
+        return diff(self, base, variant, level=level)
+
     def close(self) -> None:
         if self.con is not None:
             self.con.close()

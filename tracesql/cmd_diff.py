@@ -1,0 +1,240 @@
+"""Command `tracesql diff DATASET BASE VARIANT`: two traces of one dataset compared (tracesql.diff, sql/diff/)."""
+from __future__ import annotations
+
+import os
+import sys
+
+from .diff import LEVELS
+from .output import DATASET_HELP, EmptySelection, UsageError
+
+# Exit status of `diff --fail-if-slower PCT` when the variant's GPU span is more than PCT % above the baseline's
+# (the output is written first; 1 and 2 keep their meaning of every command: bad input, bad command line).
+EXIT_SLOWER = 3
+
+# The key columns of each level (the first columns of its frame), as in sql/diff/.
+KEYS = {"timeline": ["measure"], "steps": ["step_pos", "base_step", "variant_step", "measure"],
+        "steady": ["measure", "base_steps", "variant_steps"], "categories": ["kernel_category"], "ops": ["op_name"],
+        "op_args": ["op_name", "input_dims", "input_type", "input_strides", "concrete_inputs"],
+        "modules": ["module_path"], "kernels": ["name", "activity_class"],
+        "tree": ["depth", "kind", "name", "input_dims", "path"]}
+
+
+def display(df):
+    """A level's frame for people and files: times in µs (base_us, variant_us, diff_us) and the change in % of the
+    baseline (change_pct = 100 (ratio - 1)), the ns columns and the ratio left out; a kernel's activity_class is
+    `class`, as in `tracesql kernels`. Columns: the level's key, side, diff_us, change_pct (self_diff_us), then
+    base_us, variant_us, base_count, variant_count (a table too narrow for all leaves out the last ones first)."""
+    import polars as pl
+
+    out = df.with_columns(
+        (pl.col("base_ns") / 1e3).alias("base_us"), (pl.col("variant_ns") / 1e3).alias("variant_us"),
+        (pl.col("diff_ns") / 1e3).alias("diff_us"), ((pl.col("ratio") - 1) * 100).alias("change_pct"),
+        *([(pl.col("self_diff_ns") / 1e3).alias("self_diff_us")] if "self_diff_ns" in df.columns else []),
+    ).drop("base_ns", "variant_ns", "diff_ns", "ratio", *(["self_diff_ns"] if "self_diff_ns" in df.columns else [])
+           ).rename({"activity_class": "class"} if "activity_class" in df.columns else {})
+    values = [c for c in ("side", "diff_us", "change_pct", "self_diff_us", "base_us", "variant_us", "base_count",
+                          "variant_count") if c in out.columns]
+    return out.select([c for c in out.columns if c not in values] + values)
+
+
+def _labels(ds, ids: tuple[str, str]) -> tuple[str, str]:
+    from .analysis import trace_labels
+
+    labels = trace_labels(ds)
+    return labels[ids[0]], labels[ids[1]]
+
+
+def _pct(a: float, b: float) -> str:
+    return f"{100.0 * (b - a) / a:+.1f} %" if a else "n/a"
+
+
+def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], top: int, width: int | None) -> str:
+    """The first screen: the total change (GPU span, busy, idle), the steady state's busy time per step, the GPU
+    timeline, the biggest regressions and improvements by op and argument set, the categories that moved, where in
+    the call tree the time changed, and what exists on one side only (each table a selection of a level's rows;
+    every number is the level's, from sql/diff/)."""
+    import polars as pl
+
+    from .output import fit_line, format_table
+
+    tl = {r["measure"]: r for r in frames["timeline"].iter_rows(named=True)}
+    out = [f"== base {labels[0]} (trace {ids[0]})", f"   variant {labels[1]} (trace {ids[1]})"]
+    missing = [who for who, key in (("baseline", "base_ns"), ("variant", "variant_ns"))
+               if key not in tl.get("span", {}) or tl["span"][key] is None]
+    if missing:
+        out.append("Total      no GPU activity in the " + " and the ".join(missing) + ": no GPU timeline to compare")
+    else:
+        s, b, i = tl["span"], tl["busy"], tl["idle"]
+        verdict = "slower" if s["diff_ns"] > 0 else "faster" if s["diff_ns"] < 0 else "unchanged"
+        out += _wrap(f"Total      GPU span {s['base_ns'] / 1e6:,.3f} ms -> {s['variant_ns'] / 1e6:,.3f} ms: "
+                     f"{s['diff_ns'] / 1e6:+,.3f} ms ({_pct(s['base_ns'], s['variant_ns'])}), {verdict}; "
+                     f"busy {b['diff_ns'] / 1e6:+,.3f} ms ({_pct(b['base_ns'], b['variant_ns'])}), "
+                     f"idle {i['diff_ns'] / 1e6:+,.3f} ms", width)
+
+    steady = {r["measure"]: r for r in frames["steady"].iter_rows(named=True)}
+    busy = steady.get("busy")
+    if busy and busy["side"] == "both":
+        out += _wrap(f"Steady     busy per step {busy['base_ns'] / 1e6:,.3f} ms -> {busy['variant_ns'] / 1e6:,.3f} ms: "
+                     f"{busy['diff_ns'] / 1e6:+,.3f} ms ({_pct(busy['base_ns'], busy['variant_ns'])}); steady "
+                     f"steps: base {busy['base_steps']}; variant {busy['variant_steps']}", width)
+
+    def table(title: str, df, cols: list[str]) -> None:
+        out.append("")
+        out.append(title)
+        out.extend((format_table(display(df).select(cols), max_rows=None, width=width) if df.height
+                    else "(none)").splitlines())
+
+    times = ["diff_us", "change_pct", "base_us", "variant_us", "base_count", "variant_count"]
+    table("GPU timeline (all devices pooled)", frames["timeline"],
+          ["measure", "diff_us", "change_pct", "base_us", "variant_us"])
+    args = frames["op_args"].filter(pl.col("side") == "both")
+    table(f"Biggest regressions by op and argument set (variant slower; top {top})",
+          args.filter(pl.col("diff_ns") > 0).head(top), KEYS["op_args"] + times)
+    table(f"Biggest improvements by op and argument set (variant faster; top {top})",
+          args.filter(pl.col("diff_ns") < 0).head(top), KEYS["op_args"] + times)
+    table(f"Kernel categories that moved (default rules; top {top})",
+          frames["categories"].filter(pl.col("diff_ns") != 0).head(top), ["kernel_category", "side", *times])
+    tree = frames["tree"].filter(pl.col("self_diff_ns") != 0).head(top)
+    tree = tree.with_columns(pl.Series("module", [_module_of(p) for p in tree["path"]], dtype=pl.String))
+    table(f"Where in the call tree (change not explained by a child present in both; top {top})", tree,
+          ["name", "input_dims", "module", "self_diff_us", "diff_us"])
+    one_sided = frames["op_args"].filter(pl.col("side") != "both")
+    table(f"Op and argument sets on one side only (top {top} by GPU time)", one_sided.head(top),
+          ["side", *KEYS["op_args"], "diff_us", "base_count", "variant_count"])
+    out.append("")
+    parts = []
+    for level in ("ops", "op_args", "modules", "kernels", "categories", "tree"):
+        df = frames[level]
+        counts = []
+        for side in ("base_only", "variant_only"):
+            rows = df.filter(pl.col("side") == side)
+            ms = abs(rows["diff_ns"].sum()) / 1e6 if rows.height else 0.0
+            counts.append(f"{rows.height:,} {side.replace('_', ' ')} ({ms:,.3f} ms)")
+        parts.append(f"{level.replace('_', ' ')}: " + ", ".join(counts))
+    line = "One side only  " + "; ".join(parts)
+    out += _wrap(line, width)
+    out.append("(kernel names rarely match across vendors and versions: `--level kernels` lists them)")
+    if width is not None:
+        out = [fit_line(ln, width) for ln in out]
+    return "\n".join(out) + "\n"
+
+
+def _module_of(path: str) -> str:
+    """The innermost nn.Module above the last node of a diff_tree path ('' when none)."""
+    above = [p for p in path.split(" > ")[:-1] if p.startswith("nn.Module: ")]
+    return above[-1] if above else ""
+
+
+def _wrap(line: str, width: int | None) -> list[str]:
+    import textwrap
+
+    if width is None:
+        return [line]
+    return textwrap.wrap(line, width=width, subsequent_indent="               ", break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def _slower(frames: dict, pct: float) -> str | None:
+    """The message of --fail-if-slower when the variant's GPU span exceeds the baseline's by more than pct %."""
+    span = frames["timeline"].filter(frames["timeline"]["measure"] == "span")
+    if span.height == 0:
+        return None
+    b, v = span["base_ns"][0], span["variant_ns"][0]
+    if b is None or v is None:  # a trace without GPU activity: no span to compare
+        return None
+    if b and 100.0 * (v - b) / b > pct:
+        return (f"the variant's GPU span is {100.0 * (v - b) / b:.2f} % above the baseline's ({b / 1e6:,.3f} ms -> "
+                f"{v / 1e6:,.3f} ms), more than --fail-if-slower {pct:g}")
+    return None
+
+
+def cmd_diff(args) -> int:
+    from . import diff
+    from .cmd_analysis import _open
+    from .dataset import Dataset
+    from .output import frame_json, terminal_width, write_frame, write_text
+
+    fmt = args.format or ("csv" if args.out else "table")
+    if args.out and fmt == "table":
+        raise UsageError("--out writes csv, json or parquet files, not a table")
+    if args.out and args.output:
+        raise UsageError("--out DIR and --output FILE cannot be used together")
+    if args.level is None and not args.out and fmt in ("csv", "parquet"):
+        raise UsageError(f"--format {fmt} needs --level LEVEL (one level) or --out DIR (a file per level)")
+    if args.fail_if_slower is not None and args.fail_if_slower < 0:
+        raise UsageError(f"--fail-if-slower must be 0 or more, not {args.fail_if_slower:g}")
+    levels = [args.level] if args.level else list(LEVELS)
+    with _open(args.dataset) as ds:
+        ids = diff.pair(ds, args.base, args.variant)
+        labels = _labels(ds, ids)
+        # a graph replay takes its ops from its capture trace (tree/graph_capture): then the whole dataset is read
+        replays = ds.con.execute("SELECT count(*) FROM launches WHERE launch_kind = 'graph' AND trace_id IN (?, ?)",
+                                 list(ids)).fetchall()[0][0]
+        if replays:
+            frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline", "steady"}}
+    if not replays:  # the two traces opened on their own: the views read nothing of the dataset's other traces
+        with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
+            frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline", "steady"}}
+    top = 10 if args.top is None else args.top
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        for lv in levels:
+            df = display(frames[lv])
+            path = os.path.join(args.out, f"diff_{lv}.{fmt}")
+            write_frame(df, fmt, path)
+            print(path, file=sys.stderr)
+    elif args.level:
+        df = display(frames[args.level])
+        if df.height == 0 or args.top == 0:
+            raise EmptySelection("--top 0 selects no rows" if args.top == 0
+                                 else f"no {args.level} rows in the two traces")
+        write_frame(df.head(args.top) if args.top is not None else df, fmt, args.output, wide=args.wide)
+    elif fmt == "json":
+        import json
+
+        doc = {"base": {"trace_id": ids[0], "trace": labels[0]}, "variant": {"trace_id": ids[1], "trace": labels[1]}}
+        doc.update({lv: frame_json(display(frames[lv])) for lv in levels})
+        write_text(json.dumps(doc) + "\n", args.output)
+    else:
+        width = None if args.wide or args.output else terminal_width()
+        write_text(first_screen(frames, labels, ids, top, width), args.output)
+    if args.fail_if_slower is not None:
+        msg = _slower(frames, args.fail_if_slower)
+        if msg:
+            print(f"tracesql: {msg}", file=sys.stderr)
+            return EXIT_SLOWER
+    return 0
+
+
+def register(subparsers) -> None:
+    from .cmd_analysis import nonneg_int
+
+    s = subparsers.add_parser(
+        "diff", help="compare two traces of a dataset: GPU timeline, categories, ops, ops by argument set, kernels",
+        description="The trace VARIANT against the trace BASE of the same dataset, level by level, each row with the "
+                    "baseline's and the variant's value, the difference and the change in %, sorted by the size of "
+                    "the difference; rows present on one side only are kept and flagged. Without --level, the first "
+                    "screen: total change, biggest regressions and improvements by op and argument set, categories "
+                    "that moved, what exists on one side only. Times in µs.")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
+    s.add_argument("base", metavar="BASE", help="the baseline trace: a trace_id or label, as --trace takes it")
+    s.add_argument("variant", metavar="VARIANT", help="the variant trace: a trace_id or label, as --trace takes it")
+    s.add_argument("--level", "-l", choices=list(LEVELS),
+                   help="one level, every row: timeline, steps (the k-th ProfilerStep of each trace), steady (mean "
+                        "per step after the first), categories, ops, op_args (op, input dims, dtypes, strides, "
+                        "concrete inputs), modules (nn.Module instances by path), kernels (short names) or tree "
+                        "(the merged call trees)")
+    s.add_argument("--top", "-n", type=nonneg_int, metavar="N",
+                   help="the first N rows of each list of the first screen (default 10), or of --level")
+    s.add_argument("--fail-if-slower", type=float, metavar="PCT",
+                   help=f"exit with status {EXIT_SLOWER} (after the output) when the variant's GPU span is more than "
+                        "PCT %% above the baseline's")
+    s.add_argument("--format", "-f", choices=["table", "csv", "json", "parquet"], default=None,
+                   help="table (the default: the first screen, or the --level table), csv, json (without --level: one "
+                        "object keyed by level) or parquet; with --out the default is csv; csv and parquet without "
+                        "--level need --out")
+    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    s.add_argument("--out", metavar="DIR", help="write one file per level into DIR (diff_<level>.csv|json|parquet)")
+    s.add_argument("--wide", "-w", action="store_true", help="print the tables whole (no column left out, no name "
+                   "shortened to fit the terminal)")
+    s.set_defaults(func=cmd_diff)
