@@ -358,7 +358,11 @@ def test_ctrl_c_stops_the_whole_run(shared_traces, qwen_dataset, tmp_path, when)
         assert "tracesql: interrupted" in out and "Traceback" not in out and "internal error" not in out, out
         assert "mi300_qwen_infer" not in out, out  # the second file was not ingested
         if target == existing:
-            assert _snapshot(existing) == before
+            # the data as it was; the record of runs gains this run, marked interrupted
+            new_records = sorted(set(_snapshot(existing)) - set(before))
+            assert [p for p in _snapshot(existing) if p not in new_records] == before
+            assert len(new_records) == 1 and new_records[0].startswith("runs/"), new_records
+            assert json.loads((existing / new_records[0]).read_text())["status"] == "interrupted"
             assert not [p for p in (existing / ".staging").glob("*")] if (existing / ".staging").exists() else True
         else:
             assert not target.exists(), list(target.rglob("*"))

@@ -24,8 +24,8 @@ EXIT_USAGE = 2  # bad command line (argparse uses 2 too), found while parsing or
 EXIT_INTERRUPTED = 130
 
 EPILOG = f"""exit status: {EXIT_OK} success; {EXIT_FAILED} a trace, dataset, rule file or query failed (one line
-'tracesql: error: ...' on stderr); {EXIT_USAGE} bad command line; 3 diff --fail-if-slower: the variant is slower;
-{EXIT_INTERRUPTED} interrupted (Ctrl-C)."""
+'tracesql: error: ...' on stderr); {EXIT_USAGE} bad command line; {EXIT_INTERRUPTED} interrupted (Ctrl-C); 3 (diff
+--fail-if-slower) the variant is slower."""
 
 
 def _fail(msg: str, code: int = EXIT_USAGE) -> int:
