@@ -14,9 +14,9 @@
 --
 -- @requires perf/model perf/devices gpu/steps gpu/activity lib/pytext
 
--- _perf_peak(d, precision): the device row's peak, TFLOP/s, for a precision name.
-CREATE OR REPLACE MACRO _perf_peak(d, precision) AS
-    CASE precision WHEN 'fp64' THEN d.fp64_tflops WHEN 'fp32' THEN d.fp32_tflops WHEN 'tf32' THEN d.tf32_tflops
+-- _perf_peak(d, prec): the device row's peak, TFLOP/s, for a precision name.
+CREATE OR REPLACE MACRO _perf_peak(d, prec) AS
+    CASE prec WHEN 'fp64' THEN d.fp64_tflops WHEN 'fp32' THEN d.fp32_tflops WHEN 'tf32' THEN d.tf32_tflops
                    WHEN 'bf16' THEN d.bf16_tflops WHEN 'fp16' THEN d.fp16_tflops WHEN 'fp8' THEN d.fp8_tflops
                    WHEN 'int8' THEN d.int8_tops WHEN 'fp4' THEN d.fp4_tflops END;
 
