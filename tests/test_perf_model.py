@@ -451,10 +451,11 @@ def _dims(text: str):
     return json.loads(text.replace("(", "[").replace(")", "]").replace(",]", "]"))
 
 
-def test_gemm_and_binary_agree_with_tracelens(ds, trace_ids, reference_dir):
+def test_gemm_and_binary_agree_with_tracelens(all_dataset, trace_ids, reference_dir):
     """Where both model an op the same way (GEMM, binary elementwise), FLOPs are TraceLens's GFLOPS and bytes are
     its Data Moved (MB) times 2²⁰: TraceLens's MB are MiB."""
     checked = 0
+    ds = tracesql.open(all_dataset[0], trace_ids=sorted({trace_ids[t] for t in TL_SHEETS.values()}))
     for folder, trace in TL_SHEETS.items():
         tid = trace_ids[trace]
         ours = ds.sql("""SELECT DISTINCT op_name, d_txt, flops, bytes FROM perf_ops WHERE trace_id = $t""",
@@ -466,6 +467,7 @@ def test_gemm_and_binary_agree_with_tracelens(ds, trace_ids, reference_dir):
                 assert f == pytest.approx(float(r["GFLOPS_first"]) * 1e9, rel=1e-9), (folder, r["name"])
                 assert b == pytest.approx(float(r["Data Moved (MB)_first"]) * 2**20, rel=1e-9), (folder, r["name"])
                 checked += 1
+    ds.close()
     assert checked == 47  # rows of the five GEMM.csv and BinaryElementwise.csv
 
 

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+import tracesql
 from tracesql import report
 from tracesql.cli import main
 
@@ -82,13 +83,15 @@ def close(got, want: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def sheets(ds, trace_ids):
-    """{(sheet, trace_id): DataFrame or None} for every sheet and reference trace, computed as the report does."""
+def sheets(all_dataset, trace_ids):
+    """{(sheet, trace_id): DataFrame or None} for every sheet and reference trace, computed as the report does, on
+    the reference traces opened on their own (the sheets are per trace)."""
     ids = sorted({trace_ids[t] for _, t, _ in SHEET_REFS})
     out = {}
-    for sheet in sorted({s for _, _, s in SHEET_REFS}):
-        view, q = VIEWS[sheet]
-        out.update({(sheet, t): df for t, df in report._peer_section(ds, view, q, ids).items()})
+    with tracesql.open(all_dataset[0], trace_ids=ids) as d:
+        for sheet in sorted({s for _, _, s in SHEET_REFS}):
+            view, q = VIEWS[sheet]
+            out.update({(sheet, t): df for t, df in report._peer_section(d, view, q, ids).items()})
     return out
 
 
@@ -246,13 +249,14 @@ TRITON_METRICS = {"GFLOPS", "Data Moved (MB)", "FLOPS/Byte", "Compute Spec", "TB
                   "TB/s_max", "TFLOPS/s_mean", "TFLOPS/s_median", "TFLOPS/s_min", "TFLOPS/s_max", "perf_params"}
 
 
-def test_unified_inductor_kernels_without_metrics(ds, trace_ids, reference_dir):
+def test_unified_inductor_kernels_without_metrics(all_dataset, trace_ids, reference_dir):
     """amd/mi300_torch_compile_triton's unified_perf_summary (kept out of SHEET_REFS): every cell equals TraceLens's
     except the perf-model metrics of the Inductor triton_* ops, which TraceLens models from the generated kernels
     and this reproduction leaves empty."""
     tid = trace_ids["amd/mi300_torch_compile_triton.json.gz"]
     view, q = VIEWS["unified_perf_summary"]
-    got = report._peer_section(ds, view, q, [tid])[tid]
+    with tracesql.open(all_dataset[0], trace_ids=[tid]) as d:
+        got = report._peer_section(d, view, q, [tid])[tid]
     want = read_csv(reference_dir / "tracelens" / "amd/mi300_torch_compile_triton" / "unified_perf_summary.csv")
     assert got is not None and got.columns == list(want[0]) and got.height == len(want) == 8
     differing = set()
