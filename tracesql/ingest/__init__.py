@@ -523,11 +523,16 @@ def _publish_catalog(dataset: Path, out, any_ingested: bool) -> None:
 JOB_MIN_BYTES = 32 << 20
 
 
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def default_jobs(files: list[str]) -> int:
     """Processes for a run over ``files`` when none is asked for: one per core, at most one per file, one per
     JOB_MIN_BYTES of files (a process costs more to start than a small file to ingest) and one per GiB of memory
     available (a large trace's ingest peaks below 1 GiB)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = _cores()
     try:
         avail_gib = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / (1 << 30)
     except (ValueError, OSError, AttributeError):
@@ -563,7 +568,7 @@ def _ingest_parallel(files: list[str], dataset: Path, out, salvage: bool, quiet:
     try:
         slots = pool.workers
         tasks = _tasks(files, slots)
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        cores = _cores()
         per_task_workers = 1 if executor == "dask" else max(1, min(2, cores // slots))
         total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
         progress = Progress(f"{len(files)} files", total, enabled=not quiet and total > THRESHOLD_BYTES)

@@ -24,22 +24,14 @@ from pathlib import Path
 
 import orjson
 
+from .publish import _pid_alive
+
 RUNS_DIR = "runs"
 LOCK_FILE = ".lock"
 
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None).isoformat(timespec="milliseconds")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _write_json(path: Path, obj: dict) -> None:
@@ -97,7 +89,7 @@ class RunRecord:
                 rec = orjson.loads(p.read_bytes())
             except (OSError, orjson.JSONDecodeError):
                 continue
-            if rec.get("status") == "running" and rec.get("host") == host and not _alive(int(rec.get("pid", 0))):
+            if rec.get("status") == "running" and rec.get("host") == host and not _pid_alive(int(rec.get("pid", 0))):
                 rec["status"] = "killed"
                 _write_json(p, rec)
 
