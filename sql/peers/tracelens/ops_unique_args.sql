@@ -87,6 +87,17 @@ CREATE OR REPLACE MACRO _np_combine(sums) AS
                                                     lambda acc, x: x + acc, b.v)),
                       'v': NULL::DOUBLE, 'c': 0::BIGINT}).st[1];
 
+-- _np_cumsum_pct(tbl): the running sum of a trace's percentages left to right, added one by one in float64 as
+-- numpy's cumsum does. tbl has trace_id, rank (the order) and pct; one row per row of it: trace_id, rank, cum_pct.
+CREATE OR REPLACE MACRO _np_cumsum_pct(tbl) AS TABLE
+SELECT trace_id,
+       unnest(list_reduce(list_prepend({'l': [0.0::DOUBLE], 'x': NULL::DOUBLE},
+                                         list({'l': []::DOUBLE[], 'x': pct::DOUBLE} ORDER BY rank)),
+                            lambda acc, e: {'l': list_append(acc.l, acc.l[-1] + e.x), 'x': NULL::DOUBLE}).l[2:])
+           AS cum_pct,
+       unnest(list(rank ORDER BY rank)) AS rank
+FROM query_table(tbl) GROUP BY trace_id;
+
 CREATE OR REPLACE MACRO _np_sums(tbl) AS TABLE
 WITH v AS (
     SELECT id, i, x::DOUBLE AS x FROM query_table(tbl)
@@ -261,13 +272,7 @@ WITH meta AS MATERIALIZED (
     SELECT r.trace_id, r.rank, r.d_sum / t.s * 100 AS pct
     FROM ranked r JOIN _np_sums('rx') t ON t.id = r.trace_id
 ), cum AS (   -- running sum of the percentages, left to right
-    SELECT trace_id,
-           unnest(list_reduce(list_prepend({'l': [0.0::DOUBLE], 'x': NULL::DOUBLE},
-                                             list({'l': []::DOUBLE[], 'x': pct::DOUBLE} ORDER BY rank)),
-                                lambda acc, e: {'l': list_append(acc.l, acc.l[-1] + e.x), 'x': NULL::DOUBLE}).l[2:])
-               AS cum_pct,
-           unnest(list(rank ORDER BY rank)) AS rank
-    FROM pct GROUP BY trace_id
+    SELECT * FROM _np_cumsum_pct('pct')
 )
 SELECT r.trace_id, r.rank, r.name, r.op_category, r.parent_module, r.process_name, r.process_label, r.thread_name,
        r.input_dims, r.input_type, r.input_strides, r.concrete_inputs, r.num_kernels, r.operation_count,

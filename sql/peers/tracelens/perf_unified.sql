@@ -233,13 +233,7 @@ WITH r AS MATERIALIZED (
 ), pct AS (
     SELECT r.trace_id, r.rank, r.kt_sum / t.s * 100 AS pct FROM ranked r JOIN _np_sums('rx') t ON t.id = r.trace_id
 ), cum AS (   -- running sum of the percentages, left to right
-    SELECT trace_id,
-           unnest(list_reduce(list_prepend({'l': [0.0::DOUBLE], 'x': NULL::DOUBLE},
-                                             list({'l': []::DOUBLE[], 'x': pct::DOUBLE} ORDER BY rank)),
-                                lambda acc, e: {'l': list_append(acc.l, acc.l[-1] + e.x), 'x': NULL::DOUBLE}).l[2:])
-               AS cum_pct,
-           unnest(list(rank ORDER BY rank)) AS rank
-    FROM pct GROUP BY trace_id
+    SELECT * FROM _np_cumsum_pct('pct')
 )
 SELECT x.trace_id, x.name, x.op_category AS "op category", x.process_name, x.process_label, x.thread_name,
        x.dims AS "Input Dims", x.types AS "Input type", x.strides AS "Input Strides", x.conc AS "Concrete Inputs",
