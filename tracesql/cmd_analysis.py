@@ -139,7 +139,7 @@ def cmd_report(args) -> int:
         opened = _open(args.dataset)
     with opened as ds:
         written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace, wide=args.wide,
-                                by_module=args.group_by_parent_module)
+                                by_module=args.group_by_parent_module, arch=args.arch)
     for p in written:
         print(p, file=sys.stderr)
     return 0
@@ -275,6 +275,10 @@ def register(subparsers) -> None:
     s.add_argument("--group-by-parent-module", action="store_true",
                    help="with --style tracelens: TraceLens's inference report with --group_by_parent_module "
                         "(ops_summary, ops_summary_by_category and ops_unique_args per parent nn.Module too)")
+    s.add_argument("--arch", metavar="NAME|FILE",
+                   help="the GPU of the roofline. Native: the first screen's Compute line, as tracesql perf --arch. "
+                        "--style tracelens: TraceLens's --gpu_arch_platform (MI300X, MI325X) or a TraceLens arch "
+                        "JSON file (its --gpu_arch_json_path); the perf sheets then carry its roofline columns")
     s.add_argument("--format", "-f", choices=["table", "csv", "json"], default=None,
                    help="table (printed, the default), csv or json (printed: one JSON object keyed by section); "
                         "with --out the default is csv")

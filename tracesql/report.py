@@ -177,12 +177,55 @@ def _safe_name(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", s) or "trace"
 
 
+def set_arch(ds, style: str, arch: str | None) -> None:
+    """The GPU of a report's roofline, for this connection. Style tracelens: TraceLens's platform (its
+    --gpu_arch_platform: a name of tl_arch_platforms, e.g. MI300X) or arch JSON file (its --gpu_arch_json_path),
+    read by sql/peers/tracelens/arch.sql; the perf sheets then carry TraceLens's roofline columns. Native: the
+    device of the first screen's Compute line (tracesql perf --arch: a name of sql/perf/devices.csv or a CSV spec).
+    Style hta: HTA has no roofline; a UsageError."""
+    from .errors import DatasetError
+    from .output import UsageError
+
+    if arch is None:
+        return
+    if style == "native":
+        from .perf import _set_device
+
+        _set_device(ds, arch)
+        return
+    if style != "tracelens":
+        raise UsageError("--arch applies to the native and tracelens styles (HTA has no roofline)")
+    p = Path(arch)
+    if p.is_file() or arch.endswith(".json"):
+        try:
+            text = p.read_text()
+        except OSError as e:
+            raise DatasetError(f"{arch}: cannot read the GPU arch file ({e.strerror})") from None
+        try:
+            ok = ds.con.execute("SELECT json_type($t::JSON -> 'max_achievable_tflops') = 'OBJECT'",
+                                {"t": text}).fetchall()[0][0]
+        except duckdb.Error:
+            ok = False
+        if not ok:
+            raise UsageError(f"{arch}: not a TraceLens GPU arch file (a JSON object with mem_bw_gbps and "
+                             "max_achievable_tflops: {compute spec: TFLOP/s})")
+        ds.con.execute("SET VARIABLE tracesql_tl_arch_json = ?", [text])
+        return
+    known = [r[0] for r in ds.con.sql("SELECT DISTINCT platform FROM tl_arch_platforms ORDER BY 1").fetchall()]
+    name = next((k for k in known if k.lower() == arch.lower()), None)
+    if name is None:
+        raise UsageError(f"unknown --arch {arch!r} for --style tracelens: give one of TraceLens's platforms "
+                         f"({', '.join(known)}) or a TraceLens GPU arch JSON file")
+    ds.con.execute("SET VARIABLE tracesql_tl_arch = ?", [name])
+
+
 def build(ds, style: str = "native", trace: str | None = None,
-          by_module: bool = False) -> list[tuple[str, str | None, pl.DataFrame]]:
+          by_module: bool = False, arch: str | None = None) -> list[tuple[str, str | None, pl.DataFrame]]:
     """All sections of a report: a list of (section name, trace file name or None, DataFrame).
 
     by_module (style tracelens): TraceLens's inference report with --group_by_parent_module, whose ops_summary,
     ops_summary_by_category and ops_unique_args group by the launcher's parent nn.Module too.
+    arch: the GPU of the roofline (set_arch).
 
     The shared views are materialized on ds first (analysis.materialize; with ``trace``, for that trace
     only): use a connection opened for the report.
@@ -192,6 +235,7 @@ def build(ds, style: str = "native", trace: str | None = None,
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     ids = analysis.trace_ids(ds, trace)
+    set_arch(ds, style, arch)
     analysis.materialize(ds, materialized_views(style), ids if trace is not None else None)
     out: list[tuple[str, str | None, pl.DataFrame]] = []
     if style == "native":
@@ -326,19 +370,20 @@ def write(sections, fmt: str = "table", out: str | None = None, stream=None, wid
 
 
 def report(ds, style: str = "native", fmt: str = "table", out: str | None = None, trace: str | None = None,
-           width: int | None = None, wide: bool = False, by_module: bool = False) -> list[Path]:
+           width: int | None = None, wide: bool = False, by_module: bool = False,
+           arch: str | None = None) -> list[Path]:
     """Build and print/write a report; returns the files written (empty when printing).
 
     style: native, tracelens or hta; fmt: table, csv or json; out: a folder to write one file per section into
     (None: print); trace: a trace_id or label (None: every trace); width: printed tables fit this many
     characters (None: the terminal's width, see tracesql.output.terminal_width); wide: print them whole;
-    by_module: see build."""
+    by_module, arch: see build."""
     if width is None and out is None and fmt == "table" and not wide:
         from .output import terminal_width
 
         width = terminal_width()
     try:
-        sections = build(ds, style=style, trace=trace, by_module=by_module)
+        sections = build(ds, style=style, trace=trace, by_module=by_module, arch=arch)
         if style == "native" and fmt == "table" and out is None:  # the native text report opens with the summary
             from . import summary
 
