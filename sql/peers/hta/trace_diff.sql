@@ -1,0 +1,196 @@
+-- peers/hta/trace_diff — HTA's TraceDiff (hta/trace_diff.py, HTA 0.5.0): the op and kernel counts and total
+-- durations of two traces, per iteration or over several, compared name by name (`tracesql diff --style hta`).
+-- Facts about HTA's definitions are credited to HTA (facebookresearch/HolisticTraceAnalysis, MIT licence); the
+-- code is ours.
+--
+-- TraceDiff reads a trace the way Trace.parse_traces does (hta/common/trace_parser.py, hta/common/trace.py),
+-- and nothing more: unlike TraceAnalysis it neither aligns the time origin nor drops the last ProfilerStep, so
+-- the rows here are not those of peers/hta/base. HTA's frame of a trace holds every element of traceEvents that
+-- has a `dur` and a `cat` (_compress_df drops the rest, and the rows of cat 'Trace'), numbered by its position
+-- in traceEvents (its `index`), with `stream` and `correlation` read from args (-1 when absent; the stream
+-- turned into an int by normalize_gpu_stream_numbers in hta/utils/utils.py, -1 when that fails). Times are the
+-- float64 µs of the file (HTA_DISABLE_NS_ROUNDING=1, as in the shared references).
+--
+-- @requires peers/float_us
+
+-- _hta_arg_int(args, key): an args field as HTA's frame holds it for the `stream` column: the integer of a
+-- number (Python's int() truncates a float), of a string holding an integer (int('7')), else -1 (absent, or
+-- int() fails).
+CREATE OR REPLACE MACRO _hta_arg_int(args, key) AS
+    CASE json_type(json_extract(args, '$."' || key || '"'))
+         WHEN 'BIGINT' THEN TRY_CAST(json_extract_string(args, '$."' || key || '"') AS BIGINT)
+         WHEN 'UBIGINT' THEN TRY_CAST(json_extract_string(args, '$."' || key || '"') AS BIGINT)
+         WHEN 'DOUBLE' THEN TRY_CAST(trunc(TRY_CAST(json_extract_string(args, '$."' || key || '"') AS DOUBLE)) AS BIGINT)
+         WHEN 'VARCHAR' THEN coalesce(TRY_CAST(trim(json_extract_string(args, '$."' || key || '"')) AS BIGINT), -1)
+         ELSE -1 END;
+
+-- _hta_diff_rows(tid): HTA's frame of the trace tid as TraceDiff selects from it: one row per element of
+-- traceEvents with a dur and a cat (not 'Trace'), with HTA's iteration.
+--   event_id     HTA's index (position in traceEvents); cat, name as written
+--   stream       args.stream as an int, -1 when absent; correlation  args.correlation, -1 when absent
+--   dur_us       float64 µs as parsed
+--   iteration    HTA's add_iteration (hta/common/trace.py): a row with stream < 0 takes the number N of the
+--                last row (in file order) named ProfilerStep#N, on any stream, with ts <= row.ts < ts + dur;
+--                a row with stream > 0 takes the iteration of the CPU row its correlation links it to
+--                (transform_correlation_to_index: the last row of that correlation that is not a GPU row,
+--                a GPU row being stream >= 0 and correlation >= 0, or an 'Event Sync' / 'Context Sync'); -1
+--                when none, or when that CPU row is row 0 (HTA reads index 0 as "not in the trace"); a row
+--                with stream 0 gets none (NULL: HTA leaves it NaN, never selected)
+CREATE OR REPLACE MACRO _hta_diff_rows(tid) AS TABLE
+WITH raw AS (
+    SELECT event_id, cat_raw AS cat, name, ts_ns, dur_ns, args FROM events
+    WHERE trace_id = tid AND dur_ns IS NOT NULL AND cat_raw IS NOT NULL
+    UNION ALL
+    SELECT event_id, cat_raw, name, ts_ns, dur_ns, args FROM kernels
+    WHERE trace_id = tid AND dur_ns IS NOT NULL AND cat_raw IS NOT NULL
+    UNION ALL
+    SELECT event_id, 'gpu_user_annotation', name, ts_ns, dur_ns, args FROM gpu_user_annotations
+    WHERE trace_id = tid AND dur_ns IS NOT NULL
+    UNION ALL
+    SELECT event_id, cat, name, ts_ns, dur_ns, args FROM other_events
+    WHERE trace_id = tid AND dur_ns IS NOT NULL AND cat IS NOT NULL
+), r AS (
+    SELECT event_id, cat, name, _us_f64(ts_ns) AS ts_us, _us_f64(dur_ns) AS dur_us,
+           _hta_arg_int(args, 'stream') AS stream,
+           coalesce(TRY_CAST(json_extract_string(args, '$.correlation') AS BIGINT), -1) AS correlation
+    FROM raw WHERE cat <> 'Trace'
+), steps AS (
+    SELECT event_id, ts_us, dur_us,
+           TRY_CAST(regexp_extract(name, '^ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS iteration
+    FROM r WHERE starts_with(name, 'ProfilerStep') AND regexp_matches(name, '^ProfilerStep\s*#\s*\d')
+), cpu_iter AS (
+    SELECT r.event_id, arg_max(s.iteration, s.event_id) AS iteration
+    FROM r JOIN steps s ON s.ts_us <= r.ts_us AND r.ts_us < s.ts_us + s.dur_us
+    WHERE r.stream < 0
+    GROUP BY r.event_id
+), cpu AS (
+    SELECT r.event_id, r.correlation, coalesce(c.iteration, -1) AS iteration
+    FROM r LEFT JOIN cpu_iter c USING (event_id)
+    WHERE r.stream < 0
+), launcher AS (
+    SELECT correlation, arg_max(event_id, event_id) AS cpu_event_id
+    FROM r
+    WHERE correlation <> -1 AND NOT ((stream >= 0 AND correlation >= 0) OR name IN ('Event Sync', 'Context Sync'))
+    GROUP BY correlation
+)
+SELECT r.event_id, r.cat, r.name, r.stream, r.correlation, r.dur_us,
+       CASE WHEN r.stream < 0 THEN c.iteration
+            WHEN r.stream > 0 THEN
+                CASE WHEN r.correlation <> -1 AND ((r.stream >= 0 AND r.correlation >= 0)
+                                                   OR r.name IN ('Event Sync', 'Context Sync'))
+                          AND l.cpu_event_id > 0
+                     THEN coalesce(lc.iteration, -1) ELSE -1 END
+       END AS iteration
+FROM r
+LEFT JOIN cpu c ON r.stream < 0 AND c.event_id = r.event_id
+LEFT JOIN launcher l ON r.stream > 0 AND l.correlation = r.correlation
+LEFT JOIN cpu lc ON lc.event_id = l.cpu_event_id;
+
+-- hta_trace_iterations(tid): one row per iteration of the trace tid as LabeledTrace.iterations() lists them
+-- (the N of every ProfilerStep#N name of HTA's frame).
+--   iteration   N
+CREATE OR REPLACE MACRO hta_trace_iterations(tid) AS TABLE
+SELECT DISTINCT TRY_CAST(regexp_extract(name, '^ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS iteration
+FROM _hta_diff_rows(tid)
+WHERE starts_with(name, 'ProfilerStep') AND regexp_matches(name, '^ProfilerStep\s*#\s*\d')
+ORDER BY iteration;
+
+-- _hta_diff_ops(tid, iters, device): LabeledTrace.extract_ops: the rows of _hta_diff_rows(tid) in the
+-- iterations iters (a list; NULL: the first iteration, HTA's default) on the side device: 'CPU' (stream = -1),
+-- 'GPU' (stream <> -1) or 'ALL'.
+CREATE OR REPLACE MACRO _hta_diff_ops(tid, iters, device) AS TABLE
+SELECT * FROM _hta_diff_rows(tid)
+WHERE (CASE WHEN iters IS NULL THEN iteration = (SELECT min(iteration) FROM hta_trace_iterations(tid))
+            ELSE list_contains(iters, iteration) END)
+  AND (CASE device WHEN 'CPU' THEN stream = -1 WHEN 'GPU' THEN stream <> -1 ELSE true END);
+
+-- _hta_shorten_name(name): HTA's shorten_name (hta/utils/utils.py): a name starting with Memcpy, Memset or dma,
+-- or without '<' and '(', is kept; otherwise, with every '->' removed, the characters are pushed on a stack
+-- where a '>' pops back to (and including) the last '<' and a ')' back to the last '(' (the whole stack when
+-- there is none), and the result is what follows the last space of what remains.
+CREATE OR REPLACE MACRO _hta_shorten_name(name) AS
+    CASE WHEN name IS NULL OR regexp_matches(name, '^(Memcpy|Memset|dma)')
+              OR (strpos(name, '<') = 0 AND strpos(name, '(') = 0) THEN name
+         ELSE (WITH st(s) AS (
+                   SELECT list_reduce(string_split(replace(name, '->', ''), ''),
+                       lambda acc, ch: CASE ch
+                           WHEN '>' THEN CASE WHEN strpos(acc, '<') = 0 THEN ''
+                                              ELSE left(acc, length(acc) - strpos(reverse(acc), '<')) END
+                           WHEN ')' THEN CASE WHEN strpos(acc, '(') = 0 THEN ''
+                                              ELSE left(acc, length(acc) - strpos(reverse(acc), '(')) END
+                           ELSE acc || ch END, ''))
+               SELECT CASE WHEN strpos(s, ' ') = 0 THEN s ELSE right(s, strpos(reverse(s), ' ') - 1) END FROM st)
+    END;
+
+-- hta_trace_ops_summary(tid, iters, device): LabeledTrace.get_ops_summary(extract_ops(...)) of the trace tid:
+-- one row per (cat, name) of the selected rows (iters, device as in _hta_diff_ops; iters NULL: the first
+-- iteration). HTA orders the rows by its symbol ids, which follow Python's string hash: here by cat, name.
+--   cat, name       as written;  short_name  HTA's shorten_name of name
+--   counts          rows;  total_duration  sum of dur, µs (float64)
+CREATE OR REPLACE MACRO hta_trace_ops_summary(tid, iters, device) AS TABLE
+SELECT cat, name, _hta_shorten_name(name) AS short_name, count(*) AS counts, sum(dur_us) AS total_duration
+FROM _hta_diff_ops(tid, iters, device)
+WHERE name IS NOT NULL
+GROUP BY cat, name
+ORDER BY cat, name;
+
+-- _hta_compare_rows(control, test, control_iters, test_iters, device, use_short_name): the rows of
+-- hta_compare_traces with pos, their position in HTA's order: the control's names in sorted order, then the
+-- names only the test has, sorted (pandas' outer concat of two sorted group indexes keeps the first index's
+-- order and appends the second's new labels).
+CREATE OR REPLACE MACRO _hta_compare_rows(control, test, control_iters, test_iters, device, use_short_name) AS TABLE
+WITH c AS (
+    SELECT CASE WHEN use_short_name THEN short_name ELSE name END AS name,
+           sum(counts)::DOUBLE AS counts, sum(total_duration) AS total_duration
+    FROM hta_trace_ops_summary(control, control_iters, device) GROUP BY ALL
+), t AS (
+    SELECT CASE WHEN use_short_name THEN short_name ELSE name END AS name,
+           sum(counts)::DOUBLE AS counts, sum(total_duration) AS total_duration
+    FROM hta_trace_ops_summary(test, test_iters, device) GROUP BY ALL
+), j AS (
+    SELECT coalesce(c.name, t.name) AS name, c.name IS NULL AS test_only,
+           coalesce(c.counts, 0) AS cc, coalesce(c.total_duration, 0) AS cd,
+           coalesce(t.counts, 0) AS tc, coalesce(t.total_duration, 0) AS td
+    FROM c FULL OUTER JOIN t ON c.name = t.name
+)
+SELECT row_number() OVER (ORDER BY test_only, name) AS pos, name,
+       cc AS Control_counts, cd AS Control_total_duration, tc AS Test_counts, td AS Test_total_duration,
+       tc - cc AS diff_counts, td - cd AS diff_duration,
+       CASE WHEN tc - cc > 0 THEN '+' WHEN tc - cc < 0 THEN '-' ELSE '=' END AS counts_change_categories
+FROM j;
+
+-- hta_compare_traces(control, test, control_iters, test_iters, device, use_short_name): TraceDiff.compare_traces
+-- of the traces control and test: one row per name (HTA's short name when use_short_name) of either side's
+-- selection (iters as in _hta_diff_ops: a list of iteration numbers, NULL for the first iteration; device
+-- 'ALL', 'CPU' or 'GPU'), in HTA's order (_hta_compare_rows). The column prefixes are HTA's labels for traces
+-- given as directories.
+--   name                         the op or kernel name (the short name when use_short_name)
+--   Control_counts, Test_counts  rows of that name (0 when the side has none)
+--   Control_total_duration, Test_total_duration  their summed dur, µs (0 when none)
+--   diff_counts                  Test_counts - Control_counts;  diff_duration  the same for the durations, µs
+--   counts_change_categories     '+', '-' or '=' from the sign of diff_counts
+CREATE OR REPLACE MACRO hta_compare_traces(control, test, control_iters, test_iters, device, use_short_name) AS TABLE
+SELECT * EXCLUDE (pos)
+FROM _hta_compare_rows(control, test, control_iters, test_iters, device, use_short_name)
+ORDER BY pos;
+
+-- hta_ops_diff(control, test, control_iters, test_iters, device): TraceDiff.ops_diff: the names of
+-- hta_compare_traces (full names) sorted into HTA's five lists, one row per (change, name), the lists in HTA's
+-- order (added, deleted, increased, decreased, unchanged), each in the order of hta_compare_traces.
+--   change   added (control 0, test > 0), deleted (control > 0, test 0), increased (control > 0 and more in
+--            test), decreased (test > 0 and fewer in test) or unchanged (test > 0, same count); counts only:
+--            a duration change with equal counts is unchanged
+--   name     the op or kernel name
+CREATE OR REPLACE MACRO hta_ops_diff(control, test, control_iters, test_iters, device) AS TABLE
+WITH k AS (
+    SELECT pos, name,
+           CASE WHEN Control_counts = 0 AND Test_counts > 0 THEN 1
+                WHEN Control_counts > 0 AND Test_counts = 0 THEN 2
+                WHEN Control_counts > 0 AND diff_counts > 0 THEN 3
+                WHEN Test_counts > 0 AND diff_counts < 0 THEN 4
+                WHEN Test_counts > 0 AND diff_counts = 0 THEN 5 END AS kind
+    FROM _hta_compare_rows(control, test, control_iters, test_iters, device, false)
+)
+SELECT ['added', 'deleted', 'increased', 'decreased', 'unchanged'][kind] AS change, name
+FROM k WHERE kind IS NOT NULL
+ORDER BY kind, pos;
