@@ -24,7 +24,7 @@ CREATE OR REPLACE MACRO _hta_arg_int(args, key) AS
          WHEN 'VARCHAR' THEN coalesce(TRY_CAST(trim(json_extract_string(args, '$."' || key || '"')) AS BIGINT), -1)
          ELSE -1 END;
 
--- _hta_diff_rows(tid): HTA's frame of the trace tid as TraceDiff selects from it: one row per element of
+-- _hta_diff_rows(one_trace): HTA's frame of the trace one_trace as TraceDiff selects from it: one row per element of
 -- traceEvents with a dur and a cat (not 'Trace'), with HTA's iteration.
 --   event_id     HTA's index (position in traceEvents); cat, name as written
 --   stream       args.stream as an int, -1 when absent; correlation  args.correlation, -1 when absent
@@ -36,19 +36,19 @@ CREATE OR REPLACE MACRO _hta_arg_int(args, key) AS
 --                a GPU row being stream >= 0 and correlation >= 0, or an 'Event Sync' / 'Context Sync'); -1
 --                when none, or when that CPU row is row 0 (HTA reads index 0 as "not in the trace"); a row
 --                with stream 0 gets none (NULL: HTA leaves it NaN, never selected)
-CREATE OR REPLACE MACRO _hta_diff_rows(tid) AS TABLE
+CREATE OR REPLACE MACRO _hta_diff_rows(one_trace) AS TABLE
 WITH raw AS (
     SELECT event_id, cat_raw AS cat, name, ts_ns, dur_ns, args FROM events
-    WHERE trace_id = tid AND dur_ns IS NOT NULL AND cat_raw IS NOT NULL
+    WHERE trace_id = one_trace AND dur_ns IS NOT NULL AND cat_raw IS NOT NULL
     UNION ALL
     SELECT event_id, cat_raw, name, ts_ns, dur_ns, args FROM kernels
-    WHERE trace_id = tid AND dur_ns IS NOT NULL AND cat_raw IS NOT NULL
+    WHERE trace_id = one_trace AND dur_ns IS NOT NULL AND cat_raw IS NOT NULL
     UNION ALL
     SELECT event_id, 'gpu_user_annotation', name, ts_ns, dur_ns, args FROM gpu_user_annotations
-    WHERE trace_id = tid AND dur_ns IS NOT NULL
+    WHERE trace_id = one_trace AND dur_ns IS NOT NULL
     UNION ALL
     SELECT event_id, cat, name, ts_ns, dur_ns, args FROM other_events
-    WHERE trace_id = tid AND dur_ns IS NOT NULL AND cat IS NOT NULL
+    WHERE trace_id = one_trace AND dur_ns IS NOT NULL AND cat IS NOT NULL
 ), r AS (
     SELECT event_id, cat, name, _us_f64(ts_ns) AS ts_us, _us_f64(dur_ns) AS dur_us,
            _hta_arg_int(args, 'stream') AS stream,
@@ -86,23 +86,38 @@ LEFT JOIN cpu c ON r.stream < 0 AND c.event_id = r.event_id
 LEFT JOIN launcher l ON r.stream > 0 AND l.correlation = r.correlation
 LEFT JOIN cpu lc ON lc.event_id = l.cpu_event_id;
 
--- hta_trace_iterations(tid): one row per iteration of the trace tid as LabeledTrace.iterations() lists them
+-- _hta_int_dur(one_trace): whether HTA's frame of the trace one_trace holds dur as int64 rather than float64: pandas reads
+-- the column as integers only when every element of traceEvents has a dur and each is a whole number (an
+-- element without one, such as a metadata event, makes it NaN and the column float). Read here as: every
+-- element read by the ingest has a dur, in whole µs (a dur written as 5.0 reads as whole here, float in HTA).
+-- Only the text of HTA's numbers depends on it (4 or 4.0), not their values.
+CREATE OR REPLACE MACRO _hta_int_dur(one_trace) AS (
+    WITH d AS (
+        SELECT dur_ns FROM events WHERE trace_id = one_trace AND dur_ns IS NOT NULL
+        UNION ALL SELECT dur_ns FROM kernels WHERE trace_id = one_trace AND dur_ns IS NOT NULL
+        UNION ALL SELECT dur_ns FROM gpu_user_annotations WHERE trace_id = one_trace AND dur_ns IS NOT NULL
+        UNION ALL SELECT dur_ns FROM other_events WHERE trace_id = one_trace AND dur_ns IS NOT NULL
+    )
+    SELECT count(*) = (SELECT events_read FROM traces WHERE trace_id = one_trace) AND bool_and(dur_ns % 1000 = 0)
+    FROM d);
+
+-- hta_trace_iterations(one_trace): one row per iteration of the trace one_trace as LabeledTrace.iterations() lists them
 -- (the N of every ProfilerStep#N name of HTA's frame).
 --   iteration   N
-CREATE OR REPLACE MACRO hta_trace_iterations(tid) AS TABLE
+CREATE OR REPLACE MACRO hta_trace_iterations(one_trace) AS TABLE
 SELECT DISTINCT TRY_CAST(regexp_extract(name, '^ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS iteration
-FROM _hta_diff_rows(tid)
+FROM _hta_diff_rows(one_trace)
 WHERE starts_with(name, 'ProfilerStep') AND regexp_matches(name, '^ProfilerStep\s*#\s*\d')
 ORDER BY iteration;
 
--- _hta_diff_ops(tid, iters, device): LabeledTrace.extract_ops: the rows of _hta_diff_rows(tid) in the
--- iterations iters (a list; NULL: the first iteration, HTA's default) on the side device: 'CPU' (stream = -1),
+-- _hta_diff_ops(one_trace, iters, device_type): LabeledTrace.extract_ops: the rows of _hta_diff_rows(one_trace) in the
+-- iterations iters (a list; NULL: the first iteration, HTA's default) on the side device_type: 'CPU' (stream = -1),
 -- 'GPU' (stream <> -1) or 'ALL'.
-CREATE OR REPLACE MACRO _hta_diff_ops(tid, iters, device) AS TABLE
-SELECT * FROM _hta_diff_rows(tid)
-WHERE (CASE WHEN iters IS NULL THEN iteration = (SELECT min(iteration) FROM hta_trace_iterations(tid))
+CREATE OR REPLACE MACRO _hta_diff_ops(one_trace, iters, device_type) AS TABLE
+SELECT * FROM _hta_diff_rows(one_trace)
+WHERE (CASE WHEN iters IS NULL THEN iteration = (SELECT min(iteration) FROM hta_trace_iterations(one_trace))
             ELSE list_contains(iters, iteration) END)
-  AND (CASE device WHEN 'CPU' THEN stream = -1 WHEN 'GPU' THEN stream <> -1 ELSE true END);
+  AND (CASE device_type WHEN 'CPU' THEN stream = -1 WHEN 'GPU' THEN stream <> -1 ELSE true END);
 
 -- _hta_shorten_name(name): HTA's shorten_name (hta/utils/utils.py): a name starting with Memcpy, Memset or dma,
 -- or without '<' and '(', is kept; otherwise, with every '->' removed, the characters are pushed on a stack
@@ -122,31 +137,31 @@ CREATE OR REPLACE MACRO _hta_shorten_name(name) AS
                SELECT CASE WHEN strpos(s, ' ') = 0 THEN s ELSE right(s, strpos(reverse(s), ' ') - 1) END FROM st)
     END;
 
--- hta_trace_ops_summary(tid, iters, device): LabeledTrace.get_ops_summary(extract_ops(...)) of the trace tid:
--- one row per (cat, name) of the selected rows (iters, device as in _hta_diff_ops; iters NULL: the first
+-- hta_trace_ops_summary(one_trace, iters, device_type): LabeledTrace.get_ops_summary(extract_ops(...)) of the trace one_trace:
+-- one row per (cat, name) of the selected rows (iters, device_type as in _hta_diff_ops; iters NULL: the first
 -- iteration). HTA orders the rows by its symbol ids, which follow Python's string hash: here by cat, name.
 --   cat, name       as written;  short_name  HTA's shorten_name of name
 --   counts          rows;  total_duration  sum of dur, µs (float64)
-CREATE OR REPLACE MACRO hta_trace_ops_summary(tid, iters, device) AS TABLE
+CREATE OR REPLACE MACRO hta_trace_ops_summary(one_trace, iters, device_type) AS TABLE
 SELECT cat, name, _hta_shorten_name(name) AS short_name, count(*) AS counts, sum(dur_us) AS total_duration
-FROM _hta_diff_ops(tid, iters, device)
+FROM _hta_diff_ops(one_trace, iters, device_type)
 WHERE name IS NOT NULL
 GROUP BY cat, name
 ORDER BY cat, name;
 
--- _hta_compare_rows(control, test, control_iters, test_iters, device, use_short_name): the rows of
+-- _hta_compare_rows(control, test, control_iters, test_iters, device_type, use_short_name): the rows of
 -- hta_compare_traces with pos, their position in HTA's order: the control's names in sorted order, then the
 -- names only the test has, sorted (pandas' outer concat of two sorted group indexes keeps the first index's
 -- order and appends the second's new labels).
-CREATE OR REPLACE MACRO _hta_compare_rows(control, test, control_iters, test_iters, device, use_short_name) AS TABLE
+CREATE OR REPLACE MACRO _hta_compare_rows(control, test, control_iters, test_iters, device_type, use_short_name) AS TABLE
 WITH c AS (
     SELECT CASE WHEN use_short_name THEN short_name ELSE name END AS name,
            sum(counts)::DOUBLE AS counts, sum(total_duration) AS total_duration
-    FROM hta_trace_ops_summary(control, control_iters, device) GROUP BY ALL
+    FROM hta_trace_ops_summary(control, control_iters, device_type) GROUP BY ALL
 ), t AS (
     SELECT CASE WHEN use_short_name THEN short_name ELSE name END AS name,
            sum(counts)::DOUBLE AS counts, sum(total_duration) AS total_duration
-    FROM hta_trace_ops_summary(test, test_iters, device) GROUP BY ALL
+    FROM hta_trace_ops_summary(test, test_iters, device_type) GROUP BY ALL
 ), j AS (
     SELECT coalesce(c.name, t.name) AS name, c.name IS NULL AS test_only,
            coalesce(c.counts, 0) AS cc, coalesce(c.total_duration, 0) AS cd,
@@ -159,9 +174,9 @@ SELECT row_number() OVER (ORDER BY test_only, name) AS pos, name,
        CASE WHEN tc - cc > 0 THEN '+' WHEN tc - cc < 0 THEN '-' ELSE '=' END AS counts_change_categories
 FROM j;
 
--- hta_compare_traces(control, test, control_iters, test_iters, device, use_short_name): TraceDiff.compare_traces
+-- hta_compare_traces(control, test, control_iters, test_iters, device_type, use_short_name): TraceDiff.compare_traces
 -- of the traces control and test: one row per name (HTA's short name when use_short_name) of either side's
--- selection (iters as in _hta_diff_ops: a list of iteration numbers, NULL for the first iteration; device
+-- selection (iters as in _hta_diff_ops: a list of iteration numbers, NULL for the first iteration; device_type
 -- 'ALL', 'CPU' or 'GPU'), in HTA's order (_hta_compare_rows). The column prefixes are HTA's labels for traces
 -- given as directories.
 --   name                         the op or kernel name (the short name when use_short_name)
@@ -169,19 +184,19 @@ FROM j;
 --   Control_total_duration, Test_total_duration  their summed dur, µs (0 when none)
 --   diff_counts                  Test_counts - Control_counts;  diff_duration  the same for the durations, µs
 --   counts_change_categories     '+', '-' or '=' from the sign of diff_counts
-CREATE OR REPLACE MACRO hta_compare_traces(control, test, control_iters, test_iters, device, use_short_name) AS TABLE
+CREATE OR REPLACE MACRO hta_compare_traces(control, test, control_iters, test_iters, device_type, use_short_name) AS TABLE
 SELECT * EXCLUDE (pos)
-FROM _hta_compare_rows(control, test, control_iters, test_iters, device, use_short_name)
+FROM _hta_compare_rows(control, test, control_iters, test_iters, device_type, use_short_name)
 ORDER BY pos;
 
--- hta_ops_diff(control, test, control_iters, test_iters, device): TraceDiff.ops_diff: the names of
+-- hta_ops_diff(control, test, control_iters, test_iters, device_type): TraceDiff.ops_diff: the names of
 -- hta_compare_traces (full names) sorted into HTA's five lists, one row per (change, name), the lists in HTA's
 -- order (added, deleted, increased, decreased, unchanged), each in the order of hta_compare_traces.
 --   change   added (control 0, test > 0), deleted (control > 0, test 0), increased (control > 0 and more in
 --            test), decreased (test > 0 and fewer in test) or unchanged (test > 0, same count); counts only:
 --            a duration change with equal counts is unchanged
 --   name     the op or kernel name
-CREATE OR REPLACE MACRO hta_ops_diff(control, test, control_iters, test_iters, device) AS TABLE
+CREATE OR REPLACE MACRO hta_ops_diff(control, test, control_iters, test_iters, device_type) AS TABLE
 WITH k AS (
     SELECT pos, name,
            CASE WHEN Control_counts = 0 AND Test_counts > 0 THEN 1
@@ -189,7 +204,7 @@ WITH k AS (
                 WHEN Control_counts > 0 AND diff_counts > 0 THEN 3
                 WHEN Test_counts > 0 AND diff_counts < 0 THEN 4
                 WHEN Test_counts > 0 AND diff_counts = 0 THEN 5 END AS kind
-    FROM _hta_compare_rows(control, test, control_iters, test_iters, device, false)
+    FROM _hta_compare_rows(control, test, control_iters, test_iters, device_type, false)
 )
 SELECT ['added', 'deleted', 'increased', 'decreased', 'unchanged'][kind] AS change, name
 FROM k WHERE kind IS NOT NULL
