@@ -55,7 +55,7 @@ def _hta_dtypes(df: pl.DataFrame, int_dur: tuple[bool, bool]) -> pl.DataFrame:
 
     casts = {}
     ints = {}
-    for side, whole in zip(("Control", "Test"), int_dur):
+    for side, whole in zip(("Control", "Test"), int_dur, strict=True):
         full = df.height == 0 or bool((df[f"{side}_counts"] > 0).all())
         ints[f"{side}_counts"] = full
         ints[f"{side}_total_duration"] = full and whole
@@ -118,7 +118,14 @@ def files(ds, control: str, test: str) -> list[tuple[str, pl.DataFrame]]:
       ops_diff, ops_diff_cpu, ops_diff_gpu, ops_diff_all_iterations, ops_diff_iter<N>[_cpu|_gpu]   the same
                                                                  selections, HTA's ops_diff as rows (change, name)
       ops_summary_control, ops_summary_test                      get_ops_summary of each (first iteration)
+
+    HTA's frame of every trace the connection reads is computed once (the views tagged ``@materialize
+    hta-diff``): open only the two traces (``tracesql.open(path, trace_ids=[control, test])``) to read no other.
     """
+    from .analysis import materialize
+    from .sqlmodules import materialized
+
+    materialize(ds, materialized("hta-diff"))
     both = [i for i in iterations(ds, control) if i in set(iterations(ds, test))]
     every = (iterations(ds, control), iterations(ds, test))
     out: list[tuple[str, pl.DataFrame]] = []

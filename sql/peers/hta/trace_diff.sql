@@ -24,9 +24,9 @@ CREATE OR REPLACE MACRO _hta_arg_int(args, key) AS
          WHEN 'VARCHAR' THEN coalesce(TRY_CAST(trim(json_extract_string(args, '$."' || key || '"')) AS BIGINT), -1)
          ELSE -1 END;
 
--- _hta_diff_rows(one_trace): HTA's frame of the trace one_trace as TraceDiff selects from it: one row per element of
--- traceEvents with a dur and a cat (not 'Trace'), with HTA's iteration.
---   event_id     HTA's index (position in traceEvents); cat, name as written
+-- _hta_diff_frame: HTA's frame of each trace as TraceDiff selects from it: one row per element of traceEvents
+-- with a dur and a cat (not 'Trace'), with HTA's iteration.
+--   trace_id; event_id  HTA's index (position in traceEvents); cat, name as written
 --   stream       args.stream as an int, -1 when absent; correlation  args.correlation, -1 when absent
 --   dur_us       float64 µs as parsed
 --   iteration    HTA's add_iteration (hta/common/trace.py): a row with stream < 0 takes the number N of the
@@ -36,44 +36,45 @@ CREATE OR REPLACE MACRO _hta_arg_int(args, key) AS
 --                a GPU row being stream >= 0 and correlation >= 0, or an 'Event Sync' / 'Context Sync'); -1
 --                when none, or when that CPU row is row 0 (HTA reads index 0 as "not in the trace"); a row
 --                with stream 0 gets none (NULL: HTA leaves it NaN, never selected)
-CREATE OR REPLACE MACRO _hta_diff_rows(one_trace) AS TABLE
+-- @materialize hta-diff
+CREATE OR REPLACE VIEW _hta_diff_frame AS
 WITH raw AS (
-    SELECT event_id, cat_raw AS cat, name, ts_ns, dur_ns, args FROM events
-    WHERE trace_id = one_trace AND dur_ns IS NOT NULL AND cat_raw IS NOT NULL
+    SELECT trace_id, event_id, cat_raw AS cat, name, ts_ns, dur_ns, args FROM events
+    WHERE dur_ns IS NOT NULL AND cat_raw IS NOT NULL
     UNION ALL
-    SELECT event_id, cat_raw, name, ts_ns, dur_ns, args FROM kernels
-    WHERE trace_id = one_trace AND dur_ns IS NOT NULL AND cat_raw IS NOT NULL
+    SELECT trace_id, event_id, cat_raw, name, ts_ns, dur_ns, args FROM kernels
+    WHERE dur_ns IS NOT NULL AND cat_raw IS NOT NULL
     UNION ALL
-    SELECT event_id, 'gpu_user_annotation', name, ts_ns, dur_ns, args FROM gpu_user_annotations
-    WHERE trace_id = one_trace AND dur_ns IS NOT NULL
+    SELECT trace_id, event_id, 'gpu_user_annotation', name, ts_ns, dur_ns, args FROM gpu_user_annotations
+    WHERE dur_ns IS NOT NULL
     UNION ALL
-    SELECT event_id, cat, name, ts_ns, dur_ns, args FROM other_events
-    WHERE trace_id = one_trace AND dur_ns IS NOT NULL AND cat IS NOT NULL
+    SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, args FROM other_events
+    WHERE dur_ns IS NOT NULL AND cat IS NOT NULL
 ), r AS (
-    SELECT event_id, cat, name, _us_f64(ts_ns) AS ts_us, _us_f64(dur_ns) AS dur_us,
+    SELECT trace_id, event_id, cat, name, _us_f64(ts_ns) AS ts_us, _us_f64(dur_ns) AS dur_us,
            _hta_arg_int(args, 'stream') AS stream,
            coalesce(TRY_CAST(json_extract_string(args, '$.correlation') AS BIGINT), -1) AS correlation
     FROM raw WHERE cat <> 'Trace'
 ), steps AS (
-    SELECT event_id, ts_us, dur_us,
+    SELECT trace_id, event_id, ts_us, dur_us,
            TRY_CAST(regexp_extract(name, '^ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS iteration
     FROM r WHERE starts_with(name, 'ProfilerStep') AND regexp_matches(name, '^ProfilerStep\s*#\s*\d')
 ), cpu_iter AS (
-    SELECT r.event_id, arg_max(s.iteration, s.event_id) AS iteration
-    FROM r JOIN steps s ON s.ts_us <= r.ts_us AND r.ts_us < s.ts_us + s.dur_us
+    SELECT r.trace_id, r.event_id, arg_max(s.iteration, s.event_id) AS iteration
+    FROM r JOIN steps s ON s.trace_id = r.trace_id AND s.ts_us <= r.ts_us AND r.ts_us < s.ts_us + s.dur_us
     WHERE r.stream < 0
-    GROUP BY r.event_id
+    GROUP BY r.trace_id, r.event_id
 ), cpu AS (
-    SELECT r.event_id, r.correlation, coalesce(c.iteration, -1) AS iteration
-    FROM r LEFT JOIN cpu_iter c USING (event_id)
+    SELECT r.trace_id, r.event_id, coalesce(c.iteration, -1) AS iteration
+    FROM r LEFT JOIN cpu_iter c USING (trace_id, event_id)
     WHERE r.stream < 0
 ), launcher AS (
-    SELECT correlation, arg_max(event_id, event_id) AS cpu_event_id
+    SELECT trace_id, correlation, max(event_id) AS cpu_event_id
     FROM r
     WHERE correlation <> -1 AND NOT ((stream >= 0 AND correlation >= 0) OR name IN ('Event Sync', 'Context Sync'))
-    GROUP BY correlation
+    GROUP BY trace_id, correlation
 )
-SELECT r.event_id, r.cat, r.name, r.stream, r.correlation, r.dur_us,
+SELECT r.trace_id, r.event_id, r.cat, r.name, r.stream, r.correlation, r.dur_us,
        CASE WHEN r.stream < 0 THEN c.iteration
             WHEN r.stream > 0 THEN
                 CASE WHEN r.correlation <> -1 AND ((r.stream >= 0 AND r.correlation >= 0)
@@ -82,9 +83,9 @@ SELECT r.event_id, r.cat, r.name, r.stream, r.correlation, r.dur_us,
                      THEN coalesce(lc.iteration, -1) ELSE -1 END
        END AS iteration
 FROM r
-LEFT JOIN cpu c ON r.stream < 0 AND c.event_id = r.event_id
-LEFT JOIN launcher l ON r.stream > 0 AND l.correlation = r.correlation
-LEFT JOIN cpu lc ON lc.event_id = l.cpu_event_id;
+LEFT JOIN cpu c ON r.stream < 0 AND c.trace_id = r.trace_id AND c.event_id = r.event_id
+LEFT JOIN launcher l ON r.stream > 0 AND l.trace_id = r.trace_id AND l.correlation = r.correlation
+LEFT JOIN cpu lc ON lc.trace_id = l.trace_id AND lc.event_id = l.cpu_event_id;
 
 -- _hta_int_dur(one_trace): whether HTA's frame of the trace one_trace holds dur as int64 rather than float64: pandas reads
 -- the column as integers only when every element of traceEvents has a dur and each is a whole number (an
@@ -106,16 +107,16 @@ CREATE OR REPLACE MACRO _hta_int_dur(one_trace) AS (
 --   iteration   N
 CREATE OR REPLACE MACRO hta_trace_iterations(one_trace) AS TABLE
 SELECT DISTINCT TRY_CAST(regexp_extract(name, '^ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS iteration
-FROM _hta_diff_rows(one_trace)
-WHERE starts_with(name, 'ProfilerStep') AND regexp_matches(name, '^ProfilerStep\s*#\s*\d')
+FROM _hta_diff_frame
+WHERE trace_id = one_trace AND starts_with(name, 'ProfilerStep') AND regexp_matches(name, '^ProfilerStep\s*#\s*\d')
 ORDER BY iteration;
 
--- _hta_diff_ops(one_trace, iters, device_type): LabeledTrace.extract_ops: the rows of _hta_diff_rows(one_trace) in the
+-- _hta_diff_ops(one_trace, iters, device_type): LabeledTrace.extract_ops: the rows of _hta_diff_frame of the trace one_trace in the
 -- iterations iters (a list; NULL: the first iteration, HTA's default) on the side device_type: 'CPU' (stream = -1),
 -- 'GPU' (stream <> -1) or 'ALL'.
 CREATE OR REPLACE MACRO _hta_diff_ops(one_trace, iters, device_type) AS TABLE
-SELECT * FROM _hta_diff_rows(one_trace)
-WHERE (CASE WHEN iters IS NULL THEN iteration = (SELECT min(iteration) FROM hta_trace_iterations(one_trace))
+SELECT * FROM _hta_diff_frame
+WHERE trace_id = one_trace AND (CASE WHEN iters IS NULL THEN iteration = (SELECT min(iteration) FROM hta_trace_iterations(one_trace))
             ELSE list_contains(iters, iteration) END)
   AND (CASE device_type WHEN 'CPU' THEN stream = -1 WHEN 'GPU' THEN stream <> -1 ELSE true END);
 
