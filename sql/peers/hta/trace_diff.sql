@@ -20,7 +20,8 @@ CREATE OR REPLACE MACRO _hta_arg_int(args, key) AS
     CASE json_type(json_extract(args, '$."' || key || '"'))
          WHEN 'BIGINT' THEN TRY_CAST(json_extract_string(args, '$."' || key || '"') AS BIGINT)
          WHEN 'UBIGINT' THEN TRY_CAST(json_extract_string(args, '$."' || key || '"') AS BIGINT)
-         WHEN 'DOUBLE' THEN TRY_CAST(trunc(TRY_CAST(json_extract_string(args, '$."' || key || '"') AS DOUBLE)) AS BIGINT)
+         WHEN 'DOUBLE'
+             THEN TRY_CAST(trunc(TRY_CAST(json_extract_string(args, '$."' || key || '"') AS DOUBLE)) AS BIGINT)
          WHEN 'VARCHAR' THEN coalesce(TRY_CAST(trim(json_extract_string(args, '$."' || key || '"')) AS BIGINT), -1)
          ELSE -1 END;
 
@@ -87,11 +88,11 @@ LEFT JOIN cpu c ON r.stream < 0 AND c.trace_id = r.trace_id AND c.event_id = r.e
 LEFT JOIN launcher l ON r.stream > 0 AND l.trace_id = r.trace_id AND l.correlation = r.correlation
 LEFT JOIN cpu lc ON lc.trace_id = l.trace_id AND lc.event_id = l.cpu_event_id;
 
--- _hta_int_dur(one_trace): whether HTA's frame of the trace one_trace holds dur as int64 rather than float64: pandas reads
--- the column as integers only when every element of traceEvents has a dur and each is a whole number (an
--- element without one, such as a metadata event, makes it NaN and the column float). Read here as: every
--- element read by the ingest has a dur, in whole µs (a dur written as 5.0 reads as whole here, float in HTA).
--- Only the text of HTA's numbers depends on it (4 or 4.0), not their values.
+-- _hta_int_dur(one_trace): whether HTA's frame of the trace one_trace holds dur as int64 rather than float64:
+-- pandas reads the column as integers only when every element of traceEvents has a dur and each is a whole
+-- number (an element without one, such as a metadata event, makes it NaN and the column float). Read here as:
+-- every element read by the ingest has a dur, in whole µs (a dur written as 5.0 reads as whole here, float in
+-- HTA). Only the text of HTA's numbers depends on it (4 or 4.0), not their values.
 CREATE OR REPLACE MACRO _hta_int_dur(one_trace) AS (
     WITH d AS (
         SELECT dur_ns FROM events WHERE trace_id = one_trace AND dur_ns IS NOT NULL
@@ -111,12 +112,13 @@ FROM _hta_diff_frame
 WHERE trace_id = one_trace AND starts_with(name, 'ProfilerStep') AND regexp_matches(name, '^ProfilerStep\s*#\s*\d')
 ORDER BY iteration;
 
--- _hta_diff_ops(one_trace, iters, device_type): LabeledTrace.extract_ops: the rows of _hta_diff_frame of the trace one_trace in the
--- iterations iters (a list; NULL: the first iteration, HTA's default) on the side device_type: 'CPU' (stream = -1),
--- 'GPU' (stream <> -1) or 'ALL'.
+-- _hta_diff_ops(one_trace, iters, device_type): LabeledTrace.extract_ops: the rows of _hta_diff_frame of the
+-- trace one_trace in the iterations iters (a list; NULL: the first iteration, HTA's default) on the side
+-- device_type: 'CPU' (stream = -1), 'GPU' (stream <> -1) or 'ALL'.
 CREATE OR REPLACE MACRO _hta_diff_ops(one_trace, iters, device_type) AS TABLE
 SELECT * FROM _hta_diff_frame
-WHERE trace_id = one_trace AND (CASE WHEN iters IS NULL THEN iteration = (SELECT min(iteration) FROM hta_trace_iterations(one_trace))
+WHERE trace_id = one_trace
+  AND (CASE WHEN iters IS NULL THEN iteration = (SELECT min(iteration) FROM hta_trace_iterations(one_trace))
             ELSE list_contains(iters, iteration) END)
   AND (CASE device_type WHEN 'CPU' THEN stream = -1 WHEN 'GPU' THEN stream <> -1 ELSE true END);
 
@@ -138,9 +140,10 @@ CREATE OR REPLACE MACRO _hta_shorten_name(name) AS
                SELECT CASE WHEN strpos(s, ' ') = 0 THEN s ELSE right(s, strpos(reverse(s), ' ') - 1) END FROM st)
     END;
 
--- hta_trace_ops_summary(one_trace, iters, device_type): LabeledTrace.get_ops_summary(extract_ops(...)) of the trace one_trace:
--- one row per (cat, name) of the selected rows (iters, device_type as in _hta_diff_ops; iters NULL: the first
--- iteration). HTA orders the rows by its symbol ids, which follow Python's string hash: here by cat, name.
+-- hta_trace_ops_summary(one_trace, iters, device_type): LabeledTrace.get_ops_summary(extract_ops(...)) of the
+-- trace one_trace: one row per (cat, name) of the selected rows (iters, device_type as in _hta_diff_ops; iters
+-- NULL: the first iteration). HTA orders the rows by its symbol ids, which follow Python's string hash: here
+-- by cat, name.
 --   cat, name       as written;  short_name  HTA's shorten_name of name
 --   counts          rows;  total_duration  sum of dur, µs (float64)
 CREATE OR REPLACE MACRO hta_trace_ops_summary(one_trace, iters, device_type) AS TABLE
@@ -154,7 +157,8 @@ ORDER BY cat, name;
 -- hta_compare_traces with pos, their position in HTA's order: the control's names in sorted order, then the
 -- names only the test has, sorted (pandas' outer concat of two sorted group indexes keeps the first index's
 -- order and appends the second's new labels).
-CREATE OR REPLACE MACRO _hta_compare_rows(control, test, control_iters, test_iters, device_type, use_short_name) AS TABLE
+CREATE OR REPLACE MACRO _hta_compare_rows(control, test, control_iters, test_iters, device_type, use_short_name)
+AS TABLE
 WITH c AS (
     SELECT CASE WHEN use_short_name THEN short_name ELSE name END AS name,
            sum(counts)::DOUBLE AS counts, sum(total_duration) AS total_duration
@@ -185,7 +189,8 @@ FROM j;
 --   Control_total_duration, Test_total_duration  their summed dur, µs (0 when none)
 --   diff_counts                  Test_counts - Control_counts;  diff_duration  the same for the durations, µs
 --   counts_change_categories     '+', '-' or '=' from the sign of diff_counts
-CREATE OR REPLACE MACRO hta_compare_traces(control, test, control_iters, test_iters, device_type, use_short_name) AS TABLE
+CREATE OR REPLACE MACRO hta_compare_traces(control, test, control_iters, test_iters, device_type, use_short_name)
+AS TABLE
 SELECT * EXCLUDE (pos)
 FROM _hta_compare_rows(control, test, control_iters, test_iters, device_type, use_short_name)
 ORDER BY pos;
