@@ -54,11 +54,13 @@ HAND = [
     (_x("user_annotation", "ProfilerStep#5", 140, 60), 5),                   # 14: overlaps row 12: 5 wins
     (_x("cpu_op", "late_op", 120, 1), 4),                                    # 15: only in row 12's span
     (_x("cpu_op", "late_op", 145, 1), 5),                                    # 16: in rows 12 and 14: the later
-    (_x("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 90, 2, stream=9, correlation=101), 4),  # 17
+    (_x("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 90, 2, stream="9", correlation=101), 4),  # 17: int("9")
     (_x("cuda_runtime", "cudaLaunchKernel", 30, 1, correlation=103), 3),     # 18
     (_x("cuda_driver", "cuLaunchKernel", 70, 1, correlation=103), 4),        # 19
     (_x("kernel", "void k3(int)", 95, 1, stream=7, correlation=103), 4),     # 20: the last CPU row of 103
     (_x("kernel", "void k4(int)", 96, 1, stream=7, correlation=104), -1),    # 21: no launch in the trace
+    (_x("cuda_runtime", "hipLaunchKernel", 63, 1, stream="0x0", correlation=105), 4),  # 22: int("0x0") fails: CPU
+    (_x("kernel", "void k5(int)", 97, 1, stream=7.0, correlation=105), 4),  # 23: int(7.0) = 7, launched by row 22
 ]
 
 
@@ -190,13 +192,13 @@ def test_hand_made_trace_compare(hta_pair):
     # row 7 (stream 0) is in no iteration, rows 5 and 21 in iteration -1: never compared, even over all iterations
     assert [r[:5] for r in gpu.iter_rows()] == [
         ("Memcpy HtoD (Pinned -> Device)", 1, 2.0, 1, 2.0), ("void k1<int>(float)", 1, 4.0, 1, 4.0),
-        ("void k3(int)", 1, 1.0, 1, 1.0)]
+        ("void k3(int)", 1, 1.0, 1, 1.0), ("void k5(int)", 1, 1.0, 1, 1.0)]
     every = diff_hta.iterations(ds, hand)
     assert diff_hta.compare_traces(ds, hand, hand, every, every, device="GPU").equals(gpu)
     # the metadata event has no dur: HTA reads dur as float64, so durations print as 2.0, counts as 1
     assert gpu.write_csv().splitlines()[1] == "Memcpy HtoD (Pinned -> Device),1,2.0,1,2.0,0,0.0,="
     short = diff_hta.compare_traces(ds, hand, hand, 4, 4, device="GPU", use_short_name=True)
-    assert short["short_name"].to_list() == ["Memcpy HtoD (Pinned -> Device)", "k1", "k3"]
+    assert short["short_name"].to_list() == ["Memcpy HtoD (Pinned -> Device)", "k1", "k3", "k5"]
     cpu = diff_hta.compare_traces(ds, hand, hand, 5, 5, device="CPU")
     assert [(r[0], r[1], r[2]) for r in cpu.iter_rows()] == [("ProfilerStep#5", 1, 60.0), ("late_op", 1, 1.0)]
     # the first iteration by default: 3

@@ -14,15 +14,20 @@
 -- @requires peers/float_us
 
 -- _hta_arg_int(args, key): an args field as HTA's frame holds it for the `stream` column: the integer of a
--- number (Python's int() truncates a float), of a string holding an integer (int('7')), else -1 (absent, or
--- int() fails).
+-- number (Python's int() truncates a float), of a string holding a decimal integer as int() reads it (spaces
+-- around, a sign, '_' between digits: int(' 7 '), not int('0x0') as in ROCm runtime events' "stream": "0x0"),
+-- else -1 (absent, or int() fails).
 CREATE OR REPLACE MACRO _hta_arg_int(args, key) AS
     CASE json_type(json_extract(args, '$."' || key || '"'))
          WHEN 'BIGINT' THEN TRY_CAST(json_extract_string(args, '$."' || key || '"') AS BIGINT)
          WHEN 'UBIGINT' THEN TRY_CAST(json_extract_string(args, '$."' || key || '"') AS BIGINT)
          WHEN 'DOUBLE'
              THEN TRY_CAST(trunc(TRY_CAST(json_extract_string(args, '$."' || key || '"') AS DOUBLE)) AS BIGINT)
-         WHEN 'VARCHAR' THEN coalesce(TRY_CAST(trim(json_extract_string(args, '$."' || key || '"')) AS BIGINT), -1)
+         WHEN 'VARCHAR' THEN CASE WHEN regexp_matches(json_extract_string(args, '$."' || key || '"'),
+                                                      '^\s*[+-]?[0-9]+(_[0-9]+)*\s*$')
+             THEN coalesce(TRY_CAST(regexp_replace(json_extract_string(args, '$."' || key || '"'), '[\s_]', '', 'g')
+                                    AS BIGINT), -1)
+             ELSE -1 END
          ELSE -1 END;
 
 -- _hta_diff_frame: HTA's frame of each trace as TraceDiff selects from it: one row per element of traceEvents
@@ -145,9 +150,9 @@ CREATE OR REPLACE MACRO _hta_shorten_name(name) AS
 -- NULL: the first iteration). HTA orders the rows by its symbol ids, which follow Python's string hash: here
 -- by cat, name.
 --   cat, name       as written;  short_name  HTA's shorten_name of name
---   counts          rows;  total_duration  sum of dur, µs (float64)
+--   counts          rows;  total_duration  sum of dur, µs (float64; compensated summation, as pandas' groupby sum)
 CREATE OR REPLACE MACRO hta_trace_ops_summary(one_trace, iters, device_type) AS TABLE
-SELECT cat, name, _hta_shorten_name(name) AS short_name, count(*) AS counts, sum(dur_us) AS total_duration
+SELECT cat, name, _hta_shorten_name(name) AS short_name, count(*) AS counts, fsum(dur_us) AS total_duration
 FROM _hta_diff_ops(one_trace, iters, device_type)
 WHERE name IS NOT NULL
 GROUP BY cat, name
@@ -161,11 +166,11 @@ CREATE OR REPLACE MACRO _hta_compare_rows(control, test, control_iters, test_ite
 AS TABLE
 WITH c AS (
     SELECT CASE WHEN use_short_name THEN short_name ELSE name END AS name,
-           sum(counts)::DOUBLE AS counts, sum(total_duration) AS total_duration
+           sum(counts)::DOUBLE AS counts, fsum(total_duration) AS total_duration
     FROM hta_trace_ops_summary(control, control_iters, device_type) GROUP BY ALL
 ), t AS (
     SELECT CASE WHEN use_short_name THEN short_name ELSE name END AS name,
-           sum(counts)::DOUBLE AS counts, sum(total_duration) AS total_duration
+           sum(counts)::DOUBLE AS counts, fsum(total_duration) AS total_duration
     FROM hta_trace_ops_summary(test, test_iters, device_type) GROUP BY ALL
 ), j AS (
     SELECT coalesce(c.name, t.name) AS name, c.name IS NULL AS test_only,
