@@ -8,7 +8,9 @@ them by its symbol ids, which follow Python's string hash.
 
 A small hand-made trace checks HTA's iteration rules one by one (hta/common/trace.py add_iteration and
 transform_correlation_to_index): which rows HTA's frame keeps, the last matching ProfilerStep winning, a step
-seen on a GPU stream counting for CPU rows, a launch at row 0 read as no launch, stream 0 never in an iteration.
+seen on a GPU stream counting for CPU rows, a launch at row 0 read as no launch, stream 0 never in an iteration,
+a stream written as text read as Python's int() reads it. (HTA 0.5.0 gives every one of those rows the iteration
+listed, and the same compare_traces rows.)
 """
 from __future__ import annotations
 
