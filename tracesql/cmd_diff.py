@@ -148,12 +148,39 @@ def _slower(frames: dict, pct: float) -> str | None:
     return None
 
 
+def _diff_hta(args) -> int:
+    """--style hta: HTA's TraceDiff results for BASE (HTA's control) and VARIANT (its test), one file per result
+    (tracesql.diff_hta.files: compare_traces*, ops_diff*, ops_summary_*) into --out, or printed."""
+    from . import diff, diff_hta, report
+    from .cmd_analysis import _open
+    from .dataset import Dataset
+    from .output import terminal_width
+
+    fmt = args.format or ("csv" if args.out else "table")
+    if fmt not in ("table", "csv", "json"):
+        raise UsageError(f"--style hta writes table, csv or json, not {fmt}")
+    if args.level or args.fail_if_slower is not None or args.top is not None or args.output:
+        raise UsageError("--style hta writes HTA's TraceDiff files: --level, --top, --fail-if-slower and --output "
+                         "do not apply (use --out DIR)")
+    with _open(args.dataset) as ds:
+        ids = diff.pair(ds, args.base, args.variant)
+    with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
+        results = diff_hta.files(ds, ids[0], ids[1])
+    width = None if args.wide or args.out else terminal_width()
+    for path in report.write([(name, None, df) for name, df in results], fmt=fmt, out=args.out, width=width,
+                             wide=args.wide):
+        print(path, file=sys.stderr)
+    return 0
+
+
 def cmd_diff(args) -> int:
     from . import diff
     from .cmd_analysis import _open
     from .dataset import Dataset
     from .output import frame_json, terminal_width, write_frame, write_text
 
+    if getattr(args, "style", "native") == "hta":
+        return _diff_hta(args)
     fmt = args.format or ("csv" if args.out else "table")
     if args.out and fmt == "table":
         raise UsageError("--out writes csv, json or parquet files, not a table")
@@ -237,4 +264,9 @@ def register(subparsers) -> None:
     s.add_argument("--out", metavar="DIR", help="write one file per level into DIR (diff_<level>.csv|json|parquet)")
     s.add_argument("--wide", "-w", action="store_true", help="print the tables whole (no column left out, no name "
                    "shortened to fit the terminal)")
+    s.add_argument("--style", choices=["native", "tracelens", "hta"], default="native",
+                   help="native (the default: the levels above) or a peer's comparison: hta writes HTA's TraceDiff "
+                        "results (compare_traces and ops_diff: first iteration, every iteration, each iteration "
+                        "both traces have; CPU, GPU or both; short names), BASE as HTA's control and VARIANT as "
+                        "its test, one file per result with --out DIR")
     s.set_defaults(func=cmd_diff)
