@@ -150,9 +150,10 @@ CREATE OR REPLACE MACRO _hta_shorten_name(name) AS
 -- NULL: the first iteration). HTA orders the rows by its symbol ids, which follow Python's string hash: here
 -- by cat, name.
 --   cat, name       as written;  short_name  HTA's shorten_name of name
---   counts          rows;  total_duration  sum of dur, µs (float64; compensated summation, as pandas' groupby sum)
+--   counts          rows;  total_duration  sum of dur, µs (float64; pandas' groupby sum: compensated, in frame order)
 CREATE OR REPLACE MACRO hta_trace_ops_summary(one_trace, iters, device_type) AS TABLE
-SELECT cat, name, _hta_shorten_name(name) AS short_name, count(*) AS counts, fsum(dur_us) AS total_duration
+SELECT cat, name, _hta_shorten_name(name) AS short_name, count(*) AS counts,
+       _pd_sum(list(dur_us ORDER BY event_id)) AS total_duration
 FROM _hta_diff_ops(one_trace, iters, device_type)
 WHERE name IS NOT NULL
 GROUP BY cat, name
