@@ -161,3 +161,41 @@ def test_cli_writes_the_files(tmp_path, all_dataset, reference_dir):
         for g, w in zip(got, want, strict=True):
             for col, wv in w.items():
                 assert g[col] == wv or math.isclose(float(g[col]), float(wv), rel_tol=1e-6), (name, col, g[col], wv)
+
+
+# TraceLens's own comparison of the Qwen pair (nvidia/h100_qwen_infer against amd/mi300_qwen_infer, tags h100 and
+# mi300; its per-trace reports equal reference/tracelens/*/…_qwen_infer byte for byte): the row counts of its files
+# and the figures below are read from TraceLens's tests/traces/compare_test_e2e/reference/compare_h100_mi300_qwen_csvs
+# (AMD-AGI/TraceLens, commit 171dd74).
+QWEN_ROWS = {"gpu_timeline": 8, "ops_summary": 21, "kernel_summary": 85}
+for _sheet, _n, _nv in (("ops_unique_args", 35, 1), ("unified_perf_summary", 35, 0), ("GEMM", 5, 0),
+                        ("SDPA_fwd", 1, 0), ("bin_eltwise", 9, 0), ("un_eltwise", 10, 0)):
+    QWEN_ROWS |= {f"{_sheet}_intersect_mi300": _n, f"{_sheet}_only_baseline_mi300": 0,
+                  f"{_sheet}_only_variant_mi300": _nv}
+
+
+def test_qwen_pair(all_dataset, trace_ids):
+    """The Qwen pair has UnaryElementwise sheets on both sides (un_eltwise files), one op only the MI300 run launches
+    (aten::fill_) and kernel names with several rows on both sides, which the merge on the name multiplies."""
+    b, v = trace_ids["nvidia/h100_qwen_infer.json.gz"], trace_ids["amd/mi300_qwen_infer.json.gz"]
+    with tracesql.open(all_dataset[0], trace_ids=[b, v]) as d:
+        files = dict(diff_tracelens.frames(d, b, v, TAGS))
+        n_ks = d.con.execute("""SELECT sum(nb * coalesce(nv, 1)) + (SELECT count(*) FROM tl_kernel_summary k
+                                    WHERE trace_id = $v AND "Kernel name" NOT IN
+                                        (SELECT "Kernel name" FROM tl_kernel_summary WHERE trace_id = $b))
+                                FROM (SELECT "Kernel name", count(*) AS nb FROM tl_kernel_summary WHERE trace_id = $b
+                                      GROUP BY ALL) LEFT JOIN
+                                     (SELECT "Kernel name", count(*) AS nv FROM tl_kernel_summary WHERE trace_id = $v
+                                      GROUP BY ALL) USING ("Kernel name")""", {"b": b, "v": v}).fetchall()[0][0]
+    assert {n: f.height for n, f in files.items()} == QWEN_ROWS
+    assert n_ks == 85  # every pair of rows of one kernel name (a name with 2 rows on each side: 4)
+    top = files["un_eltwise_intersect_mi300"].row(0, named=True)
+    assert (top["name"], top["param: op_shape"], top["name_count__mi300_diff"]) \
+        == ("aten::copy_", "(16, 16, 559, 64)", 0)
+    assert top["Kernel Time (µs)_sum__mi300_diff"] == pytest.approx(-1020.003173828125, rel=1e-9)
+    assert top["Kernel Time (µs)_sum__mi300_pct"] == pytest.approx(-48.3829382208991, rel=1e-9)
+    only = files["ops_unique_args_only_variant_mi300"]
+    assert only["name"].to_list() == ["aten::fill_"]
+    assert only["mi300::total_direct_kernel_time_sum"][0] == pytest.approx(107.544921875, rel=1e-12)
+    assert only.columns[:6] == ["name", "Input type", "Input Dims", "Input Strides", "Concrete Inputs",
+                                "mi300::op category"]  # no diff column: all empty without a baseline

@@ -19,7 +19,9 @@
 --              the roofline variant's GFLOPS_first, Data Moved (MB)_first, FLOPS/Byte_first and Input
 --              type/Dims/Strides/Concrete Inputs_first.
 --   order      gpu_timeline: the merge's order; ops_summary and kernel_summary: the baseline's sort metric
---              descending, rows without a baseline last.
+--              descending, rows without a baseline last. Equal values keep the merge's order here; TraceLens
+--              sorts with numpy's quicksort, which is not stable, so the rows a kernel name with several rows
+--              on both sides multiplies (equal baseline values) can come in another order there.
 --   split      ops_unique_args, unified_perf_summary and the roofline sheets become three files each: rows
 --              where the first diff metric is present on both sides (intersect), on the baseline only, on the
 --              variant only; intersect and baseline-only sorted by the baseline's sort metric descending,
