@@ -199,3 +199,30 @@ def test_qwen_pair(all_dataset, trace_ids):
     assert only["mi300::total_direct_kernel_time_sum"][0] == pytest.approx(107.544921875, rel=1e-12)
     assert only.columns[:6] == ["name", "Input type", "Input Dims", "Input Strides", "Concrete Inputs",
                                 "mi300::op category"]  # no diff column: all empty without a baseline
+
+
+def test_trace_against_itself(qwen_dataset):
+    """nvidia/h100_qwen_infer compared with itself: nothing one-sided and every difference 0, but in kernel_summary,
+    where the merge on the kernel name alone pairs each row with every row of the same name (TraceLens's merge)."""
+    path, tid = qwen_dataset
+    with tracesql.open(path) as d:
+        files = dict(diff_tracelens.frames(d, tid, tid, ("a", "b")))
+        n_unique = d.con.execute("SELECT count(*) FROM tl_ops_unique_args WHERE trace_id = ?", [tid]).fetchall()[0][0]
+    assert {n for n in files if n.startswith("GEMM")} == {"GEMM_intersect_b", "GEMM_only_baseline_b",
+                                                            "GEMM_only_variant_b"}
+    assert files["ops_unique_args_intersect_b"].height == n_unique == 35
+    for name, f in files.items():
+        if "_only_" in name:
+            assert f.shape == (0, 0), name
+        elif name != "kernel_summary":
+            diffs = [c for c in f.columns if c.endswith("__b_diff")]
+            assert diffs and f.height and all((f[c].fill_null(0) == 0).all() for c in diffs), name
+    ks = files["kernel_summary"]
+    assert ks.height == 82 and ks.filter(ks["a::Kernel stream"].is_null()).height == 0
+
+
+def test_cli_style_errors(qwen_dataset):
+    path, tid = qwen_dataset
+    assert main(["diff", str(path), tid, tid, "--names", "a", "b"]) == 2  # --names goes with --style tracelens
+    assert main(["diff", str(path), tid, tid, "--style", "tracelens", "--names", "a", "a"]) == 2
+    assert main(["diff", str(path), tid, tid, "--style", "tracelens", "--level", "ops"]) == 2

@@ -298,8 +298,8 @@ ORDER BY side, pos;
 CREATE OR REPLACE MACRO _tl_cmp_roofline(tbl, base_id, variant_id) AS TABLE
 WITH m AS (
     SELECT * FROM _tl_cmp_merge(tbl, base_id, variant_id)
-    WHERE (SELECT count(DISTINCT trace_id) FROM query_table(tbl) WHERE trace_id = base_id OR trace_id = variant_id)
-          = 2
+    WHERE (SELECT count(*) FILTER (WHERE trace_id = base_id) > 0 AND count(*) FILTER (WHERE trace_id = variant_id) > 0
+           FROM query_table(tbl))
 ), d AS (
     SELECT COLUMNS('^(name|param: .*)$'),
            "variant::Kernel Time (µs)_sum" - "base::Kernel Time (µs)_sum" AS "Kernel Time (µs)_sum__variant_diff",
