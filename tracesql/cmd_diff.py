@@ -239,7 +239,10 @@ def _cmd_diff_tracelens(args) -> int:
     if not replays:
         with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
             files = diff_tracelens.frames(ds, ids[0], ids[1], tags)
-    for path in write([(name, None, df) for name, df in files], fmt=fmt, out=args.out, wide=args.wide):
+    from .output import terminal_width
+
+    width = terminal_width() if fmt == "table" and not args.out and not args.wide else None
+    for path in write([(name, None, df) for name, df in files], fmt=fmt, out=args.out, width=width, wide=args.wide):
         print(path, file=sys.stderr)
     return 0
 
