@@ -159,9 +159,9 @@ def _diff_hta(args) -> int:
     fmt = args.format or ("csv" if args.out else "table")
     if fmt not in ("table", "csv", "json"):
         raise UsageError(f"--style hta writes table, csv or json, not {fmt}")
-    if args.level or args.fail_if_slower is not None or args.top is not None or args.output:
-        raise UsageError("--style hta writes HTA's TraceDiff files: --level, --top, --fail-if-slower and --output "
-                         "do not apply (use --out DIR)")
+    if args.level or args.fail_if_slower is not None or args.top is not None or args.output or args.names:
+        raise UsageError("--style hta writes HTA's TraceDiff files: --level, --top, --fail-if-slower, --output and "
+                         "--names do not apply (use --out DIR)")
     with _open(args.dataset) as ds:
         ids = diff.pair(ds, args.base, args.variant)
     with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
@@ -179,8 +179,12 @@ def cmd_diff(args) -> int:
     from .dataset import Dataset
     from .output import frame_json, terminal_width, write_frame, write_text
 
-    if getattr(args, "style", "native") == "hta":
+    if args.style == "hta":  # HTA's TraceDiff results (tracesql.diff_hta)
         return _diff_hta(args)
+    if args.style == "tracelens":  # TraceLens's comparison files (tracesql.diff_tracelens)
+        return _cmd_diff_tracelens(args)
+    if args.names:
+        raise UsageError("--names goes with --style tracelens")
     fmt = args.format or ("csv" if args.out else "table")
     if args.out and fmt == "table":
         raise UsageError("--out writes csv, json or parquet files, not a table")
@@ -233,6 +237,41 @@ def cmd_diff(args) -> int:
     return 0
 
 
+def _cmd_diff_tracelens(args) -> int:
+    """`diff --style tracelens`: TraceLens's comparison files (TraceLens_compare_perf_reports_pytorch with --names
+    TAG1 TAG2) of the two traces, written into --out (one CSV per file, as TraceLens writes them) or printed."""
+    from . import diff, diff_tracelens
+    from .cmd_analysis import _open
+    from .dataset import Dataset
+    from .report import write
+
+    fmt = args.format or "csv"
+    if fmt not in ("csv", "json", "table"):
+        raise UsageError(f"--style tracelens writes csv, json or table, not {fmt}")
+    if args.out and fmt == "table":
+        raise UsageError("--out writes csv or json files, not a table")
+    if args.level or args.fail_if_slower is not None or args.top is not None or args.output:
+        raise UsageError("--level, --top, --fail-if-slower and --output go with --style native")
+    with _open(args.dataset) as ds:
+        ids = diff.pair(ds, args.base, args.variant)
+        tags = tuple(args.names) if args.names else diff_tracelens.default_tags(ds, *ids)
+        if tags[0] == tags[1]:
+            raise UsageError(f"--names: the two tags must differ, not {tags[0]!r} twice")
+        replays = ds.con.execute("SELECT count(*) FROM launches WHERE launch_kind = 'graph' AND trace_id IN (?, ?)",
+                                 list(ids)).fetchall()[0][0]
+        if replays:  # a graph replay takes its ops from its capture trace: the whole dataset is read
+            files = diff_tracelens.frames(ds, ids[0], ids[1], tags)
+    if not replays:
+        with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
+            files = diff_tracelens.frames(ds, ids[0], ids[1], tags)
+    from .output import terminal_width
+
+    width = terminal_width() if fmt == "table" and not args.out and not args.wide else None
+    for path in write([(name, None, df) for name, df in files], fmt=fmt, out=args.out, width=width, wide=args.wide):
+        print(path, file=sys.stderr)
+    return 0
+
+
 def register(subparsers) -> None:
     from .cmd_analysis import nonneg_int
 
@@ -265,8 +304,13 @@ def register(subparsers) -> None:
     s.add_argument("--wide", "-w", action="store_true", help="print the tables whole (no column left out, no name "
                    "shortened to fit the terminal)")
     s.add_argument("--style", choices=["native", "tracelens", "hta"], default="native",
-                   help="native (the default: the levels above) or a peer's comparison: hta writes HTA's TraceDiff "
-                        "results (compare_traces and ops_diff: first iteration, every iteration, each iteration "
-                        "both traces have; CPU, GPU or both; short names), BASE as HTA's control and VARIANT as "
-                        "its test, one file per result with --out DIR")
+                   help="native (the default: our definitions, the levels above) or a peer's comparison: tracelens "
+                        "(TraceLens's comparison files: gpu_timeline, ops_summary, kernel_summary and the intersect / "
+                        "only_baseline / only_variant files of ops_unique_args, unified_perf_summary and the roofline "
+                        "sheets), hta (HTA's TraceDiff results: compare_traces and ops_diff for the first iteration, "
+                        "every iteration and each iteration both traces have; CPU, GPU or both; short names; BASE as "
+                        "HTA's control, VARIANT as its test); csv by default, --out DIR for one file each")
+    s.add_argument("--names", nargs=2, metavar=("TAG1", "TAG2"),
+                   help="--style tracelens: the baseline's and the variant's tags, as TraceLens's --names (default: "
+                        "the two trace file names)")
     s.set_defaults(func=cmd_diff)
