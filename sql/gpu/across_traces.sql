@@ -2,7 +2,12 @@
 -- trace with its headline numbers, and the kernels and ops that take the most GPU time over all traces. Every
 -- number is read from the per-trace view named in its comment, with that view's definition.
 --
--- @requires gpu/overview lib/trace_labels
+-- The work is in two parts so that it can be spread: the per-trace rows (traces_overview, kernels_by_trace,
+-- ops_by_trace: each row reads one trace only) and the merge over them (gpu/across_traces_merge: macros over any
+-- table of those rows). A report over one connection reads the views below; a report run as one task per trace
+-- (tracesql.archive_report) computes the per-trace rows in each task and the merge over their union.
+--
+-- @requires gpu/overview gpu/kernel_summary gpu/op_summaries lib/trace_labels gpu/across_traces_merge
 
 -- traces_overview: one row per trace, its headline numbers (overview_traces, overview_top_*).
 --   trace_id, trace (trace_labels.label), file_name, rank, gpu_models   as in overview_traces
@@ -24,34 +29,25 @@ LEFT JOIN overview_top_categories c ON c.trace_id = o.trace_id AND c.rank = 1
 LEFT JOIN overview_top_kernels k ON k.trace_id = o.trace_id AND k.rank = 1
 LEFT JOIN overview_top_ops p ON p.trace_id = o.trace_id AND p.rank = 1;
 
--- kernels_across_traces: one row per kernel (short name, as kernel_summary merges them) over all traces.
---   name, activity_class                   as in kernel_summary
---   n_traces                               traces in which it ran
---   count                                  GPU events over all traces
---   total_ms                               their summed duration, ms
---   share_pct                              of the summed duration of every trace's counted GPU events
---   max_trace_pct, max_trace               its largest share of one trace's GPU time (kernel_summary.time_pct),
---                                          and that trace (label)
-CREATE OR REPLACE VIEW kernels_across_traces AS
-SELECT k.name, k.activity_class, count(DISTINCT k.trace_id) AS n_traces, sum(k.count)::BIGINT AS count,
-       sum(k.total_ns) / 1e6 AS total_ms,
-       100.0 * sum(k.total_ns) / (SELECT sum(total_ns) FROM kernel_summary) AS share_pct,
-       max(k.time_pct) AS max_trace_pct, arg_max(l.label, k.time_pct) AS max_trace
-FROM kernel_summary k JOIN trace_labels l USING (trace_id)
-GROUP BY k.name, k.activity_class;
+-- kernels_by_trace: one row per kernel (short name, as kernel_summary merges them) and trace: what
+-- kernels_across reads of each trace.
+--   trace_id, trace (trace_labels.label)
+--   name, activity_class, count, total_ns, time_pct   as in kernel_summary
+CREATE OR REPLACE VIEW kernels_by_trace AS
+SELECT k.trace_id, l.label AS trace, k.name, k.activity_class, k.count, k.total_ns, k.time_pct
+FROM kernel_summary k JOIN trace_labels l USING (trace_id);
 
--- ops_across_traces: one row per op name over all traces (op_summary: a GPU event belongs to the innermost
--- cpu_op around its launch).
---   op_name                                as in op_summary ('[no launch]', '[launch API]' included)
---   n_traces                               traces in which it launched GPU work
---   op_count, kernel_count                 calls and GPU events over all traces
---   kernel_time_ms                         GPU time of its kernels over all traces, ms
---   share_pct                              of the GPU time of every trace's ops
---   max_trace_pct, max_trace               its largest share of one trace (op_summary.time_pct), and that trace
-CREATE OR REPLACE VIEW ops_across_traces AS
-SELECT o.op_name, count(DISTINCT o.trace_id) AS n_traces, sum(o.op_count)::BIGINT AS op_count,
-       sum(o.kernel_count)::BIGINT AS kernel_count, sum(o.kernel_time_ns) / 1e6 AS kernel_time_ms,
-       100.0 * sum(o.kernel_time_ns) / (SELECT sum(kernel_time_ns) FROM op_summary) AS share_pct,
-       max(o.time_pct) AS max_trace_pct, arg_max(l.label, o.time_pct) AS max_trace
-FROM op_summary o JOIN trace_labels l USING (trace_id)
-GROUP BY o.op_name;
+-- ops_by_trace: one row per op name and trace (op_summary): what ops_across reads of each trace.
+--   trace_id, trace (trace_labels.label)
+--   op_name, op_count, kernel_count, kernel_time_ns, time_pct   as in op_summary
+CREATE OR REPLACE VIEW ops_by_trace AS
+SELECT o.trace_id, l.label AS trace, o.op_name, o.op_count, o.kernel_count, o.kernel_time_ns, o.time_pct
+FROM op_summary o JOIN trace_labels l USING (trace_id);
+
+-- kernels_across_traces: one row per kernel over all traces (kernels_across over kernels_by_trace).
+--   columns as in kernels_across
+CREATE OR REPLACE VIEW kernels_across_traces AS SELECT * FROM kernels_across('kernels_by_trace');
+
+-- ops_across_traces: one row per op name over all traces (ops_across over ops_by_trace).
+--   columns as in ops_across
+CREATE OR REPLACE VIEW ops_across_traces AS SELECT * FROM ops_across('ops_by_trace');
