@@ -1,13 +1,14 @@
 -- gpu/across_traces — the traces of a dataset side by side (an archive of runs, the ranks of a job): one row per
--- trace with its headline numbers, and the kernels and ops that take the most GPU time over all traces. Every
--- number is read from the per-trace view named in its comment, with that view's definition.
+-- trace with its headline numbers, and per kernel and per op the rows of each trace that
+-- gpu/across_traces_merge adds up over all traces. Every number is read from the per-trace view named in its
+-- comment, with that view's definition.
 --
--- The work is in two parts so that it can be spread: the per-trace rows (traces_overview, kernels_by_trace,
--- ops_by_trace: each row reads one trace only) and the merge over them (gpu/across_traces_merge: macros over any
--- table of those rows). A report over one connection reads the views below; a report run as one task per trace
--- (tracesql.archive_report) computes the per-trace rows in each task and the merge over their union.
+-- This module holds the per-trace part: traces_overview, kernels_by_trace and ops_by_trace, each row of which reads
+-- one trace only. The merge over them (kernels_across_traces, ops_across_traces) is gpu/across_traces_merge, which
+-- reads nothing but these three, so that a report run as one task per trace (tracesql.archive_report) computes
+-- these rows in each task and runs the same merge over their union.
 --
--- @requires gpu/overview gpu/kernel_summary gpu/op_summaries lib/trace_labels gpu/across_traces_merge
+-- @requires gpu/overview gpu/kernel_summary gpu/op_summaries lib/trace_labels
 
 -- traces_overview: one row per trace, its headline numbers (overview_traces, overview_top_*).
 --   trace_id, trace (trace_labels.label), file_name, rank, gpu_models   as in overview_traces
@@ -34,20 +35,14 @@ LEFT JOIN overview_top_ops p ON p.trace_id = o.trace_id AND p.rank = 1;
 --   trace_id, trace (trace_labels.label)
 --   name, activity_class, count, total_ns, time_pct   as in kernel_summary
 CREATE OR REPLACE VIEW kernels_by_trace AS
-SELECT k.trace_id, l.label AS trace, k.name, k.activity_class, k.count, k.total_ns, k.time_pct
+SELECT k.trace_id, l.label AS trace, k.name, k.activity_class, k.count::BIGINT AS count,
+       k.total_ns::BIGINT AS total_ns, k.time_pct
 FROM kernel_summary k JOIN trace_labels l USING (trace_id);
 
 -- ops_by_trace: one row per op name and trace (op_summary): what ops_across reads of each trace.
 --   trace_id, trace (trace_labels.label)
 --   op_name, op_count, kernel_count, kernel_time_ns, time_pct   as in op_summary
 CREATE OR REPLACE VIEW ops_by_trace AS
-SELECT o.trace_id, l.label AS trace, o.op_name, o.op_count, o.kernel_count, o.kernel_time_ns, o.time_pct
+SELECT o.trace_id, l.label AS trace, o.op_name, o.op_count::BIGINT AS op_count,
+       o.kernel_count::BIGINT AS kernel_count, o.kernel_time_ns::BIGINT AS kernel_time_ns, o.time_pct
 FROM op_summary o JOIN trace_labels l USING (trace_id);
-
--- kernels_across_traces: one row per kernel over all traces (kernels_across over kernels_by_trace).
---   columns as in kernels_across
-CREATE OR REPLACE VIEW kernels_across_traces AS SELECT * FROM kernels_across('kernels_by_trace');
-
--- ops_across_traces: one row per op name over all traces (ops_across over ops_by_trace).
---   columns as in ops_across
-CREATE OR REPLACE VIEW ops_across_traces AS SELECT * FROM ops_across('ops_by_trace');

@@ -1,7 +1,11 @@
--- gpu/across_traces_merge — the cross-trace part of gpu/across_traces: macros that merge per-trace rows (the
--- rows of kernels_by_trace or ops_by_trace, for any set of traces) into one row per kernel or op over all of
--- them. They read only the table they are given, so the same SQL serves a report over one connection (the views
--- of gpu/across_traces) and one run as a task per trace, whose driver merges the rows the tasks return.
+-- gpu/across_traces_merge — the kernels and ops that take the most GPU time over all traces: macros that merge
+-- per-trace rows (those of kernels_by_trace or ops_by_trace, for any set of traces) into one row per kernel or op
+-- over all of them, and the views over the rows of this connection. Nothing here reads anything but
+-- traces_overview, kernels_by_trace and ops_by_trace, so the same SQL serves a report over one connection and
+-- one run as a task per trace, whose driver defines those three as the union of the rows its tasks return and
+-- runs this module alone (tracesql.archive_report).
+--
+-- @requires gpu/across_traces
 
 -- kernels_across: one row per kernel (short name, as kernel_summary merges them) over the traces of rows.
 --   rows                                   the name of a table or view with the columns of kernels_by_trace
@@ -37,3 +41,11 @@ SELECT o.op_name, count(DISTINCT o.trace_id) AS n_traces, sum(o.op_count)::BIGIN
        max(o.time_pct) AS max_trace_pct, first(o.trace ORDER BY o.time_pct DESC NULLS LAST, o.trace) AS max_trace
 FROM query_table(rows) o
 GROUP BY o.op_name;
+
+-- kernels_across_traces: one row per kernel over all traces (kernels_across over kernels_by_trace).
+--   columns as in kernels_across
+CREATE OR REPLACE VIEW kernels_across_traces AS SELECT * FROM kernels_across('kernels_by_trace');
+
+-- ops_across_traces: one row per op name over all traces (ops_across over ops_by_trace).
+--   columns as in ops_across
+CREATE OR REPLACE VIEW ops_across_traces AS SELECT * FROM ops_across('ops_by_trace');
