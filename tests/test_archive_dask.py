@@ -159,7 +159,7 @@ def test_traces_of_one_file_name_keep_their_labels(tmp_path, shared_traces):
         files.append(tmp_path / sub / "trace.json.gz")
         files[-1].write_bytes((shared_traces / "nvidia" / f"{name}.json.gz").read_bytes())
     ds = tmp_path / "ds"
-    res = tracesql.ingest(files, out=ds, jobs=1)
+    ids = [str(r.trace_id) for r in tracesql.ingest(files, out=ds, jobs=1)]
     seq, par = tmp_path / "seq", tmp_path / "par"
     for out, args in ((seq, []), (par, ["--jobs", "2"])):
         p = _report(ds, out, *args)
@@ -168,6 +168,6 @@ def test_traces_of_one_file_name_keep_their_labels(tmp_path, shared_traces):
     assert sorted(a) == sorted(b)
     assert [n for n in a if a[n] != b[n]] == []
     folders = sorted(d.name for d in par.iterdir() if d.is_dir())
-    assert folders == sorted(f"trace.json.gz_{r.trace_id[:8]}" for r in res)
+    assert folders == sorted(f"trace.json.gz_{t[:8]}" for t in ids)
     with open(par / "traces_overview.csv") as f:
-        assert sorted(r["trace"] for r in csv.DictReader(f)) == sorted(f"trace.json.gz@{r.trace_id[:8]}" for r in res)
+        assert sorted(r["trace"] for r in csv.DictReader(f)) == sorted(f"trace.json.gz@{t[:8]}" for t in ids)
