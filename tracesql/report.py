@@ -57,7 +57,11 @@ def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
             WHERE c.trace_id IN {inn} ORDER BY trace, c.pooled DESC, c.device"""),
         "kernel_summary": lambda: a.kernel_summary(ds, trace=trace),
         "gaps_by_stream": lambda: a.gaps(ds, trace=trace),
-        "gap_histogram": lambda: a.gaps(ds, trace=trace, what="histogram"),
+        # each trace's histogram over its own range (up to its largest gap): a trace's folder is then the same
+        # whatever other traces the report covers, and a task that opens the trace alone writes it
+        # (tracesql.archive_report)
+        "gap_histogram": lambda: (pl.concat([a.gaps(ds, trace=t, what="histogram") for t in ids]) if len(ids) > 1
+                                  else a.gaps(ds, trace=trace, what="histogram")),
         "kernel_transitions": lambda: a.gaps(ds, trace=trace, what="transitions", top=50),
         "idle_breakdown": lambda: a.gaps(ds, trace=trace, what="idle"),
         "launch_stats": lambda: a.launch_stats(ds, trace=trace),
@@ -75,12 +79,13 @@ def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
             o.kernel_time_min_ns / 1e3 AS kernel_time_min_us, o.kernel_time_max_ns / 1e3 AS kernel_time_max_us,
             o.kernel_time_sum_ns / 1e3 AS kernel_time_sum_us, o.time_pct, o.cumulative_pct
             FROM op_arg_summary o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
-            ORDER BY trace, o.kernel_time_sum_ns DESC""")
+            ORDER BY trace, o.kernel_time_sum_ns DESC, o.op_name, o.input_dims, o.input_type, o.input_strides,
+            o.concrete_inputs""")
         out["short_kernels"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.op_name, o.kernel_name,
             o.count,
             o.total_ns / 1e3 AS total_us, o.mean_ns / 1e3 AS mean_us, o.short_pct, o.pct_of_kernel_time
             FROM short_kernels o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
-            ORDER BY trace, o.total_ns DESC""")
+            ORDER BY trace, o.total_ns DESC, o.op_name, o.kernel_name""")
         out["short_kernel_histogram"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.bin, o.bin_start_us,
             o.bin_end_us, o.count, o.total_us FROM short_kernel_histogram o JOIN trace_labels t USING (trace_id)
             WHERE o.trace_id IN {inn} ORDER BY trace, o.bin""")
