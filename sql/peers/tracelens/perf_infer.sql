@@ -1,0 +1,270 @@
+-- peers/tracelens/perf_infer — TraceLens (0.1.0) inference report's perf-model sheets: GEMM.csv,
+-- UnaryElementwise.csv, RMSNorm_fwd.csv and InferenceAttention_fwd.csv as its inference report writes them
+-- (TraceLens/Reporting/generate_perf_report_pytorch_inference.py, run with group_by_num_kernels and, for a
+-- CUDA/HIP graph replay, its capture trace merged in).
+--
+-- Facts credited to TraceLens (AMD-AGI/TraceLens, MIT licence, commit 171dd74), read from its source; the
+-- code is ours:
+--   registry   the inference extension's op mappings (TraceLens/PerfModel/extensions/pseudo_ops_perf_utils.py,
+--              get_pseudo_op_mappings, merged into op_to_perf_model_class_map by torch_op_mapping.py), as far as
+--              reproduced here: vllm::rocm_unquantized_gemm (GEMM), the aiter RMSNorm ops (their category
+--              RMSNorm, sheet RMSNorm_fwd) and the vLLM/aiter inference attention ops (InferenceAttention_fwd).
+--   instances  every event of the (merged) tree whose name is registered, in the tree's order: the trace's own
+--              ops (TraceLens's id = index in traceEvents = event_id), then for a graph replay paired with a
+--              capture trace (tree/graph_capture) the cpu_ops of the capture window
+--              (TraceLens/Trace2Tree/trace_capture_merge_experimental.py, merge_capture_trace_into_graph):
+--              find_capture_roots takes the events of the window (from the end of *StreamBeginCapture to the
+--              start of *StreamEndCapture) whose parent lies outside it, get_subtree_events their subtrees
+--              (cpu_op, python_function and runtime calls) sorted by start, and update_subtree_uids_and_timestamps
+--              numbers them from the replay trace's event count (its last id + 1; the window's root first) and
+--              moves every one to the graph launch's start and duration. A capture op's GPU events are the
+--              replayed events whose capture-time launch lies inside it (make_connections).
+--   kernels    Kernel Time (µs) = busy time of those GPU events (float µs); kernel_details by start; an
+--              instance's num_kernels = their number (build_df_perf_metrics), a grouping key of every sheet
+--              (summarize_df_perf_metrics with group_by_num_kernels): the column follows the param columns.
+--   annotation an op's iteration annotation is the first user_annotation (by start) of the replay trace that
+--              holds it: ann.ts <= ts and ts + dur < ann.ts + ann.dur, with the moved ts/dur for capture ops
+--              (TraceToTree.apply_annotation); InferenceAttention reads its chunk statistics from it
+--              (TraceLens/TraceUtils/annotation_utils.py, IterationAnnotation, vLLM's detailed format
+--              execute_N_context_N(sqAskBsqsqCsqskD)_generation_N(sqEskFsqsqGsqskH)).
+-- The models (TraceLens/PerfModel/extensions/): see the views below.
+-- TraceLens's ids of the capture ops (UID_first) are reproduced up to the events its call-stack builder leaves
+-- out of the capture subtree (events that overrun their parent by 1 µs or more are dropped there, nested here):
+-- on graphs/vllm_decode_full every capture op's id is 4 above TraceLens's (2365 for its 2361).
+-- Not reproduced: the MoE pseudo ops (pseudo_op::moe_triton_unfused_*, MoE_unfused_fwd.csv) and a capture window
+-- replayed by several graph launches (TraceLens copies it once per launch; here launch k takes window k).
+--
+-- @requires lib/pytext lib/intervals peers/float_us peers/tracelens/links peers/tracelens/ops_unique_args
+-- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_elementwise
+-- @requires tree/rollups tree/graph_capture tree/nesting tree/context
+
+-- tl_perf_infer_model_ops: the ops TraceLens's inference extension models, as far as reproduced here; one row
+-- per op name.
+--   name    the op (cpu_op) name
+--   model   TraceLens's perf model class (TraceLens/PerfModel/extensions/)
+--   sheet   the sheet (file) its instances go to
+CREATE OR REPLACE VIEW tl_perf_infer_model_ops AS
+SELECT * FROM (VALUES
+    ('vllm::rocm_unquantized_gemm', 'vllm_rocm_unquantized_gemm', 'GEMM'),
+    ('aiter::rms_norm', 'aiter_rms_norm', 'RMSNorm_fwd'),
+    ('aiter::rmsnorm2d_fwd_ck', 'aiter_rms_norm', 'RMSNorm_fwd'),
+    ('aiter::rmsnorm', 'aiter_rmsnorm', 'RMSNorm_fwd'),
+    ('aiter::rmsnorm2d_fwd_with_add_ck', 'aiter_rmsnorm2d_fwd_with_add_ck', 'RMSNorm_fwd'),
+    ('aiter::add_rmsnorm', 'aiter_rmsnorm2d_fwd_with_add_ck', 'RMSNorm_fwd'),
+    ('vllm::unified_attention_with_output', 'inference_attention', 'InferenceAttention_fwd'),
+    ('aiter::mha_varlen_fwd', 'inference_attention', 'InferenceAttention_fwd')
+) t(name, model, sheet);
+
+-- _tl_infer_windows: one row per graph launch of a replay trace merged with a window of its capture trace:
+-- trace_id (the replay), graph_index, capture_trace_id, t0_ns/t1_ns (the capture window, capture clock),
+-- launch_ts_ns/launch_dur_ns (the graph launch), uid0 (TraceLens's id of the window's root: the replay trace's
+-- event count, plus the subtrees merged before it; see _tl_infer_capture_events).
+CREATE OR REPLACE VIEW _tl_infer_windows AS
+WITH l AS (
+    SELECT DISTINCT trace_id, graph_launch_event_id, graph_index, capture_trace_id FROM graph_capture_links
+), b AS (
+    SELECT trace_id, ts_ns + dur_ns AS t0, row_number() OVER (PARTITION BY trace_id ORDER BY event_id) AS k
+    FROM events WHERE cat = 'cuda_runtime' AND contains(name, 'StreamBeginCapture')
+), e AS (
+    SELECT trace_id, ts_ns AS t1, row_number() OVER (PARTITION BY trace_id ORDER BY event_id) AS k
+    FROM events WHERE cat = 'cuda_runtime' AND contains(name, 'StreamEndCapture')
+)
+SELECT l.trace_id, l.graph_index, l.capture_trace_id, b.t0 AS t0_ns, e.t1 AS t1_ns, g.ts_ns AS launch_ts_ns,
+       g.dur_ns AS launch_dur_ns, t.events_read AS uid0
+FROM l JOIN b ON b.trace_id = l.capture_trace_id AND b.k = l.graph_index
+JOIN e ON e.trace_id = l.capture_trace_id AND e.k = l.graph_index
+JOIN events g ON g.trace_id = l.trace_id AND g.event_id = l.graph_launch_event_id
+JOIN traces t ON t.trace_id = l.trace_id;
+
+-- _tl_infer_capture_events: the events of each merged capture window with TraceLens's id in the merged tree
+-- (cpu_ops, Python frames and runtime calls inside the window whose parent is inside it too, or cpu_ops and
+-- Python frames whose parent lies outside it; by start, shallower first on equal starts, the root taking the
+-- window's first id). Windows merged one after the other take ids after the previous one's.
+--   trace_id, graph_index, capture_trace_id, event_id (in the capture trace), cat, name, uid
+-- @materialize report-tracelens
+CREATE OR REPLACE VIEW _tl_infer_capture_events AS
+WITH w AS (
+    SELECT w.trace_id, w.graph_index, w.capture_trace_id, w.t0_ns, w.t1_ns, w.uid0, n.event_id, n.cat, n.name,
+           n.ts_ns, n.depth, n.parent_event_id
+    FROM _tl_infer_windows w JOIN cpu_nesting n ON n.trace_id = w.capture_trace_id
+     AND n.ts_ns >= w.t0_ns AND n.end_ns <= w.t1_ns
+    WHERE n.cat IN ('cpu_op', 'python_function', 'cuda_runtime', 'cuda_driver')
+), kept AS (
+    SELECT c.* FROM w c
+    LEFT JOIN w p ON p.trace_id = c.trace_id AND p.graph_index = c.graph_index AND p.event_id = c.parent_event_id
+    WHERE p.event_id IS NOT NULL OR (c.cat IN ('cpu_op', 'python_function') AND c.parent_event_id IS NOT NULL)
+), ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY trace_id, graph_index ORDER BY ts_ns, depth, event_id) AS pos,
+           count(*) OVER (PARTITION BY trace_id, graph_index) AS n
+    FROM kept
+), offs AS (   -- ids taken by the windows merged before: their events and their root
+    SELECT trace_id, graph_index,
+           coalesce(sum(n + 1) OVER (PARTITION BY trace_id ORDER BY graph_index
+                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM (SELECT DISTINCT trace_id, graph_index, n FROM ranked)
+)
+SELECT r.trace_id, r.graph_index, r.capture_trace_id, r.event_id, r.cat, r.name, r.uid0 + o.before + r.pos AS uid
+FROM ranked r JOIN offs o USING (trace_id, graph_index);
+
+-- _tl_infer_perf_events: _tl_perf_events for TraceLens's inference report, one row per modelled op instance of
+-- the (merged) tree: the trace's own cpu_ops and the cpu_ops of its merged capture windows, with the
+-- registry of peers/tracelens/perf_ops and tl_perf_infer_model_ops. Columns as _tl_perf_events (event_id is
+-- TraceLens's id of the instance, see the top of this file; input args from the capture trace for capture
+-- ops; process and thread names looked up in the replay trace), plus:
+--   annotation   the name of the replay trace's user_annotation holding the op (NULL when none)
+-- @materialize report-tracelens
+CREATE OR REPLACE VIEW _tl_infer_perf_events AS
+WITH RECURSIVE reg AS (
+    SELECT name, model, sheet FROM tl_perf_model_ops UNION ALL SELECT name, model, sheet FROM tl_perf_infer_model_ops
+), own AS MATERIALIZED (
+    SELECT e.trace_id, e.event_id, e.event_id AS src_event_id, e.trace_id AS src_trace_id, e.name, r.model,
+           r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
+           e.ts_ns AS a_ts_ns, e.dur_ns AS a_dur_ns
+    FROM events e JOIN reg r ON r.name = e.name
+    WHERE e.cat = 'cpu_op'
+), cap AS MATERIALIZED (
+    SELECT c.trace_id, c.uid AS event_id, c.event_id AS src_event_id, c.capture_trace_id AS src_trace_id, e.name,
+           r.model, r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
+           w.launch_ts_ns AS a_ts_ns, w.launch_dur_ns AS a_dur_ns, c.graph_index
+    FROM _tl_infer_capture_events c JOIN reg r ON r.name = c.name
+    JOIN events e ON e.trace_id = c.capture_trace_id AND e.event_id = c.event_id
+    JOIN _tl_infer_windows w ON w.trace_id = c.trace_id AND w.graph_index = c.graph_index
+    WHERE c.cat = 'cpu_op'
+), ops AS MATERIALIZED (   -- cpu_ops of the capture traces with the op around them
+    SELECT trace_id, event_id, op_event_id FROM cpu_event_context
+    WHERE trace_id IN (SELECT capture_trace_id FROM _tl_infer_windows)
+), up(trace_id, graph_index, gpu_event_id, op_trace_id, op_event_id) AS (   -- capture launch -> enclosing ops
+    SELECT l.trace_id, l.graph_index, l.event_id, l.capture_trace_id, o.op_event_id
+    FROM graph_capture_links l JOIN ops o ON o.trace_id = l.capture_trace_id AND o.event_id = l.capture_launch_event_id
+    WHERE o.op_event_id IS NOT NULL
+    UNION ALL
+    SELECT u.trace_id, u.graph_index, u.gpu_event_id, u.op_trace_id, o.op_event_id
+    FROM up u JOIN ops o ON o.trace_id = u.op_trace_id AND o.event_id = u.op_event_id
+    WHERE o.op_event_id IS NOT NULL
+), pairs AS (
+    SELECT p.trace_id, p.op_event_id AS event_id, p.gpu_event_id
+    FROM _tree_op_gpu_pairs p SEMI JOIN own ON own.trace_id = p.trace_id AND own.event_id = p.op_event_id
+    UNION ALL
+    SELECT c.trace_id, c.event_id, u.gpu_event_id
+    FROM up u JOIN cap c ON c.trace_id = u.trace_id AND c.graph_index = u.graph_index
+     AND c.src_trace_id = u.op_trace_id AND c.src_event_id = u.op_event_id
+), k AS (
+    SELECT p.trace_id, p.event_id, g.event_id AS gpu_event_id, g.name AS kernel, g.stream,
+           _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
+    FROM pairs p JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
+    WHERE g.tl_linked
+), busy AS (
+    SELECT trace_id, event_id, sum(_tree_busy_ns(s, e, prev_e)) AS kernel_time_us,
+           list({'name': kernel, 'stream': stream, 'dur_us': dur_us} ORDER BY s, gpu_event_id) AS kernels
+    FROM (SELECT *, max(e) OVER (PARTITION BY trace_id, event_id ORDER BY s, e
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
+          FROM k)
+    GROUP BY trace_id, event_id
+), inst AS (
+    SELECT * FROM own UNION ALL SELECT * EXCLUDE (graph_index) FROM cap
+), ann AS (   -- the first annotation (by start) of the replay trace holding the op, float µs as TraceLens compares
+    SELECT i.trace_id, i.event_id, arg_min(a.name, (a.ts_ns, a.event_id)) AS annotation
+    FROM inst i JOIN events a ON a.trace_id = i.trace_id AND a.cat = 'user_annotation'
+     AND _us_f64(a.ts_ns) <= _us_f64(i.a_ts_ns)
+     AND _us_f64(i.a_ts_ns) + _us_f64(i.a_dur_ns) < _us_f64(a.ts_ns) + _us_f64(a.dur_ns)
+    WHERE i.model = 'inference_attention'
+    GROUP BY i.trace_id, i.event_id
+)
+SELECT i.trace_id, i.event_id, i.name, i.model, i.sheet, i.pid, i.tid, i.input_dims, i.input_types,
+       i.input_strides, i.concrete_inputs, coalesce(b.kernel_time_us, 0.0) AS kernel_time_us,
+       coalesce(b.kernels, []) AS kernels,
+       coalesce(pn.v, 'Unknown') AS process_name, coalesce(pl.v, 'Unknown') AS process_label,
+       coalesce(tn.v, 'Unknown') AS thread_name, a.annotation
+FROM inst i
+LEFT JOIN busy b ON b.trace_id = i.trace_id AND b.event_id = i.event_id
+LEFT JOIN ann a ON a.trace_id = i.trace_id AND a.event_id = i.event_id
+LEFT JOIN _tl_process_meta pn ON pn.trace_id = i.trace_id AND pn.kind = 'process_name' AND pn.pid = i.pid
+LEFT JOIN _tl_process_meta pl ON pl.trace_id = i.trace_id AND pl.kind = 'process_labels' AND pl.pid = i.pid
+LEFT JOIN _tl_process_meta tn ON tn.trace_id = i.trace_id AND tn.kind = 'thread_name' AND tn.pid = i.pid
+                              AND tn.tid = i.tid;
+
+-- _tl_perf_infer_gemm: one row per GEMM instance of the inference report TraceLens keeps, in _tl_perf_summary's
+-- input form: the aten GEMMs of peers/tracelens/perf_gemm and vllm::rocm_unquantized_gemm
+-- (TraceLens/PerfModel/extensions/perf_model_extensions.py, vllm_rocm_unquantized_gemm): x = Input Dims[0]
+-- (M, K), weight = [1] (N, K), bias when a third operand with dims is recorded; dtype_A_B = the three Input
+-- types ('' for a missing third); no strides; B = 1 and transpose appended as for every GEMM. FLOPs
+-- 2·M·N·K (+ M·N with bias); bytes M·K·bpe(x) + K·N·bpe(w) + M·N·bpe_out (+ N·bpe_out with bias), bpe_out =
+-- bpe(bias dtype) with bias, else bpe(w); Compute Spec 'matrix_' + precision of x's dtype.
+CREATE OR REPLACE VIEW _tl_perf_infer_gemm AS
+WITH v AS (
+    SELECT trace_id, event_id, input_dims AS d, json_extract_string(input_types, '$[*]') AS ty,
+           _tl_gemm_kernel(kernels) AS tk
+    FROM _tl_infer_perf_events WHERE model = 'vllm_rocm_unquantized_gemm'
+), ok AS (
+    SELECT *, json_extract(d, '$[0][0]')::BIGINT AS m, json_extract(d, '$[0][1]')::BIGINT AS k,
+           json_extract(d, '$[1][0]')::BIGINT AS n,
+           coalesce(json_array_length(d) > 2 AND json_array_length(json_extract(d, '$[2]')) > 0, false) AS bias,
+           CASE WHEN len(ty) > 2 THEN ty[3] ELSE '' END AS dt3
+    FROM v
+    WHERE json_type(json_extract(d, '$[0]')) = 'ARRAY' AND json_array_length(json_extract(d, '$[0]')) >= 2
+      AND json_type(json_extract(d, '$[1]')) = 'ARRAY' AND json_array_length(json_extract(d, '$[1]')) >= 1
+      AND len(ty) >= 2 AND _tl_gemm_kernel_ok(tk)
+), b AS (
+    SELECT *, _tl_bpe(ty[1]) AS b1, _tl_bpe(ty[2]) AS b2,
+           CASE WHEN bias THEN _tl_bpe(dt3) ELSE _tl_bpe(ty[2]) END AS bo
+    FROM ok
+)
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_gemm_of('_tl_infer_perf_events')
+UNION ALL
+SELECT trace_id, event_id,
+       list_concat(
+           [{'k': 'M', 'v': m::VARCHAR, 't': 'i'}, {'k': 'N', 'v': n::VARCHAR, 't': 'i'},
+            {'k': 'K', 'v': k::VARCHAR, 't': 'i'}, {'k': 'bias', 'v': _tl_py_bool(bias), 't': NULL},
+            {'k': 'dtype_A_B', 'v': '(' || _py_str(ty[1]) || ', ' || _py_str(ty[2]) || ', ' || _py_str(dt3) || ')',
+             't': NULL},
+            {'k': 'B', 'v': '1', 't': 'i'}],
+           CASE WHEN tk IS NOT NULL THEN [{'k': 'transpose', 'v': _tl_gemm_transpose(tk), 't': NULL}] ELSE [] END),
+       2 * m::HUGEINT * n * k + CASE WHEN bias THEN m::HUGEINT * n ELSE 0 END,
+       CASE WHEN b1 IS NOT NULL AND b2 IS NOT NULL AND bo IS NOT NULL
+            THEN m::HUGEINT * k * b1 + k::HUGEINT * n * b2 + m::HUGEINT * n * bo + CASE WHEN bias THEN n * bo ELSE 0 END
+       END,
+       'matrix_' || _tl_precision(ty[1])
+FROM b;
+
+-- tl_perf_infer_gemm: TraceLens's GEMM.csv of its inference report, one row per trace and group of GEMM op
+-- instances of the merged tree with the same name, parameters and number of GPU events; TraceLens's columns.
+--   trace_id                  the trace (the graph replay for a merged capture)
+--   name                      the op name
+--   param: M, N, K, bias, dtype_A_B, B, transpose, stride_A, stride_B   see peers/tracelens/perf_gemm and
+--                             _tl_perf_infer_gemm (text as Python prints them)
+--   num_kernels               GPU events per instance
+--   GFLOPS_first ... UID_first   the statistics of peers/tracelens/perf_ops (_tl_perf_summary_of)
+--   rank                      row order in TraceLens's file
+--   sheet_columns             the columns TraceLens writes for this trace, in its order
+CREATE OR REPLACE VIEW tl_perf_infer_gemm AS
+SELECT trace_id, name, _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'M') AS "param: M",
+       _tl_perf_param(params, 'N') AS "param: N", _tl_perf_param(params, 'K') AS "param: K",
+       _tl_perf_param(params, 'bias') AS "param: bias", _tl_perf_param(params, 'stride_A') AS "param: stride_A",
+       _tl_perf_param(params, 'stride_B') AS "param: stride_B",
+       _tl_perf_param(params, 'dtype_A_B') AS "param: dtype_A_B",
+       _tl_perf_param(params, 'transpose') AS "param: transpose",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_infer_gemm', '_tl_infer_perf_events', true)
+ORDER BY trace_id, rank;
+
+-- _tl_perf_infer_unary: one row per unary elementwise instance of the inference report TraceLens keeps, in
+-- _tl_perf_summary's input form (the model of peers/tracelens/perf_elementwise).
+CREATE OR REPLACE VIEW _tl_perf_infer_unary AS SELECT * FROM _tl_perf_unary_of('_tl_infer_perf_events');
+
+-- tl_perf_infer_unary_elementwise: TraceLens's UnaryElementwise.csv of its inference report (the model of
+-- peers/tracelens/perf_elementwise over the merged tree's instances), grouped by num_kernels too.
+--   trace_id                    the trace
+--   name                        the op name
+--   param: op_shape, dtype_in_out, stride_input, stride_output   as in tl_perf_unary_elementwise
+--   num_kernels                 GPU events per instance
+--   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+CREATE OR REPLACE VIEW tl_perf_infer_unary_elementwise AS
+SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
+       _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
+       _tl_perf_param(params, 'stride_input') AS "param: stride_input",
+       _tl_perf_param(params, 'stride_output') AS "param: stride_output",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_infer_unary', '_tl_infer_perf_events', true)
+ORDER BY trace_id, rank;
