@@ -268,3 +268,148 @@ SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
 FROM _tl_perf_summary_of('_tl_perf_infer_unary', '_tl_infer_perf_events', true)
 ORDER BY trace_id, rank;
+
+-- _tl_perf_infer_rmsnorm: one row per RMSNorm instance of the inference report TraceLens keeps, in
+-- _tl_perf_summary's input form (TraceLens/PerfModel/extensions/rmsnorm_perf_model_extensions.py, on top of
+-- RMSNorm in TraceLens/PerfModel/perf_model.py). The normalized input x and the weight are Input Dims [0] and
+-- [1] for aiter_rms_norm, [1] and [2] for aiter_rmsnorm, [1] and [4] for aiter_rmsnorm2d_fwd_with_add_ck
+-- (out, input, residual_in, residual_out, weight); the dtype and stride are x's. Parameters: op_shape = x's
+-- shape, dtype_in_out = (x's dtype, None), stride_input, stride_output None, num_channels = the weight's
+-- length, has_bias False, is_affine True, is_training False. With n = elements of x and c = num_channels:
+-- FLOPs n / c · (2c + 2) + 2n (a float, as Python divides), plus n for the residual add; bytes 2·n·bpe + c·bpe,
+-- 4·n·bpe + c·bpe with the residual add (bpe of x's dtype; an unknown dtype drops the instance).
+-- Compute Spec 'vector_' + the precision of x's dtype.
+CREATE OR REPLACE VIEW _tl_perf_infer_rmsnorm AS
+WITH e AS (
+    SELECT trace_id, event_id, model, input_dims AS d, json_extract_string(input_types, '$[*]') AS ty,
+           input_strides AS st,
+           CASE model WHEN 'aiter_rms_norm' THEN 0 ELSE 1 END AS ix,
+           CASE model WHEN 'aiter_rms_norm' THEN 1 WHEN 'aiter_rmsnorm' THEN 2 ELSE 4 END AS iw
+    FROM _tl_infer_perf_events WHERE sheet = 'RMSNorm_fwd'
+), a AS (
+    SELECT *, _tl_shape(json_extract(d, '$[' || ix || ']')) AS xs, json_extract(st, '$[' || ix || ']') AS xst,
+           json_extract(d, '$[' || iw || '][0]')::BIGINT AS c, _tl_bpe(ty[ix + 1]) AS bpe, ty[ix + 1] AS dt
+    FROM e
+), ok AS (
+    SELECT *, _tl_numel(xs)::DOUBLE AS n FROM a
+    WHERE xs IS NOT NULL AND json_type(xst) = 'ARRAY' AND c IS NOT NULL AND bpe IS NOT NULL
+)
+SELECT trace_id, event_id,
+       [{'k': 'op_shape', 'v': _py_tuple1(json_extract(d, '$[' || ix || ']')), 't': NULL},
+        {'k': 'dtype_in_out', 'v': '(' || _py_str(dt) || ', None)', 't': NULL},
+        {'k': 'stride_input', 'v': _py_tuple1(xst), 't': NULL},
+        {'k': 'stride_output', 'v': NULL, 't': NULL},
+        {'k': 'num_channels', 'v': c::VARCHAR, 't': 'i'},
+        {'k': 'has_bias', 'v': 'False', 't': NULL},
+        {'k': 'is_affine', 'v': 'True', 't': NULL},
+        {'k': 'is_training', 'v': 'False', 't': NULL}] AS params,
+       CASE WHEN model = 'aiter_rmsnorm2d_fwd_with_add_ck' THEN n ELSE 0.0 END + (n / c * (2 * c + 2) + n * 2) AS flops,
+       CASE WHEN model = 'aiter_rmsnorm2d_fwd_with_add_ck' THEN 4 * n * bpe + c * bpe
+            ELSE n * bpe + n * bpe + c * bpe END AS bytes,
+       'vector_' || _tl_precision(dt) AS compute_spec
+FROM ok;
+
+-- tl_perf_infer_rmsnorm_fwd: TraceLens's RMSNorm_fwd.csv of its inference report, one row per trace and group of
+-- RMSNorm op instances with the same name, parameters and number of GPU events; TraceLens's columns.
+--   trace_id                    the trace
+--   name                        the op name
+--   param: op_shape, dtype_in_out, stride_input, stride_output, num_channels, has_bias, is_affine,
+--   is_training                 the model's parameters (_tl_perf_infer_rmsnorm), as Python prints them
+--   num_kernels                 GPU events per instance
+--   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+CREATE OR REPLACE VIEW tl_perf_infer_rmsnorm_fwd AS
+SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
+       _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
+       _tl_perf_param(params, 'stride_input') AS "param: stride_input",
+       _tl_perf_param(params, 'stride_output') AS "param: stride_output",
+       _tl_perf_param(params, 'num_channels') AS "param: num_channels",
+       _tl_perf_param(params, 'has_bias') AS "param: has_bias",
+       _tl_perf_param(params, 'is_affine') AS "param: is_affine",
+       _tl_perf_param(params, 'is_training') AS "param: is_training",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_infer_rmsnorm', '_tl_infer_perf_events', true)
+ORDER BY trace_id, rank;
+
+-- _tl_perf_infer_attention: one row per inference attention instance TraceLens keeps, in _tl_perf_summary's
+-- input form (InferenceAttention in TraceLens/PerfModel/extensions/attention_perf_model_extensions.py). Chunk
+-- statistics c_sq, c_sk, c_sqsq, c_sqsk (context requests) and g_sq, g_sk, g_sqsq, g_sqsk (generation requests)
+-- from the op's annotation (vLLM's detailed format, see the top of this file); Q = Input Dims[0] = (N_Q, H_Q,
+-- d_h_qk), K = Input Dims[1], whose last three dims are (N_KV, H_KV, d_h_v); B = 1, H_V = H_K = H_KV, dropout
+-- 0.0, causal False, flash_impl True; dtype_Q = Input type[0], dtype_KV = Input type[1] (dtype_Q without one).
+-- An instance without such an annotation, or with c_sq = g_sq = 0, or with other shapes, is dropped (its
+-- model gives no FLOPs). FLOPs H_Q·(2·c_sqsk·d_h_qk + 2·c_sqsk·d_h_v − c_sqsq·d_h_qk − c_sqsq·d_h_v
+-- + 2·g_sqsk·d_h_qk + 2·g_sqsk·d_h_v); bytes (Q read, output written, current K and V read; cached K and V
+-- read): (c_sq + g_sq)·(H_Q·(d_h_qk + d_h_v) + H_KV·(d_h_qk + d_h_v))·bpe + ((c_sk − c_sq) + (g_sk − g_sq))·
+-- H_KV·(d_h_qk + d_h_v)·bpe_KV, bpe of dtype_Q (2 when unknown), bpe_KV of dtype_KV (bpe when unknown).
+-- Compute Spec 'matrix_' + the precision of dtype_Q.
+CREATE OR REPLACE VIEW _tl_perf_infer_attention AS
+WITH e AS (
+    SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS q, json_extract(input_dims, '$[1]') AS kk,
+           json_extract_string(input_types, '$[*]') AS ty,
+           regexp_extract(annotation, '^execute_\d+_context_\d+\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)_generation_\d+'
+                                      || '\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)',
+                          ['c_sq', 'c_sk', 'c_sqsq', 'c_sqsk', 'g_sq', 'g_sk', 'g_sqsq', 'g_sqsk']) AS cs
+    FROM _tl_infer_perf_events WHERE sheet = 'InferenceAttention_fwd'
+), a AS (
+    SELECT trace_id, event_id, ty,
+           q ->> '$[0]' AS n_q, (q ->> '$[1]')::BIGINT AS h_q, (q ->> '$[2]')::BIGINT AS d_qk,
+           kk ->> '$[-3]' AS n_kv, (kk ->> '$[-2]')::BIGINT AS h_kv, (kk ->> '$[-1]')::BIGINT AS d_v,
+           cs.c_sq::BIGINT AS c_sq, cs.c_sk::BIGINT AS c_sk, cs.c_sqsq::BIGINT AS c_sqsq,
+           cs.c_sqsk::BIGINT AS c_sqsk, cs.g_sq::BIGINT AS g_sq, cs.g_sk::BIGINT AS g_sk,
+           cs.g_sqsq::BIGINT AS g_sqsq, cs.g_sqsk::BIGINT AS g_sqsk,
+           ty[1] AS dt_q, CASE WHEN len(ty) > 1 THEN ty[2] ELSE ty[1] END AS dt_kv
+    FROM e
+    WHERE cs.c_sq <> '' AND json_type(q) = 'ARRAY' AND json_array_length(q) = 3
+      AND json_type(kk) = 'ARRAY' AND json_array_length(kk) >= 3 AND len(ty) >= 1
+), ok AS (
+    SELECT *, coalesce(_tl_bpe(dt_q), 2) AS bpe, coalesce(_tl_bpe(dt_kv), _tl_bpe(dt_q), 2) AS bpe_kv
+    FROM a WHERE NOT (c_sq = 0 AND g_sq = 0)
+)
+SELECT trace_id, event_id,
+       [{'k': 'B', 'v': '1', 't': 'i'}, {'k': 'N_Q', 'v': n_q, 't': 'i'}, {'k': 'H_Q', 'v': h_q::VARCHAR, 't': 'i'},
+        {'k': 'H_V', 'v': h_kv::VARCHAR, 't': 'i'}, {'k': 'H_K', 'v': h_kv::VARCHAR, 't': 'i'},
+        {'k': 'N_KV', 'v': n_kv, 't': 'i'}, {'k': 'H_KV', 'v': h_kv::VARCHAR, 't': 'i'},
+        {'k': 'd_h_qk', 'v': d_qk::VARCHAR, 't': 'i'}, {'k': 'd_h_v', 'v': d_v::VARCHAR, 't': 'i'},
+        {'k': 'dropout', 'v': '0.0', 't': 'f'}, {'k': 'causal', 'v': 'False', 't': NULL},
+        {'k': 'flash_impl', 'v': 'True', 't': NULL},
+        {'k': 'c_sq', 'v': c_sq::VARCHAR, 't': 'i'}, {'k': 'c_sk', 'v': c_sk::VARCHAR, 't': 'i'},
+        {'k': 'c_sqsq', 'v': c_sqsq::VARCHAR, 't': 'i'}, {'k': 'c_sqsk', 'v': c_sqsk::VARCHAR, 't': 'i'},
+        {'k': 'g_sq', 'v': g_sq::VARCHAR, 't': 'i'}, {'k': 'g_sk', 'v': g_sk::VARCHAR, 't': 'i'},
+        {'k': 'g_sqsq', 'v': g_sqsq::VARCHAR, 't': 'i'}, {'k': 'g_sqsk', 'v': g_sqsk::VARCHAR, 't': 'i'},
+        {'k': 'dtype_Q', 'v': dt_q, 't': NULL}, {'k': 'dtype_KV', 'v': dt_kv, 't': NULL}] AS params,
+       h_q::HUGEINT * (2 * c_sqsk * d_qk) + h_q::HUGEINT * (2 * c_sqsk * d_v) - h_q::HUGEINT * (c_sqsq * d_qk)
+           - h_q::HUGEINT * (c_sqsq * d_v) + h_q::HUGEINT * (2 * g_sqsk * d_qk) + h_q::HUGEINT * (2 * g_sqsk * d_v)
+           AS flops,
+       ((c_sq + g_sq)::HUGEINT * (h_q * d_qk + h_q * d_v + h_kv * d_qk + h_kv * d_v)) * bpe
+           + (((c_sk - c_sq) + (g_sk - g_sq))::HUGEINT * (h_kv * d_qk + h_kv * d_v)) * bpe_kv AS bytes,
+       'matrix_' || _tl_precision(dt_q) AS compute_spec
+FROM ok;
+
+-- tl_perf_infer_attention_fwd: TraceLens's InferenceAttention_fwd.csv of its inference report, one row per trace
+-- and group of inference attention op instances with the same name, parameters and number of GPU events.
+--   trace_id                    the trace
+--   name                        the op name
+--   param: B, N_Q, H_Q, H_V, H_K, N_KV, H_KV, d_h_qk, d_h_v, dropout, causal, flash_impl, c_sq, c_sk, c_sqsq,
+--   c_sqsk, g_sq, g_sk, g_sqsq, g_sqsk, dtype_Q, dtype_KV   the model's parameters (_tl_perf_infer_attention)
+--   num_kernels                 GPU events per instance
+--   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+CREATE OR REPLACE VIEW tl_perf_infer_attention_fwd AS
+SELECT trace_id, name,
+       _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'N_Q') AS "param: N_Q",
+       _tl_perf_param(params, 'H_Q') AS "param: H_Q", _tl_perf_param(params, 'H_V') AS "param: H_V",
+       _tl_perf_param(params, 'H_K') AS "param: H_K", _tl_perf_param(params, 'N_KV') AS "param: N_KV",
+       _tl_perf_param(params, 'H_KV') AS "param: H_KV", _tl_perf_param(params, 'd_h_qk') AS "param: d_h_qk",
+       _tl_perf_param(params, 'd_h_v') AS "param: d_h_v", _tl_perf_param(params, 'dropout') AS "param: dropout",
+       _tl_perf_param(params, 'causal') AS "param: causal", _tl_perf_param(params, 'flash_impl') AS "param: flash_impl",
+       _tl_perf_param(params, 'c_sq') AS "param: c_sq", _tl_perf_param(params, 'c_sk') AS "param: c_sk",
+       _tl_perf_param(params, 'c_sqsq') AS "param: c_sqsq", _tl_perf_param(params, 'c_sqsk') AS "param: c_sqsk",
+       _tl_perf_param(params, 'g_sq') AS "param: g_sq", _tl_perf_param(params, 'g_sk') AS "param: g_sk",
+       _tl_perf_param(params, 'g_sqsq') AS "param: g_sqsq", _tl_perf_param(params, 'g_sqsk') AS "param: g_sqsk",
+       _tl_perf_param(params, 'dtype_Q') AS "param: dtype_Q", _tl_perf_param(params, 'dtype_KV') AS "param: dtype_KV",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_infer_attention', '_tl_infer_perf_events', true)
+ORDER BY trace_id, rank;
