@@ -28,9 +28,10 @@
 --              (TraceLens/TraceUtils/annotation_utils.py, IterationAnnotation, vLLM's detailed format
 --              execute_N_context_N(sqAskBsqsqCsqskD)_generation_N(sqEskFsqsqGsqskH)).
 -- The models (TraceLens/PerfModel/extensions/): see the views below.
--- TraceLens's ids of the capture ops (UID_first) are reproduced up to the events its call-stack builder leaves
--- out of the capture subtree (events that overrun their parent by 1 µs or more are dropped there, nested here):
--- on graphs/vllm_decode_full every capture op's id is 4 above TraceLens's (2365 for its 2361).
+--              TraceLens's call stack differs from tree/nesting in two ways that move these ids: it holds no
+--              user annotations, and it leaves out an event that ends after the event open at its start when
+--              they overlap by 1 µs or more (tree/nesting clips it); both are followed here
+--              (_tl_infer_capture_events: the 125,785 events of the graphs/vllm_decode_full capture window).
 -- Not reproduced: the MoE pseudo ops (pseudo_op::moe_triton_unfused_*, MoE_unfused_fwd.csv) and a capture window
 -- replayed by several graph launches (TraceLens copies it once per launch; here launch k takes window k).
 --
@@ -83,16 +84,35 @@ JOIN traces t ON t.trace_id = l.trace_id;
 --   trace_id, graph_index, capture_trace_id, event_id (in the capture trace), cat, name, uid
 -- @materialize report-tracelens
 CREATE OR REPLACE VIEW _tl_infer_capture_events AS
-WITH w AS (
-    SELECT w.trace_id, w.graph_index, w.capture_trace_id, w.t0_ns, w.t1_ns, w.uid0, n.event_id, n.cat, n.name,
-           n.ts_ns, n.depth, n.parent_event_id
-    FROM _tl_infer_windows w JOIN cpu_nesting n ON n.trace_id = w.capture_trace_id
-     AND n.ts_ns >= w.t0_ns AND n.end_ns <= w.t1_ns
-    WHERE n.cat IN ('cpu_op', 'python_function', 'cuda_runtime', 'cuda_driver')
-), kept AS (
+WITH n AS MATERIALIZED (   -- the capture traces' call stacks, with the parent in TraceLens's tree (which holds
+                           -- cpu_ops, Python frames and runtime calls, not user annotations)
+    SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.end_ns, c.nest_end_ns, c.clipped, c.depth,
+           c.thread_key,
+           CASE WHEN p1.cat <> 'user_annotation' THEN p1.event_id WHEN p2.cat <> 'user_annotation' THEN p2.event_id
+                WHEN p3.cat <> 'user_annotation' THEN p3.event_id END AS tree_parent_id
+    FROM cpu_nesting c
+    LEFT JOIN cpu_nesting p1 ON p1.trace_id = c.trace_id AND p1.event_id = c.parent_event_id
+    LEFT JOIN cpu_nesting p2 ON p2.trace_id = c.trace_id AND p2.event_id = p1.parent_event_id
+    LEFT JOIN cpu_nesting p3 ON p3.trace_id = c.trace_id AND p3.event_id = p2.parent_event_id
+    WHERE c.trace_id IN (SELECT capture_trace_id FROM _tl_infer_windows)
+      AND c.cat IN ('cpu_op', 'python_function', 'cuda_runtime', 'cuda_driver')
+), dropped AS (   -- left out of TraceLens's call stack (TraceToTree.build_host_call_stack_tree): an event that
+                  -- ends after the event open at its start (the one that clips it here) when they overlap by
+                  -- 1 µs or more or that event is a root
+    SELECT DISTINCT c.trace_id, c.event_id
+    FROM n c JOIN n t ON t.trace_id = c.trace_id AND t.thread_key = c.thread_key AND t.end_ns = c.nest_end_ns
+     AND t.ts_ns <= c.ts_ns AND t.event_id <> c.event_id AND NOT t.clipped
+    WHERE c.clipped AND (_us_f64(t.end_ns) - _us_f64(c.ts_ns) >= 1.0 OR t.tree_parent_id IS NULL)
+), w AS (
+    SELECT w.trace_id, w.graph_index, w.capture_trace_id, w.uid0, n.event_id, n.cat, n.name, n.ts_ns, n.depth,
+           n.tree_parent_id
+    FROM _tl_infer_windows w JOIN n ON n.trace_id = w.capture_trace_id AND n.ts_ns >= w.t0_ns AND n.end_ns <= w.t1_ns
+    ANTI JOIN dropped d ON d.trace_id = n.trace_id AND d.event_id = n.event_id
+), kept AS (   -- the subtrees of the window's roots: events whose parent is in the window, and cpu_ops and
+               -- Python frames with a parent outside it
     SELECT c.* FROM w c
-    LEFT JOIN w p ON p.trace_id = c.trace_id AND p.graph_index = c.graph_index AND p.event_id = c.parent_event_id
-    WHERE p.event_id IS NOT NULL OR (c.cat IN ('cpu_op', 'python_function') AND c.parent_event_id IS NOT NULL)
+    LEFT JOIN w p ON p.trace_id = c.trace_id AND p.graph_index = c.graph_index AND p.event_id = c.tree_parent_id
+    WHERE p.event_id IS NOT NULL OR (c.cat IN ('cpu_op', 'python_function') AND c.tree_parent_id IS NOT NULL)
 ), ranked AS (
     SELECT *, row_number() OVER (PARTITION BY trace_id, graph_index ORDER BY ts_ns, depth, event_id) AS pos,
            count(*) OVER (PARTITION BY trace_id, graph_index) AS n
