@@ -125,6 +125,16 @@ TRACELENS_BY_MODULE = {
     view: (view + "_module", "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank")
     for view in ("tl_ops_summary", "tl_ops_summary_by_category", "tl_ops_unique_args")
 }
+# ... and its perf-model sheets (peers/tracelens/perf_infer: grouped by num_kernels too, over a graph replay merged
+# with its capture trace, with the ops of TraceLens's inference extension), plus the sheets only that report has
+TRACELENS_BY_MODULE.update({
+    "tl_perf_gemm": ("tl_perf_infer_gemm", _PERF_QUERY),
+    "tl_perf_unary_elementwise": ("tl_perf_infer_unary_elementwise", _PERF_QUERY),
+})
+TRACELENS_INFERENCE = [
+    ("RMSNorm_fwd", "tl_perf_infer_rmsnorm_fwd", _PERF_QUERY),
+    ("InferenceAttention_fwd", "tl_perf_infer_attention_fwd", _PERF_QUERY),
+]
 HTA = [
     ("temporal_breakdown", "hta_temporal_breakdown", None),
     ("idle_time_breakdown", "hta_idle_time_breakdown",
@@ -210,7 +220,7 @@ def build(ds, style: str = "native", trace: str | None = None,
                  .fetchall())
     sections = TRACELENS if style == "tracelens" else HTA
     if by_module and style == "tracelens":
-        sections = [(f, *TRACELENS_BY_MODULE.get(v, (v, q))) for f, v, q in sections]
+        sections = [(f, *TRACELENS_BY_MODULE.get(v, (v, q))) for f, v, q in sections] + TRACELENS_INFERENCE
     missing = [view for _, view, _ in sections if not analysis.has_view(ds, view)]
     if missing:
         print(f"tracesql report: views not available in this installation, sections skipped: {', '.join(missing)}",
