@@ -14,7 +14,8 @@ from .test_tl_perf_sheets import close, is_text
 REF = "graphs/vllm_decode_full"
 # the inference report's sheets reproduced here: (file, view)
 SHEETS = [("GEMM", "tl_perf_infer_gemm"), ("UnaryElementwise", "tl_perf_infer_unary_elementwise"),
-          ("RMSNorm_fwd", "tl_perf_infer_rmsnorm_fwd"), ("InferenceAttention_fwd", "tl_perf_infer_attention_fwd")]
+          ("RMSNorm_fwd", "tl_perf_infer_rmsnorm_fwd"), ("InferenceAttention_fwd", "tl_perf_infer_attention_fwd"),
+          ("MoE_unfused_fwd", "tl_perf_infer_moe_unfused_fwd")]
 QUERY = "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"
 
 
@@ -110,7 +111,7 @@ def test_capture_ids(graph_ds):
 
 
 def test_report_writes_inference_sheets(graph_ds, tmp_path, reference_dir):
-    """`report --style tracelens --group-by-parent-module` (TraceLens's inference report) writes the four sheets
+    """`report --style tracelens --group-by-parent-module` (TraceLens's inference report) writes the five sheets
     as TraceLens does; the plain perf report keeps its layout (no num_kernels, no RMSNorm_fwd.csv)."""
     d, _, _ = graph_ds
     out = tmp_path / "infer"
@@ -126,3 +127,23 @@ def test_report_writes_inference_sheets(graph_ds, tmp_path, reference_dir):
     assert main(["report", str(d.path), "--style", "tracelens", "--format", "csv", "--out", str(flat)]) == 0
     assert not (flat / "graph_execution" / "RMSNorm_fwd.csv").exists()
     assert "num_kernels" not in read_csv(flat / "graph_execution" / "UnaryElementwise.csv")[0]
+
+
+def test_moe_pseudo_ops(sheets):
+    """gpt-oss's unfused MoE, worked by hand: each vllm::moe_forward (24 layers) runs two matmul_ogs kernels, the
+    first (gated, swiglu) becomes the up pseudo op, the second the down one; 32 tokens of hidden size 3072,
+    32 experts, top 4, bf16 activations and MXFP4 weights (half a byte). TraceLens numbers the pseudo ops after
+    the merged tree's 1,993 + 1 + 125,785 events: up, down and the finalize scatter per moe_forward."""
+    df = sheets["MoE_unfused_fwd"]
+    assert df["name"].to_list() == ["pseudo_op::moe_triton_unfused_down", "pseudo_op::moe_triton_unfused_up"]
+    down, up = df.row(0, named=True), df.row(1, named=True)
+    assert (up["UID_first"], down["UID_first"]) == (127779, 127780)
+    assert (up["param: gated"], down["param: gated"], up["param: weight_dtype"]) == ("True", "False", "FP4")
+    assert (up["name_count"], up["num_kernels"], up["Compute Spec"]) == (24, 1, "matrix_fp4")
+    m, k, e, topk = 32, 3072, 32, 4
+    assert up["GFLOPS_first"] == 2 * m * k * k * topk * 2 / 1e9 and down["GFLOPS_first"] == 2 * m * k * k * topk / 1e9
+    e_active = e * (1 - ((e - topk) / e) ** m)
+    assert up["Data Moved (MB)_first"] == pytest.approx(
+        (m * k * 2 + e_active * 2 * k * k * 0.5 + m * k * topk * 2) / 2**20, rel=1e-12)
+    assert down["Data Moved (MB)_first"] == pytest.approx(
+        (m * k * topk * 2 + e_active * k * k * 0.5 + m * k * 2) / 2**20, rel=1e-12)

@@ -134,6 +134,7 @@ TRACELENS_BY_MODULE.update({
 TRACELENS_INFERENCE = [
     ("RMSNorm_fwd", "tl_perf_infer_rmsnorm_fwd", _PERF_QUERY),
     ("InferenceAttention_fwd", "tl_perf_infer_attention_fwd", _PERF_QUERY),
+    ("MoE_unfused_fwd", "tl_perf_infer_moe_unfused_fwd", _PERF_QUERY),
 ]
 HTA = [
     ("temporal_breakdown", "hta_temporal_breakdown", None),

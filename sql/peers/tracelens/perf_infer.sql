@@ -8,7 +8,8 @@
 --   registry   the inference extension's op mappings (TraceLens/PerfModel/extensions/pseudo_ops_perf_utils.py,
 --              get_pseudo_op_mappings, merged into op_to_perf_model_class_map by torch_op_mapping.py), as far as
 --              reproduced here: vllm::rocm_unquantized_gemm (GEMM), the aiter RMSNorm ops (their category
---              RMSNorm, sheet RMSNorm_fwd) and the vLLM/aiter inference attention ops (InferenceAttention_fwd).
+--              RMSNorm, sheet RMSNorm_fwd), the vLLM/aiter inference attention ops (InferenceAttention_fwd) and
+--              the unfused Triton MoE pseudo ops (MoE_unfused_fwd).
 --   instances  every event of the (merged) tree whose name is registered, in the tree's order: the trace's own
 --              ops (TraceLens's id = index in traceEvents = event_id), then for a graph replay paired with a
 --              capture trace (tree/graph_capture) the cpu_ops of the capture window
@@ -27,13 +28,17 @@
 --              (TraceToTree.apply_annotation); InferenceAttention reads its chunk statistics from it
 --              (TraceLens/TraceUtils/annotation_utils.py, IterationAnnotation, vLLM's detailed format
 --              execute_N_context_N(sqAskBsqsqCsqskD)_generation_N(sqEskFsqsqGsqskH)).
--- The models (TraceLens/PerfModel/extensions/): see the views below.
+-- The models (TraceLens/PerfModel/extensions/): see the views below. The sheets: tl_perf_infer_gemm,
+-- tl_perf_infer_unary_elementwise, tl_perf_infer_rmsnorm_fwd, tl_perf_infer_attention_fwd,
+-- tl_perf_infer_moe_unfused_fwd.
 --              TraceLens's call stack differs from tree/nesting in two ways that move these ids: it holds no
 --              user annotations, and it leaves out an event that ends after the event open at its start when
 --              they overlap by 1 µs or more (tree/nesting clips it); both are followed here
 --              (_tl_infer_capture_events: the 125,785 events of the graphs/vllm_decode_full capture window).
--- Not reproduced: the MoE pseudo ops (pseudo_op::moe_triton_unfused_*, MoE_unfused_fwd.csv) and a capture window
--- replayed by several graph launches (TraceLens copies it once per launch; here launch k takes window k).
+-- Pseudo ops: only TraceLens's unfused Triton MoE ones (MoE_unfused_fwd.csv, see _tl_infer_perf_events).
+-- Not reproduced: TraceLens's other pseudo ops (fused aiter MoE, GPTQ/AWQ, flydsl, MLA, paged decode), the other
+-- ops of its extension, and a capture window replayed by several graph launches (TraceLens copies it once per
+-- launch; here launch k takes window k).
 --
 -- @requires lib/pytext lib/intervals peers/float_us peers/tracelens/links peers/tracelens/ops_unique_args
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_elementwise
@@ -127,25 +132,38 @@ SELECT r.trace_id, r.graph_index, r.capture_trace_id, r.event_id, r.cat, r.name,
 FROM ranked r JOIN offs o USING (trace_id, graph_index);
 
 -- _tl_infer_perf_events: _tl_perf_events for TraceLens's inference report, one row per modelled op instance of
--- the (merged) tree: the trace's own cpu_ops and the cpu_ops of its merged capture windows, with the
--- registry of peers/tracelens/perf_ops and tl_perf_infer_model_ops. Columns as _tl_perf_events (event_id is
--- TraceLens's id of the instance, see the top of this file; input args from the capture trace for capture
--- ops; process and thread names looked up in the replay trace), plus:
+-- the (merged) tree: the trace's own cpu_ops, the cpu_ops of its merged capture windows, and the MoE pseudo ops
+-- TraceLens adds (enable_pseudo_ops; below), with the registry of peers/tracelens/perf_ops and
+-- tl_perf_infer_model_ops. Columns as _tl_perf_events (event_id is TraceLens's id of the instance, see the top
+-- of this file; input args from the capture trace for capture ops; process and thread names looked up in the
+-- replay trace), plus:
 --   annotation   the name of the replay trace's user_annotation holding the op (NULL when none)
+--   moe_topk, moe_gated   a MoE pseudo op's `MoE topk` and `MoE GEMM gated` args (NULL for other ops)
+-- MoE pseudo ops (TraceLens/Trace2Tree/extensions/moe_unfused_triton_pseudo_ops.py, applied by
+-- pseudo_ops_registry.apply_pseudo_op_extensions when the tree has vllm::moe_forward, no
+-- vllm::rocm_aiter_fused_moe and a kernel named *matmul_ogs*): for every vllm::moe_forward of the tree (in the
+-- tree's order) its GPU kernels named *matmul_ogs* by start become pseudo_op::moe_triton_unfused_up (the first)
+-- and pseudo_op::moe_triton_unfused_down (the others), each with that one kernel and the moe_forward's args,
+-- gated when the kernel name contains '_swiglu' or '_glu'; then its one GPU event named *matmul_scatter*
+-- (none when several) becomes pseudo_op::moe_triton_unfused_finalize_matmul_scatter (not modelled). topk is
+-- the second Concrete Input of the first TopK op (by start) inside the moe_forward, else 4. The pseudo ops
+-- are numbered from the merged tree's event count (inject_pseudo_op, set_bookkeeping_attr).
 -- @materialize report-tracelens
 CREATE OR REPLACE VIEW _tl_infer_perf_events AS
 WITH RECURSIVE reg AS (
     SELECT name, model, sheet FROM tl_perf_model_ops UNION ALL SELECT name, model, sheet FROM tl_perf_infer_model_ops
+    UNION ALL SELECT 'vllm::moe_forward', 'moe_forward', NULL
 ), own AS MATERIALIZED (
     SELECT e.trace_id, e.event_id, e.event_id AS src_event_id, e.trace_id AS src_trace_id, e.name, r.model,
            r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
-           e.ts_ns AS a_ts_ns, e.dur_ns AS a_dur_ns
+           e.ts_ns AS a_ts_ns, e.dur_ns AS a_dur_ns, e.ts_ns AS src_ts_ns, e.dur_ns AS src_dur_ns
     FROM events e JOIN reg r ON r.name = e.name
     WHERE e.cat = 'cpu_op'
 ), cap AS MATERIALIZED (
     SELECT c.trace_id, c.uid AS event_id, c.event_id AS src_event_id, c.capture_trace_id AS src_trace_id, e.name,
            r.model, r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
-           w.launch_ts_ns AS a_ts_ns, w.launch_dur_ns AS a_dur_ns, c.graph_index
+           w.launch_ts_ns AS a_ts_ns, w.launch_dur_ns AS a_dur_ns, e.ts_ns AS src_ts_ns, e.dur_ns AS src_dur_ns,
+           c.graph_index
     FROM _tl_infer_capture_events c JOIN reg r ON r.name = c.name
     JOIN events e ON e.trace_id = c.capture_trace_id AND e.event_id = c.event_id
     JOIN _tl_infer_windows w ON w.trace_id = c.trace_id AND w.graph_index = c.graph_index
@@ -161,18 +179,80 @@ WITH RECURSIVE reg AS (
     SELECT u.trace_id, u.graph_index, u.gpu_event_id, u.op_trace_id, o.op_event_id
     FROM up u JOIN ops o ON o.trace_id = u.op_trace_id AND o.event_id = u.op_event_id
     WHERE o.op_event_id IS NOT NULL
-), pairs AS (
+), pairs0 AS (
     SELECT p.trace_id, p.op_event_id AS event_id, p.gpu_event_id
     FROM _tree_op_gpu_pairs p SEMI JOIN own ON own.trace_id = p.trace_id AND own.event_id = p.op_event_id
     UNION ALL
     SELECT c.trace_id, c.event_id, u.gpu_event_id
     FROM up u JOIN cap c ON c.trace_id = u.trace_id AND c.graph_index = u.graph_index
      AND c.src_trace_id = u.op_trace_id AND c.src_event_id = u.op_event_id
-), k AS (
-    SELECT p.trace_id, p.event_id, g.event_id AS gpu_event_id, g.name AS kernel, g.stream,
+), k0 AS MATERIALIZED (
+    SELECT p.trace_id, p.event_id, g.event_id AS gpu_event_id, g.name AS kernel, g.cat AS gcat, g.stream,
            _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
-    FROM pairs p JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
+    FROM pairs0 p JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
     WHERE g.tl_linked
+), inst0 AS (
+    SELECT * FROM own UNION ALL SELECT * EXCLUDE (graph_index) FROM cap
+), moe_on AS (   -- traces whose tree gets the unfused Triton MoE pseudo ops
+    SELECT trace_id FROM inst0 WHERE name = 'vllm::moe_forward'
+    INTERSECT SELECT trace_id FROM kernels WHERE cat = 'kernel' AND contains(lower(name), 'matmul_ogs')
+    EXCEPT (SELECT trace_id FROM events WHERE name = 'vllm::rocm_aiter_fused_moe'
+            UNION SELECT c.trace_id FROM _tl_infer_capture_events c WHERE c.name = 'vllm::rocm_aiter_fused_moe')
+), moe AS (
+    SELECT i.* FROM inst0 i SEMI JOIN moe_on m ON m.trace_id = i.trace_id WHERE i.model = 'moe_forward'
+), mk AS (   -- the pseudo ops of each moe_forward: its matmul_ogs kernels, then its matmul_scatter event
+    SELECT m.trace_id, m.event_id AS moe_id, k.gpu_event_id, k.kernel,
+           row_number() OVER (PARTITION BY m.trace_id, m.event_id ORDER BY k.s, k.gpu_event_id) - 1 AS idx
+    FROM moe m JOIN k0 k ON k.trace_id = m.trace_id AND k.event_id = m.event_id
+    WHERE k.gcat = 'kernel' AND contains(lower(k.kernel), 'matmul_ogs')
+), fin AS (
+    SELECT m.trace_id, m.event_id AS moe_id, any_value(k.gpu_event_id) AS gpu_event_id
+    FROM moe m JOIN k0 k ON k.trace_id = m.trace_id AND k.event_id = m.event_id
+    WHERE contains(lower(k.kernel), 'matmul_scatter')
+    GROUP BY ALL HAVING count(*) = 1
+), pk AS (
+    SELECT trace_id, moe_id, gpu_event_id, kernel, idx,
+           CASE WHEN idx = 0 THEN 'pseudo_op::moe_triton_unfused_up' ELSE 'pseudo_op::moe_triton_unfused_down' END
+               AS name
+    FROM mk
+    UNION ALL
+    SELECT f.trace_id, f.moe_id, f.gpu_event_id, NULL, 1000000000,
+           'pseudo_op::moe_triton_unfused_finalize_matmul_scatter'
+    FROM fin f SEMI JOIN mk ON mk.trace_id = f.trace_id AND mk.moe_id = f.moe_id
+), nev AS (   -- events of the merged tree before the pseudo ops: the trace's and its merged windows' (with roots)
+    SELECT t.trace_id, t.events_read + coalesce(sum(w.n + 1), 0) AS n
+    FROM traces t LEFT JOIN (SELECT trace_id, graph_index, count(*) AS n FROM _tl_infer_capture_events GROUP BY ALL) w
+      ON w.trace_id = t.trace_id
+    GROUP BY t.trace_id, t.events_read
+), topk AS (
+    SELECT m.trace_id, m.event_id AS moe_id,
+           arg_min(TRY_CAST(json_extract_string(t.concrete_inputs, '$[1]') AS BIGINT), (t.ts_ns, t.event_id))
+               FILTER (WHERE TRY_CAST(json_extract_string(t.concrete_inputs, '$[1]') AS BIGINT) IS NOT NULL) AS topk
+    FROM moe m JOIN events t ON t.trace_id = m.src_trace_id AND t.pid = m.pid AND t.tid = m.tid AND t.cat = 'cpu_op'
+     AND contains(t.name, 'TopK') AND t.ts_ns >= m.src_ts_ns AND t.ts_ns + t.dur_ns <= m.src_ts_ns + m.src_dur_ns
+    GROUP BY ALL
+), pseudo AS (
+    SELECT p.trace_id, n.n - 1 + row_number() OVER (PARTITION BY p.trace_id ORDER BY p.moe_id, p.idx) AS event_id,
+           p.moe_id, p.gpu_event_id, p.name, p.kernel,
+           coalesce(t.topk, 4) AS moe_topk,
+           contains(lower(p.kernel), '_swiglu') OR contains(lower(p.kernel), '_glu') AS moe_gated
+    FROM pk p JOIN nev n ON n.trace_id = p.trace_id
+    LEFT JOIN topk t ON t.trace_id = p.trace_id AND t.moe_id = p.moe_id
+), inst AS (
+    SELECT *, NULL::BIGINT AS moe_topk, NULL::BOOLEAN AS moe_gated FROM inst0 WHERE model <> 'moe_forward'
+    UNION ALL
+    SELECT p.trace_id, p.event_id, m.src_event_id, m.src_trace_id, p.name,
+           CASE p.name WHEN 'pseudo_op::moe_triton_unfused_up' THEN 'moe_triton_unfused_up'
+                       WHEN 'pseudo_op::moe_triton_unfused_down' THEN 'moe_triton_unfused_down' END,
+           CASE WHEN p.kernel IS NOT NULL THEN 'MoE_unfused_fwd' END,
+           m.pid, m.tid, m.input_dims, m.input_types, m.input_strides, m.concrete_inputs, NULL, NULL, NULL, NULL,
+           p.moe_topk, p.moe_gated
+    FROM pseudo p JOIN moe m ON m.trace_id = p.trace_id AND m.event_id = p.moe_id
+), k AS (
+    SELECT k0.* FROM k0 SEMI JOIN inst i ON i.trace_id = k0.trace_id AND i.event_id = k0.event_id
+    UNION ALL
+    SELECT p.trace_id, p.event_id, k0.gpu_event_id, k0.kernel, k0.gcat, k0.stream, k0.s, k0.e, k0.dur_us
+    FROM pseudo p JOIN k0 ON k0.trace_id = p.trace_id AND k0.event_id = p.moe_id AND k0.gpu_event_id = p.gpu_event_id
 ), busy AS (
     SELECT trace_id, event_id, sum(_tree_busy_ns(s, e, prev_e)) AS kernel_time_us,
            list({'name': kernel, 'stream': stream, 'dur_us': dur_us} ORDER BY s, gpu_event_id) AS kernels
@@ -180,8 +260,6 @@ WITH RECURSIVE reg AS (
                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
           FROM k)
     GROUP BY trace_id, event_id
-), inst AS (
-    SELECT * FROM own UNION ALL SELECT * EXCLUDE (graph_index) FROM cap
 ), ann AS (   -- the first annotation (by start) of the replay trace holding the op, float µs as TraceLens compares
     SELECT i.trace_id, i.event_id, arg_min(a.name, (a.ts_ns, a.event_id)) AS annotation
     FROM inst i JOIN events a ON a.trace_id = i.trace_id AND a.cat = 'user_annotation'
@@ -194,14 +272,15 @@ SELECT i.trace_id, i.event_id, i.name, i.model, i.sheet, i.pid, i.tid, i.input_d
        i.input_strides, i.concrete_inputs, coalesce(b.kernel_time_us, 0.0) AS kernel_time_us,
        coalesce(b.kernels, []) AS kernels,
        coalesce(pn.v, 'Unknown') AS process_name, coalesce(pl.v, 'Unknown') AS process_label,
-       coalesce(tn.v, 'Unknown') AS thread_name, a.annotation
+       coalesce(tn.v, 'Unknown') AS thread_name, a.annotation, i.moe_topk, i.moe_gated
 FROM inst i
 LEFT JOIN busy b ON b.trace_id = i.trace_id AND b.event_id = i.event_id
 LEFT JOIN ann a ON a.trace_id = i.trace_id AND a.event_id = i.event_id
 LEFT JOIN _tl_process_meta pn ON pn.trace_id = i.trace_id AND pn.kind = 'process_name' AND pn.pid = i.pid
 LEFT JOIN _tl_process_meta pl ON pl.trace_id = i.trace_id AND pl.kind = 'process_labels' AND pl.pid = i.pid
 LEFT JOIN _tl_process_meta tn ON tn.trace_id = i.trace_id AND tn.kind = 'thread_name' AND tn.pid = i.pid
-                              AND tn.tid = i.tid;
+                              AND tn.tid = i.tid
+WHERE i.sheet IS NOT NULL;
 
 -- _tl_perf_infer_gemm: one row per GEMM instance of the inference report TraceLens keeps, in _tl_perf_summary's
 -- input form: the aten GEMMs of peers/tracelens/perf_gemm and vllm::rocm_unquantized_gemm
@@ -432,4 +511,73 @@ SELECT trace_id, name,
        _tl_perf_param(params, 'dtype_Q') AS "param: dtype_Q", _tl_perf_param(params, 'dtype_KV') AS "param: dtype_KV",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
 FROM _tl_perf_summary_of('_tl_perf_infer_attention', '_tl_infer_perf_events', true)
+ORDER BY trace_id, rank;
+
+-- _tl_moe_bpe(dtype): bytes per element of the dtype names TraceLens's MoE models know, case-sensitive
+-- (DTYPE_TO_BYTES in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py); NULL otherwise.
+CREATE OR REPLACE MACRO _tl_moe_bpe(dtype) AS
+    CASE WHEN dtype IN ('Float8_e4m3fn', 'Float8_e4m3fnuz', 'Float8_e5m2', 'Float8_e5m2fnuz', 'FP8', 'c10::Float8_e4m3fn',
+                        'c10::Float8_e4m3fnuz') THEN 1.0
+         WHEN dtype IN ('FP4', 'c10::Float4_e2m1fn_x2') THEN 0.5
+         WHEN dtype IN ('BFloat16', 'Float16', 'Half', 'c10::BFloat16', 'c10::Half') THEN 2.0
+         WHEN dtype IN ('Float32', 'Float', 'c10::Float') THEN 4.0 END;
+
+-- _tl_perf_infer_moe: one row per unfused Triton MoE pseudo op TraceLens keeps, in _tl_perf_summary's input form
+-- (moe_triton_unfused_up / moe_triton_unfused_down in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py).
+-- From the moe_forward's args: num_tokens M = Input Dims[0][0], hidden_dim K = Input Dims[0][1], inter_dim N = K
+-- (TraceLens assumes it), num_experts E = Input Dims[1][1], input_dtype = Input type[0]; topk and gated from the
+-- pseudo op (_tl_infer_perf_events); weight_dtype 'FP4' when the kernel name contains 'fp4' (any case), 'FP8'
+-- when it contains 'fp8' or 'e4m3'. FLOPs: up 2·M·K·N·topk·(2 if gated), down 2·M·N·K·topk. Bytes, with
+-- E_active = E·(1 − ((E − topk)/E)^M) experts hit and bpe from _tl_moe_bpe (the output in the input's dtype):
+-- up M·K·bpe_in + E_active·(2 if gated)·K·N·bpe_w + M·N·topk·bpe_in; down M·N·topk·bpe_in + E_active·N·K·bpe_w +
+-- M·K·bpe_in. An unknown dtype drops the instance. Compute Spec 'matrix_' + the precision of weight_dtype.
+CREATE OR REPLACE VIEW _tl_perf_infer_moe AS
+WITH e AS (
+    SELECT trace_id, event_id, model, input_dims AS d, json_extract_string(input_types, '$[*]') AS ty, moe_topk AS topk,
+           moe_gated AS gated, lower(kernels[1].name) AS kn
+    FROM _tl_infer_perf_events WHERE sheet = 'MoE_unfused_fwd' AND len(kernels) > 0
+), a AS (
+    SELECT *, (d ->> '$[0][0]')::BIGINT AS m, (d ->> '$[0][1]')::BIGINT AS k, (d ->> '$[1][1]')::BIGINT AS ne,
+           ty[1] AS dt_in,
+           CASE WHEN contains(kn, 'mxfp4') OR contains(kn, 'fp4') THEN 'FP4'
+                WHEN contains(kn, 'fp8') OR contains(kn, 'e4m3') THEN 'FP8' END AS dt_w
+    FROM e WHERE json_array_length(d) >= 2 AND len(ty) >= 2
+), ok AS (
+    SELECT *, _tl_moe_bpe(dt_in) AS b_in, _tl_moe_bpe(dt_w) AS b_w,
+           ne * (1 - pow((ne - topk)::DOUBLE / ne, m)) AS e_active, CASE WHEN gated THEN 2 ELSE 1 END AS g
+    FROM a WHERE m IS NOT NULL AND k IS NOT NULL AND ne IS NOT NULL AND _tl_moe_bpe(dt_in) IS NOT NULL
+             AND _tl_moe_bpe(dt_w) IS NOT NULL
+)
+SELECT trace_id, event_id,
+       [{'k': 'num_tokens', 'v': m::VARCHAR, 't': 'i'}, {'k': 'hidden_dim', 'v': k::VARCHAR, 't': 'i'},
+        {'k': 'inter_dim', 'v': k::VARCHAR, 't': 'i'}, {'k': 'num_experts', 'v': ne::VARCHAR, 't': 'i'},
+        {'k': 'topk', 'v': topk::VARCHAR, 't': 'i'}, {'k': 'gated', 'v': _tl_py_bool(gated), 't': NULL},
+        {'k': 'input_dtype', 'v': dt_in, 't': NULL}, {'k': 'weight_dtype', 'v': dt_w, 't': NULL}] AS params,
+       CASE model WHEN 'moe_triton_unfused_up' THEN 2 * m::HUGEINT * k * k * topk * g
+                  ELSE 2 * m::HUGEINT * k * k * topk END AS flops,
+       CASE model WHEN 'moe_triton_unfused_up'
+                  THEN (m * k * b_in) + e_active * g * k * k * b_w + m * k * topk * b_in
+                  ELSE (m * k * topk * b_in) + e_active * k * k * b_w + m * k * b_in END AS bytes,
+       'matrix_' || _tl_precision(dt_w) AS compute_spec
+FROM ok;
+
+-- tl_perf_infer_moe_unfused_fwd: TraceLens's MoE_unfused_fwd.csv of its inference report, one row per trace and
+-- group of unfused MoE pseudo ops with the same name, parameters and number of GPU events.
+--   trace_id                    the trace
+--   name                        the pseudo op name (pseudo_op::moe_triton_unfused_up / _down)
+--   param: num_tokens, hidden_dim, inter_dim, num_experts, topk, gated, input_dtype, weight_dtype   the model's
+--                               parameters (_tl_perf_infer_moe)
+--   num_kernels                 GPU events per instance (1)
+--   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+CREATE OR REPLACE VIEW tl_perf_infer_moe_unfused_fwd AS
+SELECT trace_id, name, _tl_perf_param(params, 'num_tokens') AS "param: num_tokens",
+       _tl_perf_param(params, 'hidden_dim') AS "param: hidden_dim",
+       _tl_perf_param(params, 'inter_dim') AS "param: inter_dim",
+       _tl_perf_param(params, 'num_experts') AS "param: num_experts", _tl_perf_param(params, 'topk') AS "param: topk",
+       _tl_perf_param(params, 'gated') AS "param: gated", _tl_perf_param(params, 'input_dtype') AS "param: input_dtype",
+       _tl_perf_param(params, 'weight_dtype') AS "param: weight_dtype",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_infer_moe', '_tl_infer_perf_events', true)
 ORDER BY trace_id, rank;
