@@ -131,7 +131,7 @@ TRACELENS_BY_MODULE.update({
     "tl_perf_gemm": ("tl_perf_infer_gemm", _PERF_QUERY),
     "tl_perf_unary_elementwise": ("tl_perf_infer_unary_elementwise", _PERF_QUERY),
 })
-TRACELENS_INFERENCE = [
+TRACELENS_INFERENCE: list[tuple[str, str, str | None]] = [
     ("RMSNorm_fwd", "tl_perf_infer_rmsnorm_fwd", _PERF_QUERY),
     ("InferenceAttention_fwd", "tl_perf_infer_attention_fwd", _PERF_QUERY),
     ("MoE_unfused_fwd", "tl_perf_infer_moe_unfused_fwd", _PERF_QUERY),
@@ -193,7 +193,8 @@ def build(ds, style: str = "native", trace: str | None = None,
     """All sections of a report: a list of (section name, trace file name or None, DataFrame).
 
     by_module (style tracelens): TraceLens's inference report with --group_by_parent_module, whose ops_summary,
-    ops_summary_by_category and ops_unique_args group by the launcher's parent nn.Module too.
+    ops_summary_by_category and ops_unique_args group by the launcher's parent nn.Module too, and whose
+    perf-model sheets group by num_kernels and add the inference extension's sheets (TRACELENS_INFERENCE).
 
     The shared views are materialized on ds first (analysis.materialize; with ``trace``, for that trace
     only): use a connection opened for the report.
@@ -203,7 +204,10 @@ def build(ds, style: str = "native", trace: str | None = None,
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     ids = analysis.trace_ids(ds, trace)
-    analysis.materialize(ds, materialized_views(style), ids if trace is not None else None)
+    views = materialized_views(style)
+    if by_module and style == "tracelens":  # the inference report's merged tree (peers/tracelens/perf_infer)
+        views += materialized("report-tracelens-inference")
+    analysis.materialize(ds, views, ids if trace is not None else None)
     out: list[tuple[str, str | None, pl.DataFrame]] = []
     if style == "native":
         if len(ids) > 1 and analysis.has_view(ds, "traces_overview"):  # several traces: side by side first

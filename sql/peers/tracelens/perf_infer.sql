@@ -87,7 +87,7 @@ JOIN traces t ON t.trace_id = l.trace_id;
 -- Python frames whose parent lies outside it; by start, shallower first on equal starts, the root taking the
 -- window's first id). Windows merged one after the other take ids after the previous one's.
 --   trace_id, graph_index, capture_trace_id, event_id (in the capture trace), cat, name, uid
--- @materialize report-tracelens
+-- @materialize report-tracelens-inference
 CREATE OR REPLACE VIEW _tl_infer_capture_events AS
 WITH n AS MATERIALIZED (   -- the capture traces' call stacks, with the parent in TraceLens's tree (which holds
                            -- cpu_ops, Python frames and runtime calls, not user annotations)
@@ -148,7 +148,7 @@ FROM ranked r JOIN offs o USING (trace_id, graph_index);
 -- (none when several) becomes pseudo_op::moe_triton_unfused_finalize_matmul_scatter (not modelled). topk is
 -- the second Concrete Input of the first TopK op (by start) inside the moe_forward, else 4. The pseudo ops
 -- are numbered from the merged tree's event count (inject_pseudo_op, set_bookkeeping_attr).
--- @materialize report-tracelens
+-- @materialize report-tracelens-inference
 CREATE OR REPLACE VIEW _tl_infer_perf_events AS
 WITH RECURSIVE reg AS (
     SELECT name, model, sheet FROM tl_perf_model_ops UNION ALL SELECT name, model, sheet FROM tl_perf_infer_model_ops
