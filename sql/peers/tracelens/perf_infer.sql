@@ -1,5 +1,6 @@
 -- peers/tracelens/perf_infer — TraceLens (0.1.0) inference report's perf-model sheets: GEMM.csv,
--- UnaryElementwise.csv, RMSNorm_fwd.csv and InferenceAttention_fwd.csv as its inference report writes them
+-- UnaryElementwise.csv, RMSNorm_fwd.csv, InferenceAttention_fwd.csv and MoE_unfused_fwd.csv as its inference
+-- report writes them
 -- (TraceLens/Reporting/generate_perf_report_pytorch_inference.py, run with group_by_num_kernels and, for a
 -- CUDA/HIP graph replay, its capture trace merged in).
 --
@@ -20,6 +21,10 @@
 --              numbers them from the replay trace's event count (its last id + 1; the window's root first) and
 --              moves every one to the graph launch's start and duration. A capture op's GPU events are the
 --              replayed events whose capture-time launch lies inside it (make_connections).
+--              TraceLens's call stack differs from tree/nesting in two ways that move these ids: it holds no
+--              user annotations, and it leaves out an event that ends after the event open at its start when
+--              they overlap by 1 µs or more (tree/nesting clips it); both are followed here
+--              (_tl_infer_capture_events: the 125,785 events of the graphs/vllm_decode_full capture window).
 --   kernels    Kernel Time (µs) = busy time of those GPU events (float µs); kernel_details by start; an
 --              instance's num_kernels = their number (build_df_perf_metrics), a grouping key of every sheet
 --              (summarize_df_perf_metrics with group_by_num_kernels): the column follows the param columns.
@@ -31,10 +36,6 @@
 -- The models (TraceLens/PerfModel/extensions/): see the views below. The sheets: tl_perf_infer_gemm,
 -- tl_perf_infer_unary_elementwise, tl_perf_infer_rmsnorm_fwd, tl_perf_infer_attention_fwd,
 -- tl_perf_infer_moe_unfused_fwd.
---              TraceLens's call stack differs from tree/nesting in two ways that move these ids: it holds no
---              user annotations, and it leaves out an event that ends after the event open at its start when
---              they overlap by 1 µs or more (tree/nesting clips it); both are followed here
---              (_tl_infer_capture_events: the 125,785 events of the graphs/vllm_decode_full capture window).
 -- Pseudo ops: only TraceLens's unfused Triton MoE ones (MoE_unfused_fwd.csv, see _tl_infer_perf_events).
 -- Not reproduced: TraceLens's other pseudo ops (fused aiter MoE, GPTQ/AWQ, flydsl, MLA, paged decode), the other
 -- ops of its extension, and a capture window replayed by several graph launches (TraceLens copies it once per
@@ -63,8 +64,8 @@ SELECT * FROM (VALUES
 
 -- _tl_infer_windows: one row per graph launch of a replay trace merged with a window of its capture trace:
 -- trace_id (the replay), graph_index, capture_trace_id, t0_ns/t1_ns (the capture window, capture clock),
--- launch_ts_ns/launch_dur_ns (the graph launch), uid0 (TraceLens's id of the window's root: the replay trace's
--- event count, plus the subtrees merged before it; see _tl_infer_capture_events).
+-- launch_ts_ns/launch_dur_ns (the graph launch), uid0 (the replay trace's event count: TraceLens's id of the
+-- first window's root; later windows follow the subtrees merged before them, see _tl_infer_capture_events).
 CREATE OR REPLACE VIEW _tl_infer_windows AS
 WITH l AS (
     SELECT DISTINCT trace_id, graph_launch_event_id, graph_index, capture_trace_id FROM graph_capture_links
