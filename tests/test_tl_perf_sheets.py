@@ -13,7 +13,10 @@ from .test_tl_ops_unique_args import as_text, read_csv
 
 # (reference folder, trace, sheet) for every per-family sheet and unified_perf_summary.csv under
 # reference/tracelens/ that --style tracelens reproduces. Left out, with the reason:
-#   graphs/vllm_decode_full/*   TraceLens's inference report over the graph replay merged with its capture:
+#   graphs/vllm_decode_full/*   TraceLens's inference report (tests/test_tl_perf_infer.py reproduces its GEMM,
+#                               UnaryElementwise, RMSNorm_fwd, InferenceAttention_fwd and MoE_unfused_fwd with
+#                               --group-by-parent-module; its unified_perf_summary is not reproduced). In the
+#                               plain layout tested here, the report over the graph replay merged with its capture:
 #                               its sheets group by num_kernels too, model the vLLM custom ops of the inference
 #                               extension (vllm::rocm_unquantized_gemm ...) and take the capture trace's ops as
 #                               their instances; the perf-report layout reproduced here has none of that

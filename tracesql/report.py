@@ -130,6 +130,17 @@ TRACELENS_BY_MODULE = {
     view: (view + "_module", "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank")
     for view in ("tl_ops_summary", "tl_ops_summary_by_category", "tl_ops_unique_args")
 }
+# ... and its perf-model sheets (peers/tracelens/perf_infer: grouped by num_kernels too, over a graph replay merged
+# with its capture trace, with the ops of TraceLens's inference extension), plus the sheets only that report has
+TRACELENS_BY_MODULE.update({
+    "tl_perf_gemm": ("tl_perf_infer_gemm", _PERF_QUERY),
+    "tl_perf_unary_elementwise": ("tl_perf_infer_unary_elementwise", _PERF_QUERY),
+})
+TRACELENS_INFERENCE: list[tuple[str, str, str | None]] = [
+    ("RMSNorm_fwd", "tl_perf_infer_rmsnorm_fwd", _PERF_QUERY),
+    ("InferenceAttention_fwd", "tl_perf_infer_attention_fwd", _PERF_QUERY),
+    ("MoE_unfused_fwd", "tl_perf_infer_moe_unfused_fwd", _PERF_QUERY),
+]
 HTA = [
     ("temporal_breakdown", "hta_temporal_breakdown", None),
     ("idle_time_breakdown", "hta_idle_time_breakdown",
@@ -229,7 +240,8 @@ def build(ds, style: str = "native", trace: str | None = None,
     """All sections of a report: a list of (section name, trace file name or None, DataFrame).
 
     by_module (style tracelens): TraceLens's inference report with --group_by_parent_module, whose ops_summary,
-    ops_summary_by_category and ops_unique_args group by the launcher's parent nn.Module too.
+    ops_summary_by_category and ops_unique_args group by the launcher's parent nn.Module too, and whose
+    perf-model sheets group by num_kernels and add the inference extension's sheets (TRACELENS_INFERENCE).
     arch: the GPU of the roofline (set_arch).
 
     The shared views are materialized on ds first (analysis.materialize; with ``trace``, for that trace
@@ -241,7 +253,10 @@ def build(ds, style: str = "native", trace: str | None = None,
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     ids = analysis.trace_ids(ds, trace)
     set_arch(ds, style, arch)
-    analysis.materialize(ds, materialized_views(style), ids if trace is not None else None)
+    views = materialized_views(style)
+    if by_module and style == "tracelens":  # the inference report's merged tree (peers/tracelens/perf_infer)
+        views += materialized("report-tracelens-inference")
+    analysis.materialize(ds, views, ids if trace is not None else None)
     out: list[tuple[str, str | None, pl.DataFrame]] = []
     if style == "native":
         if len(ids) > 1 and analysis.has_view(ds, "traces_overview"):  # several traces: side by side first
@@ -259,7 +274,7 @@ def build(ds, style: str = "native", trace: str | None = None,
                  .fetchall())
     sections = TRACELENS if style == "tracelens" else HTA
     if by_module and style == "tracelens":
-        sections = [(f, *TRACELENS_BY_MODULE.get(v, (v, q))) for f, v, q in sections]
+        sections = [(f, *TRACELENS_BY_MODULE.get(v, (v, q))) for f, v, q in sections] + TRACELENS_INFERENCE
     missing = [view for _, view, _ in sections if not analysis.has_view(ds, view)]
     if missing:
         print(f"tracesql report: views not available in this installation, sections skipped: {', '.join(missing)}",

@@ -23,11 +23,12 @@
 --
 -- @requires lib/pytext peers/tracelens/perf_ops
 
--- _tl_perf_unary: one row per unary elementwise instance TraceLens keeps, in _tl_perf_summary's input form.
-CREATE OR REPLACE VIEW _tl_perf_unary AS
+-- _tl_perf_unary_of(ev): one row per unary elementwise instance of ev (_tl_perf_events or a view with its
+-- columns) TraceLens keeps, in _tl_perf_summary's input form.
+CREATE OR REPLACE MACRO _tl_perf_unary_of(ev) AS TABLE
 WITH e AS (
     SELECT trace_id, event_id, input_dims AS d, json_extract(input_types, '$[*]') AS ty, input_strides AS st
-    FROM _tl_perf_events WHERE sheet = 'UnaryElementwise'
+    FROM query_table(ev) WHERE sheet = 'UnaryElementwise'
 ), a AS (
     SELECT *, _tl_shape(json_extract(d, '$[0]')) AS op_shape,
            coalesce(json_type(json_extract(d, '$[1]')) = 'ARRAY' AND json_array_length(json_extract(d, '$[1]')) > 0,
@@ -50,6 +51,9 @@ SELECT trace_id, event_id,
        _tl_numel(op_shape) * bpe_in + _tl_numel(op_shape) * bpe_out AS bytes,
        'vector_' || _tl_precision(dt_in ->> '$') AS compute_spec
 FROM ok;
+
+-- _tl_perf_unary: one row per unary elementwise instance TraceLens keeps, in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_unary AS SELECT * FROM _tl_perf_unary_of('_tl_perf_events');
 
 -- _tl_perf_binary: one row per binary elementwise instance TraceLens keeps, in _tl_perf_summary's input form.
 CREATE OR REPLACE VIEW _tl_perf_binary AS

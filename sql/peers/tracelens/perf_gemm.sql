@@ -26,20 +26,42 @@
 --
 -- @requires lib/pytext peers/tracelens/perf_ops
 
--- _tl_perf_gemm: one row per GEMM instance TraceLens keeps, in _tl_perf_summary's input form.
-CREATE OR REPLACE VIEW _tl_perf_gemm AS
+-- _tl_gemm_kernel(kernels): the name of the first GPU kernel (by start) whose name TraceLens's GEMM name parser
+-- reads (a hipBLASLt/Tensile name on one line, or an nvjet name); NULL when none.
+CREATE OR REPLACE MACRO _tl_gemm_kernel(kernels) AS
+    list_filter(kernels, lambda k: (NOT contains(k.name, chr(10)) AND regexp_matches(k.name, 'C[a-z]{3}_A[a-z]{3}_B[a-z]{3}'))
+                                   OR starts_with(k.name, 'nvjet'))[1].name;
+
+-- _tl_gemm_transpose(tk): the transpose parameter TraceLens parses from that kernel name (see the top of this
+-- file), as Python prints the tuple; NULL without a name.
+CREATE OR REPLACE MACRO _tl_gemm_transpose(tk) AS
+    CASE WHEN tk IS NULL THEN NULL
+         WHEN regexp_matches(tk, 'C[a-z]{3}_A[a-z]{3}_B[a-z]{3}')
+         THEN '(' || _tl_py_bool(CASE WHEN contains(tk, '_Ailk_') THEN false WHEN contains(tk, '_Alik_') THEN true END)
+              || ', ' || _tl_py_bool(CASE WHEN contains(tk, '_Bljk_') THEN false WHEN contains(tk, '_Bjlk_') THEN true END)
+              || ')'
+         ELSE '(' || _tl_py_bool(substr(string_split(tk, '_')[-1], 1, 1) = 'T') || ', '
+              || _tl_py_bool(substr(string_split(tk, '_')[-1], 2, 1) = 'T') || ')' END;
+
+-- _tl_gemm_kernel_ok(tk): false when TraceLens's parser raises on that kernel name (an nvjet name whose last
+-- '_'-separated part is shorter than two characters).
+CREATE OR REPLACE MACRO _tl_gemm_kernel_ok(tk) AS
+    tk IS NULL OR NOT starts_with(tk, 'nvjet') OR regexp_matches(tk, 'C[a-z]{3}_A[a-z]{3}_B[a-z]{3}')
+    OR length(string_split(tk, '_')[-1]) >= 2;
+
+-- _tl_perf_gemm_of(ev): one row per GEMM instance of ev (_tl_perf_events or a view with its columns) TraceLens
+-- keeps, in _tl_perf_summary's input form.
+CREATE OR REPLACE MACRO _tl_perf_gemm_of(ev) AS TABLE
 WITH e AS (
     SELECT trace_id, event_id, model, input_dims AS d, input_types AS ty, input_strides AS st, kernels,
            CASE WHEN model IN ('aten_addmm', 'aten_baddbmm') THEN 1 ELSE 0 END AS o,
            model IN ('aten_bmm', 'aten_baddbmm') AS batched
-    FROM _tl_perf_events WHERE sheet = 'GEMM'
+    FROM query_table(ev) WHERE sheet = 'GEMM' AND model IN ('aten_mm', 'aten_addmm', 'aten_scaled_mm', 'aten_bmm', 'aten_baddbmm')
 ), a AS (
     SELECT *, json_extract(d, '$[' || o || ']') AS sa_, json_extract(d, '$[' || (o + 1) || ']') AS sb_,
            list_slice(json_extract(ty, '$[*]'), o + 1, o + 2) AS dt,
            json_extract(st, '$[' || o || ']') AS stride_a, json_extract(st, '$[' || (o + 1) || ']') AS stride_b,
-           list_filter(kernels, lambda k: (NOT contains(k.name, chr(10))
-                                           AND regexp_matches(k.name, 'C[a-z]{3}_A[a-z]{3}_B[a-z]{3}'))
-                                          OR starts_with(k.name, 'nvjet'))[1].name AS tk
+           _tl_gemm_kernel(kernels) AS tk
     FROM e
 ), v AS (   -- shapes checked as TraceLens's unpacking needs them
     SELECT *,
@@ -51,8 +73,7 @@ WITH e AS (
            AND len(dt) >= 1
            AND (model <> 'aten_scaled_mm' OR (len(dt) = 2 AND _tl_bpe(dt[1] ->> '$') IS NOT NULL
                                                 AND _tl_bpe(dt[2] ->> '$') IS NOT NULL))
-           AND (tk IS NULL OR NOT starts_with(tk, 'nvjet') OR regexp_matches(tk, 'C[a-z]{3}_A[a-z]{3}_B[a-z]{3}')
-                OR length(string_split(tk, '_')[-1]) >= 2) AS ok
+           AND _tl_gemm_kernel_ok(tk) AS ok
     FROM a
 ), s AS (
     SELECT *,
@@ -62,14 +83,7 @@ WITH e AS (
            json_extract(sb_, CASE WHEN batched THEN '$[2]' ELSE '$[1]' END)::BIGINT AS n,
            CASE model WHEN 'aten_scaled_mm' THEN json_array_length(d) = 3
                       ELSE model IN ('aten_addmm', 'aten_baddbmm') END AS bias,
-           _tl_bpe(dt[1] ->> '$') AS bpe,
-           CASE WHEN tk IS NULL THEN NULL
-                WHEN regexp_matches(tk, 'C[a-z]{3}_A[a-z]{3}_B[a-z]{3}')
-                THEN '(' || _tl_py_bool(CASE WHEN contains(tk, '_Ailk_') THEN false WHEN contains(tk, '_Alik_') THEN true END)
-                     || ', ' || _tl_py_bool(CASE WHEN contains(tk, '_Bljk_') THEN false WHEN contains(tk, '_Bjlk_') THEN true END)
-                     || ')'
-                ELSE '(' || _tl_py_bool(substr(string_split(tk, '_')[-1], 1, 1) = 'T') || ', '
-                     || _tl_py_bool(substr(string_split(tk, '_')[-1], 2, 1) = 'T') || ')' END AS transpose
+           _tl_bpe(dt[1] ->> '$') AS bpe, _tl_gemm_transpose(tk) AS transpose
     FROM v WHERE ok
 )
 SELECT trace_id, event_id,
@@ -91,6 +105,9 @@ SELECT trace_id, event_id,
                                 + CASE WHEN bias THEN n::HUGEINT * bpe ELSE 0 END) END AS bytes,
        'matrix_' || _tl_precision(dt[1] ->> '$') AS compute_spec
 FROM s;
+
+-- _tl_perf_gemm: one row per GEMM instance TraceLens keeps, in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_gemm AS SELECT * FROM _tl_perf_gemm_of('_tl_perf_events');
 
 -- tl_perf_gemm: TraceLens's GEMM.csv, one row per trace and group of GEMM op instances with the same name
 -- and parameters; TraceLens's column names (see peers/tracelens/perf_ops for the statistics).

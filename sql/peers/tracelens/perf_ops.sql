@@ -290,13 +290,11 @@ SELECT k.id.g AS gk,
 FROM kent k JOIN tmpl t ON t.gk = k.id.g
 GROUP BY k.id.g;
 
--- _tl_perf_summary(tbl): the rows of a sheet from a family's instances. tbl (a view name) has one row per
--- instance TraceLens keeps: trace_id, event_id (of _tl_perf_events), params (STRUCT(k, v)[]: the model's
--- parameters in its dict order, values as Python's str() prints them, t: 'i' for an integer, 'f' for a float),
--- flops, bytes (NULL when TraceLens has
--- no byte count), compute_spec. Columns: trace_id, sheet, rank (row order), name, params, the statistics
--- (TraceLens's names), sheet_columns (the trace's column list for the sheet, see the top of this file).
-CREATE OR REPLACE MACRO _tl_perf_summary(tbl) AS TABLE
+-- _tl_perf_summary_of(tbl, ev, by_kernels): _tl_perf_summary over the instances of ev (a view with the columns
+-- of _tl_perf_events; event_id is the instance's id and order), grouped by num_kernels (the number of GPU events
+-- of the instance) too when by_kernels (TraceLens's group_by_num_kernels, its inference report): the column
+-- num_kernels then follows the param columns in sheet_columns.
+CREATE OR REPLACE MACRO _tl_perf_summary_of(tbl, ev, by_kernels) AS TABLE
 WITH inst0 AS (
     SELECT t.trace_id, t.event_id,
            list_transform(t.params, lambda p: {'k': p.k::VARCHAR, 'v': p.v::VARCHAR, 't': p.t::VARCHAR}) AS params, e.name, e.sheet, e.kernel_time_us AS kt, e.kernels,
@@ -305,8 +303,10 @@ WITH inst0 AS (
            _tl_pylist3(e.input_strides) AS input_strides, _tl_pylist3(e.concrete_inputs) AS concrete_inputs,
            _tl_perf_metrics(t.flops, t.bytes, e.kernel_time_us) AS m,
            _tl_roofline(t.flops::DOUBLE / 1e9, t.bytes, e.kernel_time_us, a.max_tflops, a.mem_bw_gbps) AS rf,
-           dense_rank() OVER (PARTITION BY t.trace_id, e.sheet ORDER BY e.name, t.params) AS gid
-    FROM query_table(tbl) t JOIN _tl_perf_events e ON e.trace_id = t.trace_id AND e.event_id = t.event_id
+           CASE WHEN by_kernels THEN len(e.kernels) END AS nk,
+           dense_rank() OVER (PARTITION BY t.trace_id, e.sheet
+                              ORDER BY e.name, t.params, CASE WHEN by_kernels THEN len(e.kernels) END) AS gid
+    FROM query_table(tbl) t JOIN query_table(ev) e ON e.trace_id = t.trace_id AND e.event_id = t.event_id
     LEFT JOIN _tl_arch a ON a.compute_spec = t.compute_spec
 ), inst AS MATERIALIZED (
     SELECT * EXCLUDE (m, rf), m.gflops, m.data_moved_mb, m.flops_per_byte, m.tbs, m.tflops, rf.rt, rf.bound,
@@ -317,7 +317,8 @@ WITH inst0 AS (
     SELECT gk.t AS trace_id, gk.s AS sheet, gk.g AS gid, kernel_details, trunc_kernel_details
     FROM _tl_kernel_stats('kin')
 ), g AS MATERIALIZED (
-    SELECT trace_id, sheet, gid, any_value(name) AS name, any_value(params) AS params, count(*) AS n,
+    SELECT trace_id, sheet, gid, any_value(name) AS name, any_value(params) AS params, any_value(nk) AS nk,
+           count(*) AS n,
            arg_min(gflops, event_id) FILTER (WHERE gflops IS NOT NULL) AS gflops,
            arg_min(data_moved_mb, event_id) FILTER (WHERE data_moved_mb IS NOT NULL) AS data_moved_mb,
            arg_min(flops_per_byte, event_id) FILTER (WHERE flops_per_byte IS NOT NULL) AS flops_per_byte,
@@ -373,10 +374,11 @@ SELECT g.trace_id, g.sheet,
        _pd_sum(g.kt) / len(g.kt) AS "Kernel Time (µs)_mean", _py_median(g.kt) AS "Kernel Time (µs)_median",
        _pd_std(g.kt) AS "Kernel Time (µs)_std", list_min(g.kt) AS "Kernel Time (µs)_min",
        list_max(g.kt) AS "Kernel Time (µs)_max", _pd_sum(g.kt) AS "Kernel Time (µs)_sum",
-       g.n AS name_count, g.uid AS "UID_first",
-       ['name'] || c.cols || ['GFLOPS_first', 'Data Moved (MB)_first', 'FLOPS/Byte_first', 'TB/s_mean', 'TB/s_median',
-        'TB/s_std', 'TB/s_min', 'TB/s_max', 'TFLOPS/s_mean', 'TFLOPS/s_median', 'TFLOPS/s_std', 'TFLOPS/s_min',
-        'TFLOPS/s_max', 'process_name_first', 'process_label_first', 'thread_name_first', 'Compute Spec']
+       g.n AS name_count, g.uid AS "UID_first", g.nk AS num_kernels,
+       ['name'] || c.cols || CASE WHEN by_kernels THEN ['num_kernels'] ELSE [] END
+       || ['GFLOPS_first', 'Data Moved (MB)_first', 'FLOPS/Byte_first', 'TB/s_mean', 'TB/s_median', 'TB/s_std',
+        'TB/s_min', 'TB/s_max', 'TFLOPS/s_mean', 'TFLOPS/s_median', 'TFLOPS/s_std', 'TFLOPS/s_min', 'TFLOPS/s_max',
+        'process_name_first', 'process_label_first', 'thread_name_first', 'Compute Spec']
        || CASE WHEN r.roofline THEN ['Roofline Time (µs)_first', 'Roofline Bound_first', 'Pct Roofline_mean',
                                      'Pct Roofline_median', 'Pct Roofline_std', 'Pct Roofline_min', 'Pct Roofline_max']
                ELSE [] END
@@ -390,3 +392,12 @@ LEFT JOIN floaty f ON f.trace_id = g.trace_id AND f.sheet = g.sheet
 JOIN pcols c ON c.trace_id = g.trace_id AND c.sheet = g.sheet
 JOIN (SELECT trace_id, sheet, bool_or(rt IS NOT NULL) AS roofline FROM g GROUP BY ALL) r
     ON r.trace_id = g.trace_id AND r.sheet = g.sheet;
+
+-- _tl_perf_summary(tbl): the rows of a sheet from a family's instances. tbl (a view name) has one row per
+-- instance TraceLens keeps: trace_id, event_id (of _tl_perf_events), params (STRUCT(k, v)[]: the model's
+-- parameters in its dict order, values as Python's str() prints them, t: 'i' for an integer, 'f' for a float),
+-- flops, bytes (NULL when TraceLens has
+-- no byte count), compute_spec. Columns: trace_id, sheet, rank (row order), name, params, the statistics
+-- (TraceLens's names), sheet_columns (the trace's column list for the sheet, see the top of this file).
+CREATE OR REPLACE MACRO _tl_perf_summary(tbl) AS TABLE
+SELECT * EXCLUDE (num_kernels) FROM _tl_perf_summary_of(tbl, '_tl_perf_events', false);

@@ -1,0 +1,584 @@
+-- peers/tracelens/perf_infer — TraceLens (0.1.0) inference report's perf-model sheets: GEMM.csv,
+-- UnaryElementwise.csv, RMSNorm_fwd.csv, InferenceAttention_fwd.csv and MoE_unfused_fwd.csv as its inference
+-- report writes them
+-- (TraceLens/Reporting/generate_perf_report_pytorch_inference.py, run with group_by_num_kernels and, for a
+-- CUDA/HIP graph replay, its capture trace merged in).
+--
+-- Facts credited to TraceLens (AMD-AGI/TraceLens, MIT licence, commit 171dd74), read from its source; the
+-- code is ours:
+--   registry   the inference extension's op mappings (TraceLens/PerfModel/extensions/pseudo_ops_perf_utils.py,
+--              get_pseudo_op_mappings, merged into op_to_perf_model_class_map by torch_op_mapping.py), as far as
+--              reproduced here: vllm::rocm_unquantized_gemm (GEMM), the aiter RMSNorm ops (their category
+--              RMSNorm, sheet RMSNorm_fwd), the vLLM/aiter inference attention ops (InferenceAttention_fwd) and
+--              the unfused Triton MoE pseudo ops (MoE_unfused_fwd).
+--   instances  every event of the (merged) tree whose name is registered, in the tree's order: the trace's own
+--              ops (TraceLens's id = index in traceEvents = event_id), then for a graph replay paired with a
+--              capture trace (tree/graph_capture) the cpu_ops of the capture window
+--              (TraceLens/Trace2Tree/trace_capture_merge_experimental.py, merge_capture_trace_into_graph):
+--              find_capture_roots takes the events of the window (from the end of *StreamBeginCapture to the
+--              start of *StreamEndCapture) whose parent lies outside it, get_subtree_events their subtrees
+--              (cpu_op, python_function and runtime calls) sorted by start, and update_subtree_uids_and_timestamps
+--              numbers them from the replay trace's event count (its last id + 1; the window's root first) and
+--              moves every one to the graph launch's start and duration. A capture op's GPU events are the
+--              replayed events whose capture-time launch lies inside it (make_connections).
+--              TraceLens's call stack differs from tree/nesting in two ways that move these ids: it holds no
+--              user annotations, and it leaves out an event that ends after the event open at its start when
+--              they overlap by 1 µs or more (tree/nesting clips it); both are followed here
+--              (_tl_infer_capture_events: the 125,785 events of the graphs/vllm_decode_full capture window).
+--   kernels    Kernel Time (µs) = busy time of those GPU events (float µs); kernel_details by start; an
+--              instance's num_kernels = their number (build_df_perf_metrics), a grouping key of every sheet
+--              (summarize_df_perf_metrics with group_by_num_kernels): the column follows the param columns.
+--   annotation an op's iteration annotation is the first user_annotation (by start) of the replay trace that
+--              holds it: ann.ts <= ts and ts + dur < ann.ts + ann.dur, with the moved ts/dur for capture ops
+--              (TraceToTree.apply_annotation); InferenceAttention reads its chunk statistics from it
+--              (TraceLens/TraceUtils/annotation_utils.py, IterationAnnotation, vLLM's detailed format
+--              execute_N_context_N(sqAskBsqsqCsqskD)_generation_N(sqEskFsqsqGsqskH)).
+-- The models (TraceLens/PerfModel/extensions/): see the views below. The sheets: tl_perf_infer_gemm,
+-- tl_perf_infer_unary_elementwise, tl_perf_infer_rmsnorm_fwd, tl_perf_infer_attention_fwd,
+-- tl_perf_infer_moe_unfused_fwd.
+-- Pseudo ops: only TraceLens's unfused Triton MoE ones (MoE_unfused_fwd.csv, see _tl_infer_perf_events).
+-- Not reproduced: TraceLens's other pseudo ops (fused aiter MoE, GPTQ/AWQ, flydsl, MLA, paged decode), the other
+-- ops of its extension, and a capture window replayed by several graph launches (TraceLens copies it once per
+-- launch; here launch k takes window k).
+--
+-- @requires lib/pytext lib/intervals peers/float_us peers/tracelens/links peers/tracelens/ops_unique_args
+-- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_elementwise
+-- @requires tree/rollups tree/graph_capture tree/nesting tree/context
+
+-- tl_perf_infer_model_ops: the ops TraceLens's inference extension models, as far as reproduced here; one row
+-- per op name.
+--   name    the op (cpu_op) name
+--   model   TraceLens's perf model class (TraceLens/PerfModel/extensions/)
+--   sheet   the sheet (file) its instances go to
+CREATE OR REPLACE VIEW tl_perf_infer_model_ops AS
+SELECT * FROM (VALUES
+    ('vllm::rocm_unquantized_gemm', 'vllm_rocm_unquantized_gemm', 'GEMM'),
+    ('aiter::rms_norm', 'aiter_rms_norm', 'RMSNorm_fwd'),
+    ('aiter::rmsnorm2d_fwd_ck', 'aiter_rms_norm', 'RMSNorm_fwd'),
+    ('aiter::rmsnorm', 'aiter_rmsnorm', 'RMSNorm_fwd'),
+    ('aiter::rmsnorm2d_fwd_with_add_ck', 'aiter_rmsnorm2d_fwd_with_add_ck', 'RMSNorm_fwd'),
+    ('aiter::add_rmsnorm', 'aiter_rmsnorm2d_fwd_with_add_ck', 'RMSNorm_fwd'),
+    ('vllm::unified_attention_with_output', 'inference_attention', 'InferenceAttention_fwd'),
+    ('aiter::mha_varlen_fwd', 'inference_attention', 'InferenceAttention_fwd')
+) t(name, model, sheet);
+
+-- _tl_infer_windows: one row per graph launch of a replay trace merged with a window of its capture trace:
+-- trace_id (the replay), graph_index, capture_trace_id, t0_ns/t1_ns (the capture window, capture clock),
+-- launch_ts_ns/launch_dur_ns (the graph launch), uid0 (the replay trace's event count: TraceLens's id of the
+-- first window's root; later windows follow the subtrees merged before them, see _tl_infer_capture_events).
+CREATE OR REPLACE VIEW _tl_infer_windows AS
+WITH l AS (
+    SELECT DISTINCT trace_id, graph_launch_event_id, graph_index, capture_trace_id FROM graph_capture_links
+), b AS (
+    SELECT trace_id, ts_ns + dur_ns AS t0, row_number() OVER (PARTITION BY trace_id ORDER BY event_id) AS k
+    FROM events WHERE cat = 'cuda_runtime' AND contains(name, 'StreamBeginCapture')
+), e AS (
+    SELECT trace_id, ts_ns AS t1, row_number() OVER (PARTITION BY trace_id ORDER BY event_id) AS k
+    FROM events WHERE cat = 'cuda_runtime' AND contains(name, 'StreamEndCapture')
+)
+SELECT l.trace_id, l.graph_index, l.capture_trace_id, b.t0 AS t0_ns, e.t1 AS t1_ns, g.ts_ns AS launch_ts_ns,
+       g.dur_ns AS launch_dur_ns, t.events_read AS uid0
+FROM l JOIN b ON b.trace_id = l.capture_trace_id AND b.k = l.graph_index
+JOIN e ON e.trace_id = l.capture_trace_id AND e.k = l.graph_index
+JOIN events g ON g.trace_id = l.trace_id AND g.event_id = l.graph_launch_event_id
+JOIN traces t ON t.trace_id = l.trace_id;
+
+-- _tl_infer_capture_events: the events of each merged capture window with TraceLens's id in the merged tree
+-- (cpu_ops, Python frames and runtime calls inside the window whose parent is inside it too, or cpu_ops and
+-- Python frames whose parent lies outside it; by start, shallower first on equal starts, the root taking the
+-- window's first id). Windows merged one after the other take ids after the previous one's.
+--   trace_id, graph_index, capture_trace_id, event_id (in the capture trace), cat, name, uid
+-- @materialize report-tracelens-inference
+CREATE OR REPLACE VIEW _tl_infer_capture_events AS
+WITH n AS MATERIALIZED (   -- the capture traces' call stacks, with the parent in TraceLens's tree (which holds
+                           -- cpu_ops, Python frames and runtime calls, not user annotations)
+    SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.end_ns, c.nest_end_ns, c.clipped, c.depth,
+           c.thread_key,
+           CASE WHEN p1.cat <> 'user_annotation' THEN p1.event_id WHEN p2.cat <> 'user_annotation' THEN p2.event_id
+                WHEN p3.cat <> 'user_annotation' THEN p3.event_id END AS tree_parent_id
+    FROM cpu_nesting c
+    LEFT JOIN cpu_nesting p1 ON p1.trace_id = c.trace_id AND p1.event_id = c.parent_event_id
+    LEFT JOIN cpu_nesting p2 ON p2.trace_id = c.trace_id AND p2.event_id = p1.parent_event_id
+    LEFT JOIN cpu_nesting p3 ON p3.trace_id = c.trace_id AND p3.event_id = p2.parent_event_id
+    WHERE c.trace_id IN (SELECT capture_trace_id FROM _tl_infer_windows)
+      AND c.cat IN ('cpu_op', 'python_function', 'cuda_runtime', 'cuda_driver')
+), dropped AS (   -- left out of TraceLens's call stack (TraceToTree.build_host_call_stack_tree): an event that
+                  -- ends after the event open at its start (the one that clips it here) when they overlap by
+                  -- 1 µs or more or that event is a root
+    SELECT DISTINCT c.trace_id, c.event_id
+    FROM n c JOIN n t ON t.trace_id = c.trace_id AND t.thread_key = c.thread_key AND t.end_ns = c.nest_end_ns
+     AND t.ts_ns <= c.ts_ns AND t.event_id <> c.event_id AND NOT t.clipped
+    WHERE c.clipped AND (_us_f64(t.end_ns) - _us_f64(c.ts_ns) >= 1.0 OR t.tree_parent_id IS NULL)
+), w AS (
+    SELECT w.trace_id, w.graph_index, w.capture_trace_id, w.uid0, n.event_id, n.cat, n.name, n.ts_ns, n.depth,
+           n.tree_parent_id
+    FROM _tl_infer_windows w JOIN n ON n.trace_id = w.capture_trace_id AND n.ts_ns >= w.t0_ns AND n.end_ns <= w.t1_ns
+    ANTI JOIN dropped d ON d.trace_id = n.trace_id AND d.event_id = n.event_id
+), kept AS (   -- the subtrees of the window's roots: events whose parent is in the window, and cpu_ops and
+               -- Python frames with a parent outside it
+    SELECT c.* FROM w c
+    LEFT JOIN w p ON p.trace_id = c.trace_id AND p.graph_index = c.graph_index AND p.event_id = c.tree_parent_id
+    WHERE p.event_id IS NOT NULL OR (c.cat IN ('cpu_op', 'python_function') AND c.tree_parent_id IS NOT NULL)
+), ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY trace_id, graph_index ORDER BY ts_ns, depth, event_id) AS pos,
+           count(*) OVER (PARTITION BY trace_id, graph_index) AS n
+    FROM kept
+), offs AS (   -- ids taken by the windows merged before: their events and their root
+    SELECT trace_id, graph_index,
+           coalesce(sum(n + 1) OVER (PARTITION BY trace_id ORDER BY graph_index
+                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM (SELECT DISTINCT trace_id, graph_index, n FROM ranked)
+)
+SELECT r.trace_id, r.graph_index, r.capture_trace_id, r.event_id, r.cat, r.name, r.uid0 + o.before + r.pos AS uid
+FROM ranked r JOIN offs o USING (trace_id, graph_index);
+
+-- _tl_infer_perf_events: _tl_perf_events for TraceLens's inference report, one row per modelled op instance of
+-- the (merged) tree: the trace's own cpu_ops, the cpu_ops of its merged capture windows, and the MoE pseudo ops
+-- TraceLens adds (enable_pseudo_ops; below), with the registry of peers/tracelens/perf_ops and
+-- tl_perf_infer_model_ops. Columns as _tl_perf_events (event_id is TraceLens's id of the instance, see the top
+-- of this file; input args from the capture trace for capture ops; process and thread names looked up in the
+-- replay trace), plus:
+--   annotation   the name of the replay trace's user_annotation holding the op (NULL when none)
+--   moe_topk, moe_gated   a MoE pseudo op's `MoE topk` and `MoE GEMM gated` args (NULL for other ops)
+-- MoE pseudo ops (TraceLens/Trace2Tree/extensions/moe_unfused_triton_pseudo_ops.py, applied by
+-- pseudo_ops_registry.apply_pseudo_op_extensions when the tree has vllm::moe_forward, no
+-- vllm::rocm_aiter_fused_moe and a kernel named *matmul_ogs*): for every vllm::moe_forward of the tree (in the
+-- tree's order) its GPU kernels named *matmul_ogs* by start become pseudo_op::moe_triton_unfused_up (the first)
+-- and pseudo_op::moe_triton_unfused_down (the others), each with that one kernel and the moe_forward's args,
+-- gated when the kernel name contains '_swiglu' or '_glu'; then its one GPU event named *matmul_scatter*
+-- (none when several) becomes pseudo_op::moe_triton_unfused_finalize_matmul_scatter (not modelled). topk is
+-- the second Concrete Input of the first TopK op (by start) inside the moe_forward, else 4. The pseudo ops
+-- are numbered from the merged tree's event count (inject_pseudo_op, set_bookkeeping_attr).
+-- @materialize report-tracelens-inference
+CREATE OR REPLACE VIEW _tl_infer_perf_events AS
+WITH RECURSIVE reg AS (
+    SELECT name, model, sheet FROM tl_perf_model_ops UNION ALL SELECT name, model, sheet FROM tl_perf_infer_model_ops
+    UNION ALL SELECT 'vllm::moe_forward', 'moe_forward', NULL
+), own AS MATERIALIZED (
+    SELECT e.trace_id, e.event_id, e.event_id AS src_event_id, e.trace_id AS src_trace_id, e.name, r.model,
+           r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
+           e.ts_ns AS a_ts_ns, e.dur_ns AS a_dur_ns, e.ts_ns AS src_ts_ns, e.dur_ns AS src_dur_ns
+    FROM events e JOIN reg r ON r.name = e.name
+    WHERE e.cat = 'cpu_op'
+), cap AS MATERIALIZED (
+    SELECT c.trace_id, c.uid AS event_id, c.event_id AS src_event_id, c.capture_trace_id AS src_trace_id, e.name,
+           r.model, r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
+           w.launch_ts_ns AS a_ts_ns, w.launch_dur_ns AS a_dur_ns, e.ts_ns AS src_ts_ns, e.dur_ns AS src_dur_ns,
+           c.graph_index
+    FROM _tl_infer_capture_events c JOIN reg r ON r.name = c.name
+    JOIN events e ON e.trace_id = c.capture_trace_id AND e.event_id = c.event_id
+    JOIN _tl_infer_windows w ON w.trace_id = c.trace_id AND w.graph_index = c.graph_index
+    WHERE c.cat = 'cpu_op'
+), ops AS MATERIALIZED (   -- cpu_ops of the capture traces with the op around them
+    SELECT trace_id, event_id, op_event_id FROM cpu_event_context
+    WHERE trace_id IN (SELECT capture_trace_id FROM _tl_infer_windows)
+), up(trace_id, graph_index, gpu_event_id, op_trace_id, op_event_id) AS (   -- capture launch -> enclosing ops
+    SELECT l.trace_id, l.graph_index, l.event_id, l.capture_trace_id, o.op_event_id
+    FROM graph_capture_links l JOIN ops o ON o.trace_id = l.capture_trace_id AND o.event_id = l.capture_launch_event_id
+    WHERE o.op_event_id IS NOT NULL
+    UNION ALL
+    SELECT u.trace_id, u.graph_index, u.gpu_event_id, u.op_trace_id, o.op_event_id
+    FROM up u JOIN ops o ON o.trace_id = u.op_trace_id AND o.event_id = u.op_event_id
+    WHERE o.op_event_id IS NOT NULL
+), pairs0 AS (
+    SELECT p.trace_id, p.op_event_id AS event_id, p.gpu_event_id
+    FROM _tree_op_gpu_pairs p SEMI JOIN own ON own.trace_id = p.trace_id AND own.event_id = p.op_event_id
+    UNION ALL
+    SELECT c.trace_id, c.event_id, u.gpu_event_id
+    FROM up u JOIN cap c ON c.trace_id = u.trace_id AND c.graph_index = u.graph_index
+     AND c.src_trace_id = u.op_trace_id AND c.src_event_id = u.op_event_id
+), k0 AS MATERIALIZED (
+    SELECT p.trace_id, p.event_id, g.event_id AS gpu_event_id, g.name AS kernel, g.cat AS gcat, g.stream,
+           _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
+    FROM pairs0 p JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
+    WHERE g.tl_linked
+), inst0 AS (
+    SELECT * FROM own UNION ALL SELECT * EXCLUDE (graph_index) FROM cap
+), moe_on AS (   -- traces whose tree gets the unfused Triton MoE pseudo ops
+    SELECT trace_id FROM inst0 WHERE name = 'vllm::moe_forward'
+    INTERSECT SELECT trace_id FROM kernels WHERE cat = 'kernel' AND contains(lower(name), 'matmul_ogs')
+    EXCEPT (SELECT trace_id FROM events WHERE name = 'vllm::rocm_aiter_fused_moe'
+            UNION SELECT c.trace_id FROM _tl_infer_capture_events c WHERE c.name = 'vllm::rocm_aiter_fused_moe')
+), moe AS (
+    SELECT i.* FROM inst0 i SEMI JOIN moe_on m ON m.trace_id = i.trace_id WHERE i.model = 'moe_forward'
+), mk AS (   -- the pseudo ops of each moe_forward: its matmul_ogs kernels, then its matmul_scatter event
+    SELECT m.trace_id, m.event_id AS moe_id, k.gpu_event_id, k.kernel,
+           row_number() OVER (PARTITION BY m.trace_id, m.event_id ORDER BY k.s, k.gpu_event_id) - 1 AS idx
+    FROM moe m JOIN k0 k ON k.trace_id = m.trace_id AND k.event_id = m.event_id
+    WHERE k.gcat = 'kernel' AND contains(lower(k.kernel), 'matmul_ogs')
+), fin AS (
+    SELECT m.trace_id, m.event_id AS moe_id, any_value(k.gpu_event_id) AS gpu_event_id
+    FROM moe m JOIN k0 k ON k.trace_id = m.trace_id AND k.event_id = m.event_id
+    WHERE contains(lower(k.kernel), 'matmul_scatter')
+    GROUP BY ALL HAVING count(*) = 1
+), pk AS (
+    SELECT trace_id, moe_id, gpu_event_id, kernel, idx,
+           CASE WHEN idx = 0 THEN 'pseudo_op::moe_triton_unfused_up' ELSE 'pseudo_op::moe_triton_unfused_down' END
+               AS name
+    FROM mk
+    UNION ALL
+    SELECT f.trace_id, f.moe_id, f.gpu_event_id, NULL, 1000000000,
+           'pseudo_op::moe_triton_unfused_finalize_matmul_scatter'
+    FROM fin f SEMI JOIN mk ON mk.trace_id = f.trace_id AND mk.moe_id = f.moe_id
+), nev AS (   -- events of the merged tree before the pseudo ops: the trace's and its merged windows' (with roots)
+    SELECT t.trace_id, t.events_read + coalesce(sum(w.n + 1), 0) AS n
+    FROM traces t LEFT JOIN (SELECT trace_id, graph_index, count(*) AS n FROM _tl_infer_capture_events GROUP BY ALL) w
+      ON w.trace_id = t.trace_id
+    GROUP BY t.trace_id, t.events_read
+), topk AS (
+    SELECT m.trace_id, m.event_id AS moe_id,
+           arg_min(TRY_CAST(json_extract_string(t.concrete_inputs, '$[1]') AS BIGINT), (t.ts_ns, t.event_id))
+               FILTER (WHERE TRY_CAST(json_extract_string(t.concrete_inputs, '$[1]') AS BIGINT) IS NOT NULL) AS topk
+    FROM moe m JOIN events t ON t.trace_id = m.src_trace_id AND t.pid = m.pid AND t.tid = m.tid AND t.cat = 'cpu_op'
+     AND contains(t.name, 'TopK') AND t.ts_ns >= m.src_ts_ns AND t.ts_ns + t.dur_ns <= m.src_ts_ns + m.src_dur_ns
+    GROUP BY ALL
+), pseudo AS (
+    SELECT p.trace_id, n.n - 1 + row_number() OVER (PARTITION BY p.trace_id ORDER BY p.moe_id, p.idx) AS event_id,
+           p.moe_id, p.gpu_event_id, p.name, p.kernel,
+           coalesce(t.topk, 4) AS moe_topk,
+           contains(lower(p.kernel), '_swiglu') OR contains(lower(p.kernel), '_glu') AS moe_gated
+    FROM pk p JOIN nev n ON n.trace_id = p.trace_id
+    LEFT JOIN topk t ON t.trace_id = p.trace_id AND t.moe_id = p.moe_id
+), inst AS (
+    SELECT *, NULL::BIGINT AS moe_topk, NULL::BOOLEAN AS moe_gated FROM inst0 WHERE model <> 'moe_forward'
+    UNION ALL
+    SELECT p.trace_id, p.event_id, m.src_event_id, m.src_trace_id, p.name,
+           CASE p.name WHEN 'pseudo_op::moe_triton_unfused_up' THEN 'moe_triton_unfused_up'
+                       WHEN 'pseudo_op::moe_triton_unfused_down' THEN 'moe_triton_unfused_down' END,
+           CASE WHEN p.kernel IS NOT NULL THEN 'MoE_unfused_fwd' END,
+           m.pid, m.tid, m.input_dims, m.input_types, m.input_strides, m.concrete_inputs, NULL, NULL, NULL, NULL,
+           p.moe_topk, p.moe_gated
+    FROM pseudo p JOIN moe m ON m.trace_id = p.trace_id AND m.event_id = p.moe_id
+), k AS (
+    SELECT k0.* FROM k0 SEMI JOIN inst i ON i.trace_id = k0.trace_id AND i.event_id = k0.event_id
+    UNION ALL
+    SELECT p.trace_id, p.event_id, k0.gpu_event_id, k0.kernel, k0.gcat, k0.stream, k0.s, k0.e, k0.dur_us
+    FROM pseudo p JOIN k0 ON k0.trace_id = p.trace_id AND k0.event_id = p.moe_id AND k0.gpu_event_id = p.gpu_event_id
+), busy AS (
+    SELECT trace_id, event_id, sum(_tree_busy_ns(s, e, prev_e)) AS kernel_time_us,
+           list({'name': kernel, 'stream': stream, 'dur_us': dur_us} ORDER BY s, gpu_event_id) AS kernels
+    FROM (SELECT *, max(e) OVER (PARTITION BY trace_id, event_id ORDER BY s, e
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
+          FROM k)
+    GROUP BY trace_id, event_id
+), ann AS (   -- the first annotation (by start) of the replay trace holding the op, float µs as TraceLens compares
+    SELECT i.trace_id, i.event_id, arg_min(a.name, (a.ts_ns, a.event_id)) AS annotation
+    FROM inst i JOIN events a ON a.trace_id = i.trace_id AND a.cat = 'user_annotation'
+     AND _us_f64(a.ts_ns) <= _us_f64(i.a_ts_ns)
+     AND _us_f64(i.a_ts_ns) + _us_f64(i.a_dur_ns) < _us_f64(a.ts_ns) + _us_f64(a.dur_ns)
+    WHERE i.model = 'inference_attention'
+    GROUP BY i.trace_id, i.event_id
+)
+SELECT i.trace_id, i.event_id, i.name, i.model, i.sheet, i.pid, i.tid, i.input_dims, i.input_types,
+       i.input_strides, i.concrete_inputs, coalesce(b.kernel_time_us, 0.0) AS kernel_time_us,
+       coalesce(b.kernels, []) AS kernels,
+       coalesce(pn.v, 'Unknown') AS process_name, coalesce(pl.v, 'Unknown') AS process_label,
+       coalesce(tn.v, 'Unknown') AS thread_name, a.annotation, i.moe_topk, i.moe_gated
+FROM inst i
+LEFT JOIN busy b ON b.trace_id = i.trace_id AND b.event_id = i.event_id
+LEFT JOIN ann a ON a.trace_id = i.trace_id AND a.event_id = i.event_id
+LEFT JOIN _tl_process_meta pn ON pn.trace_id = i.trace_id AND pn.kind = 'process_name' AND pn.pid = i.pid
+LEFT JOIN _tl_process_meta pl ON pl.trace_id = i.trace_id AND pl.kind = 'process_labels' AND pl.pid = i.pid
+LEFT JOIN _tl_process_meta tn ON tn.trace_id = i.trace_id AND tn.kind = 'thread_name' AND tn.pid = i.pid
+                              AND tn.tid = i.tid
+WHERE i.sheet IS NOT NULL;
+
+-- _tl_perf_infer_gemm: one row per GEMM instance of the inference report TraceLens keeps, in _tl_perf_summary's
+-- input form: the aten GEMMs of peers/tracelens/perf_gemm and vllm::rocm_unquantized_gemm
+-- (TraceLens/PerfModel/extensions/perf_model_extensions.py, vllm_rocm_unquantized_gemm): x = Input Dims[0]
+-- (M, K), weight = [1] (N, K), bias when a third operand with dims is recorded; dtype_A_B = the three Input
+-- types ('' for a missing third); no strides; B = 1 and transpose appended as for every GEMM. FLOPs
+-- 2·M·N·K (+ M·N with bias); bytes M·K·bpe(x) + K·N·bpe(w) + M·N·bpe_out (+ N·bpe_out with bias), bpe_out =
+-- bpe(bias dtype) with bias, else bpe(w); Compute Spec 'matrix_' + precision of x's dtype.
+CREATE OR REPLACE VIEW _tl_perf_infer_gemm AS
+WITH v AS (
+    SELECT trace_id, event_id, input_dims AS d, json_extract_string(input_types, '$[*]') AS ty,
+           _tl_gemm_kernel(kernels) AS tk
+    FROM _tl_infer_perf_events WHERE model = 'vllm_rocm_unquantized_gemm'
+), ok AS (
+    SELECT *, json_extract(d, '$[0][0]')::BIGINT AS m, json_extract(d, '$[0][1]')::BIGINT AS k,
+           json_extract(d, '$[1][0]')::BIGINT AS n,
+           coalesce(json_array_length(d) > 2 AND json_array_length(json_extract(d, '$[2]')) > 0, false) AS bias,
+           CASE WHEN len(ty) > 2 THEN ty[3] ELSE '' END AS dt3
+    FROM v
+    WHERE json_type(json_extract(d, '$[0]')) = 'ARRAY' AND json_array_length(json_extract(d, '$[0]')) >= 2
+      AND json_type(json_extract(d, '$[1]')) = 'ARRAY' AND json_array_length(json_extract(d, '$[1]')) >= 1
+      AND len(ty) >= 2 AND _tl_gemm_kernel_ok(tk)
+), b AS (
+    SELECT *, _tl_bpe(ty[1]) AS b1, _tl_bpe(ty[2]) AS b2,
+           CASE WHEN bias THEN _tl_bpe(dt3) ELSE _tl_bpe(ty[2]) END AS bo
+    FROM ok
+)
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_gemm_of('_tl_infer_perf_events')
+UNION ALL
+SELECT trace_id, event_id,
+       list_concat(
+           [{'k': 'M', 'v': m::VARCHAR, 't': 'i'}, {'k': 'N', 'v': n::VARCHAR, 't': 'i'},
+            {'k': 'K', 'v': k::VARCHAR, 't': 'i'}, {'k': 'bias', 'v': _tl_py_bool(bias), 't': NULL},
+            {'k': 'dtype_A_B', 'v': '(' || _py_str(ty[1]) || ', ' || _py_str(ty[2]) || ', ' || _py_str(dt3) || ')',
+             't': NULL},
+            {'k': 'B', 'v': '1', 't': 'i'}],
+           CASE WHEN tk IS NOT NULL THEN [{'k': 'transpose', 'v': _tl_gemm_transpose(tk), 't': NULL}] ELSE [] END),
+       2 * m::HUGEINT * n * k + CASE WHEN bias THEN m::HUGEINT * n ELSE 0 END,
+       CASE WHEN b1 IS NOT NULL AND b2 IS NOT NULL AND bo IS NOT NULL
+            THEN m::HUGEINT * k * b1 + k::HUGEINT * n * b2 + m::HUGEINT * n * bo + CASE WHEN bias THEN n * bo ELSE 0 END
+       END,
+       'matrix_' || _tl_precision(ty[1])
+FROM b;
+
+-- tl_perf_infer_gemm: TraceLens's GEMM.csv of its inference report, one row per trace and group of GEMM op
+-- instances of the merged tree with the same name, parameters and number of GPU events; TraceLens's columns.
+--   trace_id                  the trace (the graph replay for a merged capture)
+--   name                      the op name
+--   param: M, N, K, bias, dtype_A_B, B, transpose, stride_A, stride_B   see peers/tracelens/perf_gemm and
+--                             _tl_perf_infer_gemm (text as Python prints them)
+--   num_kernels               GPU events per instance
+--   GFLOPS_first ... UID_first   the statistics of peers/tracelens/perf_ops (_tl_perf_summary_of)
+--   rank                      row order in TraceLens's file
+--   sheet_columns             the columns TraceLens writes for this trace, in its order
+CREATE OR REPLACE VIEW tl_perf_infer_gemm AS
+SELECT trace_id, name, _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'M') AS "param: M",
+       _tl_perf_param(params, 'N') AS "param: N", _tl_perf_param(params, 'K') AS "param: K",
+       _tl_perf_param(params, 'bias') AS "param: bias", _tl_perf_param(params, 'stride_A') AS "param: stride_A",
+       _tl_perf_param(params, 'stride_B') AS "param: stride_B",
+       _tl_perf_param(params, 'dtype_A_B') AS "param: dtype_A_B",
+       _tl_perf_param(params, 'transpose') AS "param: transpose",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_infer_gemm', '_tl_infer_perf_events', true)
+ORDER BY trace_id, rank;
+
+-- _tl_perf_infer_unary: one row per unary elementwise instance of the inference report TraceLens keeps, in
+-- _tl_perf_summary's input form (the model of peers/tracelens/perf_elementwise).
+CREATE OR REPLACE VIEW _tl_perf_infer_unary AS SELECT * FROM _tl_perf_unary_of('_tl_infer_perf_events');
+
+-- tl_perf_infer_unary_elementwise: TraceLens's UnaryElementwise.csv of its inference report (the model of
+-- peers/tracelens/perf_elementwise over the merged tree's instances), grouped by num_kernels too.
+--   trace_id                    the trace
+--   name                        the op name
+--   param: op_shape, dtype_in_out, stride_input, stride_output   as in tl_perf_unary_elementwise
+--   num_kernels                 GPU events per instance
+--   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+CREATE OR REPLACE VIEW tl_perf_infer_unary_elementwise AS
+SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
+       _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
+       _tl_perf_param(params, 'stride_input') AS "param: stride_input",
+       _tl_perf_param(params, 'stride_output') AS "param: stride_output",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_infer_unary', '_tl_infer_perf_events', true)
+ORDER BY trace_id, rank;
+
+-- _tl_perf_infer_rmsnorm: one row per RMSNorm instance of the inference report TraceLens keeps, in
+-- _tl_perf_summary's input form (TraceLens/PerfModel/extensions/rmsnorm_perf_model_extensions.py, on top of
+-- RMSNorm in TraceLens/PerfModel/perf_model.py). The normalized input x and the weight are Input Dims [0] and
+-- [1] for aiter_rms_norm, [1] and [2] for aiter_rmsnorm, [1] and [4] for aiter_rmsnorm2d_fwd_with_add_ck
+-- (out, input, residual_in, residual_out, weight); the dtype and stride are x's. Parameters: op_shape = x's
+-- shape, dtype_in_out = (x's dtype, None), stride_input, stride_output None, num_channels = the weight's
+-- length, has_bias False, is_affine True, is_training False. With n = elements of x and c = num_channels:
+-- FLOPs n / c · (2c + 2) + 2n (a float, as Python divides), plus n for the residual add; bytes 2·n·bpe + c·bpe,
+-- 4·n·bpe + c·bpe with the residual add (bpe of x's dtype; an unknown dtype drops the instance).
+-- Compute Spec 'vector_' + the precision of x's dtype.
+CREATE OR REPLACE VIEW _tl_perf_infer_rmsnorm AS
+WITH e AS (
+    SELECT trace_id, event_id, model, input_dims AS d, json_extract_string(input_types, '$[*]') AS ty,
+           input_strides AS st,
+           CASE model WHEN 'aiter_rms_norm' THEN 0 ELSE 1 END AS ix,
+           CASE model WHEN 'aiter_rms_norm' THEN 1 WHEN 'aiter_rmsnorm' THEN 2 ELSE 4 END AS iw
+    FROM _tl_infer_perf_events WHERE sheet = 'RMSNorm_fwd'
+), a AS (
+    SELECT *, _tl_shape(json_extract(d, '$[' || ix || ']')) AS xs, json_extract(st, '$[' || ix || ']') AS xst,
+           json_extract(d, '$[' || iw || '][0]')::BIGINT AS c, _tl_bpe(ty[ix + 1]) AS bpe, ty[ix + 1] AS dt
+    FROM e
+), ok AS (
+    SELECT *, _tl_numel(xs)::DOUBLE AS n FROM a
+    WHERE xs IS NOT NULL AND json_type(xst) = 'ARRAY' AND c IS NOT NULL AND bpe IS NOT NULL
+)
+SELECT trace_id, event_id,
+       [{'k': 'op_shape', 'v': _py_tuple1(json_extract(d, '$[' || ix || ']')), 't': NULL},
+        {'k': 'dtype_in_out', 'v': '(' || _py_str(dt) || ', None)', 't': NULL},
+        {'k': 'stride_input', 'v': _py_tuple1(xst), 't': NULL},
+        {'k': 'stride_output', 'v': NULL, 't': NULL},
+        {'k': 'num_channels', 'v': c::VARCHAR, 't': 'i'},
+        {'k': 'has_bias', 'v': 'False', 't': NULL},
+        {'k': 'is_affine', 'v': 'True', 't': NULL},
+        {'k': 'is_training', 'v': 'False', 't': NULL}] AS params,
+       CASE WHEN model = 'aiter_rmsnorm2d_fwd_with_add_ck' THEN n ELSE 0.0 END + (n / c * (2 * c + 2) + n * 2) AS flops,
+       CASE WHEN model = 'aiter_rmsnorm2d_fwd_with_add_ck' THEN 4 * n * bpe + c * bpe
+            ELSE n * bpe + n * bpe + c * bpe END AS bytes,
+       'vector_' || _tl_precision(dt) AS compute_spec
+FROM ok;
+
+-- tl_perf_infer_rmsnorm_fwd: TraceLens's RMSNorm_fwd.csv of its inference report, one row per trace and group of
+-- RMSNorm op instances with the same name, parameters and number of GPU events; TraceLens's columns.
+--   trace_id                    the trace
+--   name                        the op name
+--   param: op_shape, dtype_in_out, stride_input, stride_output, num_channels, has_bias, is_affine,
+--   is_training                 the model's parameters (_tl_perf_infer_rmsnorm), as Python prints them
+--   num_kernels                 GPU events per instance
+--   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+CREATE OR REPLACE VIEW tl_perf_infer_rmsnorm_fwd AS
+SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
+       _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
+       _tl_perf_param(params, 'stride_input') AS "param: stride_input",
+       _tl_perf_param(params, 'stride_output') AS "param: stride_output",
+       _tl_perf_param(params, 'num_channels') AS "param: num_channels",
+       _tl_perf_param(params, 'has_bias') AS "param: has_bias",
+       _tl_perf_param(params, 'is_affine') AS "param: is_affine",
+       _tl_perf_param(params, 'is_training') AS "param: is_training",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_infer_rmsnorm', '_tl_infer_perf_events', true)
+ORDER BY trace_id, rank;
+
+-- _tl_perf_infer_attention: one row per inference attention instance TraceLens keeps, in _tl_perf_summary's
+-- input form (InferenceAttention in TraceLens/PerfModel/extensions/attention_perf_model_extensions.py). Chunk
+-- statistics c_sq, c_sk, c_sqsq, c_sqsk (context requests) and g_sq, g_sk, g_sqsq, g_sqsk (generation requests)
+-- from the op's annotation (vLLM's detailed format, see the top of this file); Q = Input Dims[0] = (N_Q, H_Q,
+-- d_h_qk), K = Input Dims[1], whose last three dims are (N_KV, H_KV, d_h_v); B = 1, H_V = H_K = H_KV, dropout
+-- 0.0, causal False, flash_impl True; dtype_Q = Input type[0], dtype_KV = Input type[1] (dtype_Q without one).
+-- An instance without such an annotation, or with c_sq = g_sq = 0, or with other shapes, is dropped (its
+-- model gives no FLOPs). FLOPs H_Q·(2·c_sqsk·d_h_qk + 2·c_sqsk·d_h_v − c_sqsq·d_h_qk − c_sqsq·d_h_v
+-- + 2·g_sqsk·d_h_qk + 2·g_sqsk·d_h_v); bytes (Q read, output written, current K and V read; cached K and V
+-- read): (c_sq + g_sq)·(H_Q·(d_h_qk + d_h_v) + H_KV·(d_h_qk + d_h_v))·bpe + ((c_sk − c_sq) + (g_sk − g_sq))·
+-- H_KV·(d_h_qk + d_h_v)·bpe_KV, bpe of dtype_Q (2 when unknown), bpe_KV of dtype_KV (bpe when unknown).
+-- Compute Spec 'matrix_' + the precision of dtype_Q.
+CREATE OR REPLACE VIEW _tl_perf_infer_attention AS
+WITH e AS (
+    SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS q, json_extract(input_dims, '$[1]') AS kk,
+           json_extract_string(input_types, '$[*]') AS ty,
+           regexp_extract(annotation, '^execute_\d+_context_\d+\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)_generation_\d+'
+                                      || '\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)',
+                          ['c_sq', 'c_sk', 'c_sqsq', 'c_sqsk', 'g_sq', 'g_sk', 'g_sqsq', 'g_sqsk']) AS cs
+    FROM _tl_infer_perf_events WHERE sheet = 'InferenceAttention_fwd'
+), a AS (
+    SELECT trace_id, event_id, ty,
+           q ->> '$[0]' AS n_q, (q ->> '$[1]')::BIGINT AS h_q, (q ->> '$[2]')::BIGINT AS d_qk,
+           kk ->> '$[-3]' AS n_kv, (kk ->> '$[-2]')::BIGINT AS h_kv, (kk ->> '$[-1]')::BIGINT AS d_v,
+           cs.c_sq::BIGINT AS c_sq, cs.c_sk::BIGINT AS c_sk, cs.c_sqsq::BIGINT AS c_sqsq,
+           cs.c_sqsk::BIGINT AS c_sqsk, cs.g_sq::BIGINT AS g_sq, cs.g_sk::BIGINT AS g_sk,
+           cs.g_sqsq::BIGINT AS g_sqsq, cs.g_sqsk::BIGINT AS g_sqsk,
+           ty[1] AS dt_q, CASE WHEN len(ty) > 1 THEN ty[2] ELSE ty[1] END AS dt_kv
+    FROM e
+    WHERE cs.c_sq <> '' AND json_type(q) = 'ARRAY' AND json_array_length(q) = 3
+      AND json_type(kk) = 'ARRAY' AND json_array_length(kk) >= 3 AND len(ty) >= 1
+), ok AS (
+    SELECT *, coalesce(_tl_bpe(dt_q), 2) AS bpe, coalesce(_tl_bpe(dt_kv), _tl_bpe(dt_q), 2) AS bpe_kv
+    FROM a WHERE NOT (c_sq = 0 AND g_sq = 0)
+)
+SELECT trace_id, event_id,
+       [{'k': 'B', 'v': '1', 't': 'i'}, {'k': 'N_Q', 'v': n_q, 't': 'i'}, {'k': 'H_Q', 'v': h_q::VARCHAR, 't': 'i'},
+        {'k': 'H_V', 'v': h_kv::VARCHAR, 't': 'i'}, {'k': 'H_K', 'v': h_kv::VARCHAR, 't': 'i'},
+        {'k': 'N_KV', 'v': n_kv, 't': 'i'}, {'k': 'H_KV', 'v': h_kv::VARCHAR, 't': 'i'},
+        {'k': 'd_h_qk', 'v': d_qk::VARCHAR, 't': 'i'}, {'k': 'd_h_v', 'v': d_v::VARCHAR, 't': 'i'},
+        {'k': 'dropout', 'v': '0.0', 't': 'f'}, {'k': 'causal', 'v': 'False', 't': NULL},
+        {'k': 'flash_impl', 'v': 'True', 't': NULL},
+        {'k': 'c_sq', 'v': c_sq::VARCHAR, 't': 'i'}, {'k': 'c_sk', 'v': c_sk::VARCHAR, 't': 'i'},
+        {'k': 'c_sqsq', 'v': c_sqsq::VARCHAR, 't': 'i'}, {'k': 'c_sqsk', 'v': c_sqsk::VARCHAR, 't': 'i'},
+        {'k': 'g_sq', 'v': g_sq::VARCHAR, 't': 'i'}, {'k': 'g_sk', 'v': g_sk::VARCHAR, 't': 'i'},
+        {'k': 'g_sqsq', 'v': g_sqsq::VARCHAR, 't': 'i'}, {'k': 'g_sqsk', 'v': g_sqsk::VARCHAR, 't': 'i'},
+        {'k': 'dtype_Q', 'v': dt_q, 't': NULL}, {'k': 'dtype_KV', 'v': dt_kv, 't': NULL}] AS params,
+       h_q::HUGEINT * (2 * c_sqsk * d_qk) + h_q::HUGEINT * (2 * c_sqsk * d_v) - h_q::HUGEINT * (c_sqsq * d_qk)
+           - h_q::HUGEINT * (c_sqsq * d_v) + h_q::HUGEINT * (2 * g_sqsk * d_qk) + h_q::HUGEINT * (2 * g_sqsk * d_v)
+           AS flops,
+       ((c_sq + g_sq)::HUGEINT * (h_q * d_qk + h_q * d_v + h_kv * d_qk + h_kv * d_v)) * bpe
+           + (((c_sk - c_sq) + (g_sk - g_sq))::HUGEINT * (h_kv * d_qk + h_kv * d_v)) * bpe_kv AS bytes,
+       'matrix_' || _tl_precision(dt_q) AS compute_spec
+FROM ok;
+
+-- tl_perf_infer_attention_fwd: TraceLens's InferenceAttention_fwd.csv of its inference report, one row per trace
+-- and group of inference attention op instances with the same name, parameters and number of GPU events.
+--   trace_id                    the trace
+--   name                        the op name
+--   param: B, N_Q, H_Q, H_V, H_K, N_KV, H_KV, d_h_qk, d_h_v, dropout, causal, flash_impl, c_sq, c_sk, c_sqsq,
+--   c_sqsk, g_sq, g_sk, g_sqsq, g_sqsk, dtype_Q, dtype_KV   the model's parameters (_tl_perf_infer_attention)
+--   num_kernels                 GPU events per instance
+--   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+CREATE OR REPLACE VIEW tl_perf_infer_attention_fwd AS
+SELECT trace_id, name,
+       _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'N_Q') AS "param: N_Q",
+       _tl_perf_param(params, 'H_Q') AS "param: H_Q", _tl_perf_param(params, 'H_V') AS "param: H_V",
+       _tl_perf_param(params, 'H_K') AS "param: H_K", _tl_perf_param(params, 'N_KV') AS "param: N_KV",
+       _tl_perf_param(params, 'H_KV') AS "param: H_KV", _tl_perf_param(params, 'd_h_qk') AS "param: d_h_qk",
+       _tl_perf_param(params, 'd_h_v') AS "param: d_h_v", _tl_perf_param(params, 'dropout') AS "param: dropout",
+       _tl_perf_param(params, 'causal') AS "param: causal", _tl_perf_param(params, 'flash_impl') AS "param: flash_impl",
+       _tl_perf_param(params, 'c_sq') AS "param: c_sq", _tl_perf_param(params, 'c_sk') AS "param: c_sk",
+       _tl_perf_param(params, 'c_sqsq') AS "param: c_sqsq", _tl_perf_param(params, 'c_sqsk') AS "param: c_sqsk",
+       _tl_perf_param(params, 'g_sq') AS "param: g_sq", _tl_perf_param(params, 'g_sk') AS "param: g_sk",
+       _tl_perf_param(params, 'g_sqsq') AS "param: g_sqsq", _tl_perf_param(params, 'g_sqsk') AS "param: g_sqsk",
+       _tl_perf_param(params, 'dtype_Q') AS "param: dtype_Q", _tl_perf_param(params, 'dtype_KV') AS "param: dtype_KV",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_infer_attention', '_tl_infer_perf_events', true)
+ORDER BY trace_id, rank;
+
+-- _tl_moe_bpe(dtype): bytes per element of the dtype names TraceLens's MoE models know, case-sensitive
+-- (DTYPE_TO_BYTES in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py); NULL otherwise.
+CREATE OR REPLACE MACRO _tl_moe_bpe(dtype) AS
+    CASE WHEN dtype IN ('Float8_e4m3fn', 'Float8_e4m3fnuz', 'Float8_e5m2', 'Float8_e5m2fnuz', 'FP8', 'c10::Float8_e4m3fn',
+                        'c10::Float8_e4m3fnuz') THEN 1.0
+         WHEN dtype IN ('FP4', 'c10::Float4_e2m1fn_x2') THEN 0.5
+         WHEN dtype IN ('BFloat16', 'Float16', 'Half', 'c10::BFloat16', 'c10::Half') THEN 2.0
+         WHEN dtype IN ('Float32', 'Float', 'c10::Float') THEN 4.0 END;
+
+-- _tl_perf_infer_moe: one row per unfused Triton MoE pseudo op TraceLens keeps, in _tl_perf_summary's input form
+-- (moe_triton_unfused_up / moe_triton_unfused_down in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py).
+-- From the moe_forward's args: num_tokens M = Input Dims[0][0], hidden_dim K = Input Dims[0][1], inter_dim N = K
+-- (TraceLens assumes it), num_experts E = Input Dims[1][1], input_dtype = Input type[0]; topk and gated from the
+-- pseudo op (_tl_infer_perf_events); weight_dtype 'FP4' when the kernel name contains 'fp4' (any case), 'FP8'
+-- when it contains 'fp8' or 'e4m3'. FLOPs: up 2·M·K·N·topk·(2 if gated), down 2·M·N·K·topk. Bytes, with
+-- E_active = E·(1 − ((E − topk)/E)^M) experts hit and bpe from _tl_moe_bpe (the output in the input's dtype):
+-- up M·K·bpe_in + E_active·(2 if gated)·K·N·bpe_w + M·N·topk·bpe_in; down M·N·topk·bpe_in + E_active·N·K·bpe_w +
+-- M·K·bpe_in. An unknown dtype drops the instance. Compute Spec 'matrix_' + the precision of weight_dtype.
+CREATE OR REPLACE VIEW _tl_perf_infer_moe AS
+WITH e AS (
+    SELECT trace_id, event_id, model, input_dims AS d, json_extract_string(input_types, '$[*]') AS ty, moe_topk AS topk,
+           moe_gated AS gated, lower(kernels[1].name) AS kn
+    FROM _tl_infer_perf_events WHERE sheet = 'MoE_unfused_fwd' AND len(kernels) > 0
+), a AS (
+    SELECT *, (d ->> '$[0][0]')::BIGINT AS m, (d ->> '$[0][1]')::BIGINT AS k, (d ->> '$[1][1]')::BIGINT AS ne,
+           ty[1] AS dt_in,
+           CASE WHEN contains(kn, 'mxfp4') OR contains(kn, 'fp4') THEN 'FP4'
+                WHEN contains(kn, 'fp8') OR contains(kn, 'e4m3') THEN 'FP8' END AS dt_w
+    FROM e WHERE json_array_length(d) >= 2 AND len(ty) >= 2
+), ok AS (
+    SELECT *, _tl_moe_bpe(dt_in) AS b_in, _tl_moe_bpe(dt_w) AS b_w,
+           ne * (1 - pow((ne - topk)::DOUBLE / ne, m)) AS e_active, CASE WHEN gated THEN 2 ELSE 1 END AS g
+    FROM a WHERE m IS NOT NULL AND k IS NOT NULL AND ne IS NOT NULL AND _tl_moe_bpe(dt_in) IS NOT NULL
+             AND _tl_moe_bpe(dt_w) IS NOT NULL
+)
+SELECT trace_id, event_id,
+       [{'k': 'num_tokens', 'v': m::VARCHAR, 't': 'i'}, {'k': 'hidden_dim', 'v': k::VARCHAR, 't': 'i'},
+        {'k': 'inter_dim', 'v': k::VARCHAR, 't': 'i'}, {'k': 'num_experts', 'v': ne::VARCHAR, 't': 'i'},
+        {'k': 'topk', 'v': topk::VARCHAR, 't': 'i'}, {'k': 'gated', 'v': _tl_py_bool(gated), 't': NULL},
+        {'k': 'input_dtype', 'v': dt_in, 't': NULL}, {'k': 'weight_dtype', 'v': dt_w, 't': NULL}] AS params,
+       CASE model WHEN 'moe_triton_unfused_up' THEN 2 * m::HUGEINT * k * k * topk * g
+                  ELSE 2 * m::HUGEINT * k * k * topk END AS flops,
+       CASE model WHEN 'moe_triton_unfused_up'
+                  THEN (m * k * b_in) + e_active * g * k * k * b_w + m * k * topk * b_in
+                  ELSE (m * k * topk * b_in) + e_active * k * k * b_w + m * k * b_in END AS bytes,
+       'matrix_' || _tl_precision(dt_w) AS compute_spec
+FROM ok;
+
+-- tl_perf_infer_moe_unfused_fwd: TraceLens's MoE_unfused_fwd.csv of its inference report, one row per trace and
+-- group of unfused MoE pseudo ops with the same name, parameters and number of GPU events.
+--   trace_id                    the trace
+--   name                        the pseudo op name (pseudo_op::moe_triton_unfused_up / _down)
+--   param: num_tokens, hidden_dim, inter_dim, num_experts, topk, gated, input_dtype, weight_dtype   the model's
+--                               parameters (_tl_perf_infer_moe)
+--   num_kernels                 GPU events per instance (1)
+--   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+CREATE OR REPLACE VIEW tl_perf_infer_moe_unfused_fwd AS
+SELECT trace_id, name, _tl_perf_param(params, 'num_tokens') AS "param: num_tokens",
+       _tl_perf_param(params, 'hidden_dim') AS "param: hidden_dim",
+       _tl_perf_param(params, 'inter_dim') AS "param: inter_dim",
+       _tl_perf_param(params, 'num_experts') AS "param: num_experts", _tl_perf_param(params, 'topk') AS "param: topk",
+       _tl_perf_param(params, 'gated') AS "param: gated", _tl_perf_param(params, 'input_dtype') AS "param: input_dtype",
+       _tl_perf_param(params, 'weight_dtype') AS "param: weight_dtype",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_infer_moe', '_tl_infer_perf_events', true)
+ORDER BY trace_id, rank;
