@@ -61,6 +61,10 @@ SHEET_REFS = [
     ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz", "unified_perf_summary"),
     ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz", "unified_perf_summary"),
     ("amd/mi300_normalization", "amd/mi300_normalization.json.gz", "unified_perf_summary"),
+    ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz", "GEMM"),
+    ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz", "Reduce_fwd"),
+    ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz", "Reduce_bwd"),
+    ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz", "unified_perf_summary"),
 ]
 GRAPH = "graphs/vllm_decode_full/graph_execution.json.gz"
 VIEWS = {fname: (view, q) for fname, view, q in report.TRACELENS}
@@ -197,6 +201,38 @@ def test_reduce_and_norm_values(sheets, trace_ids):
     assert rms["GFLOPS_first"] == (big_n / 1024 * (2 * 1024 + 2) + big_n * 2) / 1e9
     bert = sheets["Normalization", trace_ids["nvidia/h100_bert_small_infer.json.gz"]]
     assert bert["param: num_channels"].to_list() == ["512", "512"]  # integers when no row has a float
+
+
+def test_reduce_bwd_values(sheets, trace_ids):
+    """multirank/dlrm_8rank/rank0 (V100, fp32, a training step): its one reduction that autograd links to a
+    backward node is the loss's aten::sum over a 0-d tensor (event 1469, sequence number 519); the node,
+    `autograd::engine::evaluate_function: SumBackward1` on the backward thread, expands the gradient without a
+    kernel. The model's backward FLOPs and bytes are its forward ones: one element read, one written, fp32."""
+    tid = trace_ids["multirank/dlrm_8rank/rank0.json.gz"]
+    bwd = sheets["Reduce_bwd", tid]
+    assert bwd.height == 1
+    r = bwd.row(0, named=True)
+    assert (r["name"], r["UID_first"], r["name_count"]) == ("aten::sum", 1469, 1)
+    assert (r["param: num_input_elems"], r["param: num_output_elems"]) == ("1", "1")
+    assert r["GFLOPS_first"] == 1 / 1e9 and r["Data Moved (MB)_first"] == (1 * 4 + 1 * 4) / 2**20
+    assert r["Kernel Time (µs)_sum"] == 0 and r["TB/s_mean"] is None
+    assert r["kernel_details__summarize_kernel_stats"] == "[]"
+    # the forward sheet has the same reduction with its own (forward) kernel time
+    fwd = sheets["Reduce_fwd", tid]
+    assert fwd.height == 10 and fwd["Kernel Time (µs)_sum"].sum() > 0
+
+
+def test_kernel_stats_of_integer_times(sheets, trace_ids):
+    """The DLRM trace writes ts and dur as integer µs (older Kineto): TraceLens's numpy sums, minima and maxima
+    of those Python ints print as np.int64, means, medians and deviations as np.float64."""
+    top = sheets["GEMM", trace_ids["multirank/dlrm_8rank/rank0.json.gz"]].row(0, named=True)
+    assert (top["name"], top["param: M"], top["param: N"], top["param: K"]) == ("aten::mm", "16", "512", "512")
+    assert top["kernel_details__summarize_kernel_stats"].endswith(
+        "'stream': 7, 'count': 1, 'total_duration_us': np.int64(19), 'mean_duration_us': np.float64(19.0), "
+        "'median_duration_us': np.float64(19.0), 'std_dev_duration_us': np.float64(0.0), "
+        "'min_duration_us': np.int64(19), 'max_duration_us': np.int64(19)}]")
+    qwen = sheets["GEMM", trace_ids["nvidia/h100_qwen_infer.json.gz"]].row(0, named=True)
+    assert "np.int64" not in qwen["kernel_details__summarize_kernel_stats"]
 
 
 def test_conv_values(sheets, trace_ids):

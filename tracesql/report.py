@@ -113,6 +113,7 @@ TRACELENS = [
     ("UnaryElementwise", "tl_perf_unary_elementwise", _PERF_QUERY),
     ("BinaryElementwise", "tl_perf_binary_elementwise", _PERF_QUERY),
     ("Reduce_fwd", "tl_perf_reduce_fwd", _PERF_QUERY),
+    ("Reduce_bwd", "tl_perf_reduce_bwd", _PERF_QUERY),
     ("Normalization", "tl_perf_normalization", _PERF_QUERY),
     ("CONV_fwd", "tl_perf_conv_fwd", _PERF_QUERY),
 ]
