@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -67,6 +68,9 @@ SHEET_REFS = [
     ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz", "unified_perf_summary"),
 ]
 GRAPH = "graphs/vllm_decode_full/graph_execution.json.gz"
+# a hand-made training step (tests/data/peers/make_training_step.py): no shared trace records the shapes of a
+# backward attention or convolution
+TRAINING_STEP = Path(__file__).parent / "data" / "peers" / "training_step.json"
 VIEWS = {fname: (view, q) for fname, view, q in report.TRACELENS}
 # columns compared as text, character for character; every other column as a number to 1e-6 relative
 TEXT = {"name", "op category", "Input Dims", "Input type", "Input Strides", "Concrete Inputs", "kernel_details_summary",
@@ -318,3 +322,82 @@ def test_graph_replay_unary_elementwise_but_num_kernels(ds, trace_ids, reference
     for g, w in zip(got.to_dicts(), want, strict=True):
         for col in got.columns:
             assert (as_text(g[col]) == w[col]) if is_text(col) else close(g[col], w[col]), (w["name"], col)
+
+
+@pytest.fixture(scope="module")
+def training(tmp_path_factory):
+    """{sheet: DataFrame or None} of the hand-made training step, computed as the report does."""
+    out = tmp_path_factory.mktemp("training") / "ds"
+    (r,) = tracesql.ingest([str(TRAINING_STEP)], out=out, quiet=True)
+    tid = r.trace_id
+    assert r.status == "ingested" and tid is not None
+    with tracesql.open(out) as d:
+        return {sheet: report._peer_section(d, *VIEWS[sheet], [tid])[tid]
+                for sheet in ("SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd", "Reduce_fwd", "Reduce_bwd")}
+
+
+def test_sdpa_bwd_hand_computed(training):
+    """Causal flash attention, bf16, B 2 x H 8 x N 256 x d 64 (sequence number 10): autograd's node
+    ScaledDotProductFlashAttentionBackward0 links to the innermost forward op with that number
+    (aten::_scaled_dot_product_flash_attention starts after aten::scaled_dot_product_attention) and launches three
+    kernels of 5, 80.5 and 3 µs. TraceLens's SDPA.flops_bwd_func: the recomputed QK^T, dV, dP, dQ and dK, five
+    products of 2·B·H·N·N·d (no GQA term: H_Q = H_KV), halved when causal; bytes_bwd_func: q, k, v, dO read and
+    dQ, dK, dV written, 2 bytes each."""
+    r = training["SDPA_bwd"].row(0, named=True)
+    b, h, n, d = 2, 8, 256, 64
+    assert training["SDPA_bwd"].height == 1 and training["SDPA_bwd"].columns == training["SDPA_fwd"].columns
+    assert (r["name"], r["UID_first"], r["param: causal"], r["param: flash_impl"]) == (
+        "aten::_scaled_dot_product_flash_attention", 2, "True", "True")
+    assert r["GFLOPS_first"] == 5 * (b * h * 2 * n * n * d) / 2 / 1e9 == 0.33554432
+    assert r["Data Moved (MB)_first"] == 7 * (b * n * h * d) * 2 / 2**20 == 3.5
+    assert r["Kernel Time (µs)_sum"] == 5 + 80.5 + 3
+    assert r["TFLOPS/s_mean"] == pytest.approx(0.33554432 / 1e3 / (88.5 / 1e6), rel=1e-12)
+    assert r["kernel_details__summarize_kernel_stats"].count("'count': 1") == 3
+    # the forward sheet keeps the forward numbers and the forward kernel (40.25 µs)
+    f = training["SDPA_fwd"].row(0, named=True)
+    assert f["GFLOPS_first"] == 2 * (b * h * 2 * n * n * d) / 2 / 1e9 and f["Kernel Time (µs)_sum"] == 40.25
+
+
+def test_conv_bwd_hand_computed(training):
+    """aten::convolution_backward of a fp32 (8, 3, 32, 32) input and (16, 3, 3, 3) filter, stride 1, padding 1
+    (output (8, 16, 32, 32)), three kernels of 4, 20.5 and 30.25 µs. TraceLens models it as an op of its own
+    (aten_conv_bwd: CONV.flops_bwd_func, bytes_bwd_func) and moves its row from the forward summary to
+    CONV_bwd.csv; the recorded bias_sizes is an int list, so Input Dims[3] is [] and the bias param prints '[]'
+    and is not counted."""
+    r = training["CONV_bwd"].row(0, named=True)
+    x, w, y = 8 * 3 * 32 * 32, 16 * 3 * 3 * 3, 8 * 16 * 32 * 32
+    assert training["CONV_bwd"].height == 1 and training["CONV_bwd"].columns == training["CONV_fwd"].columns
+    assert (r["name"], r["UID_first"], r["param: bias"], r["param: input_shape"]) == (
+        "aten::convolution_backward", 30, "[]", "(8, 3, 32, 32)")
+    input_grad = 2 * (3 * 3 * 3) * y  # 2·prod(filter[1:]) per output element
+    weight_grad = 2 * 8 * (32 * 32) * w  # 2·N·prod(output spatial) per filter element
+    assert r["GFLOPS_first"] == (input_grad + weight_grad) / 1e9 == 0.014155776
+    assert r["Data Moved (MB)_first"] == 2 * (y + w + x) * 4 / 2**20
+    assert r["Kernel Time (µs)_sum"] == 4 + 20.5 + 30.25 and r["Compute Spec"] == "matrix_fp32"
+    # the forward sheet has only the forward op, measured by its own kernel; the forward op (its backward node
+    # linked to the innermost aten::cudnn_convolution) never reaches CONV_bwd
+    assert training["CONV_fwd"]["name"].to_list() == ["aten::convolution"]
+    assert training["CONV_fwd"]["Kernel Time (µs)_sum"].to_list() == [12.5]
+
+
+def test_reduce_bwd_hand_computed(training):
+    """aten::sum over dim 1 of a fp32 (8, 16, 32, 32) tensor: its backward node SumBackward1 launches one 3.5 µs
+    copy kernel; FLOPs and bytes as forward (the dim, recorded as a string, is not read: one output element)."""
+    r = training["Reduce_bwd"].row(0, named=True)
+    n = 8 * 16 * 32 * 32
+    assert (r["name"], r["param: num_input_elems"], r["param: num_output_elems"]) == ("aten::sum", str(n), "1")
+    assert r["GFLOPS_first"] == n / 1e9 and r["Data Moved (MB)_first"] == (n + 1) * 4 / 2**20
+    assert r["Kernel Time (µs)_sum"] == 3.5
+    assert training["Reduce_fwd"].row(0, named=True)["Kernel Time (µs)_sum"] == 6.0
+
+
+def test_report_writes_backward_sheets(tmp_path):
+    """`tracesql report --style tracelens --format csv --out` writes the backward sheets of a training trace."""
+    ds_dir, out = tmp_path / "ds", tmp_path / "tl"
+    assert main(["ingest", str(TRAINING_STEP), "--out", str(ds_dir)]) == 0
+    assert main(["report", str(ds_dir), "--style", "tracelens", "--format", "csv", "--out", str(out)]) == 0
+    for sheet, name, gflops in [("SDPA_bwd", "aten::_scaled_dot_product_flash_attention", "0.33554432"),
+                                ("CONV_bwd", "aten::convolution_backward", "0.014155776"),
+                                ("Reduce_bwd", "aten::sum", "0.000131072")]:
+        (row,) = read_csv(out / f"{sheet}.csv")
+        assert (row["name"], row["GFLOPS_first"]) == (name, gflops)

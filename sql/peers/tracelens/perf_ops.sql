@@ -35,7 +35,8 @@
 -- tl_perf_model_ops: TraceLens's perf-model registry as far as reproduced here: one row per op name.
 --   name    the op (cpu_op) name
 --   model   TraceLens's perf model class (TraceLens/PerfModel/perf_model.py)
---   sheet   the sheet (file) its instances go to
+--   sheet   the sheet (file) its instances go to (the sheet whose rows TraceLens summarises them with:
+--           aten::convolution_backward is summarised with CONV_fwd and its rows then moved to CONV_bwd)
 CREATE OR REPLACE VIEW tl_perf_model_ops AS
 SELECT * FROM (VALUES
     ('aten::mm', 'aten_mm', 'GEMM'),
@@ -83,6 +84,7 @@ SELECT * FROM (VALUES
     ('aten::amin', 'aten_reduce', 'Reduce_fwd'),
     ('aten::amax', 'aten_reduce', 'Reduce_fwd'),
     ('aten::convolution', 'aten_conv', 'CONV_fwd'),
+    ('aten::convolution_backward', 'aten_conv_bwd', 'CONV_fwd'),
     ('aten::batch_norm', 'batch_norm', 'Normalization'),
     ('aten::native_batch_norm', 'batch_norm', 'Normalization'),
     ('aten::miopen_batch_norm', 'batch_norm', 'Normalization'),
