@@ -20,12 +20,6 @@ from .test_tl_ops_unique_args import as_text, read_csv
 #                               their instances; the perf-report layout reproduced here has none of that
 #                               (its UnaryElementwise.csv, whose ops run outside the graphs, differs only by
 #                               num_kernels: test_graph_replay_unary_elementwise_but_num_kernels).
-#   amd/mi300_torch_compile_triton/unified_perf_summary.csv   its four triton_poi_/triton_red_ rows carry the
-#                               metrics of TraceLens's TritonCompiledPerfModel (FLOPs and bytes read from the
-#                               Inductor-generated kernels); here they are modelled ops without metrics, so
-#                               GFLOPS, Data Moved (MB), FLOPS/Byte, Compute Spec, the TB/s and TFLOPS/s columns
-#                               and perf_params of rows 5-8 are empty; every other cell is equal
-#                               (test_unified_inductor_kernels_without_metrics).
 SHEET_REFS = [
     ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz", "GEMM"),
     ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz", "GEMM"),
@@ -62,6 +56,7 @@ SHEET_REFS = [
     ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz", "unified_perf_summary"),
     ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz", "unified_perf_summary"),
     ("amd/mi300_normalization", "amd/mi300_normalization.json.gz", "unified_perf_summary"),
+    ("amd/mi300_torch_compile_triton", "amd/mi300_torch_compile_triton.json.gz", "unified_perf_summary"),
     ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz", "GEMM"),
     ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz", "Reduce_fwd"),
     ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz", "Reduce_bwd"),
@@ -285,29 +280,22 @@ def test_unified_synthetic_op(sheets, trace_ids, ds):
 
 
 # (each triton_* op runs once: its std columns are empty on both sides)
-TRITON_METRICS = {"GFLOPS", "Data Moved (MB)", "FLOPS/Byte", "Compute Spec", "TB/s_mean", "TB/s_median", "TB/s_min",
-                  "TB/s_max", "TFLOPS/s_mean", "TFLOPS/s_median", "TFLOPS/s_min", "TFLOPS/s_max", "perf_params"}
-
-
-def test_unified_inductor_kernels_without_metrics(all_dataset, trace_ids, reference_dir):
-    """amd/mi300_torch_compile_triton's unified_perf_summary (kept out of SHEET_REFS): every cell equals TraceLens's
-    except the perf-model metrics of the Inductor triton_* ops, which TraceLens models from the generated kernels
-    and this reproduction leaves empty."""
-    tid = trace_ids["amd/mi300_torch_compile_triton.json.gz"]
-    view, q = VIEWS["unified_perf_summary"]
-    with tracesql.open(all_dataset[0], trace_ids=[tid]) as d:
-        got = report._peer_section(d, view, q, [tid])[tid]
-    want = read_csv(reference_dir / "tracelens" / "amd/mi300_torch_compile_triton" / "unified_perf_summary.csv")
-    assert got is not None and got.columns == list(want[0]) and got.height == len(want) == 8
-    differing = set()
-    for g, w in zip(got.to_dicts(), want, strict=True):
-        for col, wv in w.items():
-            same = as_text(g[col]) == wv if is_text(col) else close(g[col], wv)
-            if not same:
-                differing.add((w["name"], col))
-    triton = [w["name"] for w in want if w["name"].startswith("triton_")]
-    assert len(triton) == 4
-    assert differing == {(n, c) for n in triton for c in TRITON_METRICS}
+def test_unified_inductor_kernels(sheets, trace_ids):
+    """The torch.compile Triton ops of amd/mi300_torch_compile_triton, worked by hand from TraceLens's
+    TritonCompiledPerfModel: the fused ops read from the kernel name against torch's op names ('_unsafe_view' is
+    one op, not 'unsafe' and 'view'), xnumel (and rnumel for a reduction) from the integer Concrete Inputs, FLOPs
+    per element summed over the ops, bytes over the sized tensor args (+ the output for a pointwise kernel)."""
+    df = sheets["unified_perf_summary", trace_ids["amd/mi300_torch_compile_triton.json.gz"]]
+    poi = df.filter(df["name"] == "triton_poi_fused__unsafe_view_mul_silu_2").row(0, named=True)
+    x = 268435456  # = 8 x 4096 x 8192
+    assert poi["perf_params"] == ("{'fused_ops': 'aten._unsafe_view, aten.mul, aten.silu', 'xnumel': 268435456, "
+                                  "'rnumel': 1}")
+    assert poi["GFLOPS"] == (0 + 1 + 4) * x / 1e9  # _unsafe_view 0, mul 1, silu 4
+    assert poi["Data Moved (MB)"] == (x * 2 + 32768 * 8192 * 2 + x * 2) / 2**20 == 1536.0  # bf16 in, in, out
+    assert poi["Compute Spec"] == "vector_bfloat16" and poi["has_perf_model"] == "True"
+    red = df.filter(df["name"] == "triton_red_fused_add_mean_mul_pow_rsqrt_0").row(0, named=True)
+    assert red["GFLOPS"] == (1 + 1 + 1 + 2 + 2) * 32768 * 2048 / 1e9  # add, mean, mul, pow, rsqrt over x·r
+    assert red["Data Moved (MB)"] == (2 * 8 * 4096 * 2048 + 2048) * 2 / 2**20  # no output term for a reduction
 
 
 def test_graph_replay_unary_elementwise_but_num_kernels(ds, trace_ids, reference_dir):
