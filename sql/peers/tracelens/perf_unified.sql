@@ -8,8 +8,8 @@
 -- the code is ours.
 --   collection  from each outermost cpu_op, depth first in start order: an op without GPU work below it is
 --               skipped; an op with a perf model (a registered name, or a torch.compile Triton op whose args
---               its model reads: peers/tracelens/perf_triton) is collected (its subtree is not visited); an op with a
---               modelled cpu_op below it (that has GPU work) is looked through; an op that launches kernels
+--               its model reads: peers/tracelens/perf_triton) is collected (its subtree is not visited); an op
+--               with a modelled cpu_op below it (that has GPU work) is looked through; an op that launches kernels
 --               itself is collected, unless one of its GPU events is a collective (name contains nccl,
 --               rccl or cross_device_reduce); any other op is looked through.
 --   synthetic   every non-collective linked GPU event left out of the collected ops' GPU events becomes an op
