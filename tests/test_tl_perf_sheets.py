@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -22,12 +23,6 @@ from .test_tl_ops_unique_args import as_text, read_csv
 #                               their instances; the perf-report layout reproduced here has none of that
 #                               (its UnaryElementwise.csv, whose ops run outside the graphs, differs only by
 #                               num_kernels: test_graph_replay_unary_elementwise_but_num_kernels).
-#   amd/mi300_torch_compile_triton/unified_perf_summary.csv   its four triton_poi_/triton_red_ rows carry the
-#                               metrics of TraceLens's TritonCompiledPerfModel (FLOPs and bytes read from the
-#                               Inductor-generated kernels); here they are modelled ops without metrics, so
-#                               GFLOPS, Data Moved (MB), FLOPS/Byte, Compute Spec, the TB/s and TFLOPS/s columns
-#                               and perf_params of rows 5-8 are empty; every other cell is equal
-#                               (test_unified_inductor_kernels_without_metrics).
 SHEET_REFS = [
     ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz", "GEMM"),
     ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz", "GEMM"),
@@ -64,8 +59,16 @@ SHEET_REFS = [
     ("amd/mi300_qwen_infer", "amd/mi300_qwen_infer.json.gz", "unified_perf_summary"),
     ("amd/mi300_bert_small_infer", "amd/mi300_bert_small_infer.json.gz", "unified_perf_summary"),
     ("amd/mi300_normalization", "amd/mi300_normalization.json.gz", "unified_perf_summary"),
+    ("amd/mi300_torch_compile_triton", "amd/mi300_torch_compile_triton.json.gz", "unified_perf_summary"),
+    ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz", "GEMM"),
+    ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz", "Reduce_fwd"),
+    ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz", "Reduce_bwd"),
+    ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz", "unified_perf_summary"),
 ]
 GRAPH = "graphs/vllm_decode_full/graph_execution.json.gz"
+# a hand-made training step (tests/data/peers/make_training_step.py): no shared trace records the shapes of a
+# backward attention or convolution
+TRAINING_STEP = Path(__file__).parent / "data" / "peers" / "training_step.json"
 VIEWS = {fname: (view, q) for fname, view, q in report.TRACELENS}
 # columns compared as text, character for character; every other column as a number to 1e-6 relative
 TEXT = {"name", "op category", "Input Dims", "Input type", "Input Strides", "Concrete Inputs", "kernel_details_summary",
@@ -202,6 +205,38 @@ def test_reduce_and_norm_values(sheets, trace_ids):
     assert bert["param: num_channels"].to_list() == ["512", "512"]  # integers when no row has a float
 
 
+def test_reduce_bwd_values(sheets, trace_ids):
+    """multirank/dlrm_8rank/rank0 (V100, fp32, a training step): its one reduction that autograd links to a
+    backward node is the loss's aten::sum over a 0-d tensor (event 1469, sequence number 519); the node,
+    `autograd::engine::evaluate_function: SumBackward1` on the backward thread, expands the gradient without a
+    kernel. The model's backward FLOPs and bytes are its forward ones: one element read, one written, fp32."""
+    tid = trace_ids["multirank/dlrm_8rank/rank0.json.gz"]
+    bwd = sheets["Reduce_bwd", tid]
+    assert bwd.height == 1
+    r = bwd.row(0, named=True)
+    assert (r["name"], r["UID_first"], r["name_count"]) == ("aten::sum", 1469, 1)
+    assert (r["param: num_input_elems"], r["param: num_output_elems"]) == ("1", "1")
+    assert r["GFLOPS_first"] == 1 / 1e9 and r["Data Moved (MB)_first"] == (1 * 4 + 1 * 4) / 2**20
+    assert r["Kernel Time (µs)_sum"] == 0 and r["TB/s_mean"] is None
+    assert r["kernel_details__summarize_kernel_stats"] == "[]"
+    # the forward sheet has the same reduction with its own (forward) kernel time
+    fwd = sheets["Reduce_fwd", tid]
+    assert fwd.height == 10 and fwd["Kernel Time (µs)_sum"].sum() > 0
+
+
+def test_kernel_stats_of_integer_times(sheets, trace_ids):
+    """The DLRM trace writes ts and dur as integer µs (older Kineto): TraceLens's numpy sums, minima and maxima
+    of those Python ints print as np.int64, means, medians and deviations as np.float64."""
+    top = sheets["GEMM", trace_ids["multirank/dlrm_8rank/rank0.json.gz"]].row(0, named=True)
+    assert (top["name"], top["param: M"], top["param: N"], top["param: K"]) == ("aten::mm", "16", "512", "512")
+    assert top["kernel_details__summarize_kernel_stats"].endswith(
+        "'stream': 7, 'count': 1, 'total_duration_us': np.int64(19), 'mean_duration_us': np.float64(19.0), "
+        "'median_duration_us': np.float64(19.0), 'std_dev_duration_us': np.float64(0.0), "
+        "'min_duration_us': np.int64(19), 'max_duration_us': np.int64(19)}]")
+    qwen = sheets["GEMM", trace_ids["nvidia/h100_qwen_infer.json.gz"]].row(0, named=True)
+    assert "np.int64" not in qwen["kernel_details__summarize_kernel_stats"]
+
+
 def test_conv_values(sheets, trace_ids):
     """The ViT patch embedding of nvidia/h100_falconsai_infer, worked by hand: (4, 3, 224, 224) by a (768, 3, 16, 16)
     filter, stride 16, bf16; TraceLens counts no bias (aten::convolution records nine operands, not three)."""
@@ -248,29 +283,22 @@ def test_unified_synthetic_op(sheets, trace_ids, ds):
 
 
 # (each triton_* op runs once: its std columns are empty on both sides)
-TRITON_METRICS = {"GFLOPS", "Data Moved (MB)", "FLOPS/Byte", "Compute Spec", "TB/s_mean", "TB/s_median", "TB/s_min",
-                  "TB/s_max", "TFLOPS/s_mean", "TFLOPS/s_median", "TFLOPS/s_min", "TFLOPS/s_max", "perf_params"}
-
-
-def test_unified_inductor_kernels_without_metrics(all_dataset, trace_ids, reference_dir):
-    """amd/mi300_torch_compile_triton's unified_perf_summary (kept out of SHEET_REFS): every cell equals TraceLens's
-    except the perf-model metrics of the Inductor triton_* ops, which TraceLens models from the generated kernels
-    and this reproduction leaves empty."""
-    tid = trace_ids["amd/mi300_torch_compile_triton.json.gz"]
-    view, q = VIEWS["unified_perf_summary"]
-    with tracesql.open(all_dataset[0], trace_ids=[tid]) as d:
-        got = report._peer_section(d, view, q, [tid])[tid]
-    want = read_csv(reference_dir / "tracelens" / "amd/mi300_torch_compile_triton" / "unified_perf_summary.csv")
-    assert got is not None and got.columns == list(want[0]) and got.height == len(want) == 8
-    differing = set()
-    for g, w in zip(got.to_dicts(), want, strict=True):
-        for col, wv in w.items():
-            same = as_text(g[col]) == wv if is_text(col) else close(g[col], wv)
-            if not same:
-                differing.add((w["name"], col))
-    triton = [w["name"] for w in want if w["name"].startswith("triton_")]
-    assert len(triton) == 4
-    assert differing == {(n, c) for n in triton for c in TRITON_METRICS}
+def test_unified_inductor_kernels(sheets, trace_ids):
+    """The torch.compile Triton ops of amd/mi300_torch_compile_triton, worked by hand from TraceLens's
+    TritonCompiledPerfModel: the fused ops read from the kernel name against torch's op names ('_unsafe_view' is
+    one op, not 'unsafe' and 'view'), xnumel (and rnumel for a reduction) from the integer Concrete Inputs, FLOPs
+    per element summed over the ops, bytes over the sized tensor args (+ the output for a pointwise kernel)."""
+    df = sheets["unified_perf_summary", trace_ids["amd/mi300_torch_compile_triton.json.gz"]]
+    poi = df.filter(df["name"] == "triton_poi_fused__unsafe_view_mul_silu_2").row(0, named=True)
+    x = 268435456  # = 8 x 4096 x 8192
+    assert poi["perf_params"] == ("{'fused_ops': 'aten._unsafe_view, aten.mul, aten.silu', 'xnumel': 268435456, "
+                                  "'rnumel': 1}")
+    assert poi["GFLOPS"] == (0 + 1 + 4) * x / 1e9  # _unsafe_view 0, mul 1, silu 4
+    assert poi["Data Moved (MB)"] == (x * 2 + 32768 * 8192 * 2 + x * 2) / 2**20 == 1536.0  # bf16 in, in, out
+    assert poi["Compute Spec"] == "vector_bfloat16" and poi["has_perf_model"] == "True"
+    red = df.filter(df["name"] == "triton_red_fused_add_mean_mul_pow_rsqrt_0").row(0, named=True)
+    assert red["GFLOPS"] == (1 + 1 + 1 + 2 + 2) * 32768 * 2048 / 1e9  # add, mean, mul, pow, rsqrt over x·r
+    assert red["Data Moved (MB)"] == (2 * 8 * 4096 * 2048 + 2048) * 2 / 2**20  # no output term for a reduction
 
 
 def test_graph_replay_unary_elementwise_but_num_kernels(ds, trace_ids, reference_dir):
@@ -285,3 +313,82 @@ def test_graph_replay_unary_elementwise_but_num_kernels(ds, trace_ids, reference
     for g, w in zip(got.to_dicts(), want, strict=True):
         for col in got.columns:
             assert (as_text(g[col]) == w[col]) if is_text(col) else close(g[col], w[col]), (w["name"], col)
+
+
+@pytest.fixture(scope="module")
+def training(tmp_path_factory):
+    """{sheet: DataFrame or None} of the hand-made training step, computed as the report does."""
+    out = tmp_path_factory.mktemp("training") / "ds"
+    (r,) = tracesql.ingest([str(TRAINING_STEP)], out=out, quiet=True)
+    tid = r.trace_id
+    assert r.status == "ingested" and tid is not None
+    with tracesql.open(out) as d:
+        return {sheet: report._peer_section(d, *VIEWS[sheet], [tid])[tid]
+                for sheet in ("SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd", "Reduce_fwd", "Reduce_bwd")}
+
+
+def test_sdpa_bwd_hand_computed(training):
+    """Causal flash attention, bf16, B 2 x H 8 x N 256 x d 64 (sequence number 10): autograd's node
+    ScaledDotProductFlashAttentionBackward0 links to the innermost forward op with that number
+    (aten::_scaled_dot_product_flash_attention starts after aten::scaled_dot_product_attention) and launches three
+    kernels of 5, 80.5 and 3 µs. TraceLens's SDPA.flops_bwd_func: the recomputed QK^T, dV, dP, dQ and dK, five
+    products of 2·B·H·N·N·d (no GQA term: H_Q = H_KV), halved when causal; bytes_bwd_func: q, k, v, dO read and
+    dQ, dK, dV written, 2 bytes each."""
+    r = training["SDPA_bwd"].row(0, named=True)
+    b, h, n, d = 2, 8, 256, 64
+    assert training["SDPA_bwd"].height == 1 and training["SDPA_bwd"].columns == training["SDPA_fwd"].columns
+    assert (r["name"], r["UID_first"], r["param: causal"], r["param: flash_impl"]) == (
+        "aten::_scaled_dot_product_flash_attention", 2, "True", "True")
+    assert r["GFLOPS_first"] == 5 * (b * h * 2 * n * n * d) / 2 / 1e9 == 0.33554432
+    assert r["Data Moved (MB)_first"] == 7 * (b * n * h * d) * 2 / 2**20 == 3.5
+    assert r["Kernel Time (µs)_sum"] == 5 + 80.5 + 3
+    assert r["TFLOPS/s_mean"] == pytest.approx(0.33554432 / 1e3 / (88.5 / 1e6), rel=1e-12)
+    assert r["kernel_details__summarize_kernel_stats"].count("'count': 1") == 3
+    # the forward sheet keeps the forward numbers and the forward kernel (40.25 µs)
+    f = training["SDPA_fwd"].row(0, named=True)
+    assert f["GFLOPS_first"] == 2 * (b * h * 2 * n * n * d) / 2 / 1e9 and f["Kernel Time (µs)_sum"] == 40.25
+
+
+def test_conv_bwd_hand_computed(training):
+    """aten::convolution_backward of a fp32 (8, 3, 32, 32) input and (16, 3, 3, 3) filter, stride 1, padding 1
+    (output (8, 16, 32, 32)), three kernels of 4, 20.5 and 30.25 µs. TraceLens models it as an op of its own
+    (aten_conv_bwd: CONV.flops_bwd_func, bytes_bwd_func) and moves its row from the forward summary to
+    CONV_bwd.csv; the recorded bias_sizes is an int list, so Input Dims[3] is [] and the bias param prints '[]'
+    and is not counted."""
+    r = training["CONV_bwd"].row(0, named=True)
+    x, w, y = 8 * 3 * 32 * 32, 16 * 3 * 3 * 3, 8 * 16 * 32 * 32
+    assert training["CONV_bwd"].height == 1 and training["CONV_bwd"].columns == training["CONV_fwd"].columns
+    assert (r["name"], r["UID_first"], r["param: bias"], r["param: input_shape"]) == (
+        "aten::convolution_backward", 30, "[]", "(8, 3, 32, 32)")
+    input_grad = 2 * (3 * 3 * 3) * y  # 2·prod(filter[1:]) per output element
+    weight_grad = 2 * 8 * (32 * 32) * w  # 2·N·prod(output spatial) per filter element
+    assert r["GFLOPS_first"] == (input_grad + weight_grad) / 1e9 == 0.014155776
+    assert r["Data Moved (MB)_first"] == 2 * (y + w + x) * 4 / 2**20
+    assert r["Kernel Time (µs)_sum"] == 4 + 20.5 + 30.25 and r["Compute Spec"] == "matrix_fp32"
+    # the forward sheet has only the forward op, measured by its own kernel; the forward op (its backward node
+    # linked to the innermost aten::cudnn_convolution) never reaches CONV_bwd
+    assert training["CONV_fwd"]["name"].to_list() == ["aten::convolution"]
+    assert training["CONV_fwd"]["Kernel Time (µs)_sum"].to_list() == [12.5]
+
+
+def test_reduce_bwd_hand_computed(training):
+    """aten::sum over dim 1 of a fp32 (8, 16, 32, 32) tensor: its backward node SumBackward1 launches one 3.5 µs
+    copy kernel; FLOPs and bytes as forward (the dim, recorded as a string, is not read: one output element)."""
+    r = training["Reduce_bwd"].row(0, named=True)
+    n = 8 * 16 * 32 * 32
+    assert (r["name"], r["param: num_input_elems"], r["param: num_output_elems"]) == ("aten::sum", str(n), "1")
+    assert r["GFLOPS_first"] == n / 1e9 and r["Data Moved (MB)_first"] == (n + 1) * 4 / 2**20
+    assert r["Kernel Time (µs)_sum"] == 3.5
+    assert training["Reduce_fwd"].row(0, named=True)["Kernel Time (µs)_sum"] == 6.0
+
+
+def test_report_writes_backward_sheets(tmp_path):
+    """`tracesql report --style tracelens --format csv --out` writes the backward sheets of a training trace."""
+    ds_dir, out = tmp_path / "ds", tmp_path / "tl"
+    assert main(["ingest", str(TRAINING_STEP), "--out", str(ds_dir)]) == 0
+    assert main(["report", str(ds_dir), "--style", "tracelens", "--format", "csv", "--out", str(out)]) == 0
+    for sheet, name, gflops in [("SDPA_bwd", "aten::_scaled_dot_product_flash_attention", "0.33554432"),
+                                ("CONV_bwd", "aten::convolution_backward", "0.014155776"),
+                                ("Reduce_bwd", "aten::sum", "0.000131072")]:
+        (row,) = read_csv(out / f"{sheet}.csv")
+        assert (row["name"], row["GFLOPS_first"]) == (name, gflops)

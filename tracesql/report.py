@@ -118,8 +118,11 @@ TRACELENS = [
     ("UnaryElementwise", "tl_perf_unary_elementwise", _PERF_QUERY),
     ("BinaryElementwise", "tl_perf_binary_elementwise", _PERF_QUERY),
     ("Reduce_fwd", "tl_perf_reduce_fwd", _PERF_QUERY),
+    ("Reduce_bwd", "tl_perf_reduce_bwd", _PERF_QUERY),
     ("Normalization", "tl_perf_normalization", _PERF_QUERY),
     ("CONV_fwd", "tl_perf_conv_fwd", _PERF_QUERY),
+    ("SDPA_bwd", "tl_perf_sdpa_bwd", _PERF_QUERY),
+    ("CONV_bwd", "tl_perf_conv_bwd", _PERF_QUERY),
 ]
 # TraceLens's inference report run with --group_by_parent_module (Reporting/generate_perf_report_pytorch_inference.py,
 # generate_perf_report_pytorch: include_call_stack=group_by_parent_module gives every launcher its parent_module;

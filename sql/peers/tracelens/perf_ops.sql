@@ -39,7 +39,8 @@
 -- tl_perf_model_ops: TraceLens's perf-model registry as far as reproduced here: one row per op name.
 --   name    the op (cpu_op) name
 --   model   TraceLens's perf model class (TraceLens/PerfModel/perf_model.py)
---   sheet   the sheet (file) its instances go to
+--   sheet   the sheet (file) its instances go to (the sheet whose rows TraceLens summarises them with:
+--           aten::convolution_backward is summarised with CONV_fwd and its rows then moved to CONV_bwd)
 CREATE OR REPLACE VIEW tl_perf_model_ops AS
 SELECT * FROM (VALUES
     ('aten::mm', 'aten_mm', 'GEMM'),
@@ -87,6 +88,7 @@ SELECT * FROM (VALUES
     ('aten::amin', 'aten_reduce', 'Reduce_fwd'),
     ('aten::amax', 'aten_reduce', 'Reduce_fwd'),
     ('aten::convolution', 'aten_conv', 'CONV_fwd'),
+    ('aten::convolution_backward', 'aten_conv_bwd', 'CONV_fwd'),
     ('aten::batch_norm', 'batch_norm', 'Normalization'),
     ('aten::native_batch_norm', 'batch_norm', 'Normalization'),
     ('aten::miopen_batch_norm', 'batch_norm', 'Normalization'),
@@ -248,8 +250,23 @@ CREATE OR REPLACE MACRO _tl_perf_metrics(flops, bytes, kernel_time_us) AS
 -- The first instance with kernels is the template; its i-th kernel gives entry i (name, stream) and collects
 -- the i-th duration of every instance with as many kernels (the others are skipped); numpy's count, sum,
 -- mean, median, std (population), min and max per entry; entries sorted by (total duration, name), stably.
+-- _tl_int_times: one row per trace: int_us, whether the trace writes its GPU events' ts and dur as JSON
+-- integers (µs), as Kineto's older traces do: every GPU event starts and lasts a whole number of µs. TraceLens
+-- keeps the parsed values, so numpy sums them as int64 there and as float64 otherwise.
+CREATE OR REPLACE VIEW _tl_int_times AS
+SELECT trace_id, bool_and(ts_ns % 1000 = 0 AND dur_ns % 1000 = 0) AS int_us
+FROM kernels WHERE ts_ns IS NOT NULL AND dur_ns IS NOT NULL
+GROUP BY trace_id;
+
+-- _tl_np_num(x, is_int): a numpy sum, min or max of durations as TraceLens prints it inside a list: np.int64(...)
+-- over Python ints, np.float64(...) otherwise.
+CREATE OR REPLACE MACRO _tl_np_num(x, is_int) AS
+    CASE WHEN is_int THEN 'np.int64(' || round(x)::BIGINT || ')' ELSE _np_f64(x) END;
+
 -- One row per group with kernels: gk, kernel_details (the Python list text), trunc_kernel_details (names cut to
--- 64 characters + '...', means rounded to 2 decimals as numpy rounds).
+-- 64 characters + '...', means rounded to 2 decimals as numpy rounds). gk is a struct whose field t is the
+-- trace: in a trace that writes its times as integers (_tl_int_times) the durations are Python ints, so numpy's
+-- sum, min and max print as np.int64(...).
 CREATE OR REPLACE MACRO _tl_kernel_stats(tbl) AS TABLE
 WITH inst AS MATERIALIZED (
     SELECT gk, ord, kernels FROM query_table(tbl)
@@ -275,11 +292,12 @@ WITH inst AS MATERIALIZED (
 SELECT k.id.g AS gk,
        '[' || string_agg('{''name'': ' || _py_str(t.tk[k.id.p].name)
                          || ', ''stream'': ' || coalesce(t.tk[k.id.p].stream::VARCHAR, 'None')
-                         || ', ''count'': ' || k.n || ', ''total_duration_us'': ' || _np_f64(k.total)
+                         || ', ''count'': ' || k.n || ', ''total_duration_us'': ' || _tl_np_num(k.total, it.int_us)
                          || ', ''mean_duration_us'': ' || _np_f64(k.mean)
                          || ', ''median_duration_us'': ' || _np_f64(k.median)
                          || ', ''std_dev_duration_us'': ' || _np_f64(k.std)
-                         || ', ''min_duration_us'': ' || _np_f64(k.mn) || ', ''max_duration_us'': ' || _np_f64(k.mx)
+                         || ', ''min_duration_us'': ' || _tl_np_num(k.mn, it.int_us)
+                         || ', ''max_duration_us'': ' || _tl_np_num(k.mx, it.int_us)
                          || '}', ', ' ORDER BY k.total, t.tk[k.id.p].name, k.id.p) || ']' AS kernel_details,
        '[' || string_agg('{''name'': '
                          || _py_str(CASE WHEN length(t.tk[k.id.p].name) > 64 THEN left(t.tk[k.id.p].name, 64) || '...'
@@ -288,6 +306,7 @@ SELECT k.id.g AS gk,
                          || ', ''mean_duration_us'': ' || _np_f64(round_even(k.mean * 100.0, 0) / 100.0) || '}',
                          ', ' ORDER BY k.total, t.tk[k.id.p].name, k.id.p) || ']' AS trunc_kernel_details
 FROM kent k JOIN tmpl t ON t.gk = k.id.g
+LEFT JOIN _tl_int_times it ON it.trace_id = k.id.g.t
 GROUP BY k.id.g;
 
 -- _tl_perf_summary_of(tbl, ev, by_kernels): _tl_perf_summary over the instances of ev (a view with the columns
@@ -399,5 +418,7 @@ JOIN (SELECT trace_id, sheet, bool_or(rt IS NOT NULL) AS roofline FROM g GROUP B
 -- flops, bytes (NULL when TraceLens has
 -- no byte count), compute_spec. Columns: trace_id, sheet, rank (row order), name, params, the statistics
 -- (TraceLens's names), sheet_columns (the trace's column list for the sheet, see the top of this file).
-CREATE OR REPLACE MACRO _tl_perf_summary(tbl) AS TABLE
-SELECT * EXCLUDE (num_kernels) FROM _tl_perf_summary_of(tbl, '_tl_perf_events', false);
+-- ev (a view name) gives each instance's name, sheet, kernels and names as _tl_perf_events does: that view by
+-- default, a backward sheet's instances with their backward kernels otherwise (peers/tracelens/perf_bwd).
+CREATE OR REPLACE MACRO _tl_perf_summary(tbl, ev := '_tl_perf_events') AS TABLE
+SELECT * EXCLUDE (num_kernels) FROM _tl_perf_summary_of(tbl, ev, false);

@@ -18,10 +18,11 @@
 --   FLOPs              num_input_elems; bytes = num_input_elems · bpe_in + num_output_elems · bpe_out (NULL
 --                      for an unknown dtype).
 --   Compute Spec       'vector_' + the precision of the input dtype.
--- TraceLens's Reduce_bwd sheet (forward reductions of a training step modelled over their backward subtree)
--- is not reproduced here.
+-- Reduce_bwd.csv: the same parameters, FLOPs (flops_bwd: num_input_elems) and bytes (bytes_bwd:
+-- num_output_elems · bpe_out + num_input_elems · bpe_in, the same sum) of the reductions that are the forward
+-- end of a backward autograd node, with the GPU time of their backward nodes (peers/tracelens/perf_bwd).
 --
--- @requires lib/pytext peers/tracelens/perf_ops
+-- @requires lib/pytext peers/tracelens/perf_ops peers/tracelens/perf_bwd
 
 -- _tl_perf_reduce: one row per reduction instance TraceLens keeps, in _tl_perf_summary's input form.
 CREATE OR REPLACE VIEW _tl_perf_reduce AS
@@ -97,4 +98,16 @@ SELECT trace_id, name, _tl_perf_param(params, 'num_input_elems') AS "param: num_
        _tl_perf_param(params, 'reduce_type') AS "param: reduce_type",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
 FROM _tl_perf_summary('_tl_perf_reduce')
+ORDER BY trace_id, rank;
+
+-- tl_perf_reduce_bwd: TraceLens's Reduce_bwd.csv, one row per trace and group of forward reductions with the
+-- same name and parameters that autograd ran a backward node for, measured by that node's GPU kernels; the
+-- columns of tl_perf_reduce_fwd.
+CREATE OR REPLACE VIEW tl_perf_reduce_bwd AS
+SELECT trace_id, name, _tl_perf_param(params, 'num_input_elems') AS "param: num_input_elems",
+       _tl_perf_param(params, 'num_output_elems') AS "param: num_output_elems",
+       _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
+       _tl_perf_param(params, 'reduce_type') AS "param: reduce_type",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary('_tl_perf_reduce', '_tl_perf_bwd_events')
 ORDER BY trace_id, rank;

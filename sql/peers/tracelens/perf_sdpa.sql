@@ -20,13 +20,22 @@
 --   params     B, N_Q, H_Q, N_KV, H_KV, d_h_qk, d_h_v, (flash_attn: q_stride, k_stride, v_stride,) dropout,
 --              causal, flash_impl (True for the flash ops), dtype_A_B (the first two Input types).
 --   Compute Spec  'matrix_' + the precision of q's dtype.
--- TraceLens's SDPA_bwd sheet (forward ops of a training step modelled over their backward subtree) is not
--- reproduced here.
+-- SDPA_bwd.csv (SDPA.flops_bwd_func, bytes_bwd_func): the same instances and parameters, for the forward ops
+-- that are the forward end of a backward autograd node, with that node's GPU time (peers/tracelens/perf_bwd):
+--   FLOPs      (flash_impl: the recomputed QK^T, B·H_Q·2·N_Q·N_KV·d_h_qk) + dV: B·H_Q·2·N_KV·N_Q·d_h_v +
+--              B·N_KV·d_h_v·(H_Q // H_KV − 1) + dP: B·H_Q·2·N_Q·N_KV·d_h_v + dQ: B·H_Q·2·N_Q·N_KV·d_h_qk + dK:
+--              B·H_Q·2·N_KV·N_Q·d_h_qk + B·N_KV·d_h_qk·(H_Q // H_KV − 1), halved (a float) when causal.
+--   bytes      (q, k, v read, dO read, dQ, dK, dV written) · 2: (2·(B·N_Q·H_Q·d_h_qk + B·N_KV·H_KV·d_h_qk +
+--              B·N_KV·H_KV·d_h_v) + B·N_Q·H_Q·d_h_v) · 2, two bytes per element whatever the dtype.
+-- flash_attn's varlen backward op, which TraceLens models on its own and appends to SDPA_bwd, is not in the
+-- registry here.
 --
--- @requires lib/pytext peers/tracelens/perf_ops
+-- @requires lib/pytext peers/tracelens/perf_ops peers/tracelens/perf_bwd
 
--- _tl_perf_sdpa: one row per SDPA forward instance TraceLens keeps, in _tl_perf_summary's input form.
-CREATE OR REPLACE VIEW _tl_perf_sdpa AS
+-- _tl_perf_sdpa_cfg: one row per SDPA forward instance TraceLens keeps: trace_id, event_id, params (in
+-- _tl_perf_summary's input form), the shapes b, n_q, h_q, n_kv, h_kv, d_qk, d_v, causal, flash_impl and
+-- compute_spec.
+CREATE OR REPLACE VIEW _tl_perf_sdpa_cfg AS
 WITH e AS (
     SELECT trace_id, event_id, model, input_dims AS d, input_types AS ty, input_strides AS st,
            json_extract(concrete_inputs, '$[*]') AS ci,
@@ -81,12 +90,34 @@ SELECT trace_id, event_id,
             {'k': 'causal', 'v': _tl_py_bool(causal), 't': NULL},
             {'k': 'flash_impl', 'v': _tl_py_bool(model IN ('aten_sdpa_flash', 'flash_attention')), 't': NULL},
             {'k': 'dtype_A_B', 'v': _py_seq(list_transform(dt, lambda x: _py_atom(x)), len(dt)), 't': NULL}]) AS params,
-       (b_q::HUGEINT * h_q * (2 * n_q::HUGEINT * n_k * d_q) + b_q::HUGEINT * h_q * (2 * n_q::HUGEINT * d_v * n_k))::DOUBLE
-           / CASE WHEN causal THEN 2 ELSE 1 END AS flops,
-       (b_q::HUGEINT * n_q * h_q * d_q + b_q::HUGEINT * n_k * h_k * d_q + b_q::HUGEINT * n_k * h_k * d_v
-        + b_q::HUGEINT * n_q * h_q * d_v) * 2 AS bytes,
+       b_q::HUGEINT AS b, n_q::HUGEINT AS n_q, h_q::HUGEINT AS h_q, n_k::HUGEINT AS n_kv, h_k::HUGEINT AS h_kv,
+       d_q::HUGEINT AS d_qk, d_v::HUGEINT AS d_v, causal, model IN ('aten_sdpa_flash', 'flash_attention') AS flash_impl,
        'matrix_' || _tl_precision(dt[1] ->> '$') AS compute_spec
 FROM ok;
+
+-- _tl_perf_sdpa: one row per SDPA forward instance TraceLens keeps, in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_sdpa AS
+SELECT trace_id, event_id, params,
+       (b * h_q * (2 * n_q * n_kv * d_qk) + b * h_q * (2 * n_q * d_v * n_kv))::DOUBLE
+           / CASE WHEN causal THEN 2 ELSE 1 END AS flops,
+       (b * n_q * h_q * d_qk + b * n_kv * h_kv * d_qk + b * n_kv * h_kv * d_v + b * n_q * h_q * d_v) * 2 AS bytes,
+       compute_spec
+FROM _tl_perf_sdpa_cfg;
+
+-- _tl_perf_sdpa_bwd: the same instances with the backward FLOPs and bytes of SDPA_bwd.csv (see the top of this
+-- file), in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_sdpa_bwd AS
+SELECT trace_id, event_id, params,
+       (CASE WHEN flash_impl THEN b * h_q * (2 * n_q * n_kv * d_qk) ELSE 0 END
+        + b * h_q * (2 * n_kv * n_q * d_v) + b * n_kv * d_v * (h_q // h_kv - 1)
+        + b * h_q * (2 * n_q * n_kv * d_v)
+        + b * h_q * (2 * n_q * n_kv * d_qk)
+        + b * h_q * (2 * n_kv * n_q * d_qk) + b * n_kv * d_qk * (h_q // h_kv - 1))::DOUBLE
+           / CASE WHEN causal THEN 2 ELSE 1 END AS flops,
+       (2 * (b * n_q * h_q * d_qk + b * n_kv * h_kv * d_qk + b * n_kv * h_kv * d_v) + b * n_q * h_q * d_v) * 2 AS bytes,
+       compute_spec
+FROM _tl_perf_sdpa_cfg
+WHERE h_kv <> 0;
 
 -- tl_perf_sdpa_fwd: TraceLens's SDPA_fwd.csv, one row per trace and group of attention forward instances with
 -- the same name and parameters; TraceLens's column names (statistics: peers/tracelens/perf_ops).
@@ -110,4 +141,21 @@ SELECT trace_id, name,
        _tl_perf_param(params, 'dtype_A_B') AS "param: dtype_A_B",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
 FROM _tl_perf_summary('_tl_perf_sdpa')
+ORDER BY trace_id, rank;
+
+-- tl_perf_sdpa_bwd: TraceLens's SDPA_bwd.csv, one row per trace and group of attention forward instances with
+-- the same name and parameters that autograd ran a backward node for, with the backward FLOPs and bytes and the
+-- node's GPU kernels; the columns of tl_perf_sdpa_fwd.
+CREATE OR REPLACE VIEW tl_perf_sdpa_bwd AS
+SELECT trace_id, name,
+       _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'N_Q') AS "param: N_Q",
+       _tl_perf_param(params, 'H_Q') AS "param: H_Q", _tl_perf_param(params, 'N_KV') AS "param: N_KV",
+       _tl_perf_param(params, 'H_KV') AS "param: H_KV", _tl_perf_param(params, 'd_h_qk') AS "param: d_h_qk",
+       _tl_perf_param(params, 'd_h_v') AS "param: d_h_v", _tl_perf_param(params, 'q_stride') AS "param: q_stride",
+       _tl_perf_param(params, 'k_stride') AS "param: k_stride", _tl_perf_param(params, 'v_stride') AS "param: v_stride",
+       _tl_perf_param(params, 'dropout') AS "param: dropout", _tl_perf_param(params, 'causal') AS "param: causal",
+       _tl_perf_param(params, 'flash_impl') AS "param: flash_impl",
+       _tl_perf_param(params, 'dtype_A_B') AS "param: dtype_A_B",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary('_tl_perf_sdpa_bwd', '_tl_perf_bwd_events')
 ORDER BY trace_id, rank;

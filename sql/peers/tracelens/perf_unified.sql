@@ -7,8 +7,9 @@
 -- summarize_df_unified_perf_table) and TraceLens/Trace2Tree/trace_to_tree.py (cpu_root_nodes, gpu_events);
 -- the code is ours.
 --   collection  from each outermost cpu_op, depth first in start order: an op without GPU work below it is
---               skipped; an op with a perf model is collected (its subtree is not visited); an op with a
---               modelled cpu_op below it (that has GPU work) is looked through; an op that launches kernels
+--               skipped; an op with a perf model (a registered name, or a torch.compile Triton op whose args
+--               its model reads: peers/tracelens/perf_triton) is collected (its subtree is not visited); an op
+--               with a modelled cpu_op below it (that has GPU work) is looked through; an op that launches kernels
 --               itself is collected, unless one of its GPU events is a collective (name contains nccl,
 --               rccl or cross_device_reduce); any other op is looked through.
 --   synthetic   every non-collective linked GPU event left out of the collected ops' GPU events becomes an op
@@ -34,7 +35,7 @@
 -- @requires lib/pytext peers/float_us peers/tracelens/op_categories peers/tracelens/ops_unique_args
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_sdpa
 -- @requires peers/tracelens/perf_elementwise peers/tracelens/perf_reduce peers/tracelens/perf_norm
--- @requires peers/tracelens/perf_conv peers/tracelens/arch tree/rollups
+-- @requires peers/tracelens/perf_conv peers/tracelens/perf_triton peers/tracelens/arch tree/rollups
 
 -- _tl_perf_instances: every modelled instance of every family (the union of the families' instance views).
 CREATE OR REPLACE VIEW _tl_perf_instances AS
@@ -44,7 +45,8 @@ UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_binary
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_reduce
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_norm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv;
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_triton;
 
 -- _tl_unified_rows: one row per op of TraceLens's unified perf table (before grouping), see the top of this
 -- file: trace_id, uid, ord (row order), name, op_category, pid, tid, the four args (JSON), duration_us,
@@ -61,8 +63,8 @@ WITH RECURSIVE g AS MATERIALIZED (   -- linked GPU events under each cpu_op (all
            e.name, e.ts_ns,
            bool_or(g.is_direct) AS leaf, bool_or(g.is_nccl) AS nccl,
            e.name IN (SELECT name FROM tl_perf_model_ops)
-           OR starts_with(e.name, 'triton_poi_') OR starts_with(e.name, 'triton_red_')
-           OR starts_with(e.name, 'triton_per_') AS model
+           OR EXISTS (SELECT 1 FROM _tl_perf_triton t WHERE t.trace_id = g.trace_id AND t.event_id = g.op_event_id)
+               AS model
     FROM g
     JOIN cpu_event_context c ON c.trace_id = g.trace_id AND c.event_id = g.op_event_id AND c.anchor_kind = 'op'
     JOIN events e ON e.trace_id = g.trace_id AND e.event_id = g.op_event_id
@@ -149,12 +151,12 @@ WITH RECURSIVE g AS MATERIALIZED (   -- linked GPU events under each cpu_op (all
     FROM events e SEMI JOIN rows_ r ON r.trace_id = e.trace_id AND r.src_id = e.event_id
 ), inst AS MATERIALIZED (   -- the modelled instances with their kernel time
     SELECT i.*, pe.kernel_time_us FROM _tl_perf_instances i
-    JOIN _tl_perf_events pe ON pe.trace_id = i.trace_id AND pe.event_id = i.event_id
+    LEFT JOIN _tl_perf_events pe ON pe.trace_id = i.trace_id AND pe.event_id = i.event_id
 )
 SELECT r.trace_id, r.uid, r.ord, r.name, r.op_category, e.pid, e.tid, e.input_dims::JSON AS input_dims,
        e.input_types::JSON AS input_types, e.input_strides::JSON AS input_strides,
        e.concrete_inputs::JSON AS concrete_inputs, _us_f64(e.dur_ns) AS duration_us, r.model AS has_perf_model,
-       CASE WHEN i.event_id IS NOT NULL THEN i.kernel_time_us ELSE b.kernel_time_us END AS kernel_time_us,
+       coalesce(i.kernel_time_us, b.kernel_time_us) AS kernel_time_us,
        b.kernels, i.params, i.flops, i.bytes,
        CASE WHEN i.event_id IS NOT NULL THEN coalesce(i.compute_spec, '') END AS compute_spec
 FROM rows_ r
