@@ -138,6 +138,19 @@ CREATE OR REPLACE MACRO _py_str(s) AS
          WHEN contains(s, '''') AND NOT contains(s, '"') THEN '"' || _py_str_body(s) || '"'
          ELSE '''' || replace(_py_str_body(s), '''', '\''') || '''' END;
 
+-- _tl_int_times: one row per trace: int_us, whether the trace writes its GPU events' ts and dur as JSON
+-- integers (µs), as Kineto's older traces do: every GPU event starts and lasts a whole number of µs. TraceLens
+-- keeps the parsed values, so numpy sums them as int64 there and as float64 otherwise.
+CREATE OR REPLACE VIEW _tl_int_times AS
+SELECT trace_id, bool_and(ts_ns % 1000 = 0 AND dur_ns % 1000 = 0) AS int_us
+FROM kernels WHERE ts_ns IS NOT NULL AND dur_ns IS NOT NULL
+GROUP BY trace_id;
+
+-- _tl_np_num(x, is_int): a numpy sum, min or max of durations as TraceLens prints it inside a list: np.int64(...)
+-- over Python ints, np.float64(...) otherwise.
+CREATE OR REPLACE MACRO _tl_np_num(x, is_int) AS
+    CASE WHEN is_int THEN 'np.int64(' || round(x)::BIGINT || ')' ELSE _np_f64(x) END;
+
 -- _np_f64(x): a float as TraceLens prints a numpy float64 inside a list: np.float64(<Python repr>).
 -- (DuckDB's DOUBLE -> VARCHAR is the shortest round-trip text with Python's exponent rules.)
 CREATE OR REPLACE MACRO _np_f64(x) AS 'np.float64(' || coalesce(x::VARCHAR, 'nan') || ')';
@@ -230,11 +243,12 @@ WITH meta AS MATERIALIZED (
 ), kdet AS (
     SELECT id.t AS trace_id, id.g AS gid,
            '[' || string_agg('{''name'': ' || _py_str(id.kernel) || ', ''stream'': ' || id.stream
-                             || ', ''count'': ' || n || ', ''total_duration_us'': ' || _np_f64(total)
+                             || ', ''count'': ' || n || ', ''total_duration_us'': ' || _tl_np_num(total, it.int_us)
                              || ', ''mean_duration_us'': ' || _np_f64(mean)
                              || ', ''median_duration_us'': ' || _np_f64(median)
                              || ', ''std_dev_duration_us'': ' || _np_f64(std)
-                             || ', ''min_duration_us'': ' || _np_f64(mn) || ', ''max_duration_us'': ' || _np_f64(mx)
+                             || ', ''min_duration_us'': ' || _tl_np_num(mn, it.int_us)
+                             || ', ''max_duration_us'': ' || _tl_np_num(mx, it.int_us)
                              || '}', ', ' ORDER BY total, first_pos, id.kernel, id.k) || ']' AS kernel_details_summary,
            '[' || string_agg('{''name'': '
                              || _py_str(CASE WHEN length(id.kernel) > 64 THEN left(id.kernel, 64) || '...'
@@ -242,7 +256,7 @@ WITH meta AS MATERIALIZED (
                              || ', ''stream'': ' || id.stream
                              || ', ''mean_duration_us'': ' || _np_f64(round_even(mean * 100.0, 0) / 100.0) || '}',
                              ', ' ORDER BY total, first_pos, id.kernel, id.k) || ']' AS trunc_kernel_details
-    FROM kent GROUP BY ALL
+    FROM kent LEFT JOIN _tl_int_times it ON it.trace_id = kent.id.t GROUP BY ALL
 ), g AS MATERIALIZED (
     SELECT trace_id, gid, any_value(name) AS name, any_value(op_category) AS op_category,
            any_value(parent_module) AS parent_module, any_value(process_name) AS process_name,
