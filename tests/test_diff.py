@@ -16,9 +16,11 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 
 import orjson
+import polars as pl
 import pytest
 
 import tracesql
+import tracesql.diff
 from tracesql.cmd_diff import EXIT_SLOWER
 
 SLOW_NS = 123_457  # per GPU event of the chosen op
@@ -171,7 +173,8 @@ def _cli(capsys, monkeypatch, *argv: str) -> tuple[int, str, str]:
 
 def test_first_screen_h100_vs_mi300_fits_120_columns(pair, capsys, monkeypatch):
     out, _, _, _, _, _ = pair
-    rc, text, _ = _cli(capsys, monkeypatch, "diff", str(out), "h100_qwen_infer.json.gz", "mi300_qwen_infer.json.gz")
+    rc, text, _ = _cli(capsys, monkeypatch, "diff", f"{out}:h100_qwen_infer.json.gz",
+                       f"{out}:mi300_qwen_infer.json.gz")
     assert rc == 0
     lines = text.splitlines()
     assert max(len(ln) for ln in lines) <= 120
@@ -199,7 +202,8 @@ def test_first_screen_h100_vs_mi300_fits_120_columns(pair, capsys, monkeypatch):
 
 def test_levels_files_and_json(pair, capsys, monkeypatch, tmp_path):
     out, base, _, mi300, _, _ = pair
-    rc, text, _ = _cli(capsys, monkeypatch, "diff", str(out), base, mi300, "--level", "kernels", "-f", "csv")
+    rc, text, _ = _cli(capsys, monkeypatch, "diff", f"{out}:{base}", f"{out}:{mi300}", "--level", "kernels",
+                       "-f", "csv")
     assert rc == 0
     rows = {r["name"]: r for r in csv.DictReader(io.StringIO(text))}
     gemm = rows["sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off"
@@ -207,28 +211,28 @@ def test_levels_files_and_json(pair, capsys, monkeypatch, tmp_path):
     assert (gemm["side"], gemm["base_count"], gemm["variant_count"], gemm["base_us"], gemm["diff_us"]) == (
         "base_only", "241", "", "12789.918", "-12789.918")
     assert sum(r["side"] == "variant_only" for r in rows.values()) == 6
-    rc, _, err = _cli(capsys, monkeypatch, "diff", str(out), base, mi300, "--out", str(tmp_path / "d"))
+    rc, _, err = _cli(capsys, monkeypatch, "diff", f"{out}:{base}", f"{out}:{mi300}", "--out", str(tmp_path / "d"))
     assert rc == 0 and sorted(p.name for p in (tmp_path / "d").iterdir()) == sorted(
         f"diff_{lv}.csv" for lv in LEVELS)
-    rc, text, _ = _cli(capsys, monkeypatch, "diff", str(out), base, mi300, "-f", "json")
+    rc, text, _ = _cli(capsys, monkeypatch, "diff", f"{out}:{base}", f"{out}:{mi300}", "-f", "json")
     doc = json.loads(text)
     assert doc["base"]["trace_id"] == base and set(doc) == {"base", "variant", *LEVELS}
     assert doc["ops"][0]["op_name"] == "aten::mul" and doc["ops"][0]["diff_us"] == -2211.613
-    rc, _, err = _cli(capsys, monkeypatch, "diff", str(out), base, mi300, "-f", "csv")
+    rc, _, err = _cli(capsys, monkeypatch, "diff", f"{out}:{base}", f"{out}:{mi300}", "-f", "csv")
     assert rc == 2 and err.strip() == "tracesql: error: --format csv needs --level LEVEL (one level) or --out DIR " \
                                       "(a file per level)"
-    rc, _, err = _cli(capsys, monkeypatch, "diff", str(out), base, "nothing-like-it")
+    rc, _, err = _cli(capsys, monkeypatch, "diff", f"{out}:{base}", f"{out}:nothing-like-it")
     assert rc == 1 and len(err.strip().splitlines()) == 1 and "no trace matches 'nothing-like-it'" in err
 
 
 def test_fail_if_slower(pair, capsys, monkeypatch):
     out, base, variant, _, events, _ = pair
     # the variant's span grew by 2 × 123.457 µs over 49,652.832 µs: 0.497 %
-    rc, _, err = _cli(capsys, monkeypatch, "diff", str(out), base, variant, "--fail-if-slower", "0.49")
+    rc, _, err = _cli(capsys, monkeypatch, "diff", f"{out}:{base}", f"{out}:{variant}", "--fail-if-slower", "0.49")
     assert rc == EXIT_SLOWER == 3 and "0.50 % above the baseline's (49.653 ms -> 49.900 ms)" in err
-    assert _cli(capsys, monkeypatch, "diff", str(out), base, variant, "--fail-if-slower", "0.5")[0] == 0
-    assert _cli(capsys, monkeypatch, "diff", str(out), variant, base, "--fail-if-slower", "0")[0] == 0
-    assert _cli(capsys, monkeypatch, "diff", str(out), base, base, "--fail-if-slower", "0")[0] == 0
+    assert _cli(capsys, monkeypatch, "diff", f"{out}:{base}", f"{out}:{variant}", "--fail-if-slower", "0.5")[0] == 0
+    assert _cli(capsys, monkeypatch, "diff", f"{out}:{variant}", f"{out}:{base}", "--fail-if-slower", "0")[0] == 0
+    assert _cli(capsys, monkeypatch, "diff", f"{out}:{base}", f"{out}:{base}", "--fail-if-slower", "0")[0] == 0
 
 
 def test_a_trace_without_gpu_activity(pair, capsys, monkeypatch):
@@ -239,7 +243,7 @@ def test_a_trace_without_gpu_activity(pair, capsys, monkeypatch):
         tl = ds.diff(base, "hta_cpu_only_rank34.json.gz", level="timeline")
     assert set(tl["side"]) == {"base_only"} and tl.height == 8 and tl["variant_ns"].null_count() == 8
     assert dict(zip(tl["measure"], tl["diff_ns"], strict=True))["span"] == -49_652_832
-    rc, text, _ = _cli(capsys, monkeypatch, "diff", str(out), base, "hta_cpu_only_rank34.json.gz",
+    rc, text, _ = _cli(capsys, monkeypatch, "diff", f"{out}:{base}", f"{out}:hta_cpu_only_rank34.json.gz",
                        "--fail-if-slower", "0")
     assert rc == 0 and text.splitlines()[2] == "Total      no GPU activity in the variant: no GPU timeline to compare"
 
@@ -263,3 +267,61 @@ def test_steps_are_paired_by_position(tmp_path, shared_traces):
         "ProfilerStep#1010", "ProfilerStep#1010", "base_only", 4000, -4000)
     assert list(steps["diff_ns"][:3]) == [-4000] * 3 and set(steady["side"]) == {"base_only"}
     assert steady["base_steps"][0] == "ProfilerStep#1010" and steady.height == 8
+
+
+@pytest.fixture(scope="module")
+def two_datasets(pair, tmp_path_factory, shared_traces):
+    """A second dataset holding a copy of the baseline (the same file, so the same trace_id) and the variant."""
+    out, base, variant, _, _, _ = pair
+    other = tmp_path_factory.mktemp("diff2") / "ds"
+    (b2,) = tracesql.ingest([str(shared_traces / "nvidia/h100_qwen_infer.json.gz")], out=other, quiet=True)
+    assert b2.trace_id == base
+    return out, other, base, variant
+
+
+def test_a_trace_against_its_copy_in_another_dataset(two_datasets, capsys, monkeypatch):
+    """The same trace_id on both sides: the variant's rows are opened under <trace_id>@variant, and the diff is all
+    zeros, one-sided nowhere; a dataset of one trace needs no :TRACE."""
+    out, other, base, _ = two_datasets
+    with tracesql.diff.open_sides(f"{out}:{base}", str(other)) as s:
+        assert (s.base_ids, s.variant_ids) == ([base], [base + "@variant"])
+        assert s.ds.sql("SELECT trace_id, count(*) AS n FROM kernels GROUP BY ALL ORDER BY 1").rows() == [
+            (base, 1707), (base + "@variant", 1707)]
+    d = tracesql.diff.compare(f"{out}:h100_qwen_infer.json.gz", str(other))
+    assert isinstance(d, dict) and set(d) == set(LEVELS)
+    for level in LEVELS:
+        assert d[level].height > 0 and set(d[level]["side"]) == {"both"}, level
+        assert d[level]["diff_ns"].abs().max() == 0, level
+    assert d["ops"].height == 21
+    rc, text, _ = _cli(capsys, monkeypatch, "diff", f"{out}:{base}", str(other))
+    lines = text.splitlines()
+    assert rc == 0 and lines[0] == f"== base {out}:h100_qwen_infer.json.gz (trace {base})"
+    assert lines[1] == f"   variant {other}:h100_qwen_infer.json.gz (trace {base}@variant)"
+    assert lines[2].startswith("Total      GPU span 49.653 ms -> 49.653 ms: +0.000 ms (+0.0 %), unchanged")
+
+
+def test_the_slowed_op_across_two_datasets(two_datasets, pair):
+    """The baseline in one dataset, the variant in the other: the same numbers as within one dataset."""
+    out, other, base, variant = two_datasets
+    with tracesql.open(out) as ds:
+        within = ds.diff(base, variant, level="op_args")
+        across = ds.diff(str(other), variant, level="op_args")  # Dataset.diff takes DATASET[:TRACE] too
+    assert isinstance(within, pl.DataFrame) and isinstance(across, pl.DataFrame)
+    assert across.equals(within)
+    n = pair[4].height
+    assert across["diff_ns"][0] == n * SLOW_NS and across["diff_ns"].abs()[1:].max() == 0
+
+
+def test_sides_are_checked(pair, two_datasets, capsys, monkeypatch):
+    out, other, base, variant = two_datasets
+    # the old form, DATASET BASE VARIANT: one line naming the new one
+    rc, _, err = _cli(capsys, monkeypatch, "diff", str(out), base, variant)
+    assert rc == 2 and err.strip() == ("tracesql: error: diff takes BASE VARIANT, each DATASET[:TRACE] (`tracesql "
+                                       "diff DS:TRACE_A DS:TRACE_B`), no longer DATASET BASE VARIANT")
+    # a dataset of several traces without :TRACE, and a dataset that does not exist
+    rc, _, err = _cli(capsys, monkeypatch, "diff", str(out), str(other))
+    assert rc == 1 and len(err.strip().splitlines()) == 1 and f"'{out}' names 4 traces: give DATASET:TRACE" in err
+    rc, _, err = _cli(capsys, monkeypatch, "diff", f"{out}:{base}", f"{out}-missing:{base}")
+    assert rc == 1 and len(err.strip().splitlines()) == 1 and "no such dataset folder" in err
+    with pytest.raises(tracesql.DatasetError, match="no trace 0123456789abcdef in the dataset"):
+        tracesql.open(out, trace_ids=[base], also=[(other, "0123456789abcdef", "x")])

@@ -1,11 +1,12 @@
-"""Command `tracesql diff DATASET BASE VARIANT`: two traces of one dataset compared (tracesql.diff, sql/diff/)."""
+"""Command `tracesql diff BASE VARIANT`, each DATASET[:TRACE]: two traces compared, of one dataset or of two
+(tracesql.diff, sql/diff/)."""
 from __future__ import annotations
 
 import os
 import sys
 
 from .diff import LEVELS
-from .output import DATASET_HELP, EmptySelection, UsageError
+from .output import EmptySelection, UsageError
 
 # Exit status of `diff --fail-if-slower PCT` when the variant's GPU span is more than PCT % above the baseline's
 # (the output is written first; 1 and 2 keep their meaning of every command: bad input, bad command line).
@@ -35,13 +36,6 @@ def display(df):
     values = [c for c in ("side", "diff_us", "change_pct", "self_diff_us", "base_us", "variant_us", "base_count",
                           "variant_count") if c in out.columns]
     return out.select([c for c in out.columns if c not in values] + values)
-
-
-def _labels(ds, ids: tuple[str, str]) -> tuple[str, str]:
-    from .analysis import trace_labels
-
-    labels = trace_labels(ds)
-    return labels[ids[0]], labels[ids[1]]
 
 
 def _pct(a: float, b: float) -> str:
@@ -148,13 +142,35 @@ def _slower(frames: dict, pct: float) -> str | None:
     return None
 
 
+OLD_FORM = ("diff takes BASE VARIANT, each DATASET[:TRACE] (`tracesql diff DS:TRACE_A DS:TRACE_B`), no longer "
+            "DATASET BASE VARIANT")
+
+
+def open_args(args):
+    """The BASE and VARIANT arguments (each ``DATASET[:TRACE]``) opened: (the dataset opened over both sides, the
+    baseline's trace_id, the variant's trace_id in it), tracesql.diff.open_pair; close the dataset when done.
+    UsageError for the old form `diff DATASET BASE VARIANT`."""
+    from .diff import open_pair
+
+    if getattr(args, "extra", None) is not None:
+        raise UsageError(OLD_FORM)
+    return open_pair(args.base, args.variant)
+
+
+def _side_label(side, other) -> str:
+    """A side's trace as the first screen names it: its label, after DATASET: when the two datasets differ."""
+    label = ", ".join(side.labels) if len(side.labels) <= 3 else f"{side.labels[0]} ... {side.labels[-1]}"
+    same = side.dataset.resolve() == other.dataset.resolve()
+    return label if same else f"{side.dataset}:{label}"
+
+
 def cmd_diff(args) -> int:
-    from . import diff
-    from .cmd_analysis import _open
-    from .dataset import Dataset
+    from . import diff as diffs
     from .output import frame_json, terminal_width, write_frame, write_text
 
     fmt = args.format or ("csv" if args.out else "table")
+    if args.extra is not None:
+        raise UsageError(OLD_FORM)
     if args.out and fmt == "table":
         raise UsageError("--out writes csv, json or parquet files, not a table")
     if args.out and args.output:
@@ -163,18 +179,11 @@ def cmd_diff(args) -> int:
         raise UsageError(f"--format {fmt} needs --level LEVEL (one level) or --out DIR (a file per level)")
     if args.fail_if_slower is not None and args.fail_if_slower < 0:
         raise UsageError(f"--fail-if-slower must be 0 or more, not {args.fail_if_slower:g}")
-    levels = [args.level] if args.level else list(LEVELS)
-    with _open(args.dataset) as ds:
-        ids = diff.pair(ds, args.base, args.variant)
-        labels = _labels(ds, ids)
-        # a graph replay takes its ops from its capture trace (tree/graph_capture): then the whole dataset is read
-        replays = ds.con.execute("SELECT count(*) FROM launches WHERE launch_kind = 'graph' AND trace_id IN (?, ?)",
-                                 list(ids)).fetchall()[0][0]
-        if replays:
-            frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline", "steady"}}
-    if not replays:  # the two traces opened on their own: the views read nothing of the dataset's other traces
-        with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
-            frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline", "steady"}}
+    levels = [args.level] if args.level else list(diffs.LEVELS)
+    with diffs.open_sides(args.base, args.variant) as sides:
+        ids = diffs.one_each(sides)
+        labels = (_side_label(sides.base, sides.variant), _side_label(sides.variant, sides.base))
+        frames = {lv: diffs.level_frame(sides.ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline", "steady"}}
     top = 10 if args.top is None else args.top
     if args.out:
         os.makedirs(args.out, exist_ok=True)
@@ -207,18 +216,23 @@ def cmd_diff(args) -> int:
 
 
 def register(subparsers) -> None:
+    import argparse
+
     from .cmd_analysis import nonneg_int
 
     s = subparsers.add_parser(
-        "diff", help="compare two traces of a dataset: GPU timeline, categories, ops, ops by argument set, kernels",
-        description="The trace VARIANT against the trace BASE of the same dataset, level by level, each row with the "
-                    "baseline's and the variant's value, the difference and the change in %, sorted by the size of "
-                    "the difference; rows present on one side only are kept and flagged. Without --level, the first "
-                    "screen: total change, biggest regressions and improvements by op and argument set, categories "
-                    "that moved, what exists on one side only. Times in µs.")
-    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
-    s.add_argument("base", metavar="BASE", help="the baseline trace: a trace_id or label, as --trace takes it")
-    s.add_argument("variant", metavar="VARIANT", help="the variant trace: a trace_id or label, as --trace takes it")
+        "diff", help="compare two traces (DATASET[:TRACE] each): GPU timeline, categories, ops, ops by argument set, "
+                     "kernels",
+        description="The trace VARIANT against the trace BASE (each DATASET[:TRACE]; two datasets or one), level by "
+                    "level, each row with the baseline's and the variant's value, the difference and the change "
+                    "in %, sorted by the size of the difference; rows present on one side only are kept and "
+                    "flagged. Without --level, the first screen: total change, biggest regressions and improvements "
+                    "by op and argument set, categories that moved, what exists on one side only. Times in µs.")
+    s.add_argument("base", metavar="BASE", help="the baseline: DATASET[:TRACE], TRACE a trace_id or label as "
+                   "--trace takes it (a dataset of one trace needs none)")
+    s.add_argument("variant", metavar="VARIANT", help="the variant: DATASET[:TRACE], as BASE (`DS:a DS:b`: two "
+                   "traces of one dataset)")
+    s.add_argument("extra", nargs="?", help=argparse.SUPPRESS)
     s.add_argument("--level", "-l", choices=list(LEVELS),
                    help="one level, every row: timeline, steps (the k-th ProfilerStep of each trace), steady (mean "
                         "per step after the first), categories, ops, op_args (op, input dims, dtypes, strides, "

@@ -2,13 +2,25 @@
 
 ``diff(ds, base, variant, level)`` picks the two traces (a trace_id or label, as ``--trace`` takes them) and
 returns the rows of one level, or of every level, as polars frames; times stay in ns as in the views.
+
+Traces of two datasets meet in one connection (``open_sides``): the baseline's dataset opened with only the
+chosen traces (``tracesql.open(..., trace_ids=...)``) and the variant's traces beside them (``also=``), each under
+its own trace_id, or under ``<trace_id>@variant`` when the same trace is on both sides (a trace compared with its
+copy in another dataset), so that the macros of sql/diff/, which take two trace_ids, run unchanged.
 """
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .errors import DatasetError
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from .dataset import Dataset
 
 # level -> the table macro of sql/diff/ that computes it
 LEVELS = {
@@ -22,6 +34,9 @@ LEVELS = {
     "kernels": "diff_kernels",           # sql/diff/kernels.sql
     "tree": "diff_tree",                 # sql/diff/tree.sql
 }
+
+# the suffix of a variant trace_id that is also a baseline trace_id, in the connection of open_sides
+VARIANT_SUFFIX = "@variant"
 
 
 def pair(ds, base: str, variant: str) -> tuple[str, str]:
@@ -37,6 +52,119 @@ def level_frame(ds, base_id: str, variant_id: str, level: str) -> pl.DataFrame:
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
     return ds.con.sql(f"SELECT * FROM {LEVELS[level]}($b, $v)", params={"b": base_id, "v": variant_id}).pl()
+
+
+def split_spec(spec: str) -> tuple[Path, str | None]:
+    """``DATASET[:TRACE]`` as (dataset folder, TRACE or None). The whole text is the dataset when it is a folder;
+    else the text before the last ':' is. DatasetError when neither is a dataset folder."""
+    if os.path.isdir(spec):
+        return Path(spec), None
+    head, sep, tail = spec.rpartition(":")
+    if sep and head and os.path.isdir(head):
+        if not tail:
+            raise DatasetError(f"{spec!r}: no trace after ':' (DATASET or DATASET:TRACE)")
+        return Path(head), tail
+    raise DatasetError(f"{spec!r}: no such dataset folder (give DATASET or DATASET:TRACE, TRACE as --trace takes it)")
+
+
+def is_spec(text: str) -> bool:
+    """Whether ``text`` is ``DATASET[:TRACE]`` (split_spec) rather than a trace of a dataset at hand."""
+    try:
+        split_spec(text)
+    except DatasetError:
+        return False
+    return True
+
+
+@dataclass
+class Side:
+    """One side of a comparison, resolved in its own dataset: the traces ``DATASET[:TRACE]`` names."""
+    spec: str
+    dataset: Path
+    trace_ids: list[str]              # the traces compared (one, or the ranks of a job), in rank order
+    labels: list[str]                 # their labels in their dataset (trace_labels)
+    ranks: list[int | None]           # their ranks (traces.rank)
+    open_ids: list[str] = field(default_factory=list)  # the traces opened for them (all, for a graph replay)
+
+
+def resolve(spec: str) -> Side:
+    """The traces that ``DATASET[:TRACE]`` names: TRACE as ``--trace`` takes it, or several of them separated by
+    commas; without TRACE every trace of the dataset. A side with CUDA graph replays opens its whole dataset (a
+    replay takes its ops from the capture trace, tree/graph_capture)."""
+    from .analysis import trace_ids, trace_labels
+    from .dataset import Dataset
+
+    path, trace = split_spec(spec)
+    with Dataset(path) as ds:
+        ids = (trace_ids(ds) if trace is None
+               else list(dict.fromkeys(t for part in trace.split(",") for t in trace_ids(ds, part.strip()))))
+        labels = trace_labels(ds)
+        ranks = dict(ds.con.execute("SELECT trace_id, rank FROM traces").fetchall())
+        if not ids:
+            raise DatasetError(f"{path}: the dataset holds no trace")
+        ids.sort(key=lambda t: (ranks.get(t) is None, ranks.get(t) or 0, labels[t]))
+        replays = ds.con.execute("SELECT count(*) FROM launches WHERE launch_kind = 'graph' AND list_contains(?, "
+                                 "trace_id)", [ids]).fetchall()[0][0]
+        opened = trace_ids(ds) if replays else ids
+    return Side(spec, path, ids, [labels[t] for t in ids], [ranks.get(t) for t in ids], opened)
+
+
+@dataclass
+class Sides:
+    """Two sides opened in one connection (open_sides): ``ds`` and the trace_ids of each side in it."""
+    ds: Dataset
+    base: Side
+    variant: Side
+    base_ids: list[str]      # the baseline's trace_ids in ds (its own)
+    variant_ids: list[str]   # the variant's trace_ids in ds (its own, or <id>@variant when the baseline has it)
+
+    def close(self) -> None:
+        self.ds.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def open_sides(base: str, variant: str) -> Sides:
+    """Open the traces of ``base`` and ``variant`` (each ``DATASET[:TRACE]``, resolve) in one connection: the
+    baseline's dataset restricted to its traces, the variant's traces beside them (tracesql.open's ``also``); a
+    variant trace that is also in the baseline's dataset is opened once, under its own trace_id, when the two
+    datasets are one folder, else under ``<trace_id>@variant``."""
+    from .dataset import Dataset
+
+    b, v = resolve(base), resolve(variant)
+    same = b.dataset.resolve() == v.dataset.resolve()
+    if same:
+        opened = list(dict.fromkeys(b.open_ids + v.open_ids))
+        return Sides(Dataset(b.dataset, trace_ids=opened), b, v, b.trace_ids, v.trace_ids)
+    as_id = {t: t + VARIANT_SUFFIX if t in b.open_ids else t for t in v.open_ids}
+    ds = Dataset(b.dataset, trace_ids=b.open_ids, also=[(v.dataset, t, as_id[t]) for t in v.open_ids])
+    return Sides(ds, b, v, b.trace_ids, [as_id[t] for t in v.trace_ids])
+
+
+def one_each(s: Sides) -> tuple[str, str]:
+    """The baseline's and the variant's trace_id in s.ds when each side is one trace; else DatasetError."""
+    for side in (s.base, s.variant):
+        if len(side.trace_ids) != 1:
+            raise DatasetError(
+                f"{side.spec!r} names {len(side.trace_ids)} traces: give DATASET:TRACE (`tracesql traces "
+                f"{side.dataset}` lists them), or --ranks pair|job to compare multi-rank jobs")
+    return s.base_ids[0], s.variant_ids[0]
+
+
+def open_pair(base: str, variant: str) -> tuple[Dataset, str, str]:
+    """``open_sides`` for one trace a side: (the dataset opened over both, the baseline's trace_id, the
+    variant's trace_id in it). DatasetError when a side names several traces."""
+    s = open_sides(base, variant)
+    try:
+        b, v = one_each(s)
+    except DatasetError:
+        s.close()
+        raise
+    return s.ds, b, v
 
 
 def diff(ds, base: str, variant: str, level: str | None = None) -> pl.DataFrame | dict[str, pl.DataFrame]:
@@ -57,6 +185,20 @@ def diff(ds, base: str, variant: str, level: str | None = None) -> pl.DataFrame 
     base_ns, variant_ns, diff_ns (variant - base, a missing side counting 0) and ratio (variant / base), ordered
     by |diff_ns| descending."""
     b, v = pair(ds, base, variant)
+    return frames(ds, b, v, level)
+
+
+def frames(ds, base_id: str, variant_id: str, level: str | None = None) -> pl.DataFrame | dict[str, pl.DataFrame]:
+    """One level's frame (level_frame), or with level None a dict of every level."""
     if level is not None:
-        return level_frame(ds, b, v, level)
-    return {name: level_frame(ds, b, v, name) for name in LEVELS}
+        return level_frame(ds, base_id, variant_id, level)
+    return {name: level_frame(ds, base_id, variant_id, name) for name in LEVELS}
+
+
+def compare(base: str, variant: str, level: str | None = None) -> pl.DataFrame | dict[str, pl.DataFrame]:
+    """``variant`` compared with ``base``, each ``DATASET[:TRACE]`` (TRACE as ``--trace`` takes it; a dataset of
+    one trace needs none): two traces of one dataset or a trace in each of two (open_sides). ``level`` and the
+    frames as in diff."""
+    ds, b, v = open_pair(base, variant)
+    with ds:
+        return frames(ds, b, v, level)
