@@ -24,7 +24,7 @@ import tracesql.diff
 from tracesql.cmd_diff import EXIT_SLOWER
 
 SLOW_NS = 123_457  # per GPU event of the chosen op
-LEVELS = ("timeline", "steps", "steady", "categories", "ops", "op_args", "modules", "kernels", "tree")
+LEVELS = ("timeline", "steps", "steady", "categories", "ops", "op_args", "modules", "kernels", "tree", "perf")
 
 
 def _ns(us) -> int:
@@ -160,6 +160,22 @@ def test_the_slowed_op_is_on_top_of_every_level(pair):
     assert set(above["diff_ns"]) == {n * SLOW_NS}
     assert sorted(above["path"]) == [node["path"].rsplit(" > ", k)[0] for k in range(node["depth"], -1, -1)]
     assert [p.split(" > ")[0] for p in above["path"]] == ["ProfilerStep#6"] * (node["depth"] + 1)
+    # the compute model: the same FLOPs and bytes in b + 2 SLOW_NS instead of b, so the argument set's achieved
+    # TFLOP/s and TB/s and its % of roofline fall by the ratio b / (b + 2 SLOW_NS); nothing else moves
+    perf = d["perf"]
+    mm = perf.row(0, named=True)
+    assert (mm["op_name"], mm["family"], mm["input_dims"], mm["input_type"], mm["concrete_inputs"], mm["base_count"],
+            mm["base_ns"], mm["diff_ns"]) == ("aten::mm", "GEMM", args[0], args[1], args[3], 48, b, n * SLOW_NS)
+    fall = b / (b + n * SLOW_NS)
+    assert mm["tflop_per_s_ratio"] == pytest.approx(fall, rel=1e-12) and mm["tb_per_s_ratio"] == pytest.approx(
+        fall, rel=1e-12)
+    assert mm["variant_tflop_per_s"] == pytest.approx(mm["base_tflop_per_s"] * fall, rel=1e-12)
+    assert mm["variant_roofline_pct"] == pytest.approx(mm["base_roofline_pct"] * fall, rel=1e-12)
+    assert mm["tflop_per_s_diff"] == pytest.approx(mm["base_tflop_per_s"] * (fall - 1), rel=1e-9)
+    assert 0 < mm["tflop_per_s_diff"] + mm["base_tflop_per_s"] < mm["base_tflop_per_s"]
+    rest = perf[1:]
+    assert rest.height > 10 and rest["diff_ns"].abs().max() == 0
+    assert rest["tflop_per_s_diff"].abs().max() == 0 and rest["roofline_pct_diff"].abs().max() == 0
 
 
 def _cli(capsys, monkeypatch, *argv: str) -> tuple[int, str, str]:

@@ -17,7 +17,8 @@ KEYS = {"timeline": ["measure"], "steps": ["step_pos", "base_step", "variant_ste
         "steady": ["measure", "base_steps", "variant_steps"], "categories": ["kernel_category"], "ops": ["op_name"],
         "op_args": ["op_name", "input_dims", "input_type", "input_strides", "concrete_inputs"],
         "modules": ["module_path"], "kernels": ["name", "activity_class"],
-        "tree": ["depth", "kind", "name", "input_dims", "path"]}
+        "tree": ["depth", "kind", "name", "input_dims", "path"],
+        "perf": ["op_name", "family", "input_dims", "input_type", "concrete_inputs"]}
 
 
 def display(df):
@@ -35,7 +36,9 @@ def display(df):
            ).rename({"activity_class": "class"} if "activity_class" in df.columns else {})
     values = [c for c in ("side", "diff_us", "change_pct", "self_diff_us", "base_us", "variant_us", "base_count",
                           "variant_count") if c in out.columns]
-    return out.select([c for c in out.columns if c not in values] + values)
+    keys = [c for c in df.columns[:df.columns.index("side")]]
+    keys = [c if c != "activity_class" else "class" for c in keys]
+    return out.select(keys + values + [c for c in out.columns if c not in keys and c not in values])
 
 
 def _pct(a: float, b: float) -> str:
@@ -183,7 +186,10 @@ def cmd_diff(args) -> int:
     with diffs.open_sides(args.base, args.variant) as sides:
         ids = diffs.one_each(sides)
         labels = (_side_label(sides.base, sides.variant), _side_label(sides.variant, sides.base))
-        frames = {lv: diffs.level_frame(sides.ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline", "steady"}}
+        needed = set(levels) | {"timeline", "steady"}
+        if not args.level and not args.out and fmt == "table":
+            needed.discard("perf")  # the first screen does not show the compute model
+        frames = {lv: diffs.level_frame(sides.ds, ids[0], ids[1], lv) for lv in needed}
     top = 10 if args.top is None else args.top
     if args.out:
         os.makedirs(args.out, exist_ok=True)

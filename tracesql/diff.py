@@ -33,6 +33,7 @@ LEVELS = {
     "modules": "diff_modules",           # sql/diff/modules.sql
     "kernels": "diff_kernels",           # sql/diff/kernels.sql
     "tree": "diff_tree",                 # sql/diff/tree.sql
+    "perf": "diff_perf",                 # sql/diff/perf.sql
 }
 
 # the suffix of a variant trace_id that is also a baseline trace_id, in the connection of open_sides
@@ -51,7 +52,17 @@ def level_frame(ds, base_id: str, variant_id: str, level: str) -> pl.DataFrame:
     """The rows of one level for two trace_ids, ordered by |diff_ns| descending (as the macro orders them)."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
-    return ds.con.sql(f"SELECT * FROM {LEVELS[level]}($b, $v)", params={"b": base_id, "v": variant_id}).pl()
+    query = f"SELECT * FROM {LEVELS[level]}($b, $v)"
+    if level != "perf":
+        return ds.con.sql(query, params={"b": base_id, "v": variant_id}).pl()
+    from .perf import _computed, _drop
+
+    # the compute model's views computed once for the two traces (as `tracesql perf` does), then set aside
+    made, aside = _computed(ds, sorted({base_id, variant_id}), None)
+    try:
+        return ds.con.sql(query, params={"b": base_id, "v": variant_id}).pl()
+    finally:
+        _drop(ds, made, aside)
 
 
 def split_spec(spec: str) -> tuple[Path, str | None]:
@@ -179,7 +190,9 @@ def diff(ds, base: str, variant: str, level: str | None = None) -> pl.DataFrame 
                      inputs), ``modules`` (diff_modules: nn.Module instances by path), ``kernels`` (diff_kernels,
                      short names) or ``tree`` (diff_tree: the two call trees
                      merged by op name and argument set, with self_diff_ns, the change attributed to the node as
-                     the lowest common ancestor); None: a dict of every level
+                     the lowest common ancestor) or ``perf`` (diff_perf: the compute model's achieved TFLOP/s,
+                     TB/s and % of roofline per op and argument set, each side's value, difference and ratio);
+                     None: a dict of every level
 
     Each frame: the level's key columns, then side (both, base_only, variant_only), base_count, variant_count,
     base_ns, variant_ns, diff_ns (variant - base, a missing side counting 0) and ratio (variant / base), ordered
