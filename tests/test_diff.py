@@ -37,15 +37,16 @@ def _us(ns: int) -> float:
     return ns / 1000
 
 
-def _slowed_copy(src: Path, dst: Path, chosen: set[int]) -> None:
+def _slowed_copy(src: Path, dst: Path, chosen: set[int], own_stream: bool = False) -> None:
     """Write ``src`` to ``dst`` with every GPU event whose correlation id is in ``chosen`` made SLOW_NS longer,
     the events of the GPU streams after it moved later by as much (events spanning its end, such as a
-    gpu_user_annotation, lengthened). Nothing on the CPU moves."""
+    gpu_user_annotation, lengthened); ``own_stream``: only the events of the streams of the chosen events move
+    (another stream's kernel running across one, a collective, keeps its time). Nothing on the CPU moves."""
     doc = orjson.loads(gzip.open(src).read())
     events = doc["traceEvents"]
     gpu_cats = ("kernel", "gpu_memcpy", "gpu_memset")
-    streams = {(e["pid"], e["tid"]) for e in events if e.get("cat") in gpu_cats}
     slowed = [e for e in events if e.get("cat") in gpu_cats and e.get("args", {}).get("correlation") in chosen]
+    streams = {(e["pid"], e["tid"]) for e in (slowed if own_stream else events) if e.get("cat") in gpu_cats}
     assert len(slowed) == len(chosen)
     ends = sorted(_ns(e["ts"]) + _ns(e["dur"]) for e in slowed)
     ids = {id(e) for e in slowed}
@@ -341,3 +342,97 @@ def test_sides_are_checked(pair, two_datasets, capsys, monkeypatch):
     assert rc == 1 and len(err.strip().splitlines()) == 1 and "no such dataset folder" in err
     with pytest.raises(tracesql.DatasetError, match="no trace 0123456789abcdef in the dataset"):
         tracesql.open(out, trace_ids=[base], also=[(other, "0123456789abcdef", "x")])
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory, shared_traces):
+    """The 8 ranks of dlrm_8rank in one dataset, and in another the same job with every GPU event of rank 3's
+    aten::mm calls made SLOW_NS longer (the other ranks are the same files: the same trace_ids, opened as
+    <trace_id>@variant beside the baseline). Returns (base dataset, variant dataset, rank 3's slowed events)."""
+    work = tmp_path_factory.mktemp("jobs")
+    src = shared_traces / "multirank/dlrm_8rank"
+    files = sorted(src.glob("rank*.json.gz"))
+    results = tracesql.ingest([str(f) for f in files], out=work / "base", quiet=True)
+    ranks = {r.rank: r.trace_id for r in results}
+    assert sorted(r for r in ranks if r is not None) == list(range(8))
+    r3 = str(ranks[3])
+    with tracesql.open(work / "base", trace_ids=[r3]) as ds:
+        events = ds.sql("SELECT g.correlation, g.name, a.input_dims FROM gpu_event_ops g JOIN _op_args a "
+                        "ON a.trace_id = g.trace_id AND a.event_id = g.op_event_id "
+                        "WHERE g.trace_id = $t AND g.op_name = 'aten::mm'", {"t": r3})
+    (work / "files").mkdir()
+    for f in files:
+        dst = work / "files" / f.name
+        if f.name == "rank3.json.gz":
+            _slowed_copy(f, dst, set(events["correlation"]), own_stream=True)
+        else:
+            dst.write_bytes(f.read_bytes())
+    tracesql.ingest(sorted(str(p) for p in (work / "files").iterdir()), out=work / "variant", quiet=True)
+    return work / "base", work / "variant", events
+
+
+def test_ranks_pair(jobs):
+    """Rank r against rank r: rank 3 holds the whole change, on aten::mm, exactly; the other ranks are all zeros."""
+    base, variant, events = jobs
+    n = events.height  # the GPU events of rank 3's aten::mm calls (one per call)
+    d = tracesql.diff.compare(str(base), str(variant), ranks="pair")
+    assert isinstance(d, dict) and set(d) == set(LEVELS)
+    assert d["modules"].height == 0  # the DLRM traces record no nn.Module
+    for level in set(LEVELS) - {"modules"}:
+        df = d[level]
+        assert df.columns[0] == "rank" and sorted(set(df["rank"])) == list(range(8)), level
+        assert set(df["side"]) == {"both"}, level
+        assert df.filter(df["rank"] != 3)["diff_ns"].abs().max() == 0, level
+    ops = d["ops"].filter(d["ops"]["diff_ns"] != 0)
+    assert ops.select("rank", "op_name", "diff_ns").rows() == [(3, "aten::mm", n * SLOW_NS)]
+    assert n == 15 and ops["base_count"][0] == 13  # 13 calls, two of them twice on one argument set
+    args = d["op_args"].filter(d["op_args"]["diff_ns"] != 0)
+    per_dims = events.group_by("input_dims").len()
+    assert sorted(zip(args["input_dims"], args["diff_ns"], strict=True)) == sorted(
+        (dims, k * SLOW_NS) for dims, k in per_dims.rows())
+    assert set(args["op_name"]) == {"aten::mm"} and set(args["rank"]) == {3}
+    kernels = d["kernels"].filter(d["kernels"]["diff_ns"] != 0)
+    assert kernels["diff_ns"].sum() == n * SLOW_NS and set(kernels["rank"]) == {3}
+    tl = d["timeline"].filter(d["timeline"]["rank"] == 3)
+    busy = tl.filter(tl["measure"] == "busy").row(0, named=True)
+    assert 0 < busy["diff_ns"] <= n * SLOW_NS
+
+
+def test_ranks_job(jobs, capsys, monkeypatch):
+    """The jobs as a whole: every value summed over the 8 ranks; the change is rank 3's, exactly, and the compute
+    model's rates are those of all ranks' calls together."""
+    base, variant, events = jobs
+    n = events.height
+    with tracesql.open(base) as ds:
+        mm = ds.sql("SELECT sum(kernel_time_ns)::BIGINT AS t, sum(op_count)::BIGINT AS c FROM op_summary "
+                    "WHERE op_name = 'aten::mm'").row(0)
+        top_perf = ds.sql("""SELECT input_dims, sum(count)::BIGINT AS c, sum(kernel_time_sum_ns)::BIGINT AS t,
+                                    sum(count * flops)::DOUBLE AS f FROM perf_args
+                             WHERE op_name = 'aten::mm' AND input_dims = '((16, 512), (512, 512))' GROUP BY 1""").row(0)
+    d = tracesql.diff.compare(str(base), str(variant), ranks="job")
+    assert isinstance(d, dict) and d["modules"].height == 0
+    for level in set(LEVELS) - {"modules"}:
+        assert set(d[level]["side"]) == {"both"}, level
+    ops = d["ops"].filter(d["ops"]["diff_ns"] != 0)
+    assert ops.select("op_name", "base_count", "base_ns", "diff_ns").rows() == [("aten::mm", mm[1], mm[0],
+                                                                                 n * SLOW_NS)]
+    assert mm[1] == 8 * 13
+    # the argument set ((16, 512), (512, 512)): its calls on all ranks, one of rank 3's slowed
+    k = events.filter(events["input_dims"] == top_perf[0]).height
+    assert k == 2 and top_perf[1] == 8  # one call on each rank, whose two GPU events were slowed on rank 3
+    perf = d["perf"].filter(d["perf"]["input_dims"] == top_perf[0]).row(0, named=True)
+    assert (perf["base_count"], perf["base_ns"], perf["diff_ns"]) == (top_perf[1], top_perf[2], k * SLOW_NS)
+    assert perf["base_tflop_per_s"] == pytest.approx(top_perf[3] / top_perf[2] / 1e3, rel=1e-12)
+    assert perf["tflop_per_s_ratio"] == pytest.approx(top_perf[2] / (top_perf[2] + k * SLOW_NS), rel=1e-12)
+    # the command line: --ranks job's first screen, --ranks pair's per-rank table, --fail-if-slower per rank
+    rc, text, _ = _cli(capsys, monkeypatch, "diff", str(base), str(variant), "--ranks", "job")
+    assert rc == 0 and "aten::mm" in text
+    ops_line = next(ln for ln in text.splitlines() if ln.startswith("Total"))
+    assert ops_line.startswith("Total      GPU span ")
+    rc, text, err = _cli(capsys, monkeypatch, "diff", str(base), str(variant), "--ranks", "pair",
+                         "--fail-if-slower", "1")
+    rows = [ln.split() for ln in text.splitlines() if ln.split()[:2] in (["3", "busy"], ["0", "busy"])]
+    assert rows[0][:4] == ["0", "busy", "both", "0.000"] and rows[1][:3] == ["3", "busy", "both"]
+    assert rc == EXIT_SLOWER and err.startswith("tracesql: rank 3's GPU span is ")
+    rc, _, err = _cli(capsys, monkeypatch, "diff", str(base), str(variant))
+    assert rc == 1 and f"'{base}' names 8 traces: give DATASET:TRACE" in err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .diff import LEVELS
+from .diff import LEVELS, RANK_MODES
 from .output import EmptySelection, UsageError
 
 # Exit status of `diff --fail-if-slower PCT` when the variant's GPU span is more than PCT % above the baseline's
@@ -132,17 +132,53 @@ def _wrap(line: str, width: int | None) -> list[str]:
 
 
 def _slower(frames: dict, pct: float) -> str | None:
-    """The message of --fail-if-slower when the variant's GPU span exceeds the baseline's by more than pct %."""
+    """The message of --fail-if-slower when the variant's GPU span exceeds the baseline's by more than pct % (with
+    --ranks pair: the first rank whose span does; with --ranks job: the spans summed over the ranks)."""
     span = frames["timeline"].filter(frames["timeline"]["measure"] == "span")
-    if span.height == 0:
-        return None
-    b, v = span["base_ns"][0], span["variant_ns"][0]
-    if b is None or v is None:  # a trace without GPU activity: no span to compare
-        return None
-    if b and 100.0 * (v - b) / b > pct:
-        return (f"the variant's GPU span is {100.0 * (v - b) / b:.2f} % above the baseline's ({b / 1e6:,.3f} ms -> "
-                f"{v / 1e6:,.3f} ms), more than --fail-if-slower {pct:g}")
+    for row in span.iter_rows(named=True):
+        b, v = row["base_ns"], row["variant_ns"]
+        if b is None or v is None:  # a trace without GPU activity: no span to compare
+            continue
+        if b and 100.0 * (v - b) / b > pct:
+            who = f"rank {row['rank']}'s" if "rank" in row else "the variant's"
+            return (f"{who} GPU span is {100.0 * (v - b) / b:.2f} % above the baseline's ({b / 1e6:,.3f} ms -> "
+                    f"{v / 1e6:,.3f} ms), more than --fail-if-slower {pct:g}")
     return None
+
+
+def rank_screen(frames: dict, labels: tuple[str, str], top: int, width: int | None) -> str:
+    """The first screen of --ranks pair: each rank's GPU span and busy time, then the biggest regressions and
+    improvements by op and argument set over all ranks (rows of diffs.rank_frames)."""
+    import polars as pl
+
+    from .output import fit_line, format_table
+
+    out = [f"== base {labels[0]}", f"   variant {labels[1]}", "(rank r of the baseline against rank r of the variant)"]
+
+    def table(title: str, df, cols: list[str]) -> None:
+        out.append("")
+        out.append(title)
+        out.extend((format_table(display(df).select(cols), max_rows=None, width=width) if df.height
+                    else "(none)").splitlines())
+
+    tl = frames["timeline"].filter(pl.col("measure").is_in(["span", "busy"]))
+    table("GPU span and busy time per rank", tl, ["rank", "measure", "side", "diff_us", "change_pct", "base_us",
+                                                  "variant_us"])
+    times = ["diff_us", "change_pct", "base_us", "variant_us", "base_count", "variant_count"]
+    args = frames["op_args"].filter(pl.col("side") == "both")
+    table(f"Biggest regressions by rank, op and argument set (variant slower; top {top})",
+          args.filter(pl.col("diff_ns") > 0).sort("diff_ns", "rank", descending=[True, False]).head(top),
+          ["rank", *KEYS["op_args"], *times])
+    table(f"Biggest improvements by rank, op and argument set (variant faster; top {top})",
+          args.filter(pl.col("diff_ns") < 0).sort("diff_ns", "rank").head(top), ["rank", *KEYS["op_args"], *times])
+    one = frames["op_args"].filter(pl.col("side") != "both")
+    out.append("")
+    out += _wrap(f"One side only  op and argument sets: {one.filter(pl.col('side') == 'base_only').height:,} base "
+                 f"only, {one.filter(pl.col('side') == 'variant_only').height:,} variant only (`--level op_args`)",
+                 width)
+    if width is not None:
+        out = [fit_line(ln, width) for ln in out]
+    return "\n".join(out) + "\n"
 
 
 OLD_FORM = ("diff takes BASE VARIANT, each DATASET[:TRACE] (`tracesql diff DS:TRACE_A DS:TRACE_B`), no longer "
@@ -182,14 +218,19 @@ def cmd_diff(args) -> int:
         raise UsageError(f"--format {fmt} needs --level LEVEL (one level) or --out DIR (a file per level)")
     if args.fail_if_slower is not None and args.fail_if_slower < 0:
         raise UsageError(f"--fail-if-slower must be 0 or more, not {args.fail_if_slower:g}")
-    levels = [args.level] if args.level else list(diffs.LEVELS)
+    levels = [args.level] if args.level else list(LEVELS)
     with diffs.open_sides(args.base, args.variant) as sides:
-        ids = diffs.one_each(sides)
+        ids = diffs.job_ids(sides) if args.ranks else diffs.one_each(sides)
         labels = (_side_label(sides.base, sides.variant), _side_label(sides.variant, sides.base))
         needed = set(levels) | {"timeline", "steady"}
         if not args.level and not args.out and fmt == "table":
             needed.discard("perf")  # the first screen does not show the compute model
-        frames = {lv: diffs.level_frame(sides.ds, ids[0], ids[1], lv) for lv in needed}
+            if args.ranks == "pair":
+                needed = {"timeline", "op_args"}
+        if args.ranks == "pair":
+            frames = {lv: diffs.rank_frames(sides, lv) for lv in needed}
+        else:
+            frames = {lv: diffs.level_frame(sides.ds, ids[0], ids[1], lv) for lv in needed}
     top = 10 if args.top is None else args.top
     if args.out:
         os.makedirs(args.out, exist_ok=True)
@@ -212,7 +253,8 @@ def cmd_diff(args) -> int:
         write_text(json.dumps(doc) + "\n", args.output)
     else:
         width = None if args.wide or args.output else terminal_width()
-        write_text(first_screen(frames, labels, ids, top, width), args.output)
+        write_text(rank_screen(frames, labels, top, width) if args.ranks == "pair"
+                   else first_screen(frames, labels, ids, top, width), args.output)
     if args.fail_if_slower is not None:
         msg = _slower(frames, args.fail_if_slower)
         if msg:
@@ -244,6 +286,10 @@ def register(subparsers) -> None:
                         "per step after the first), categories, ops, op_args (op, input dims, dtypes, strides, "
                         "concrete inputs), modules (nn.Module instances by path), kernels (short names) or tree "
                         "(the merged call trees)")
+    s.add_argument("--ranks", choices=list(RANK_MODES),
+                   help="BASE and VARIANT are multi-rank jobs (a dataset, or DATASET:TRACE,TRACE,... one trace per "
+                        "rank): pair compares rank r of the baseline with rank r of the variant (a rank column), job "
+                        "the jobs as a whole, every time summed over the ranks")
     s.add_argument("--top", "-n", type=nonneg_int, metavar="N",
                    help="the first N rows of each list of the first screen (default 10), or of --level")
     s.add_argument("--fail-if-slower", type=float, metavar="PCT",

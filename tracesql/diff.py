@@ -11,6 +11,7 @@ copy in another dataset), so that the macros of sql/diff/, which take two trace_
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,18 +50,24 @@ def pair(ds, base: str, variant: str) -> tuple[str, str]:
 
 
 def level_frame(ds, base_id: str, variant_id: str, level: str) -> pl.DataFrame:
-    """The rows of one level for two trace_ids, ordered by |diff_ns| descending (as the macro orders them)."""
+    """The rows of one level for two trace_ids, ordered by |diff_ns| descending (as the macro orders them). A
+    side may be several trace_ids separated by commas (the ranks of a job): their values are summed."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
-    query = f"SELECT * FROM {LEVELS[level]}($b, $v)"
-    if level != "perf":
-        return ds.con.sql(query, params={"b": base_id, "v": variant_id}).pl()
+    with _perf_computed(ds, [base_id, variant_id] if level == "perf" else []):
+        return ds.con.sql(f"SELECT * FROM {LEVELS[level]}($b, $v)", params={"b": base_id, "v": variant_id}).pl()
+
+
+@contextmanager
+def _perf_computed(ds, sides: list[str]):
+    """The compute model's views computed once for the traces of ``sides`` (as `tracesql perf` does), then set
+    aside; nothing done when sides is empty or they are computed already (an enclosing call)."""
     from .perf import _computed, _drop
 
-    # the compute model's views computed once for the two traces (as `tracesql perf` does), then set aside
-    made, aside = _computed(ds, sorted({base_id, variant_id}), None)
+    ids = sorted({t for side in sides for t in side.split(",") if t})
+    made, aside = _computed(ds, ids, None) if ids else ([], [])
     try:
-        return ds.con.sql(query, params={"b": base_id, "v": variant_id}).pl()
+        yield
     finally:
         _drop(ds, made, aside)
 
@@ -178,6 +185,46 @@ def open_pair(base: str, variant: str) -> tuple[Dataset, str, str]:
     return s.ds, b, v
 
 
+RANK_MODES = ("pair", "job")
+
+
+def rank_pairs(s: Sides) -> list[tuple[int, str, str]]:
+    """(rank, the baseline's trace_id, the variant's trace_id) for every rank of either side, ascending; '' for a
+    side that lacks the rank (its rows are then one-sided). DatasetError when a trace has no rank or a side has a
+    rank twice."""
+    by_rank: list[dict[int, str]] = []
+    for side, ids in ((s.base, s.base_ids), (s.variant, s.variant_ids)):
+        ranks: dict[int, str] = {}
+        for tid, label, rank in zip(ids, side.labels, side.ranks, strict=True):
+            if rank is None:
+                raise DatasetError(f"{side.spec!r}: trace {label} has no rank (distributedInfo.rank): --ranks "
+                                   "compares the ranks of multi-rank jobs")
+            if rank in ranks:
+                raise DatasetError(f"{side.spec!r} holds rank {rank} twice (give the traces of one job: "
+                                   "DATASET:TRACE,TRACE,...)")
+            ranks[rank] = tid
+        by_rank.append(ranks)
+    return [(r, by_rank[0].get(r, ""), by_rank[1].get(r, "")) for r in sorted(set(by_rank[0]) | set(by_rank[1]))]
+
+
+def rank_frames(s: Sides, level: str) -> pl.DataFrame:
+    """One level, rank by rank (rank r of the baseline against rank r of the variant): the level's frame of
+    each rank with a first column ``rank``, ranks ascending, each as level_frame orders it."""
+    import polars as pl
+
+    pairs = rank_pairs(s)
+    with _perf_computed(s.ds, [t for _, b, v in pairs for t in (b, v)] if level == "perf" else []):
+        parts = [level_frame(s.ds, b, v, level) for _, b, v in pairs]
+    return pl.concat([df.select(pl.lit(r, dtype=pl.Int64).alias("rank"), pl.all())
+                      for (r, _, _), df in zip(pairs, parts, strict=True)])
+
+
+def job_ids(s: Sides) -> tuple[str, str]:
+    """The two sides as a whole: all their trace_ids, comma-separated, as the macros of sql/diff/ take a side of
+    several traces (their values summed over the ranks)."""
+    return ",".join(s.base_ids), ",".join(s.variant_ids)
+
+
 def diff(ds, base: str, variant: str, level: str | None = None) -> pl.DataFrame | dict[str, pl.DataFrame]:
     """The trace ``variant`` compared with the trace ``base`` of the same dataset.
 
@@ -208,10 +255,21 @@ def frames(ds, base_id: str, variant_id: str, level: str | None = None) -> pl.Da
     return {name: level_frame(ds, base_id, variant_id, name) for name in LEVELS}
 
 
-def compare(base: str, variant: str, level: str | None = None) -> pl.DataFrame | dict[str, pl.DataFrame]:
-    """``variant`` compared with ``base``, each ``DATASET[:TRACE]`` (TRACE as ``--trace`` takes it; a dataset of
-    one trace needs none): two traces of one dataset or a trace in each of two (open_sides). ``level`` and the
-    frames as in diff."""
-    ds, b, v = open_pair(base, variant)
-    with ds:
-        return frames(ds, b, v, level)
+def compare(base: str, variant: str, level: str | None = None,
+            ranks: str | None = None) -> pl.DataFrame | dict[str, pl.DataFrame]:
+    """``variant`` compared with ``base``, each ``DATASET[:TRACE]`` (TRACE as ``--trace`` takes it, or several
+    separated by commas; a dataset of one trace needs none): two traces of one dataset or a trace in each of two
+    (open_sides). ``level`` and the frames as in diff.
+
+    ``ranks`` for multi-rank jobs (each side a dataset or a set of traces, one per rank): ``pair`` compares rank
+    r of base with rank r of variant (each frame with a first column ``rank``, rank_frames), ``job`` the jobs as
+    a whole, every value summed over the ranks (job_ids)."""
+    if ranks not in (None, *RANK_MODES):
+        raise ValueError(f"ranks must be one of {', '.join(RANK_MODES)} or None, not {ranks!r}")
+    with open_sides(base, variant) as s:
+        if ranks == "pair":
+            if level is not None:
+                return rank_frames(s, level)
+            return {name: rank_frames(s, name) for name in LEVELS}
+        b, v = job_ids(s) if ranks == "job" else one_each(s)
+        return frames(s.ds, b, v, level)

@@ -6,12 +6,12 @@
 
 -- _diff_perf_src: perf_args keyed for diff/pairs (see there for the columns): k {op_name, family, input_dims,
 -- input_type, concrete_inputs} ('' where not recorded), n op instances, v_ns their GPU time (kernel_time_sum_ns);
--- tflop_per_s, tb_per_s and roofline_pct as in perf_args.
+-- flops, bytes (per call) and roofline_ns (per call) as in perf_args.
 CREATE OR REPLACE VIEW _diff_perf_src AS
 SELECT trace_id,
        {'op_name': op_name, 'family': family, 'input_dims': coalesce(input_dims, ''),
         'input_type': coalesce(input_type, ''), 'concrete_inputs': coalesce(concrete_inputs, '')} AS k,
-       count AS n, kernel_time_sum_ns AS v_ns, tflop_per_s, tb_per_s, roofline_pct
+       count AS n, kernel_time_sum_ns AS v_ns, flops, bytes, roofline_ns
 FROM perf_args;
 
 -- diff_perf(base_id, variant_id): the modelled ops per argument set of the trace variant_id against those of
@@ -22,18 +22,27 @@ FROM perf_args;
 --   base_count, variant_count   op instances (perf_args.count)
 --   base_ns, variant_ns         their GPU time, ns (perf_args.kernel_time_sum_ns)
 --   diff_ns, ratio              variant - base, ns; variant / base (diff/pairs)
---   base_tflop_per_s, variant_tflop_per_s   achieved 10¹² FLOP/s over all calls (perf_args.tflop_per_s)
+--   base_tflop_per_s, variant_tflop_per_s   achieved 10¹² FLOP/s over all calls, count·flops / GPU time
+--                                           (perf_args.tflop_per_s)
 --   tflop_per_s_diff, tflop_per_s_ratio     variant - base; variant / base (NULL when a side is missing or 0)
---   base_tb_per_s, variant_tb_per_s         achieved 10¹² bytes/s over all calls (perf_args.tb_per_s)
+--   base_tb_per_s, variant_tb_per_s         achieved 10¹² bytes/s over all calls, count·bytes / GPU time
+--                                           (perf_args.tb_per_s)
 --   tb_per_s_diff, tb_per_s_ratio           variant - base; variant / base
---   base_roofline_pct, variant_roofline_pct % of the roofline of each trace's device (perf_args.roofline_pct;
---                                           NULL when the device is unknown)
+--   base_roofline_pct, variant_roofline_pct 100 count·roofline_ns / GPU time, each trace's device (perf_args.
+--                                           roofline_pct; NULL when the device is unknown)
 --   roofline_pct_diff                       variant - base, percentage points
+-- A side of several traces (the ranks of a job, diff/pairs) has its calls and GPU time summed, and its rates
+-- over all of them (Σ count·flops / Σ GPU time, ...).
 -- Ordered by |diff_ns| descending, then key.
 CREATE OR REPLACE MACRO diff_perf(base_id, variant_id) AS TABLE
-WITH r AS MATERIALIZED (
-    SELECT trace_id, k, tflop_per_s, tb_per_s, roofline_pct FROM _diff_perf_src
-    WHERE trace_id IN (base_id, variant_id)
+WITH sides(is_base, ids) AS (VALUES (true, base_id), (false, variant_id)),
+r AS MATERIALIZED (
+    SELECT s.is_base, p.k,
+           sum(p.n * p.flops) / nullif(sum(p.v_ns), 0) / 1e3 AS tflop_per_s,
+           sum(p.n * p.bytes) / nullif(sum(p.v_ns), 0) / 1e3 AS tb_per_s,
+           100.0 * sum(p.n * p.roofline_ns) / nullif(sum(p.v_ns), 0) AS roofline_pct
+    FROM sides s JOIN _diff_perf_src p ON _diff_in(p.trace_id, s.ids)
+    GROUP BY s.is_base, p.k
 )
 SELECT d.k.op_name AS op_name, d.k.family AS family, d.k.input_dims AS input_dims, d.k.input_type AS input_type,
        d.k.concrete_inputs AS concrete_inputs, d.* EXCLUDE (k),
@@ -44,6 +53,6 @@ SELECT d.k.op_name AS op_name, d.k.family AS family, d.k.input_dims AS input_dim
        b.roofline_pct AS base_roofline_pct, v.roofline_pct AS variant_roofline_pct,
        v.roofline_pct - b.roofline_pct AS roofline_pct_diff
 FROM _diff_sides('_diff_perf_src', base_id, variant_id) d
-LEFT JOIN r b ON b.trace_id = base_id AND b.k = d.k
-LEFT JOIN r v ON v.trace_id = variant_id AND v.k = d.k
+LEFT JOIN r b ON b.is_base AND b.k = d.k
+LEFT JOIN r v ON NOT v.is_base AND v.k = d.k
 ORDER BY abs(d.diff_ns) DESC, op_name, family, input_dims, input_type, concrete_inputs;
