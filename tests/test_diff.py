@@ -427,6 +427,7 @@ def test_ranks_job(jobs, capsys, monkeypatch):
     # the command line: --ranks job's first screen, --ranks pair's per-rank table, --fail-if-slower per rank
     rc, text, _ = _cli(capsys, monkeypatch, "diff", str(base), str(variant), "--ranks", "job")
     assert rc == 0 and "aten::mm" in text
+    assert text.splitlines()[0] == f"== base {base}:rank0.json.gz ... rank7.json.gz (8 traces, values summed)"
     ops_line = next(ln for ln in text.splitlines() if ln.startswith("Total"))
     assert ops_line.startswith("Total      GPU span ")
     rc, text, err = _cli(capsys, monkeypatch, "diff", str(base), str(variant), "--ranks", "pair",

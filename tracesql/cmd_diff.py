@@ -55,7 +55,10 @@ def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], to
     from .output import fit_line, format_table
 
     tl = {r["measure"]: r for r in frames["timeline"].iter_rows(named=True)}
-    out = [f"== base {labels[0]} (trace {ids[0]})", f"   variant {labels[1]} (trace {ids[1]})"]
+    def traces(side: str) -> str:  # a side of several traces (--ranks job) is named by their count
+        return f"{side.count(',') + 1} traces, values summed" if "," in side else f"trace {side}"
+
+    out = [f"== base {labels[0]} ({traces(ids[0])})", f"   variant {labels[1]} ({traces(ids[1])})"]
     missing = [who for who, key in (("baseline", "base_ns"), ("variant", "variant_ns"))
                if key not in tl.get("span", {}) or tl["span"][key] is None]
     if missing:

@@ -1,10 +1,13 @@
--- diff/pairs — how two traces of one dataset are compared: a baseline and a variant, side by side per key.
+-- diff/pairs — how two traces are compared: a baseline and a variant, side by side per key.
 --
--- Every level of the diff (diff/timeline, diff/categories, diff/ops, diff/kernels) is a table macro taking the
--- two trace_ids, diff_<level>(base_id, variant_id). Each reads one per-trace view of the library through a
+-- Every level of the diff (diff/timeline, diff/categories, diff/ops, diff/kernels, ...) is a table macro taking
+-- the two trace_ids, diff_<level>(base_id, variant_id). Each reads one per-trace view of the library through a
 -- source view of this folder with the columns (trace_id, k, n, v_ns): k the key of a row as a STRUCT of text
 -- fields ('' for a field that is not recorded), n a count and v_ns the value compared, int64 ns. The rows of
 -- the two traces are joined on k (a full outer join): a key present on one side only is kept and flagged.
+-- A side may be several traces, their trace_ids separated by commas (the ranks of a job): its n and v_ns are
+-- then the sums over them, per key. The two traces may come from two datasets opened in one connection
+-- (tracesql/diff.py open_sides): the macros see trace_ids only.
 --
 -- Definitions shared by every level:
 --   side         'both', 'base_only' (the key has no row in the variant) or 'variant_only'
