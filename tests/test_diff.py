@@ -371,6 +371,7 @@ def jobs(tmp_path_factory, shared_traces):
     return work / "base", work / "variant", events
 
 
+@pytest.mark.slow  # 8 ranks a side, every level (a minute or more)
 def test_ranks_pair(jobs):
     """Rank r against rank r: rank 3 holds the whole change, on aten::mm, exactly; the other ranks are all zeros."""
     base, variant, events = jobs
@@ -398,6 +399,7 @@ def test_ranks_pair(jobs):
     assert 0 < busy["diff_ns"] <= n * SLOW_NS
 
 
+@pytest.mark.slow  # 8 ranks a side, every level (a minute or more)
 def test_ranks_job(jobs, capsys, monkeypatch):
     """The jobs as a whole: every value summed over the 8 ranks; the change is rank 3's, exactly, and the compute
     model's rates are those of all ranks' calls together."""
