@@ -336,18 +336,23 @@ def test_dataset_perf_selections(qwen):
 
 
 def test_arch_after_a_report_materialized_the_views(qwen):
-    """A report leaves the per-op roofline as a temporary table; --arch then computes it again for the call and
-    puts the report's back afterwards."""
+    """A report leaves the first screen's perf views (@materialize summary: argument sets and their models, which
+    do not read the device) as temporary tables, and a `perf --arch` call leaves its own (per-op roofline) as
+    it found them; each call sees its own device."""
     from tracesql.analysis import materialize
     from tracesql.sqlmodules import materialized
 
-    materialize(qwen, materialized("report"))
+    assert "perf_ops" not in materialized("summary") and "perf_ops" not in materialized("report")
+    materialize(qwen, materialized("summary"))
     try:
         assert set(qwen.perf(arch="MI300X")["gpu"]) == {"MI300X"}
         assert set(qwen.perf()["gpu"]) == {"H100 SXM"}
+        assert qwen.sql("SELECT gpu FROM perf_overview").item() == "H100 SXM"
+        materialize(qwen, ["perf_ops"])
+        assert set(qwen.perf(arch="MI300X")["gpu"]) == {"MI300X"}
         assert qwen.sql("SELECT DISTINCT gpu FROM temp.main.perf_ops").item() == "H100 SXM"
     finally:
-        for name in reversed(materialized("report")):
+        for name in reversed(materialized("summary") + ["perf_ops"]):
             qwen.execute(f'DROP TABLE IF EXISTS temp.main."{name}"')
 
 

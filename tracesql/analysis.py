@@ -291,8 +291,9 @@ def gaps(ds, trace: str | None = None, what: str = "streams", hist_min: float = 
             hi = float(hist_max)
         if not hi > lo:
             raise ValueError("the histogram needs --hist-max above --hist-min")
-        q = f"""WITH g AS (SELECT g.trace_id, g.gap_ns / 1e3 AS gap_us FROM gpu_gaps g {w} AND g.gap_ns > 0{sw}),
-            b AS (SELECT trace_id, gap_us, CASE WHEN gap_us < $lo THEN -1 WHEN gap_us > $hi THEN $bins
+        q = f"""WITH g AS (SELECT g.trace_id, g.gap_ns, g.gap_ns / 1e3 AS gap_us FROM gpu_gaps g {w}
+                AND g.gap_ns > 0{sw}),
+            b AS (SELECT trace_id, gap_ns, gap_us, CASE WHEN gap_us < $lo THEN -1 WHEN gap_us > $hi THEN $bins
                   ELSE least(floor((gap_us - $lo) / (($hi - $lo) / $bins))::BIGINT, $bins - 1) END AS bin FROM g),
             r AS (SELECT DISTINCT b.trace_id, x.range AS bin FROM b, range($bins) x
                   UNION SELECT DISTINCT trace_id, bin FROM b)
@@ -301,7 +302,7 @@ def gaps(ds, trace: str | None = None, what: str = "streams", hist_min: float = 
                        AS bin_start_us,
                    CASE WHEN r.bin < 0 THEN $lo WHEN r.bin >= $bins THEN NULL
                         ELSE $lo + (r.bin + 1) * ($hi - $lo) / $bins END AS bin_end_us,
-                   count(b.gap_us) AS count, coalesce(sum(b.gap_us), 0.0) AS total_us
+                   count(b.gap_us) AS count, coalesce(sum(b.gap_ns), 0) / 1e3 AS total_us
             FROM r JOIN trace_labels t USING (trace_id) LEFT JOIN b ON b.trace_id = r.trace_id AND b.bin = r.bin
             GROUP BY ALL ORDER BY trace, r.bin"""
         return _q(ds, q, {"lo": lo, "hi": hi, "bins": int(bins), **sp})

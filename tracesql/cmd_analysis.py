@@ -124,22 +124,36 @@ def cmd_launches(args) -> int:
 
 def cmd_report(args) -> int:
     from . import report
+    from .output import UsageError
 
     fmt = args.format or ("csv" if args.out else "table")
+    parallel = args.jobs is not None or args.executor is not None
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be 1 or more")
+    if (args.scheduler or args.scheduler_file) and args.executor != "dask":
+        raise UsageError("--scheduler and --scheduler-file go with --executor dask")
+    if parallel and not args.out:
+        raise UsageError("--jobs and --executor write the report with --out DIR")
+    ids = None
     if args.since:  # the traces ingested by that run and the runs after it, opened on their own
-        from .dataset import Dataset
-
         with _open(args.dataset) as ds:
             ids = [r[0] for r in ds.con.execute("""SELECT DISTINCT trace_id FROM ingest_run_files
                 WHERE status = 'ingested' AND run_id >= $run ORDER BY trace_id""", {"run": args.since}).fetchall()]
         if not ids:
             raise EmptySelection(f"no traces ingested by run {args.since} or later in {args.dataset}")
-        opened = Dataset(args.dataset, trace_ids=ids)
+    if parallel:  # one task per trace (tracesql.archive_report)
+        from .archive_report import report_tasks
+
+        written = report_tasks(args.dataset, args.out, style=args.style, fmt=fmt, trace=args.trace, trace_ids=ids,
+                               by_module=args.group_by_parent_module, jobs=args.jobs,
+                               executor=args.executor or "processes", scheduler=args.scheduler,
+                               scheduler_file=args.scheduler_file, arch=args.arch)
     else:
-        opened = _open(args.dataset)
-    with opened as ds:
-        written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace, wide=args.wide,
-                                by_module=args.group_by_parent_module)
+        from .dataset import Dataset
+
+        with Dataset(args.dataset, trace_ids=ids) as ds:
+            written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace, wide=args.wide,
+                                    by_module=args.group_by_parent_module, arch=args.arch)
     for p in written:
         print(p, file=sys.stderr)
     return 0
@@ -275,6 +289,10 @@ def register(subparsers) -> None:
     s.add_argument("--group-by-parent-module", action="store_true",
                    help="with --style tracelens: TraceLens's inference report with --group_by_parent_module "
                         "(ops_summary, ops_summary_by_category and ops_unique_args per parent nn.Module too)")
+    s.add_argument("--arch", metavar="NAME|FILE",
+                   help="the GPU of the roofline. Native: the first screen's Compute line, as tracesql perf --arch. "
+                        "--style tracelens: TraceLens's --gpu_arch_platform (MI300X, MI325X) or a TraceLens arch "
+                        "JSON file (its --gpu_arch_json_path); the perf sheets then carry its roofline columns")
     s.add_argument("--format", "-f", choices=["table", "csv", "json"], default=None,
                    help="table (printed, the default), csv or json (printed: one JSON object keyed by section); "
                         "with --out the default is csv")
@@ -284,6 +302,17 @@ def register(subparsers) -> None:
                    "(tracesql runs DATASET lists them)")
     s.add_argument("--wide", "-w", action="store_true", help="print the tables whole (no column left out, no name "
                    "shortened to fit the terminal)")
+    s.add_argument("--jobs", "-j", type=int, metavar="N", help="with --out: one task per trace, N at once in local "
+                   "processes (or N local Dask workers with --executor dask; default: one per core); each task "
+                   "opens its trace alone and writes its folder, the cross-trace tables are merged at the end")
+    s.add_argument("--executor", choices=("processes", "dask"), default=None,
+                   help="with --out: where the tasks run: processes on this machine, or a Dask cluster (the "
+                   "scheduler of --scheduler, --scheduler-file or DASK_SCHEDULER_ADDRESS, else a local cluster of "
+                   "--jobs workers; pip install 'tracesql[dask]'); the dataset and DIR must be on a filesystem "
+                   "every worker sees at the same path")
+    s.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://head:8786")
+    s.add_argument("--scheduler-file", metavar="FILE", help="Dask scheduler file (dask scheduler "
+                   "--scheduler-file FILE, as on SLURM)")
     s.set_defaults(func=cmd_report)
 
     s = subparsers.add_parser(

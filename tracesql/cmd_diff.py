@@ -206,13 +206,43 @@ def _side_label(side, other) -> str:
     return label if same else f"{side.dataset}:{label}"
 
 
+def _diff_hta(args) -> int:
+    """--style hta: HTA's TraceDiff results for BASE (HTA's control) and VARIANT (its test), one file per result
+    (tracesql.diff_hta.files: compare_traces*, ops_diff*, ops_summary_*) into --out, or printed."""
+    from . import diff_hta, report
+    from .output import terminal_width
+
+    fmt = args.format or ("csv" if args.out else "table")
+    if fmt not in ("table", "csv", "json"):
+        raise UsageError(f"--style hta writes table, csv or json, not {fmt}")
+    if args.level or args.fail_if_slower is not None or args.top is not None or args.output or args.names:
+        raise UsageError("--style hta writes HTA's TraceDiff files: --level, --top, --fail-if-slower, --output and "
+                         "--names do not apply (use --out DIR)")
+    ds, base_id, variant_id = open_args(args)
+    with ds:
+        results = diff_hta.files(ds, base_id, variant_id)
+    width = None if args.wide or args.out else terminal_width()
+    for path in report.write([(name, None, df) for name, df in results], fmt=fmt, out=args.out, width=width,
+                             wide=args.wide):
+        print(path, file=sys.stderr)
+    return 0
+
+
 def cmd_diff(args) -> int:
     from . import diff as diffs
     from .output import frame_json, terminal_width, write_frame, write_text
 
-    fmt = args.format or ("csv" if args.out else "table")
     if args.extra is not None:
         raise UsageError(OLD_FORM)
+    if args.ranks and args.style in ("hta", "tracelens"):
+        raise UsageError(f"--ranks goes with the native style, not --style {args.style}")
+    if args.style == "hta":  # HTA's TraceDiff results (tracesql.diff_hta)
+        return _diff_hta(args)
+    if args.style == "tracelens":  # TraceLens's comparison files (tracesql.diff_tracelens)
+        return _cmd_diff_tracelens(args)
+    if args.names:
+        raise UsageError("--names goes with --style tracelens")
+    fmt = args.format or ("csv" if args.out else "table")
     if args.out and fmt == "table":
         raise UsageError("--out writes csv, json or parquet files, not a table")
     if args.out and args.output:
@@ -266,6 +296,33 @@ def cmd_diff(args) -> int:
     return 0
 
 
+def _cmd_diff_tracelens(args) -> int:
+    """`diff --style tracelens`: TraceLens's comparison files (TraceLens_compare_perf_reports_pytorch with --names
+    TAG1 TAG2) of the two traces, written into --out (one CSV per file, as TraceLens writes them) or printed."""
+    from . import diff_tracelens
+    from .report import write
+
+    fmt = args.format or "csv"
+    if fmt not in ("csv", "json", "table"):
+        raise UsageError(f"--style tracelens writes csv, json or table, not {fmt}")
+    if args.out and fmt == "table":
+        raise UsageError("--out writes csv or json files, not a table")
+    if args.level or args.fail_if_slower is not None or args.top is not None or args.output:
+        raise UsageError("--level, --top, --fail-if-slower and --output go with --style native")
+    ds, base_id, variant_id = open_args(args)  # a graph replay's side opens its capture trace too
+    with ds:
+        tags = tuple(args.names) if args.names else diff_tracelens.default_tags(ds, base_id, variant_id)
+        if tags[0] == tags[1]:
+            raise UsageError(f"--names: the two tags must differ, not {tags[0]!r} twice")
+        files = diff_tracelens.frames(ds, base_id, variant_id, tags)
+    from .output import terminal_width
+
+    width = terminal_width() if fmt == "table" and not args.out and not args.wide else None
+    for path in write([(name, None, df) for name, df in files], fmt=fmt, out=args.out, width=width, wide=args.wide):
+        print(path, file=sys.stderr)
+    return 0
+
+
 def register(subparsers) -> None:
     import argparse
 
@@ -287,8 +344,9 @@ def register(subparsers) -> None:
     s.add_argument("--level", "-l", choices=list(LEVELS),
                    help="one level, every row: timeline, steps (the k-th ProfilerStep of each trace), steady (mean "
                         "per step after the first), categories, ops, op_args (op, input dims, dtypes, strides, "
-                        "concrete inputs), modules (nn.Module instances by path), kernels (short names) or tree "
-                        "(the merged call trees)")
+                        "concrete inputs), modules (nn.Module instances by path), kernels (short names), tree "
+                        "(the merged call trees) or perf (the compute model's TFLOP/s, TB/s and %% of roofline per op "
+                        "and argument set)")
     s.add_argument("--ranks", choices=list(RANK_MODES),
                    help="BASE and VARIANT are multi-rank jobs (a dataset, or DATASET:TRACE,TRACE,... one trace per "
                         "rank): pair compares rank r of the baseline with rank r of the variant (a rank column), job "
@@ -306,4 +364,14 @@ def register(subparsers) -> None:
     s.add_argument("--out", metavar="DIR", help="write one file per level into DIR (diff_<level>.csv|json|parquet)")
     s.add_argument("--wide", "-w", action="store_true", help="print the tables whole (no column left out, no name "
                    "shortened to fit the terminal)")
+    s.add_argument("--style", choices=["native", "tracelens", "hta"], default="native",
+                   help="native (the default: our definitions, the levels above) or a peer's comparison: tracelens "
+                        "(TraceLens's comparison files: gpu_timeline, ops_summary, kernel_summary and the intersect / "
+                        "only_baseline / only_variant files of ops_unique_args, unified_perf_summary and the roofline "
+                        "sheets), hta (HTA's TraceDiff results: compare_traces and ops_diff for the first iteration, "
+                        "every iteration and each iteration both traces have; CPU, GPU or both; short names; BASE as "
+                        "HTA's control, VARIANT as its test); csv by default, --out DIR for one file each")
+    s.add_argument("--names", nargs=2, metavar=("TAG1", "TAG2"),
+                   help="--style tracelens: the baseline's and the variant's tags, as TraceLens's --names (default: "
+                        "the two trace file names)")
     s.set_defaults(func=cmd_diff)

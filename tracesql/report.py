@@ -57,7 +57,11 @@ def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
             WHERE c.trace_id IN {inn} ORDER BY trace, c.pooled DESC, c.device"""),
         "kernel_summary": lambda: a.kernel_summary(ds, trace=trace),
         "gaps_by_stream": lambda: a.gaps(ds, trace=trace),
-        "gap_histogram": lambda: a.gaps(ds, trace=trace, what="histogram"),
+        # each trace's histogram over its own range (up to its largest gap): a trace's folder is then the same
+        # whatever other traces the report covers, and a task that opens the trace alone writes it
+        # (tracesql.archive_report)
+        "gap_histogram": lambda: (pl.concat([a.gaps(ds, trace=t, what="histogram") for t in ids]) if len(ids) > 1
+                                  else a.gaps(ds, trace=trace, what="histogram")),
         "kernel_transitions": lambda: a.gaps(ds, trace=trace, what="transitions", top=50),
         "idle_breakdown": lambda: a.gaps(ds, trace=trace, what="idle"),
         "launch_stats": lambda: a.launch_stats(ds, trace=trace),
@@ -75,12 +79,13 @@ def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
             o.kernel_time_min_ns / 1e3 AS kernel_time_min_us, o.kernel_time_max_ns / 1e3 AS kernel_time_max_us,
             o.kernel_time_sum_ns / 1e3 AS kernel_time_sum_us, o.time_pct, o.cumulative_pct
             FROM op_arg_summary o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
-            ORDER BY trace, o.kernel_time_sum_ns DESC""")
+            ORDER BY trace, o.kernel_time_sum_ns DESC, o.op_name, o.input_dims, o.input_type, o.input_strides,
+            o.concrete_inputs""")
         out["short_kernels"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.op_name, o.kernel_name,
             o.count,
             o.total_ns / 1e3 AS total_us, o.mean_ns / 1e3 AS mean_us, o.short_pct, o.pct_of_kernel_time
             FROM short_kernels o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
-            ORDER BY trace, o.total_ns DESC""")
+            ORDER BY trace, o.total_ns DESC, o.op_name, o.kernel_name""")
         out["short_kernel_histogram"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.bin, o.bin_start_us,
             o.bin_end_us, o.count, o.total_us FROM short_kernel_histogram o JOIN trace_labels t USING (trace_id)
             WHERE o.trace_id IN {inn} ORDER BY trace, o.bin""")
@@ -177,12 +182,55 @@ def _safe_name(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", s) or "trace"
 
 
+def set_arch(ds, style: str, arch: str | None) -> None:
+    """The GPU of a report's roofline, for this connection. Style tracelens: TraceLens's platform (its
+    --gpu_arch_platform: a name of tl_arch_platforms, e.g. MI300X) or arch JSON file (its --gpu_arch_json_path),
+    read by sql/peers/tracelens/arch.sql; the perf sheets then carry TraceLens's roofline columns. Native: the
+    device of the first screen's Compute line (tracesql perf --arch: a name of sql/perf/devices.csv or a CSV spec).
+    Style hta: HTA has no roofline; a UsageError."""
+    from .errors import DatasetError
+    from .output import UsageError
+
+    if arch is None:
+        return
+    if style == "native":
+        from .perf import _set_device
+
+        _set_device(ds, arch)
+        return
+    if style != "tracelens":
+        raise UsageError("--arch applies to the native and tracelens styles (HTA has no roofline)")
+    p = Path(arch)
+    if p.is_file() or arch.endswith(".json"):
+        try:
+            text = p.read_text()
+        except OSError as e:
+            raise DatasetError(f"{arch}: cannot read the GPU arch file ({e.strerror})") from None
+        try:
+            ok = ds.con.execute("SELECT json_type($t::JSON -> 'max_achievable_tflops') = 'OBJECT'",
+                                {"t": text}).fetchall()[0][0]
+        except duckdb.Error:
+            ok = False
+        if not ok:
+            raise UsageError(f"{arch}: not a TraceLens GPU arch file (a JSON object with mem_bw_gbps and "
+                             "max_achievable_tflops: {compute spec: TFLOP/s})")
+        ds.con.execute("SET VARIABLE tracesql_tl_arch_json = ?", [text])
+        return
+    known = [r[0] for r in ds.con.sql("SELECT DISTINCT platform FROM tl_arch_platforms ORDER BY 1").fetchall()]
+    name = next((k for k in known if k.lower() == arch.lower()), None)
+    if name is None:
+        raise UsageError(f"unknown --arch {arch!r} for --style tracelens: give one of TraceLens's platforms "
+                         f"({', '.join(known)}) or a TraceLens GPU arch JSON file")
+    ds.con.execute("SET VARIABLE tracesql_tl_arch = ?", [name])
+
+
 def build(ds, style: str = "native", trace: str | None = None,
-          by_module: bool = False) -> list[tuple[str, str | None, pl.DataFrame]]:
+          by_module: bool = False, arch: str | None = None) -> list[tuple[str, str | None, pl.DataFrame]]:
     """All sections of a report: a list of (section name, trace file name or None, DataFrame).
 
     by_module (style tracelens): TraceLens's inference report with --group_by_parent_module, whose ops_summary,
     ops_summary_by_category and ops_unique_args group by the launcher's parent nn.Module too.
+    arch: the GPU of the roofline (set_arch).
 
     The shared views are materialized on ds first (analysis.materialize; with ``trace``, for that trace
     only): use a connection opened for the report.
@@ -192,6 +240,7 @@ def build(ds, style: str = "native", trace: str | None = None,
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     ids = analysis.trace_ids(ds, trace)
+    set_arch(ds, style, arch)
     analysis.materialize(ds, materialized_views(style), ids if trace is not None else None)
     out: list[tuple[str, str | None, pl.DataFrame]] = []
     if style == "native":
@@ -326,19 +375,20 @@ def write(sections, fmt: str = "table", out: str | None = None, stream=None, wid
 
 
 def report(ds, style: str = "native", fmt: str = "table", out: str | None = None, trace: str | None = None,
-           width: int | None = None, wide: bool = False, by_module: bool = False) -> list[Path]:
+           width: int | None = None, wide: bool = False, by_module: bool = False,
+           arch: str | None = None) -> list[Path]:
     """Build and print/write a report; returns the files written (empty when printing).
 
     style: native, tracelens or hta; fmt: table, csv or json; out: a folder to write one file per section into
     (None: print); trace: a trace_id or label (None: every trace); width: printed tables fit this many
     characters (None: the terminal's width, see tracesql.output.terminal_width); wide: print them whole;
-    by_module: see build."""
+    by_module, arch: see build."""
     if width is None and out is None and fmt == "table" and not wide:
         from .output import terminal_width
 
         width = terminal_width()
     try:
-        sections = build(ds, style=style, trace=trace, by_module=by_module)
+        sections = build(ds, style=style, trace=trace, by_module=by_module, arch=arch)
         if style == "native" and fmt == "table" and out is None:  # the native text report opens with the summary
             from . import summary
 

@@ -13,6 +13,7 @@ import shutil
 import polars as pl
 
 from . import analysis
+from .sqlmodules import materialized
 
 VIEWS = ("overview_traces", "overview_timeline", "overview_top_categories", "overview_top_kernels",
          "overview_top_ops", "overview_largest_gaps", "overview_launch_hints", "perf_overview", "perf_overview_worst")
@@ -21,7 +22,9 @@ MIN_WIDTH = 80
 
 def overview(ds, trace: str | None = None) -> dict[str, pl.DataFrame]:
     """{view name: its rows for the selected traces (all when trace is None)}, ordered for display."""
-    inn = analysis._in(analysis.trace_ids(ds, trace))
+    ids = analysis.trace_ids(ds, trace)
+    analysis.materialize(ds, materialized("summary"), ids if trace is not None else None)
+    inn = analysis._in(ids)
     order = {"overview_traces": "file_name, trace_id", "overview_timeline": "trace_id, pooled DESC, device",
              "overview_launch_hints": "trace_id", "perf_overview": "trace_id"}
     return {v: analysis._q(ds, f"SELECT * FROM {v} WHERE trace_id IN {inn} ORDER BY {order.get(v, 'trace_id, rank')}")

@@ -1,8 +1,14 @@
 -- gpu/across_traces — the traces of a dataset side by side (an archive of runs, the ranks of a job): one row per
--- trace with its headline numbers, and the kernels and ops that take the most GPU time over all traces. Every
--- number is read from the per-trace view named in its comment, with that view's definition.
+-- trace with its headline numbers, and per kernel and per op the rows of each trace that
+-- gpu/across_traces_merge adds up over all traces. Every number is read from the per-trace view named in its
+-- comment, with that view's definition.
 --
--- @requires gpu/overview lib/trace_labels
+-- This module holds the per-trace part: traces_overview, kernels_by_trace and ops_by_trace, each row of which reads
+-- one trace only. The merge over them (kernels_across_traces, ops_across_traces) is gpu/across_traces_merge, which
+-- reads nothing but these three, so that a report run as one task per trace (tracesql.archive_report) computes
+-- these rows in each task and runs the same merge over their union.
+--
+-- @requires gpu/overview gpu/kernel_summary gpu/op_summaries lib/trace_labels
 
 -- traces_overview: one row per trace, its headline numbers (overview_traces, overview_top_*).
 --   trace_id, trace (trace_labels.label), file_name, rank, gpu_models   as in overview_traces
@@ -24,34 +30,19 @@ LEFT JOIN overview_top_categories c ON c.trace_id = o.trace_id AND c.rank = 1
 LEFT JOIN overview_top_kernels k ON k.trace_id = o.trace_id AND k.rank = 1
 LEFT JOIN overview_top_ops p ON p.trace_id = o.trace_id AND p.rank = 1;
 
--- kernels_across_traces: one row per kernel (short name, as kernel_summary merges them) over all traces.
---   name, activity_class                   as in kernel_summary
---   n_traces                               traces in which it ran
---   count                                  GPU events over all traces
---   total_ms                               their summed duration, ms
---   share_pct                              of the summed duration of every trace's counted GPU events
---   max_trace_pct, max_trace               its largest share of one trace's GPU time (kernel_summary.time_pct),
---                                          and that trace (label)
-CREATE OR REPLACE VIEW kernels_across_traces AS
-SELECT k.name, k.activity_class, count(DISTINCT k.trace_id) AS n_traces, sum(k.count)::BIGINT AS count,
-       sum(k.total_ns) / 1e6 AS total_ms,
-       100.0 * sum(k.total_ns) / (SELECT sum(total_ns) FROM kernel_summary) AS share_pct,
-       max(k.time_pct) AS max_trace_pct, arg_max(l.label, k.time_pct) AS max_trace
-FROM kernel_summary k JOIN trace_labels l USING (trace_id)
-GROUP BY k.name, k.activity_class;
+-- kernels_by_trace: one row per kernel (short name, as kernel_summary merges them) and trace: what
+-- kernels_across reads of each trace.
+--   trace_id, trace (trace_labels.label)
+--   name, activity_class, count, total_ns, time_pct   as in kernel_summary
+CREATE OR REPLACE VIEW kernels_by_trace AS
+SELECT k.trace_id, l.label AS trace, k.name, k.activity_class, k.count::BIGINT AS count,
+       k.total_ns::BIGINT AS total_ns, k.time_pct
+FROM kernel_summary k JOIN trace_labels l USING (trace_id);
 
--- ops_across_traces: one row per op name over all traces (op_summary: a GPU event belongs to the innermost
--- cpu_op around its launch).
---   op_name                                as in op_summary ('[no launch]', '[launch API]' included)
---   n_traces                               traces in which it launched GPU work
---   op_count, kernel_count                 calls and GPU events over all traces
---   kernel_time_ms                         GPU time of its kernels over all traces, ms
---   share_pct                              of the GPU time of every trace's ops
---   max_trace_pct, max_trace               its largest share of one trace (op_summary.time_pct), and that trace
-CREATE OR REPLACE VIEW ops_across_traces AS
-SELECT o.op_name, count(DISTINCT o.trace_id) AS n_traces, sum(o.op_count)::BIGINT AS op_count,
-       sum(o.kernel_count)::BIGINT AS kernel_count, sum(o.kernel_time_ns) / 1e6 AS kernel_time_ms,
-       100.0 * sum(o.kernel_time_ns) / (SELECT sum(kernel_time_ns) FROM op_summary) AS share_pct,
-       max(o.time_pct) AS max_trace_pct, arg_max(l.label, o.time_pct) AS max_trace
-FROM op_summary o JOIN trace_labels l USING (trace_id)
-GROUP BY o.op_name;
+-- ops_by_trace: one row per op name and trace (op_summary): what ops_across reads of each trace.
+--   trace_id, trace (trace_labels.label)
+--   op_name, op_count, kernel_count, kernel_time_ns, time_pct   as in op_summary
+CREATE OR REPLACE VIEW ops_by_trace AS
+SELECT o.trace_id, l.label AS trace, o.op_name, o.op_count::BIGINT AS op_count,
+       o.kernel_count::BIGINT AS kernel_count, o.kernel_time_ns::BIGINT AS kernel_time_ns, o.time_pct
+FROM op_summary o JOIN trace_labels l USING (trace_id);

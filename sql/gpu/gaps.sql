@@ -5,7 +5,7 @@
 -- stream (not just the previous one, so a short event nested in a long one opens no false gap). A gap
 -- <= 0 means the stream was never idle before the event; idle time is the sum of the positive gaps.
 --
--- @requires gpu/activity
+-- @requires gpu/activity lib/stats
 
 -- _gpu_gaps_core: gpu_gaps without the name text: name_id, short_id, prev_name_id, prev_short_id instead
 -- (see _gpu_names); the windows run over these narrow rows.
@@ -95,7 +95,7 @@ WITH p AS (
 ), g AS (
     SELECT trace_id, a, b, count(*) AS count,
            avg(gap_ns) AS avg_gap_ns, min(gap_ns) AS min_gap_ns, max(gap_ns) AS max_gap_ns,
-           coalesce(stddev_samp(gap_ns), 0.0) AS std_gap_ns, sum(idle_ns)::BIGINT AS total_idle_ns
+           _stddev_samp_int(gap_ns) AS std_gap_ns, sum(idle_ns)::BIGINT AS total_idle_ns
     FROM p GROUP BY trace_id, a, b
 ), names AS (   -- the text of each id: full names by name_id, short names by short_id
     SELECT DISTINCT CASE WHEN full_names THEN name_id ELSE short_id END AS id,

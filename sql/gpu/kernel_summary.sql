@@ -3,7 +3,7 @@
 -- Which events count: every row of gpu_activity except cuda_sync waits (kernels, memcpy and memset, linked
 -- to a launch in the trace or not). Percentages are of the trace's (or step's) counted events.
 --
--- @requires gpu/activity
+-- @requires gpu/activity lib/stats
 
 -- kernel_summary_of(step_name, full_names): one row per (trace, name); a table macro so that the command
 -- line can pick one ProfilerStep and short or full names.
@@ -28,7 +28,7 @@ WITH ev AS (   -- grouped by the integer ids of _gpu_names; the text is joined t
 ), g AS (
     SELECT trace_id, kid, min(activity_class) AS activity_class, count(*) AS count,
            sum(dur_ns)::BIGINT AS total_ns, avg(dur_ns) AS avg_ns, min(dur_ns) AS min_ns, max(dur_ns) AS max_ns,
-           coalesce(stddev_samp(dur_ns), 0.0) AS std_ns, count(DISTINCT name_id) AS n_names
+           _stddev_samp_int(dur_ns) AS std_ns, count(DISTINCT name_id) AS n_names
     FROM ev GROUP BY trace_id, kid
 ), names AS (
     SELECT DISTINCT CASE WHEN full_names THEN name_id ELSE short_id END AS kid,

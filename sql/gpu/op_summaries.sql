@@ -6,7 +6,7 @@
 -- Kernel time here is the summed duration of the op's GPU events (cuda_sync waits excluded): additive,
 -- so the percentages of all ops add up to 100.
 --
--- @requires lib/pytext gpu/activity tree/context tree/links
+-- @requires lib/pytext gpu/activity tree/context tree/links lib/stats
 
 -- _op_gpu: the counted GPU events with the op they belong to (see the top of this file): the launch of
 -- each GPU event (gpu_launch_links) and the op context of that launch (cpu_event_context), as in
@@ -80,7 +80,7 @@ WITH inst AS (
     SELECT i.trace_id, i.op_name, coalesce(a.input_dims, '') AS input_dims, coalesce(a.input_type, '') AS input_type,
            coalesce(a.input_strides, '') AS input_strides, coalesce(a.concrete_inputs, '') AS concrete_inputs,
            count(*) AS count, avg(i.t) AS kernel_time_mean_ns, median(i.t) AS kernel_time_median_ns,
-           coalesce(stddev_samp(i.t), 0.0) AS kernel_time_std_ns, min(i.t) AS kernel_time_min_ns,
+           _stddev_samp_int(i.t) AS kernel_time_std_ns, min(i.t) AS kernel_time_min_ns,
            max(i.t) AS kernel_time_max_ns, sum(i.t)::BIGINT AS kernel_time_sum_ns
     FROM inst i LEFT JOIN _op_args a ON a.trace_id = i.trace_id AND a.event_id = i.op_event_id
     GROUP BY ALL

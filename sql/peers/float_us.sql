@@ -9,3 +9,11 @@ CREATE OR REPLACE MACRO _us_f64(ns) AS
     CASE WHEN ns IS NULL THEN NULL::DOUBLE
          WHEN abs(ns) < 9007199254740992 THEN ns::DOUBLE / 1000.0
          ELSE printf('%d.%03d', ns // 1000, ns % 1000)::DOUBLE END;
+
+-- _pd_sum(xs): pandas's group-by sum: Kahan-compensated, left to right.
+-- (Each value rides in a struct of the accumulator's type, after a zero one.) Both peers sum float64 µs this way.
+CREATE OR REPLACE MACRO _pd_sum(xs) AS
+    CASE WHEN xs IS NOT NULL THEN
+    list_reduce(list_prepend({'s': 0.0::DOUBLE, 'c': 0.0::DOUBLE},
+                             list_transform(xs, lambda x: {'s': x::DOUBLE, 'c': 0.0::DOUBLE})),
+                lambda a, e: {'s': a.s + (e.s - a.c), 'c': ((a.s + (e.s - a.c)) - a.s) - (e.s - a.c)}).s END;

@@ -12,7 +12,7 @@
 --   kernel_count, kernel_time_ns   its GPU events and their summed duration (ns), as in op_arg_summary
 --   d_txt, t_txt, s_txt, c_txt     the recorded Input Dims, Input type, Input Strides, Concrete Inputs as
 --                                  JSON text ('' when not recorded)
--- @materialize perf report
+-- @materialize perf
 CREATE OR REPLACE VIEW _perf_instances AS
 WITH g AS (
     SELECT trace_id, op_event_id, any_value(op_name) AS op_name, count(*) AS kernel_count,
@@ -24,6 +24,17 @@ SELECT g.trace_id, g.op_event_id AS event_id, g.op_name, e.ts_ns, g.kernel_count
        coalesce(e.input_strides::VARCHAR, '') AS s_txt, coalesce(e.concrete_inputs::VARCHAR, '') AS c_txt
 FROM g JOIN events e ON e.trace_id = g.trace_id AND e.event_id = g.op_event_id;
 
+-- _perf_arg_groups: one row per (trace, op name, argument set) of the op instances: what the per-argument-set
+-- views need (perf_args, perf_traces) without the per-instance rows.
+--   trace_id, op_name, d_txt, t_txt, c_txt   as in _perf_instances
+--   count                                    op instances
+--   kernel_time_sum_ns, kernel_time_mean_ns  their GPU time, ns (sum, and mean per instance)
+-- @materialize perf summary
+CREATE OR REPLACE VIEW _perf_arg_groups AS
+SELECT trace_id, op_name, d_txt, t_txt, c_txt, count(*) AS count, sum(kernel_time_ns)::BIGINT AS kernel_time_sum_ns,
+       avg(kernel_time_ns) AS kernel_time_mean_ns
+FROM _perf_instances GROUP BY trace_id, op_name, d_txt, t_txt, c_txt;
+
 -- _perf_shape(j): a JSON shape ([16, 559, 64]) as BIGINT[]; NULL when j is not a flat list of integers
 -- (a tensor list, or a non-tensor argument recorded as []: tell them apart with the type).
 CREATE OR REPLACE MACRO _perf_shape(j) AS
@@ -33,7 +44,8 @@ CREATE OR REPLACE MACRO _perf_shape(j) AS
 -- _perf_numel(shape): number of elements of a tensor of that shape (1 for a 0-dim tensor).
 CREATE OR REPLACE MACRO _perf_numel(shape) AS list_reduce(list_prepend(1::BIGINT, shape), lambda a, b: a * b);
 
--- _perf_arg_sets: one row per distinct (op name, Input Dims, Input type, Concrete Inputs) of the op instances.
+-- _perf_arg_sets: one row per distinct (op name, Input Dims, Input type, Concrete Inputs) of the op instances
+-- (of _perf_arg_groups, across traces).
 --   op_name, d_txt, t_txt, c_txt   the key (as in _perf_instances)
 --   dims        per argument, its shape (BIGINT[]; NULL for tensor lists and non-tensor arguments)
 --   types       per argument, the recorded type name
@@ -41,9 +53,9 @@ CREATE OR REPLACE MACRO _perf_numel(shape) AS list_reduce(list_prepend(1::BIGINT
 --   numel       per argument, elements of the tensor (NULL when the argument is not a tensor of a known type)
 --   bpe         per argument, bytes per element of its type (perf_dtypes; NULL when not a tensor)
 --   prec        per argument, the precision of its type (perf_dtypes.precision)
--- @materialize perf report
+-- @materialize perf summary
 CREATE OR REPLACE VIEW _perf_arg_sets AS
-WITH k AS (SELECT DISTINCT op_name, d_txt, t_txt, c_txt FROM _perf_instances WHERE d_txt <> ''),
+WITH k AS (SELECT DISTINCT op_name, d_txt, t_txt, c_txt FROM _perf_arg_groups WHERE d_txt <> ''),
 p AS (
     SELECT op_name, d_txt, t_txt, c_txt,
            list_transform(json_extract(d_txt::JSON, '$[*]'), lambda x: _perf_shape(x)) AS dims,

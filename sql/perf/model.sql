@@ -15,6 +15,7 @@
 --   precision    the device-table column whose peak applies (perf_dtypes.precision; fp32 for vector work)
 --   matrix       the work runs on the matrix units (tensor cores) rather than the vector units
 --   shape        the model's parameters, readable ('B=1 M=8944 N=1024 K=1024')
+-- @materialize perf summary
 CREATE OR REPLACE VIEW perf_arg_models AS
 SELECT * FROM _perf_gemm
 UNION ALL SELECT * FROM _perf_attention

@@ -20,6 +20,26 @@ CREATE OR REPLACE MACRO _perf_peak(d, prec) AS
                    WHEN 'bf16' THEN d.bf16_tflops WHEN 'fp16' THEN d.fp16_tflops WHEN 'fp8' THEN d.fp8_tflops
                    WHEN 'int8' THEN d.int8_tops WHEN 'fp4' THEN d.fp4_tflops END;
 
+-- _perf_arg_calls: one row per (trace, modelled argument set): one call's model (perf_arg_models) on the
+-- trace's device (perf_device), the part of perf_ops and perf_args that does not depend on the measured time.
+--   trace_id, op_name, d_txt, t_txt, c_txt, family, flops, bytes, precision, matrix, shape   as perf_arg_models
+--   gpu, peak_tflop_per_s, memory_tb_per_s, compute_ns, memory_ns, roofline_ns, bound          as perf_ops
+CREATE OR REPLACE VIEW _perf_arg_calls AS
+WITH j AS (
+    SELECT d.trace_id, m.op_name, m.d_txt, m.t_txt, m.c_txt, m.family, m.flops, m.bytes, m.precision, m.matrix,
+           m.shape, d.gpu, _perf_peak(d, m.precision) AS peak, d.memory_tb_s AS bw
+    FROM perf_arg_models m CROSS JOIN perf_device d
+), r AS (  -- F / P and B / W in ns (NULL without a peak or a bandwidth)
+    SELECT *, flops / nullif(peak, 0) / 1e3 AS t_compute_ns, bytes / nullif(bw, 0) / 1e3 AS t_memory_ns FROM j
+)
+SELECT trace_id, op_name, d_txt, t_txt, c_txt, family, flops, bytes, precision, matrix, shape, gpu,
+       peak AS peak_tflop_per_s, bw AS memory_tb_per_s, t_compute_ns AS compute_ns, t_memory_ns AS memory_ns,
+       CASE WHEN t_compute_ns IS NOT NULL AND t_memory_ns IS NOT NULL THEN greatest(t_compute_ns, t_memory_ns) END
+           AS roofline_ns,
+       CASE WHEN t_compute_ns IS NULL OR t_memory_ns IS NULL THEN NULL
+            WHEN t_compute_ns >= t_memory_ns THEN 'compute' ELSE 'memory' END AS bound
+FROM r;
+
 -- perf_ops: one row per modelled op instance.
 --   trace_id, event_id (the cpu_op), op_name, family, ts_ns (its start on the CPU, ns)
 --   kernel_count, kernel_time_ns   its GPU events and their summed duration, ns
@@ -35,30 +55,24 @@ CREATE OR REPLACE MACRO _perf_peak(d, prec) AS
 --   roofline_pct                   100 roofline_ns / kernel_time_ns
 --   shape                          the model's parameters
 --   d_txt, t_txt, c_txt            the recorded arguments (JSON text)
--- @materialize perf report
+-- @materialize perf
 CREATE OR REPLACE VIEW perf_ops AS
-WITH j AS (
-    SELECT i.trace_id, i.event_id, i.op_name, m.family, i.ts_ns, i.kernel_count, i.kernel_time_ns, m.flops, m.bytes,
-           m.precision, m.matrix, d.gpu, _perf_peak(d, m.precision) AS peak, d.memory_tb_s AS bw, m.shape,
-           i.d_txt, i.t_txt, i.c_txt
-    FROM _perf_instances i
-    JOIN perf_arg_models m ON m.op_name = i.op_name AND m.d_txt = i.d_txt AND m.t_txt = i.t_txt AND m.c_txt = i.c_txt
-    LEFT JOIN perf_device d ON d.trace_id = i.trace_id
-), r AS (  -- F / P and B / W in ns (NULL without a peak or a bandwidth)
-    SELECT *, flops / nullif(peak, 0) / 1e3 AS t_compute_ns, bytes / nullif(bw, 0) / 1e3 AS t_memory_ns FROM j
-)
-SELECT trace_id, event_id, op_name, family, ts_ns, kernel_count, kernel_time_ns, flops, bytes, precision, matrix,
-       flops / nullif(bytes, 0) AS flop_per_byte, flops / nullif(kernel_time_ns, 0) / 1e3 AS tflop_per_s,
-       bytes / nullif(kernel_time_ns, 0) / 1e3 AS tb_per_s, gpu, peak AS peak_tflop_per_s, bw AS memory_tb_per_s,
-       t_compute_ns AS compute_ns, t_memory_ns AS memory_ns,
-       CASE WHEN t_compute_ns IS NOT NULL AND t_memory_ns IS NOT NULL THEN greatest(t_compute_ns, t_memory_ns) END
-           AS roofline_ns,
-       CASE WHEN t_compute_ns IS NULL OR t_memory_ns IS NULL THEN NULL
-            WHEN t_compute_ns >= t_memory_ns THEN 'compute' ELSE 'memory' END AS bound,
-       CASE WHEN t_compute_ns IS NOT NULL AND t_memory_ns IS NOT NULL
-            THEN 100.0 * greatest(t_compute_ns, t_memory_ns) / nullif(kernel_time_ns, 0) END AS roofline_pct,
-       shape, d_txt, t_txt, c_txt
-FROM r;
+SELECT i.trace_id, i.event_id, i.op_name, c.family, i.ts_ns, i.kernel_count, i.kernel_time_ns, c.flops, c.bytes,
+       c.precision, c.matrix, c.flops / nullif(c.bytes, 0) AS flop_per_byte,
+       c.flops / nullif(i.kernel_time_ns, 0) / 1e3 AS tflop_per_s, c.bytes / nullif(i.kernel_time_ns, 0) / 1e3 AS tb_per_s,
+       c.gpu, c.peak_tflop_per_s, c.memory_tb_per_s, c.compute_ns, c.memory_ns, c.roofline_ns, c.bound,
+       100.0 * c.roofline_ns / nullif(i.kernel_time_ns, 0) AS roofline_pct, c.shape, i.d_txt, i.t_txt, i.c_txt
+FROM _perf_instances i
+JOIN _perf_arg_calls c ON c.trace_id = i.trace_id AND c.op_name = i.op_name AND c.d_txt = i.d_txt
+                      AND c.t_txt = i.t_txt AND c.c_txt = i.c_txt;
+
+-- _perf_arg_modelled: one row per modelled (trace, op name, argument set): _perf_arg_groups' columns and
+-- _perf_arg_calls' (the model of one call on the trace's device).
+CREATE OR REPLACE VIEW _perf_arg_modelled AS
+SELECT g.*, c.* EXCLUDE (trace_id, op_name, d_txt, t_txt, c_txt)
+FROM _perf_arg_groups g
+JOIN _perf_arg_calls c ON c.trace_id = g.trace_id AND c.op_name = g.op_name AND c.d_txt = g.d_txt
+                      AND c.t_txt = g.t_txt AND c.c_txt = g.c_txt;
 
 -- perf_args: one row per (trace, op name, argument set) of the modelled ops: the same op on the same shapes.
 --   trace_id, op_name, family, input_dims, input_type, concrete_inputs   (Python-style text, as op_arg_summary)
@@ -71,23 +85,16 @@ FROM r;
 --   roofline_pct                   100 count·roofline_ns / kernel_time_sum_ns
 --   shape
 CREATE OR REPLACE VIEW perf_args AS
-WITH g AS (
-    SELECT trace_id, op_name, family, d_txt, t_txt, c_txt, count(*) AS count,
-           sum(kernel_time_ns)::BIGINT AS kernel_time_sum_ns, avg(kernel_time_ns) AS kernel_time_mean_ns,
-           any_value(flops) AS flops, any_value(bytes) AS bytes, any_value(precision) AS precision,
-           any_value(flop_per_byte) AS flop_per_byte, any_value(gpu) AS gpu,
-           any_value(peak_tflop_per_s) AS peak_tflop_per_s, any_value(memory_tb_per_s) AS memory_tb_per_s,
-           any_value(roofline_ns) AS roofline_ns, any_value(bound) AS bound, any_value(shape) AS shape
-    FROM perf_ops GROUP BY trace_id, op_name, family, d_txt, t_txt, c_txt
-), tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
+WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
 SELECT g.trace_id, g.op_name, g.family, _py_tuple3(nullif(g.d_txt, '')::JSON) AS input_dims,
        _py_tuple3(nullif(g.t_txt, '')::JSON) AS input_type, _py_tuple3(nullif(g.c_txt, '')::JSON) AS concrete_inputs,
        g.count, g.kernel_time_sum_ns, g.kernel_time_mean_ns, 100.0 * g.kernel_time_sum_ns / tot.all_ns AS time_pct,
-       g.flops, g.bytes, g.precision, g.flop_per_byte, g.count * g.flops / nullif(g.kernel_time_sum_ns, 0) / 1e3 AS tflop_per_s,
+       g.flops, g.bytes, g.precision, g.flops / nullif(g.bytes, 0) AS flop_per_byte,
+       g.count * g.flops / nullif(g.kernel_time_sum_ns, 0) / 1e3 AS tflop_per_s,
        g.count * g.bytes / nullif(g.kernel_time_sum_ns, 0) / 1e3 AS tb_per_s, g.gpu, g.peak_tflop_per_s,
-       g.memory_tb_per_s, g.roofline_ns, g.bound, 100.0 * g.count * g.roofline_ns / nullif(g.kernel_time_sum_ns, 0) AS roofline_pct,
-       g.shape
-FROM g JOIN tot USING (trace_id)
+       g.memory_tb_per_s, g.roofline_ns, g.bound,
+       100.0 * g.count * g.roofline_ns / nullif(g.kernel_time_sum_ns, 0) AS roofline_pct, g.shape
+FROM _perf_arg_modelled g JOIN tot ON tot.trace_id = g.trace_id
 ORDER BY g.trace_id, g.kernel_time_sum_ns DESC, g.op_name, input_dims;
 
 -- perf_op_names: one row per (trace, op name, family) of the modelled ops, over all their argument sets.
@@ -183,9 +190,9 @@ WITH tot AS (SELECT trace_id, sum(dur_ns)::BIGINT AS all_ns,
                     coalesce(sum(dur_ns) FILTER (WHERE op_event_id IS NOT NULL), 0)::BIGINT AS op_ns
              FROM _op_gpu GROUP BY trace_id),
 f AS (
-    SELECT trace_id, sum(kernel_time_ns)::BIGINT AS t, sum(flops) AS flops, sum(bytes) AS bytes,
-           sum(roofline_ns) AS roofline_ns
-    FROM perf_ops GROUP BY trace_id
+    SELECT trace_id, sum(kernel_time_sum_ns)::BIGINT AS t, sum(count * flops) AS flops, sum(count * bytes) AS bytes,
+           sum(count * roofline_ns) AS roofline_ns
+    FROM _perf_arg_modelled GROUP BY trace_id
 )
 SELECT d.trace_id, d.gpu_name, d.gpu, d.reason, coalesce(tot.all_ns, 0) AS gpu_time_ns,
        coalesce(tot.op_ns, 0) AS op_time_ns, coalesce(f.t, 0) AS modelled_time_ns,

@@ -131,3 +131,16 @@ class Pool:
                     self._cluster.close()
             return
         self._pool.shutdown(wait=True)
+
+
+# How many times a task whose process died is run in all (Dask's own default for a task whose worker dies,
+# distributed.scheduler.allowed-failures, lets it run 4 times).
+TASK_RUNS = 3
+
+
+def process_died(e: BaseException) -> bool:
+    """The task's local pool process ended (killed, out of memory, os._exit) rather than raising: running the task
+    again in a new pool may succeed. (A Dask cluster runs such a task again by itself.)"""
+    from concurrent.futures.process import BrokenProcessPool
+
+    return isinstance(e, BrokenProcessPool)

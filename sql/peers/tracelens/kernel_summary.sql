@@ -28,7 +28,8 @@ LEFT JOIN _first_kernel_rule_categories fk
 
 -- tl_kernel_summary: TraceLens's kernel_summary: every `kernel` event (linked or not; memcpy/memset left
 -- out) grouped by (Parent op category, Parent cpu_op, Kernel name, Kernel stream), missing keys as ''.
---   Kernel duration (µs)_sum/_count/_mean/_min/_max   over the group, µs
+--   Kernel duration (µs)_sum/_count/_mean/_min/_max   over the group, µs (the sum as pandas's group-by sum,
+--                                                     in file order)
 --   Percent of kernels time (%)   100 sum / sum over all kernel events of the trace
 --   Percent of total time (%)     100 sum / TraceLens's gpu_timeline total_time (so the column can add up
 --                                 to more than 100 when unlinked kernels run outside that span)
@@ -39,7 +40,8 @@ WITH k AS (
            stream, event_id, _us_f64(dur_ns) AS dur_us
     FROM _tl_kernel_parents WHERE cat = 'kernel'
 ), g AS (
-    SELECT trace_id, cat_, op_, name, stream, sum(dur_us) AS s, count(*) AS n, min(dur_us) AS mn, max(dur_us) AS mx,
+    SELECT trace_id, cat_, op_, name, stream, _pd_sum(list(dur_us ORDER BY event_id)) AS s, count(*) AS n,
+           min(dur_us) AS mn, max(dur_us) AS mx,
            min(event_id) AS first_event_id
     FROM k GROUP BY trace_id, cat_, op_, name, stream
 ), tot AS (
@@ -48,7 +50,7 @@ WITH k AS (
 SELECT g.trace_id, cat_ AS "Parent op category", op_ AS "Parent cpu_op", name AS "Kernel name",
        stream AS "Kernel stream", s AS "Kernel duration (µs)_sum", n AS "Kernel duration (µs)_count",
        s / n AS "Kernel duration (µs)_mean", mn AS "Kernel duration (µs)_min", mx AS "Kernel duration (µs)_max",
-       100 * s / sum(s) OVER (PARTITION BY g.trace_id) AS "Percent of kernels time (%)",
+       100 * s / fsum(s) OVER (PARTITION BY g.trace_id) AS "Percent of kernels time (%)",
        100 * s / tot.total_us AS "Percent of total time (%)"
 FROM g LEFT JOIN tot USING (trace_id)
 ORDER BY g.trace_id, s DESC, first_event_id;
@@ -93,7 +95,7 @@ GROUP BY e.trace_id, e.bin, e.lo, e.hi ORDER BY e.trace_id, e.bin;
 CREATE OR REPLACE VIEW tl_short_kernels_summary AS
 WITH g AS (
     SELECT trace_id, tl_parent_cpu_op, input_dims, input_strides, concrete_inputs, name,
-           sum(dur_us) AS s, count(*) AS n, min(event_id) AS first_event_id
+           _pd_sum(list(dur_us ORDER BY event_id)) AS s, count(*) AS n, min(event_id) AS first_event_id
     FROM _tl_short
     WHERE tl_parent_cpu_op IS NOT NULL AND input_dims IS NOT NULL AND input_strides IS NOT NULL
       AND concrete_inputs IS NOT NULL
@@ -110,7 +112,7 @@ ORDER BY g.trace_id, s DESC, first_event_id;
 -- trace without CPU ops (it then has no parent op columns).
 CREATE OR REPLACE VIEW tl_short_kernels_summary_by_name AS
 WITH g AS (
-    SELECT trace_id, name, sum(dur_us) AS s, count(*) AS n, min(event_id) AS first_event_id
+    SELECT trace_id, name, _pd_sum(list(dur_us ORDER BY event_id)) AS s, count(*) AS n, min(event_id) AS first_event_id
     FROM _tl_short GROUP BY ALL
 ), tot AS (SELECT trace_id, "time ms" * 1000 AS total_us FROM tl_gpu_timeline WHERE "type" = 'total_time')
 SELECT g.trace_id, name AS "Kernel name", s AS "Short Kernel duration (µs) sum", n AS "Short Kernel count",

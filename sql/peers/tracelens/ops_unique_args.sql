@@ -112,14 +112,6 @@ WITH v AS (
 )
 SELECT id, _np_combine(list({'v': s, 'c': c} ORDER BY k)) AS s FROM bs GROUP BY id;
 
--- _pd_sum(xs): pandas's group-by sum: Kahan-compensated, left to right.
--- (Each value rides in a struct of the accumulator's type, after a zero one: see _np_combine.)
-CREATE OR REPLACE MACRO _pd_sum(xs) AS
-    CASE WHEN xs IS NOT NULL THEN
-    list_reduce(list_prepend({'s': 0.0::DOUBLE, 'c': 0.0::DOUBLE},
-                             list_transform(xs, lambda x: {'s': x::DOUBLE, 'c': 0.0::DOUBLE})),
-                lambda a, e: {'s': a.s + (e.s - a.c), 'c': ((a.s + (e.s - a.c)) - a.s) - (e.s - a.c)}).s END;
-
 -- _pd_std(xs): pandas's group-by std (ddof 1): Welford's update, left to right; NULL below 2 values.
 CREATE OR REPLACE MACRO _pd_std(xs) AS
     CASE WHEN len(xs) > 1 THEN sqrt(list_reduce(

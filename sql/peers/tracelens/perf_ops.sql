@@ -29,8 +29,12 @@
 --              (add_truncated_kernel_details in generate_perf_report_pytorch.py); empty without kernels.
 --   columns    the sheet's columns are `name`, the `param: *` columns in the order they first appear over
 --              the instances (each model's parameter dict order), then the statistics in the order above.
+--   roofline   with a GPU (peers/tracelens/arch), after Compute Spec: Roofline Time (µs)_first, Roofline
+--              Bound_first (the group's first non-empty), Pct Roofline mean, median, std, min, max — in a sheet
+--              where some instance has a roofline.
 --
 -- @requires lib/pytext peers/float_us peers/tracelens/links peers/tracelens/ops_unique_args tree/rollups
+-- @requires peers/tracelens/arch
 
 -- tl_perf_model_ops: TraceLens's perf-model registry as far as reproduced here: one row per op name.
 --   name    the op (cpu_op) name
@@ -300,10 +304,13 @@ WITH inst0 AS (
            _tl_pylist3(e.input_dims) AS input_dims, _tl_pylist3(e.input_types) AS input_type,
            _tl_pylist3(e.input_strides) AS input_strides, _tl_pylist3(e.concrete_inputs) AS concrete_inputs,
            _tl_perf_metrics(t.flops, t.bytes, e.kernel_time_us) AS m,
+           _tl_roofline(t.flops::DOUBLE / 1e9, t.bytes, e.kernel_time_us, a.max_tflops, a.mem_bw_gbps) AS rf,
            dense_rank() OVER (PARTITION BY t.trace_id, e.sheet ORDER BY e.name, t.params) AS gid
     FROM query_table(tbl) t JOIN _tl_perf_events e ON e.trace_id = t.trace_id AND e.event_id = t.event_id
+    LEFT JOIN _tl_arch a ON a.compute_spec = t.compute_spec
 ), inst AS MATERIALIZED (
-    SELECT * EXCLUDE (m), m.gflops, m.data_moved_mb, m.flops_per_byte, m.tbs, m.tflops FROM inst0
+    SELECT * EXCLUDE (m, rf), m.gflops, m.data_moved_mb, m.flops_per_byte, m.tbs, m.tflops, rf.rt, rf.bound,
+           rf.pct FROM inst0
 ), kin AS (
     SELECT {'t': trace_id, 's': sheet, 'g': gid} AS gk, event_id AS ord, kernels FROM inst
 ), kdet AS (
@@ -320,6 +327,9 @@ WITH inst0 AS (
            arg_min(process_name, event_id) AS process_name, arg_min(process_label, event_id) AS process_label,
            arg_min(thread_name, event_id) AS thread_name,
            arg_min(compute_spec, event_id) FILTER (WHERE compute_spec IS NOT NULL) AS compute_spec,
+           arg_min(rt, event_id) FILTER (WHERE rt IS NOT NULL) AS rt,
+           arg_min(bound, event_id) FILTER (WHERE bound IS NOT NULL) AS bound,
+           list(pct ORDER BY event_id) FILTER (WHERE pct IS NOT NULL) AS pct,
            arg_min(input_dims, event_id) FILTER (WHERE input_dims IS NOT NULL) AS input_dims,
            arg_min(input_type, event_id) FILTER (WHERE input_type IS NOT NULL) AS input_type,
            arg_min(input_strides, event_id) FILTER (WHERE input_strides IS NOT NULL) AS input_strides,
@@ -354,6 +364,9 @@ SELECT g.trace_id, g.sheet,
        _pd_std(g.tflops) AS "TFLOPS/s_std", list_min(g.tflops) AS "TFLOPS/s_min", list_max(g.tflops) AS "TFLOPS/s_max",
        g.process_name AS process_name_first, g.process_label AS process_label_first,
        g.thread_name AS thread_name_first, coalesce(g.compute_spec, '') AS "Compute Spec",
+       g.rt AS "Roofline Time (µs)_first", g.bound AS "Roofline Bound_first",
+       _pd_sum(g.pct) / len(g.pct) AS "Pct Roofline_mean", _py_median(g.pct) AS "Pct Roofline_median",
+       _pd_std(g.pct) AS "Pct Roofline_std", list_min(g.pct) AS "Pct Roofline_min", list_max(g.pct) AS "Pct Roofline_max",
        coalesce(k.kernel_details, '[]') AS kernel_details__summarize_kernel_stats, k.trunc_kernel_details,
        g.input_dims AS "Input Dims_first", g.input_type AS "Input type_first",
        g.input_strides AS "Input Strides_first", g.concrete_inputs AS "Concrete Inputs_first",
@@ -363,12 +376,17 @@ SELECT g.trace_id, g.sheet,
        g.n AS name_count, g.uid AS "UID_first",
        ['name'] || c.cols || ['GFLOPS_first', 'Data Moved (MB)_first', 'FLOPS/Byte_first', 'TB/s_mean', 'TB/s_median',
         'TB/s_std', 'TB/s_min', 'TB/s_max', 'TFLOPS/s_mean', 'TFLOPS/s_median', 'TFLOPS/s_std', 'TFLOPS/s_min',
-        'TFLOPS/s_max', 'process_name_first', 'process_label_first', 'thread_name_first', 'Compute Spec',
-        'kernel_details__summarize_kernel_stats', 'trunc_kernel_details', 'Input Dims_first', 'Input type_first',
+        'TFLOPS/s_max', 'process_name_first', 'process_label_first', 'thread_name_first', 'Compute Spec']
+       || CASE WHEN r.roofline THEN ['Roofline Time (µs)_first', 'Roofline Bound_first', 'Pct Roofline_mean',
+                                     'Pct Roofline_median', 'Pct Roofline_std', 'Pct Roofline_min', 'Pct Roofline_max']
+               ELSE [] END
+       || ['kernel_details__summarize_kernel_stats', 'trunc_kernel_details', 'Input Dims_first', 'Input type_first',
         'Input Strides_first', 'Concrete Inputs_first', 'Kernel Time (µs)_mean', 'Kernel Time (µs)_median',
         'Kernel Time (µs)_std', 'Kernel Time (µs)_min', 'Kernel Time (µs)_max', 'Kernel Time (µs)_sum',
         'name_count', 'UID_first'] AS sheet_columns
 FROM g
 LEFT JOIN kdet k ON k.trace_id = g.trace_id AND k.sheet = g.sheet AND k.gid = g.gid
 LEFT JOIN floaty f ON f.trace_id = g.trace_id AND f.sheet = g.sheet
-JOIN pcols c ON c.trace_id = g.trace_id AND c.sheet = g.sheet;
+JOIN pcols c ON c.trace_id = g.trace_id AND c.sheet = g.sheet
+JOIN (SELECT trace_id, sheet, bool_or(rt IS NOT NULL) AS roofline FROM g GROUP BY ALL) r
+    ON r.trace_id = g.trace_id AND r.sheet = g.sheet;

@@ -34,7 +34,7 @@
 -- @requires lib/pytext peers/float_us peers/tracelens/op_categories peers/tracelens/ops_unique_args
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_sdpa
 -- @requires peers/tracelens/perf_elementwise peers/tracelens/perf_reduce peers/tracelens/perf_norm
--- @requires peers/tracelens/perf_conv tree/rollups
+-- @requires peers/tracelens/perf_conv peers/tracelens/arch tree/rollups
 
 -- _tl_perf_instances: every modelled instance of every family (the union of the families' instance views).
 CREATE OR REPLACE VIEW _tl_perf_instances AS
@@ -174,6 +174,9 @@ WHERE NOT (r.model AND r.name IN (SELECT name FROM tl_perf_model_ops WHERE model
 --   operation_count                       ops in the group
 --   total_duration_us, mean_duration_us, std_duration_us, duration_us_median/_min/_max   CPU duration (µs)
 --   GFLOPS, Data Moved (MB), FLOPS/Byte, Compute Spec   the perf model's values (modelled ops)
+--   Roofline Bound, Roofline Time (µs)_first, Pct Roofline_*   with a GPU (peers/tracelens/arch): the first
+--                                         non-empty bound and roofline time, and mean, median, std, min, max of
+--                                         Pct Roofline (only when some op of the trace has a roofline)
 --   TB/s_*, TFLOPS/s_*                    achieved bandwidth and throughput per op: mean, std, median, min, max
 --   Kernel Time (µs)_*                    busy GPU time per op: mean, std, sum, median, min, max
 --   kernel_details_summary, trunc_kernel_details   the group's kernels (_tl_kernel_stats)
@@ -191,11 +194,13 @@ WITH r AS MATERIALIZED (
            _py_tuple3(u.input_dims) AS dims, _py_tuple3(u.input_types) AS types,
            _py_tuple3(u.input_strides) AS strides, _py_tuple3(u.concrete_inputs) AS conc,
            _tl_perf_metrics(u.flops, u.bytes, u.kernel_time_us) AS m,
+           _tl_roofline(u.flops::DOUBLE / 1e9, u.bytes, u.kernel_time_us, a.max_tflops, a.mem_bw_gbps) AS rf,
            CASE WHEN u.params IS NOT NULL
                 THEN '{' || array_to_string(list_transform(u.params, lambda p: '''' || p.k || ''': '
                          || CASE WHEN p.v IS NULL THEN 'None' WHEN p.t = 's' THEN _py_str(p.v) ELSE p.v END), ', ')
                      || '}' END AS perf_params
     FROM _tl_unified_rows u
+    LEFT JOIN _tl_arch a ON a.compute_spec = u.compute_spec
     LEFT JOIN _tl_process_meta pn ON pn.trace_id = u.trace_id AND pn.kind = 'process_name' AND pn.pid = u.pid
     LEFT JOIN _tl_process_meta pl ON pl.trace_id = u.trace_id AND pl.kind = 'process_labels' AND pl.pid = u.pid
     LEFT JOIN _tl_process_meta tn ON tn.trace_id = u.trace_id AND tn.kind = 'thread_name' AND tn.pid = u.pid
@@ -219,6 +224,9 @@ WITH r AS MATERIALIZED (
            arg_min(m.data_moved_mb, ord) FILTER (WHERE m.data_moved_mb IS NOT NULL) AS data_moved_mb,
            arg_min(m.flops_per_byte, ord) FILTER (WHERE m.flops_per_byte IS NOT NULL) AS flops_per_byte,
            arg_min(compute_spec, ord) FILTER (WHERE compute_spec IS NOT NULL) AS compute_spec,
+           arg_min(rf.rt, ord) FILTER (WHERE rf.rt IS NOT NULL) AS rt,
+           arg_min(rf.bound, ord) FILTER (WHERE rf.bound IS NOT NULL) AS bound,
+           list(rf.pct ORDER BY ord) FILTER (WHERE rf.pct IS NOT NULL) AS pct,
            list(m.tbs ORDER BY ord) FILTER (WHERE m.tbs IS NOT NULL) AS tbs,
            list(m.tflops ORDER BY ord) FILTER (WHERE m.tflops IS NOT NULL) AS tflops,
            list(kernel_time_us ORDER BY ord) FILTER (WHERE kernel_time_us IS NOT NULL) AS kt,
@@ -240,7 +248,7 @@ SELECT x.trace_id, x.name, x.op_category AS "op category", x.process_name, x.pro
        x.ex_uid AS "ex_UID", x.n AS operation_count, _pd_sum(x.dur) AS total_duration_us,
        _pd_sum(x.dur) / len(x.dur) AS mean_duration_us, _pd_std(x.dur) AS std_duration_us,
        x.gflops AS "GFLOPS", x.data_moved_mb AS "Data Moved (MB)", x.flops_per_byte AS "FLOPS/Byte",
-       x.compute_spec AS "Compute Spec",
+       x.compute_spec AS "Compute Spec", x.bound AS "Roofline Bound",
        _pd_sum(x.tbs) / len(x.tbs) AS "TB/s_mean", _pd_std(x.tbs) AS "TB/s_std",
        _pd_sum(x.tflops) / len(x.tflops) AS "TFLOPS/s_mean", _pd_std(x.tflops) AS "TFLOPS/s_std",
        x.kt_sum / len(x.kt) AS "Kernel Time (µs)_mean", _pd_std(x.kt) AS "Kernel Time (µs)_std",
@@ -249,6 +257,9 @@ SELECT x.trace_id, x.name, x.op_category AS "op category", x.process_name, x.pro
        _py_median(x.tbs) AS "TB/s_median", list_min(x.tbs) AS "TB/s_min", list_max(x.tbs) AS "TB/s_max",
        _py_median(x.tflops) AS "TFLOPS/s_median", list_min(x.tflops) AS "TFLOPS/s_min",
        list_max(x.tflops) AS "TFLOPS/s_max",
+       x.rt AS "Roofline Time (µs)_first", _pd_sum(x.pct) / len(x.pct) AS "Pct Roofline_mean",
+       _py_median(x.pct) AS "Pct Roofline_median", _pd_std(x.pct) AS "Pct Roofline_std",
+       list_min(x.pct) AS "Pct Roofline_min", list_max(x.pct) AS "Pct Roofline_max",
        _py_median(x.kt) AS "Kernel Time (µs)_median", list_min(x.kt) AS "Kernel Time (µs)_min",
        list_max(x.kt) AS "Kernel Time (µs)_max",
        coalesce(k.kernel_details, '[]') AS kernel_details_summary, k.trunc_kernel_details,
@@ -257,17 +268,21 @@ SELECT x.trace_id, x.name, x.op_category AS "op category", x.process_name, x.pro
        list_filter(['name', 'op category', 'process_name', 'process_label', 'thread_name', 'Input Dims', 'Input type',
                     'Input Strides', 'Concrete Inputs', 'ex_UID', 'operation_count', 'total_duration_us',
                     'mean_duration_us', 'std_duration_us', 'GFLOPS', 'Data Moved (MB)', 'FLOPS/Byte', 'Compute Spec',
-                    'TB/s_mean', 'TB/s_std', 'TFLOPS/s_mean', 'TFLOPS/s_std', 'Kernel Time (µs)_mean',
+                    'Roofline Bound', 'TB/s_mean', 'TB/s_std', 'TFLOPS/s_mean', 'TFLOPS/s_std', 'Kernel Time (µs)_mean',
                     'Kernel Time (µs)_std', 'Kernel Time (µs)_sum', 'duration_us_median', 'duration_us_min',
                     'duration_us_max', 'TB/s_median', 'TB/s_min', 'TB/s_max', 'TFLOPS/s_median', 'TFLOPS/s_min',
-                    'TFLOPS/s_max', 'Kernel Time (µs)_median', 'Kernel Time (µs)_min', 'Kernel Time (µs)_max',
+                    'TFLOPS/s_max', 'Roofline Time (µs)_first', 'Pct Roofline_mean', 'Pct Roofline_median',
+                    'Pct Roofline_std', 'Pct Roofline_min', 'Pct Roofline_max', 'Kernel Time (µs)_median', 'Kernel Time (µs)_min', 'Kernel Time (µs)_max',
                     'kernel_details_summary', 'trunc_kernel_details', 'perf_params', 'has_perf_model',
                     'Percentage (%)', 'Cumulative Percentage (%)'],
-                   lambda col: m.any_metrics OR NOT (col IN ('GFLOPS', 'Data Moved (MB)', 'FLOPS/Byte', 'Compute Spec')
-                                                     OR starts_with(col, 'TB/s') OR starts_with(col, 'TFLOPS/s')))
+                   lambda col: (m.roofline OR NOT (col = 'Roofline Bound' OR starts_with(col, 'Roofline Time')
+                                                    OR starts_with(col, 'Pct Roofline')))
+                               AND (m.any_metrics OR NOT (col IN ('GFLOPS', 'Data Moved (MB)', 'FLOPS/Byte', 'Compute Spec')
+                                                     OR starts_with(col, 'TB/s') OR starts_with(col, 'TFLOPS/s'))))
            AS sheet_columns
 FROM ranked x
-JOIN (SELECT trace_id, bool_or(gflops IS NOT NULL) AS any_metrics FROM s GROUP BY trace_id) m ON m.trace_id = x.trace_id
+JOIN (SELECT trace_id, bool_or(gflops IS NOT NULL) AS any_metrics, bool_or(rt IS NOT NULL) AS roofline FROM s
+      GROUP BY trace_id) m ON m.trace_id = x.trace_id
 JOIN pct p ON p.trace_id = x.trace_id AND p.rank = x.rank
 JOIN cum c ON c.trace_id = x.trace_id AND c.rank = x.rank
 LEFT JOIN kd k ON k.trace_id = x.trace_id AND k.gid = x.gid
