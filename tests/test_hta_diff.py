@@ -239,14 +239,16 @@ def test_cli_writes_hta_files(hta_pair, reference_dir, tmp_path, capsys):
     from tracesql.cli import main
 
     out = tmp_path / "out"
-    rc = main(["diff", str(hta_pair[4]), "hta_trace_compare_base", "hta_trace_compare_test", "--style", "hta",
+    rc = main(["diff", f"{hta_pair[4]}:hta_trace_compare_base", f"{hta_pair[4]}:hta_trace_compare_test",
+               "--style", "hta",
                "--out", str(out)])
     assert rc == 0
     for name in COMPARE_FILES + OPS_DIFF_FILES:
         assert (out / f"{name}.csv").read_text() == (reference_dir / REF / f"{name}.csv").read_text(), name
     assert len(list(out.glob("*.csv"))) == 29
     capsys.readouterr()
-    rc = main(["diff", str(hta_pair[4]), "hta_trace_compare_base", "hta_trace_compare_test", "--style", "hta",
+    rc = main(["diff", f"{hta_pair[4]}:hta_trace_compare_base", f"{hta_pair[4]}:hta_trace_compare_test",
+               "--style", "hta",
                "--level", "ops"])
     assert rc == 2
     assert "--style hta" in capsys.readouterr().err

@@ -148,11 +148,11 @@ def test_one_sided_rows(all_dataset, trace_ids):
 
 
 def test_cli_writes_the_files(tmp_path, all_dataset, reference_dir):
-    """`tracesql diff DATASET BASE VARIANT --style tracelens --names h100 mi300 --format csv --out DIR` writes every
-    file TraceLens writes, an empty sheet as a lone newline."""
+    """`tracesql diff DATASET:BASE DATASET:VARIANT --style tracelens --names h100 mi300 --format csv --out DIR` writes
+    every file TraceLens writes, an empty sheet as a lone newline."""
     out = tmp_path / "cmp"
-    assert main(["diff", str(all_dataset[0]), "h100_bert_small_infer", "mi300_bert_small_infer", "--style", "tracelens",
-                 "--names", *TAGS, "--format", "csv", "--out", str(out)]) == 0
+    assert main(["diff", f"{all_dataset[0]}:h100_bert_small_infer", f"{all_dataset[0]}:mi300_bert_small_infer",
+                 "--style", "tracelens", "--names", *TAGS, "--format", "csv", "--out", str(out)]) == 0
     assert {p.name for p in out.iterdir()} == {p.name for p in (reference_dir / REF).glob("*.csv")}
     assert (out / "GEMM_only_baseline_mi300.csv").read_text() == "\n"
     for name in ("gpu_timeline", "ops_summary"):
@@ -223,6 +223,7 @@ def test_trace_against_itself(qwen_dataset):
 
 def test_cli_style_errors(qwen_dataset):
     path, tid = qwen_dataset
-    assert main(["diff", str(path), tid, tid, "--names", "a", "b"]) == 2  # --names goes with --style tracelens
-    assert main(["diff", str(path), tid, tid, "--style", "tracelens", "--names", "a", "a"]) == 2
-    assert main(["diff", str(path), tid, tid, "--style", "tracelens", "--level", "ops"]) == 2
+    # --names goes with --style tracelens
+    assert main(["diff", f"{path}:{tid}", f"{path}:{tid}", "--names", "a", "b"]) == 2
+    assert main(["diff", f"{path}:{tid}", f"{path}:{tid}", "--style", "tracelens", "--names", "a", "a"]) == 2
+    assert main(["diff", f"{path}:{tid}", f"{path}:{tid}", "--style", "tracelens", "--level", "ops"]) == 2

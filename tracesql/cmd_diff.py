@@ -1,11 +1,12 @@
-"""Command `tracesql diff DATASET BASE VARIANT`: two traces of one dataset compared (tracesql.diff, sql/diff/)."""
+"""Command `tracesql diff BASE VARIANT`, each DATASET[:TRACE]: two traces compared, of one dataset or of two
+(tracesql.diff, sql/diff/)."""
 from __future__ import annotations
 
 import os
 import sys
 
-from .diff import LEVELS
-from .output import DATASET_HELP, EmptySelection, UsageError
+from .diff import LEVELS, RANK_MODES
+from .output import EmptySelection, UsageError
 
 # Exit status of `diff --fail-if-slower PCT` when the variant's GPU span is more than PCT % above the baseline's
 # (the output is written first; 1 and 2 keep their meaning of every command: bad input, bad command line).
@@ -16,7 +17,8 @@ KEYS = {"timeline": ["measure"], "steps": ["step_pos", "base_step", "variant_ste
         "steady": ["measure", "base_steps", "variant_steps"], "categories": ["kernel_category"], "ops": ["op_name"],
         "op_args": ["op_name", "input_dims", "input_type", "input_strides", "concrete_inputs"],
         "modules": ["module_path"], "kernels": ["name", "activity_class"],
-        "tree": ["depth", "kind", "name", "input_dims", "path"]}
+        "tree": ["depth", "kind", "name", "input_dims", "path"],
+        "perf": ["op_name", "family", "input_dims", "input_type", "concrete_inputs"]}
 
 
 def display(df):
@@ -34,14 +36,9 @@ def display(df):
            ).rename({"activity_class": "class"} if "activity_class" in df.columns else {})
     values = [c for c in ("side", "diff_us", "change_pct", "self_diff_us", "base_us", "variant_us", "base_count",
                           "variant_count") if c in out.columns]
-    return out.select([c for c in out.columns if c not in values] + values)
-
-
-def _labels(ds, ids: tuple[str, str]) -> tuple[str, str]:
-    from .analysis import trace_labels
-
-    labels = trace_labels(ds)
-    return labels[ids[0]], labels[ids[1]]
+    keys = [c for c in df.columns[:df.columns.index("side")]]
+    keys = [c if c != "activity_class" else "class" for c in keys]
+    return out.select(keys + values + [c for c in out.columns if c not in keys and c not in values])
 
 
 def _pct(a: float, b: float) -> str:
@@ -58,7 +55,10 @@ def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], to
     from .output import fit_line, format_table
 
     tl = {r["measure"]: r for r in frames["timeline"].iter_rows(named=True)}
-    out = [f"== base {labels[0]} (trace {ids[0]})", f"   variant {labels[1]} (trace {ids[1]})"]
+    def traces(side: str) -> str:  # a side of several traces (--ranks job) is named by their count
+        return f"{side.count(',') + 1} traces, values summed" if "," in side else f"trace {side}"
+
+    out = [f"== base {labels[0]} ({traces(ids[0])})", f"   variant {labels[1]} ({traces(ids[1])})"]
     missing = [who for who, key in (("baseline", "base_ns"), ("variant", "variant_ns"))
                if key not in tl.get("span", {}) or tl["span"][key] is None]
     if missing:
@@ -135,25 +135,81 @@ def _wrap(line: str, width: int | None) -> list[str]:
 
 
 def _slower(frames: dict, pct: float) -> str | None:
-    """The message of --fail-if-slower when the variant's GPU span exceeds the baseline's by more than pct %."""
+    """The message of --fail-if-slower when the variant's GPU span exceeds the baseline's by more than pct % (with
+    --ranks pair: the first rank whose span does; with --ranks job: the spans summed over the ranks)."""
     span = frames["timeline"].filter(frames["timeline"]["measure"] == "span")
-    if span.height == 0:
-        return None
-    b, v = span["base_ns"][0], span["variant_ns"][0]
-    if b is None or v is None:  # a trace without GPU activity: no span to compare
-        return None
-    if b and 100.0 * (v - b) / b > pct:
-        return (f"the variant's GPU span is {100.0 * (v - b) / b:.2f} % above the baseline's ({b / 1e6:,.3f} ms -> "
-                f"{v / 1e6:,.3f} ms), more than --fail-if-slower {pct:g}")
+    for row in span.iter_rows(named=True):
+        b, v = row["base_ns"], row["variant_ns"]
+        if b is None or v is None:  # a trace without GPU activity: no span to compare
+            continue
+        if b and 100.0 * (v - b) / b > pct:
+            who = f"rank {row['rank']}'s" if "rank" in row else "the variant's"
+            return (f"{who} GPU span is {100.0 * (v - b) / b:.2f} % above the baseline's ({b / 1e6:,.3f} ms -> "
+                    f"{v / 1e6:,.3f} ms), more than --fail-if-slower {pct:g}")
     return None
+
+
+def rank_screen(frames: dict, labels: tuple[str, str], top: int, width: int | None) -> str:
+    """The first screen of --ranks pair: each rank's GPU span and busy time, then the biggest regressions and
+    improvements by op and argument set over all ranks (rows of diffs.rank_frames)."""
+    import polars as pl
+
+    from .output import fit_line, format_table
+
+    out = [f"== base {labels[0]}", f"   variant {labels[1]}", "(rank r of the baseline against rank r of the variant)"]
+
+    def table(title: str, df, cols: list[str]) -> None:
+        out.append("")
+        out.append(title)
+        out.extend((format_table(display(df).select(cols), max_rows=None, width=width) if df.height
+                    else "(none)").splitlines())
+
+    tl = frames["timeline"].filter(pl.col("measure").is_in(["span", "busy"]))
+    table("GPU span and busy time per rank", tl, ["rank", "measure", "side", "diff_us", "change_pct", "base_us",
+                                                  "variant_us"])
+    times = ["diff_us", "change_pct", "base_us", "variant_us", "base_count", "variant_count"]
+    args = frames["op_args"].filter(pl.col("side") == "both")
+    table(f"Biggest regressions by rank, op and argument set (variant slower; top {top})",
+          args.filter(pl.col("diff_ns") > 0).sort("diff_ns", "rank", descending=[True, False]).head(top),
+          ["rank", *KEYS["op_args"], *times])
+    table(f"Biggest improvements by rank, op and argument set (variant faster; top {top})",
+          args.filter(pl.col("diff_ns") < 0).sort("diff_ns", "rank").head(top), ["rank", *KEYS["op_args"], *times])
+    one = frames["op_args"].filter(pl.col("side") != "both")
+    out.append("")
+    out += _wrap(f"One side only  op and argument sets: {one.filter(pl.col('side') == 'base_only').height:,} base "
+                 f"only, {one.filter(pl.col('side') == 'variant_only').height:,} variant only (`--level op_args`)",
+                 width)
+    if width is not None:
+        out = [fit_line(ln, width) for ln in out]
+    return "\n".join(out) + "\n"
+
+
+OLD_FORM = ("diff takes BASE VARIANT, each DATASET[:TRACE] (`tracesql diff DS:TRACE_A DS:TRACE_B`), no longer "
+            "DATASET BASE VARIANT")
+
+
+def open_args(args):
+    """The BASE and VARIANT arguments (each ``DATASET[:TRACE]``) opened: (the dataset opened over both sides, the
+    baseline's trace_id, the variant's trace_id in it), tracesql.diff.open_pair; close the dataset when done.
+    UsageError for the old form `diff DATASET BASE VARIANT`."""
+    from .diff import open_pair
+
+    if getattr(args, "extra", None) is not None:
+        raise UsageError(OLD_FORM)
+    return open_pair(args.base, args.variant)
+
+
+def _side_label(side, other) -> str:
+    """A side's trace as the first screen names it: its label, after DATASET: when the two datasets differ."""
+    label = ", ".join(side.labels) if len(side.labels) <= 3 else f"{side.labels[0]} ... {side.labels[-1]}"
+    same = side.dataset.resolve() == other.dataset.resolve()
+    return label if same else f"{side.dataset}:{label}"
 
 
 def _diff_hta(args) -> int:
     """--style hta: HTA's TraceDiff results for BASE (HTA's control) and VARIANT (its test), one file per result
     (tracesql.diff_hta.files: compare_traces*, ops_diff*, ops_summary_*) into --out, or printed."""
-    from . import diff, diff_hta, report
-    from .cmd_analysis import _open
-    from .dataset import Dataset
+    from . import diff_hta, report
     from .output import terminal_width
 
     fmt = args.format or ("csv" if args.out else "table")
@@ -162,10 +218,9 @@ def _diff_hta(args) -> int:
     if args.level or args.fail_if_slower is not None or args.top is not None or args.output or args.names:
         raise UsageError("--style hta writes HTA's TraceDiff files: --level, --top, --fail-if-slower, --output and "
                          "--names do not apply (use --out DIR)")
-    with _open(args.dataset) as ds:
-        ids = diff.pair(ds, args.base, args.variant)
-    with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
-        results = diff_hta.files(ds, ids[0], ids[1])
+    ds, base_id, variant_id = open_args(args)
+    with ds:
+        results = diff_hta.files(ds, base_id, variant_id)
     width = None if args.wide or args.out else terminal_width()
     for path in report.write([(name, None, df) for name, df in results], fmt=fmt, out=args.out, width=width,
                              wide=args.wide):
@@ -174,11 +229,13 @@ def _diff_hta(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from . import diff
-    from .cmd_analysis import _open
-    from .dataset import Dataset
+    from . import diff as diffs
     from .output import frame_json, terminal_width, write_frame, write_text
 
+    if args.extra is not None:
+        raise UsageError(OLD_FORM)
+    if args.ranks and args.style in ("hta", "tracelens"):
+        raise UsageError(f"--ranks goes with the native style, not --style {args.style}")
     if args.style == "hta":  # HTA's TraceDiff results (tracesql.diff_hta)
         return _diff_hta(args)
     if args.style == "tracelens":  # TraceLens's comparison files (tracesql.diff_tracelens)
@@ -195,17 +252,18 @@ def cmd_diff(args) -> int:
     if args.fail_if_slower is not None and args.fail_if_slower < 0:
         raise UsageError(f"--fail-if-slower must be 0 or more, not {args.fail_if_slower:g}")
     levels = [args.level] if args.level else list(LEVELS)
-    with _open(args.dataset) as ds:
-        ids = diff.pair(ds, args.base, args.variant)
-        labels = _labels(ds, ids)
-        # a graph replay takes its ops from its capture trace (tree/graph_capture): then the whole dataset is read
-        replays = ds.con.execute("SELECT count(*) FROM launches WHERE launch_kind = 'graph' AND trace_id IN (?, ?)",
-                                 list(ids)).fetchall()[0][0]
-        if replays:
-            frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline", "steady"}}
-    if not replays:  # the two traces opened on their own: the views read nothing of the dataset's other traces
-        with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
-            frames = {lv: diff.level_frame(ds, ids[0], ids[1], lv) for lv in set(levels) | {"timeline", "steady"}}
+    with diffs.open_sides(args.base, args.variant) as sides:
+        ids = diffs.job_ids(sides) if args.ranks else diffs.one_each(sides)
+        labels = (_side_label(sides.base, sides.variant), _side_label(sides.variant, sides.base))
+        needed = set(levels) | {"timeline", "steady"}
+        if not args.level and not args.out and fmt == "table":
+            needed.discard("perf")  # the first screen does not show the compute model
+            if args.ranks == "pair":
+                needed = {"timeline", "op_args"}
+        if args.ranks == "pair":
+            frames = {lv: diffs.rank_frames(sides, lv) for lv in needed}
+        else:
+            frames = {lv: diffs.level_frame(sides.ds, ids[0], ids[1], lv) for lv in needed}
     top = 10 if args.top is None else args.top
     if args.out:
         os.makedirs(args.out, exist_ok=True)
@@ -228,7 +286,8 @@ def cmd_diff(args) -> int:
         write_text(json.dumps(doc) + "\n", args.output)
     else:
         width = None if args.wide or args.output else terminal_width()
-        write_text(first_screen(frames, labels, ids, top, width), args.output)
+        write_text(rank_screen(frames, labels, top, width) if args.ranks == "pair"
+                   else first_screen(frames, labels, ids, top, width), args.output)
     if args.fail_if_slower is not None:
         msg = _slower(frames, args.fail_if_slower)
         if msg:
@@ -240,9 +299,7 @@ def cmd_diff(args) -> int:
 def _cmd_diff_tracelens(args) -> int:
     """`diff --style tracelens`: TraceLens's comparison files (TraceLens_compare_perf_reports_pytorch with --names
     TAG1 TAG2) of the two traces, written into --out (one CSV per file, as TraceLens writes them) or printed."""
-    from . import diff, diff_tracelens
-    from .cmd_analysis import _open
-    from .dataset import Dataset
+    from . import diff_tracelens
     from .report import write
 
     fmt = args.format or "csv"
@@ -252,18 +309,12 @@ def _cmd_diff_tracelens(args) -> int:
         raise UsageError("--out writes csv or json files, not a table")
     if args.level or args.fail_if_slower is not None or args.top is not None or args.output:
         raise UsageError("--level, --top, --fail-if-slower and --output go with --style native")
-    with _open(args.dataset) as ds:
-        ids = diff.pair(ds, args.base, args.variant)
-        tags = tuple(args.names) if args.names else diff_tracelens.default_tags(ds, *ids)
+    ds, base_id, variant_id = open_args(args)  # a graph replay's side opens its capture trace too
+    with ds:
+        tags = tuple(args.names) if args.names else diff_tracelens.default_tags(ds, base_id, variant_id)
         if tags[0] == tags[1]:
             raise UsageError(f"--names: the two tags must differ, not {tags[0]!r} twice")
-        replays = ds.con.execute("SELECT count(*) FROM launches WHERE launch_kind = 'graph' AND trace_id IN (?, ?)",
-                                 list(ids)).fetchall()[0][0]
-        if replays:  # a graph replay takes its ops from its capture trace: the whole dataset is read
-            files = diff_tracelens.frames(ds, ids[0], ids[1], tags)
-    if not replays:
-        with Dataset(args.dataset, trace_ids=sorted(set(ids))) as ds:
-            files = diff_tracelens.frames(ds, ids[0], ids[1], tags)
+        files = diff_tracelens.frames(ds, base_id, variant_id, tags)
     from .output import terminal_width
 
     width = terminal_width() if fmt == "table" and not args.out and not args.wide else None
@@ -273,23 +324,33 @@ def _cmd_diff_tracelens(args) -> int:
 
 
 def register(subparsers) -> None:
+    import argparse
+
     from .cmd_analysis import nonneg_int
 
     s = subparsers.add_parser(
-        "diff", help="compare two traces of a dataset: GPU timeline, categories, ops, ops by argument set, kernels",
-        description="The trace VARIANT against the trace BASE of the same dataset, level by level, each row with the "
-                    "baseline's and the variant's value, the difference and the change in %, sorted by the size of "
-                    "the difference; rows present on one side only are kept and flagged. Without --level, the first "
-                    "screen: total change, biggest regressions and improvements by op and argument set, categories "
-                    "that moved, what exists on one side only. Times in µs.")
-    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
-    s.add_argument("base", metavar="BASE", help="the baseline trace: a trace_id or label, as --trace takes it")
-    s.add_argument("variant", metavar="VARIANT", help="the variant trace: a trace_id or label, as --trace takes it")
+        "diff", help="compare two traces (DATASET[:TRACE] each): GPU timeline, categories, ops, ops by argument set, "
+                     "kernels",
+        description="The trace VARIANT against the trace BASE (each DATASET[:TRACE]; two datasets or one), level by "
+                    "level, each row with the baseline's and the variant's value, the difference and the change "
+                    "in %, sorted by the size of the difference; rows present on one side only are kept and "
+                    "flagged. Without --level, the first screen: total change, biggest regressions and improvements "
+                    "by op and argument set, categories that moved, what exists on one side only. Times in µs.")
+    s.add_argument("base", metavar="BASE", help="the baseline: DATASET[:TRACE], TRACE a trace_id or label as "
+                   "--trace takes it (a dataset of one trace needs none)")
+    s.add_argument("variant", metavar="VARIANT", help="the variant: DATASET[:TRACE], as BASE (`DS:a DS:b`: two "
+                   "traces of one dataset)")
+    s.add_argument("extra", nargs="?", help=argparse.SUPPRESS)
     s.add_argument("--level", "-l", choices=list(LEVELS),
                    help="one level, every row: timeline, steps (the k-th ProfilerStep of each trace), steady (mean "
                         "per step after the first), categories, ops, op_args (op, input dims, dtypes, strides, "
-                        "concrete inputs), modules (nn.Module instances by path), kernels (short names) or tree "
-                        "(the merged call trees)")
+                        "concrete inputs), modules (nn.Module instances by path), kernels (short names), tree "
+                        "(the merged call trees) or perf (the compute model's TFLOP/s, TB/s and %% of roofline per op "
+                        "and argument set)")
+    s.add_argument("--ranks", choices=list(RANK_MODES),
+                   help="BASE and VARIANT are multi-rank jobs (a dataset, or DATASET:TRACE,TRACE,... one trace per "
+                        "rank): pair compares rank r of the baseline with rank r of the variant (a rank column), job "
+                        "the jobs as a whole, every time summed over the ranks")
     s.add_argument("--top", "-n", type=nonneg_int, metavar="N",
                    help="the first N rows of each list of the first screen (default 10), or of --level")
     s.add_argument("--fail-if-slower", type=float, metavar="PCT",

@@ -38,10 +38,14 @@ def _quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def table_statements(dataset: Path, trace_ids: list[str] | None = None) -> list[str]:
+def table_statements(dataset: Path, trace_ids: list[str] | None = None,
+                     also: list[tuple[Path, str, str]] | None = None) -> list[str]:
     """CREATE VIEW statements for the stored tables, with absolute paths, and for the dataset's user rule
     files (``_dataset_rule_files``, read by sql/categories/rules.sql): everything that names the dataset.
-    ``trace_ids``: the tables hold only these traces (their directories are named, nothing else is listed)."""
+    ``trace_ids``: the tables hold only these traces (their directories are named, nothing else is listed).
+    ``also`` (with ``trace_ids``): (other dataset, trace_id, as_id) triples: the tables also hold that trace of
+    the other dataset, its rows under the trace_id ``as_id`` (a trace can then sit beside its own copy); the
+    rule files and the record of ingest runs stay this dataset's."""
     root = Path(dataset).resolve()
     tdir = root / "traces"
     has_traces = any(tdir.glob("trace_id=*/traces/*.parquet")) if tdir.is_dir() else False
@@ -49,8 +53,13 @@ def table_statements(dataset: Path, trace_ids: list[str] | None = None) -> list[
     for table in TABLES:
         if trace_ids is not None:
             globs = ", ".join(_quote(f"{tdir}/trace_id={t}/{table}/*.parquet") for t in trace_ids)
-            out.append(f"CREATE OR REPLACE VIEW {table} AS SELECT trace_id, * EXCLUDE (trace_id) FROM read_parquet("
-                       f"[{globs}], hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}});")
+            selects = [f"SELECT trace_id, * EXCLUDE (trace_id) FROM read_parquet([{globs}], hive_partitioning = "
+                       f"true, hive_types = {{'trace_id': VARCHAR}})"] if trace_ids else []
+            for other, tid, as_id in also or []:
+                glob = _quote(f"{Path(other).resolve()}/traces/trace_id={tid}/{table}/*.parquet")
+                selects.append(f"SELECT {_quote(as_id)} AS trace_id, * EXCLUDE (trace_id) FROM read_parquet("
+                               f"{glob}, hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}})")
+            out.append(f"CREATE OR REPLACE VIEW {table} AS {' UNION ALL BY NAME '.join(selects)};")
         elif has_traces and any(tdir.glob(f"trace_id=*/{table}/*.parquet")):
             glob = _quote(f"{tdir}/trace_id=*/{table}/*.parquet")
             out.append(f"CREATE OR REPLACE VIEW {table} AS SELECT trace_id, * EXCLUDE (trace_id) FROM read_parquet("
@@ -292,15 +301,16 @@ class Dataset:
     ``ds.sql(query)`` returns a polars DataFrame; ``ds.con`` is the DuckDB connection for power users.
     """
 
-    def __init__(self, path, threads: int | None = None, trace_ids: list[str] | None = None):
+    def __init__(self, path, threads: int | None = None, trace_ids: list[str] | None = None,
+                 also: list[tuple[str | Path, str, str]] | None = None):
         self.path = Path(path)
         self._scratch: Path | None = None
         if not (self.path / "traces").is_dir():
             what = "no such directory" if not self.path.exists() else "not a tracesql dataset (no traces/ folder)"
             raise DatasetError(f"{path}: {what}; create one with `tracesql ingest TRACE --out {path}`")
         config: dict[str, str | bool | int | float | list[str]] = {"threads": threads} if threads else {}
-        if trace_ids is not None:
-            self._open_traces(list(trace_ids), config)
+        if trace_ids is not None or also:
+            self._open_traces(list(trace_ids or []), config, [(Path(p), t, a) for p, t, a in also or []])
             return
         stmts = catalog_statements(self.path)
         self.con = _open_catalog(self.path, stmts, config)
@@ -324,14 +334,23 @@ class Dataset:
         self.con.execute("SET parquet_metadata_cache = true")
         self.con.execute(ASOF_AS_JOIN)
 
-    def _open_traces(self, trace_ids: list[str], config: dict) -> None:
-        """Open only the traces ``trace_ids`` (a task of a batch job over an archive): a private copy of the
-        shared template of analysis views (nothing is bound but the table views) whose tables read only these
-        traces' directories; the dataset's catalog is neither read nor written."""
-        missing = [t for t in trace_ids if not (self.path / "traces" / f"trace_id={t}").is_dir()]
-        if missing or not trace_ids:
-            raise DatasetError(f"{self.path}: no trace {missing[0] if missing else '(none given)'} in the dataset")
-        tables = table_statements(self.path, trace_ids)
+    def _open_traces(self, trace_ids: list[str], config: dict, also: list[tuple[Path, str, str]]) -> None:
+        """Open only the traces ``trace_ids`` (a task of a batch job over an archive), and the traces of other
+        datasets ``also`` names (table_statements): a private copy of the shared template of analysis views
+        (nothing is bound but the table views) whose tables read only these traces' directories; no catalog is
+        read or written."""
+        for root, tid in [(self.path, t) for t in trace_ids] + [(p, t) for p, t, _ in also]:
+            if not (root / "traces" / f"trace_id={tid}").is_dir():
+                raise DatasetError(f"{root}: no trace {tid} in the dataset")
+        if not trace_ids and not also:
+            raise DatasetError(f"{self.path}: no trace (none given) in the dataset")
+        as_ids = list(trace_ids) + [a for _, _, a in also]
+        if len(set(as_ids)) < len(as_ids):
+            raise DatasetError(f"{self.path}: two traces opened under one trace_id ({', '.join(as_ids)})")
+        for root, _, _ in also:
+            if not (root / "traces").is_dir():
+                raise DatasetError(f"{root}: not a tracesql dataset (no traces/ folder)")
+        tables = table_statements(self.path, trace_ids, also)
         analysis = analysis_statements()
         template = _catalog_template(analysis)
         self.con = None
@@ -433,9 +452,14 @@ class Dataset:
 
     def diff(self, base: str, variant: str, level: str | None = None) -> pl.DataFrame | dict[str, pl.DataFrame]:
         """The trace ``variant`` compared with the trace ``base`` of this dataset, one level or (level None) a dict
-        of every level (tracesql.diff.diff: the parameters and columns are documented there)."""
-        from .diff import diff
+        of every level (tracesql.diff.diff: the parameters and columns are documented there). Either may also be
+        ``DATASET[:TRACE]``, a trace of another dataset (tracesql.diff.compare; the other is then a trace of
+        this dataset)."""
+        from .diff import compare, diff, is_spec
 
+        if is_spec(base) or is_spec(variant):
+            b, v = (x if is_spec(x) else f"{self.path}:{x}" for x in (base, variant))
+            return compare(b, v, level=level)
         return diff(self, base, variant, level=level)
 
     def close(self) -> None:
@@ -454,7 +478,9 @@ class Dataset:
 
 
 def open(path, threads: int | None = None,  # noqa: A001 - mirrors tracesql.open(DATASET)
-         trace_ids: list[str] | None = None) -> Dataset:
+         trace_ids: list[str] | None = None, also: list[tuple[str | Path, str, str]] | None = None) -> Dataset:
     """Open a dataset. ``trace_ids``: only these traces, without reading or writing the dataset's catalog (cheap
-    whatever the dataset's size: for per-trace tasks of a batch job)."""
-    return Dataset(path, threads=threads, trace_ids=trace_ids)
+    whatever the dataset's size: for per-trace tasks of a batch job). ``also``: (other dataset, trace_id, as_id)
+    triples, traces of other datasets opened beside them, each under the trace_id ``as_id`` (two datasets
+    compared in one connection: tracesql.diff)."""
+    return Dataset(path, threads=threads, trace_ids=trace_ids, also=also)

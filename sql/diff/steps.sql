@@ -55,8 +55,10 @@ CREATE OR REPLACE MACRO diff_gpu_timeline_by_step(base_id, variant_id) AS TABLE
 SELECT d.k.step_pos AS step_pos, b.step AS base_step, v.step AS variant_step, d.k.measure AS measure,
        d.* EXCLUDE (k)
 FROM _diff_sides('_diff_step_src', base_id, variant_id) d
-LEFT JOIN _diff_step_positions b ON b.trace_id = base_id AND b.step_pos = d.k.step_pos
-LEFT JOIN _diff_step_positions v ON v.trace_id = variant_id AND v.step_pos = d.k.step_pos
+LEFT JOIN (SELECT step_pos, min(step) AS step FROM _diff_step_positions WHERE _diff_in(trace_id, base_id)
+           GROUP BY step_pos) b ON b.step_pos = d.k.step_pos
+LEFT JOIN (SELECT step_pos, min(step) AS step FROM _diff_step_positions WHERE _diff_in(trace_id, variant_id)
+           GROUP BY step_pos) v ON v.step_pos = d.k.step_pos
 ORDER BY abs(diff_ns) DESC, step_pos,
          list_position(['span', 'busy', 'idle', 'compute', 'comm', 'comm_exposed', 'memory', 'memory_exposed'],
                        measure);
@@ -71,13 +73,16 @@ ORDER BY abs(diff_ns) DESC, step_pos,
 --   diff_ns, ratio              variant - base, ns; variant / base (diff/pairs)
 -- Ordered by |diff_ns| descending.
 CREATE OR REPLACE MACRO diff_gpu_timeline_steady(base_id, variant_id) AS TABLE
-WITH used AS (
-    SELECT trace_id, string_agg(step, ', ' ORDER BY step_pos) AS steps FROM _diff_step_positions
-    WHERE steady AND trace_id IN (base_id, variant_id) GROUP BY trace_id
+WITH sides(is_base, ids) AS (VALUES (true, base_id), (false, variant_id)),
+used AS (
+    SELECT is_base, string_agg(step, ', ' ORDER BY step_pos, step) AS steps
+    FROM (SELECT DISTINCT s.is_base, p.step_pos, p.step
+          FROM sides s JOIN _diff_step_positions p ON p.steady AND _diff_in(p.trace_id, s.ids))
+    GROUP BY is_base
 )
 SELECT d.k.measure AS measure,
-       (SELECT steps FROM used WHERE trace_id = base_id) AS base_steps,
-       (SELECT steps FROM used WHERE trace_id = variant_id) AS variant_steps,
+       (SELECT steps FROM used WHERE is_base) AS base_steps,
+       (SELECT steps FROM used WHERE NOT is_base) AS variant_steps,
        d.* EXCLUDE (k)
 FROM _diff_sides('_diff_steady_src', base_id, variant_id) d
 ORDER BY abs(diff_ns) DESC,

@@ -69,7 +69,7 @@ WITH d AS (
     FROM d WHERE side = 'both' AND len(key_path) > 1 GROUP BY ALL
 ), names AS (   -- one node of each path, for its kind, name and dims
     SELECT path, any_value(kind) AS kind, any_value(name) AS name, any_value(dims) AS dims
-    FROM _diff_tree_nodes WHERE trace_id IN (base_id, variant_id) GROUP BY path
+    FROM _diff_tree_nodes WHERE _diff_in(trace_id, base_id) OR _diff_in(trace_id, variant_id) GROUP BY path
 ), texts AS (
     SELECT dims, _py_tuple3(dims::JSON) AS py FROM (SELECT DISTINCT dims FROM names WHERE dims IS NOT NULL)
 )
