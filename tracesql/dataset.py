@@ -176,6 +176,17 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tracesql"
 
 
+def _remove_stale_scratch() -> None:
+    """Remove the private catalog copies (.open-<pid>-<hex>.duckdb and its .wal) that processes which no longer
+    exist left in the cache directory (killed before Dataset.close)."""
+    from .ingest.publish import _pid_alive
+
+    for f in cache_dir().glob(".open-*-*.duckdb*"):
+        pid = f.name.split("-")[1]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            f.unlink(missing_ok=True)
+
+
 def _catalog_template(analysis: list[str]) -> Path | None:
     """A DuckDB database with every analysis view created over tables without rows, shared by all datasets
     (``cache_dir()/catalog-<key>.duckdb``, the key covering the SQL, the table layout and DuckDB's version).
@@ -355,6 +366,7 @@ class Dataset:
         template = _catalog_template(analysis)
         self.con = None
         if template is not None:
+            _remove_stale_scratch()
             self._scratch = cache_dir() / f".open-{os.getpid()}-{uuid.uuid4().hex[:8]}.duckdb"
             try:
                 shutil.copyfile(template, self._scratch)
