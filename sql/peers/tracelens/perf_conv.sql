@@ -122,16 +122,9 @@ CREATE OR REPLACE VIEW _tl_conv_bwd_ops AS
 SELECT * FROM (VALUES ('flash_attn::_flash_attn_varlen_backward'), ('aten::convolution_backward'),
                       ('ConvBias_Backward'), ('ConvBiasReLU_Backward')) t(name);
 
--- tl_perf_conv_fwd: TraceLens's CONV_fwd.csv, one row per trace and group of convolution instances with the
--- same name and parameters; TraceLens's column names (statistics: peers/tracelens/perf_ops).
---   trace_id                                   the trace
---   name                                       the op name
---   param: convNd, input_shape, filter_shape, dtype_input_weight, input_stride, weight_stride   the operands
---   param: bias, stride, padding, dilation, transposed_conv, output_padding, groups   see the top of this file
---   GFLOPS_first ... UID_first                 the statistics of _tl_perf_summary
---   rank                                       row order in TraceLens's file
---   sheet_columns                              the columns TraceLens writes for this trace, in its order
-CREATE OR REPLACE VIEW tl_perf_conv_fwd AS
+-- _tl_perf_conv_sheet(bwd): the rows and columns of CONV_fwd (bwd false) or CONV_bwd (bwd true) from the
+-- convolution summary (see tl_perf_conv_fwd).
+CREATE OR REPLACE MACRO _tl_perf_conv_sheet(bwd) AS TABLE
 SELECT trace_id, name, _tl_perf_param(params, 'convNd') AS "param: convNd",
        _tl_perf_param(params, 'input_shape') AS "param: input_shape",
        _tl_perf_param(params, 'filter_shape') AS "param: filter_shape",
@@ -145,8 +138,19 @@ SELECT trace_id, name, _tl_perf_param(params, 'convNd') AS "param: convNd",
        _tl_perf_param(params, 'groups') AS "param: groups",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
 FROM _tl_perf_summary('_tl_perf_conv')
-WHERE name NOT IN (SELECT name FROM _tl_conv_bwd_ops)
+WHERE (name IN (SELECT name FROM _tl_conv_bwd_ops)) = bwd
 ORDER BY trace_id, rank;
+
+-- tl_perf_conv_fwd: TraceLens's CONV_fwd.csv, one row per trace and group of convolution instances with the
+-- same name and parameters; TraceLens's column names (statistics: peers/tracelens/perf_ops).
+--   trace_id                                   the trace
+--   name                                       the op name
+--   param: convNd, input_shape, filter_shape, dtype_input_weight, input_stride, weight_stride   the operands
+--   param: bias, stride, padding, dilation, transposed_conv, output_padding, groups   see the top of this file
+--   GFLOPS_first ... UID_first                 the statistics of _tl_perf_summary
+--   rank                                       row order in TraceLens's file
+--   sheet_columns                              the columns TraceLens writes for this trace, in its order
+CREATE OR REPLACE VIEW tl_perf_conv_fwd AS SELECT * FROM _tl_perf_conv_sheet(false);
 
 -- tl_perf_conv_bwd: TraceLens's CONV_bwd.csv, one row per trace and group of convolution backward instances
 -- (aten::convolution_backward) with the same name and parameters: the rows of CONV_fwd's summary that
@@ -158,19 +162,4 @@ ORDER BY trace_id, rank;
 --   GFLOPS_first ... UID_first                 the statistics of _tl_perf_summary
 --   rank                                       row order in TraceLens's file
 --   sheet_columns                              the columns TraceLens writes for this trace, in its order
-CREATE OR REPLACE VIEW tl_perf_conv_bwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'convNd') AS "param: convNd",
-       _tl_perf_param(params, 'input_shape') AS "param: input_shape",
-       _tl_perf_param(params, 'filter_shape') AS "param: filter_shape",
-       _tl_perf_param(params, 'dtype_input_weight') AS "param: dtype_input_weight",
-       _tl_perf_param(params, 'input_stride') AS "param: input_stride",
-       _tl_perf_param(params, 'weight_stride') AS "param: weight_stride",
-       _tl_perf_param(params, 'bias') AS "param: bias", _tl_perf_param(params, 'stride') AS "param: stride",
-       _tl_perf_param(params, 'padding') AS "param: padding", _tl_perf_param(params, 'dilation') AS "param: dilation",
-       _tl_perf_param(params, 'transposed_conv') AS "param: transposed_conv",
-       _tl_perf_param(params, 'output_padding') AS "param: output_padding",
-       _tl_perf_param(params, 'groups') AS "param: groups",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_conv')
-WHERE name IN (SELECT name FROM _tl_conv_bwd_ops)
-ORDER BY trace_id, rank;
+CREATE OR REPLACE VIEW tl_perf_conv_bwd AS SELECT * FROM _tl_perf_conv_sheet(true);

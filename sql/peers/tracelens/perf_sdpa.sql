@@ -119,6 +119,22 @@ SELECT trace_id, event_id, params,
 FROM _tl_perf_sdpa_cfg
 WHERE h_kv <> 0;
 
+-- _tl_perf_sdpa_sheet(tbl, ev): the rows and columns of an attention sheet from the instances tbl and their
+-- events ev (see _tl_perf_summary): SDPA_fwd, or SDPA_bwd over the backward nodes.
+CREATE OR REPLACE MACRO _tl_perf_sdpa_sheet(tbl, ev) AS TABLE
+SELECT trace_id, name,
+       _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'N_Q') AS "param: N_Q",
+       _tl_perf_param(params, 'H_Q') AS "param: H_Q", _tl_perf_param(params, 'N_KV') AS "param: N_KV",
+       _tl_perf_param(params, 'H_KV') AS "param: H_KV", _tl_perf_param(params, 'd_h_qk') AS "param: d_h_qk",
+       _tl_perf_param(params, 'd_h_v') AS "param: d_h_v", _tl_perf_param(params, 'q_stride') AS "param: q_stride",
+       _tl_perf_param(params, 'k_stride') AS "param: k_stride", _tl_perf_param(params, 'v_stride') AS "param: v_stride",
+       _tl_perf_param(params, 'dropout') AS "param: dropout", _tl_perf_param(params, 'causal') AS "param: causal",
+       _tl_perf_param(params, 'flash_impl') AS "param: flash_impl",
+       _tl_perf_param(params, 'dtype_A_B') AS "param: dtype_A_B",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary(tbl, ev)
+ORDER BY trace_id, rank;
+
 -- tl_perf_sdpa_fwd: TraceLens's SDPA_fwd.csv, one row per trace and group of attention forward instances with
 -- the same name and parameters; TraceLens's column names (statistics: peers/tracelens/perf_ops).
 --   trace_id                                  the trace
@@ -129,33 +145,10 @@ WHERE h_kv <> 0;
 --   GFLOPS_first ... UID_first                the statistics of _tl_perf_summary
 --   rank                                      row order in TraceLens's file
 --   sheet_columns                             the columns TraceLens writes for this trace, in its order
-CREATE OR REPLACE VIEW tl_perf_sdpa_fwd AS
-SELECT trace_id, name,
-       _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'N_Q') AS "param: N_Q",
-       _tl_perf_param(params, 'H_Q') AS "param: H_Q", _tl_perf_param(params, 'N_KV') AS "param: N_KV",
-       _tl_perf_param(params, 'H_KV') AS "param: H_KV", _tl_perf_param(params, 'd_h_qk') AS "param: d_h_qk",
-       _tl_perf_param(params, 'd_h_v') AS "param: d_h_v", _tl_perf_param(params, 'q_stride') AS "param: q_stride",
-       _tl_perf_param(params, 'k_stride') AS "param: k_stride", _tl_perf_param(params, 'v_stride') AS "param: v_stride",
-       _tl_perf_param(params, 'dropout') AS "param: dropout", _tl_perf_param(params, 'causal') AS "param: causal",
-       _tl_perf_param(params, 'flash_impl') AS "param: flash_impl",
-       _tl_perf_param(params, 'dtype_A_B') AS "param: dtype_A_B",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_sdpa')
-ORDER BY trace_id, rank;
+CREATE OR REPLACE VIEW tl_perf_sdpa_fwd AS SELECT * FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa', '_tl_perf_events');
 
 -- tl_perf_sdpa_bwd: TraceLens's SDPA_bwd.csv, one row per trace and group of attention forward instances with
 -- the same name and parameters that autograd ran a backward node for, with the backward FLOPs and bytes and the
 -- node's GPU kernels; the columns of tl_perf_sdpa_fwd.
 CREATE OR REPLACE VIEW tl_perf_sdpa_bwd AS
-SELECT trace_id, name,
-       _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'N_Q') AS "param: N_Q",
-       _tl_perf_param(params, 'H_Q') AS "param: H_Q", _tl_perf_param(params, 'N_KV') AS "param: N_KV",
-       _tl_perf_param(params, 'H_KV') AS "param: H_KV", _tl_perf_param(params, 'd_h_qk') AS "param: d_h_qk",
-       _tl_perf_param(params, 'd_h_v') AS "param: d_h_v", _tl_perf_param(params, 'q_stride') AS "param: q_stride",
-       _tl_perf_param(params, 'k_stride') AS "param: k_stride", _tl_perf_param(params, 'v_stride') AS "param: v_stride",
-       _tl_perf_param(params, 'dropout') AS "param: dropout", _tl_perf_param(params, 'causal') AS "param: causal",
-       _tl_perf_param(params, 'flash_impl') AS "param: flash_impl",
-       _tl_perf_param(params, 'dtype_A_B') AS "param: dtype_A_B",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_sdpa_bwd', '_tl_perf_bwd_events')
-ORDER BY trace_id, rank;
+SELECT * FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa_bwd', '_tl_perf_bwd_events');
