@@ -34,7 +34,7 @@ from tracesql.schema import EVENT_TABLES
 from .conftest import NO_SHARED, TRACES
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
-LONG = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+LONG = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.fixture(scope="module")
