@@ -599,6 +599,8 @@ def _ingest_parallel(files: list[str], dataset: Path, out, salvage: bool, quiet:
             progress.close()
     except BaseException:
         pool.stop(futures)
+        if executor != "dask":  # the local processes have exited: the work areas of tasks stopped mid-way go too
+            remove_stale_staging(dataset)
         raise
     finally:
         pool.close()
