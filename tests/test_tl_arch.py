@@ -11,8 +11,8 @@ import tracesql
 from tracesql import report
 from tracesql.output import UsageError
 
-from .test_tl_ops_unique_args import as_text, read_csv
-from .test_tl_perf_sheets import close, is_text
+from .test_tl_ops_unique_args import read_csv
+from .test_tl_perf_sheets import assert_sheet_equal
 
 DATA = Path(__file__).parent / "data" / "tracelens_arch"
 TRACES = {"mi300_qwen_infer": ("amd/mi300_qwen_infer.json.gz", "MI300X"),
@@ -20,7 +20,7 @@ TRACES = {"mi300_qwen_infer": ("amd/mi300_qwen_infer.json.gz", "MI300X"),
           "h100_falconsai_infer": ("nvidia/h100_falconsai_infer.json.gz", "MI325X")}
 REFS = sorted((folder, f.stem) for folder in TRACES for f in (DATA / folder).glob("*.csv"))
 VIEWS = {fname: (view, q) for fname, view, q in report.TRACELENS}
-ROOF_TEXT = {"Roofline Bound_first", "Roofline Bound"}
+ROOF_TEXT = frozenset({"Roofline Bound_first", "Roofline Bound"})
 
 
 def _sheets(path, trace_id: str, arch: str | None, names: list[str]) -> dict:
@@ -45,14 +45,7 @@ def test_references_cover_every_sheet_kind():
 def test_roofline_columns_equal_tracelens(computed, folder, sheet):
     want = read_csv(DATA / folder / f"{sheet}.csv")
     got = computed[folder][sheet]
-    assert got is not None and got.columns == list(want[0])
-    assert got.height == len(want)
-    for i, (g, w) in enumerate(zip(got.to_dicts(), want, strict=True)):
-        for col, wv in w.items():
-            if is_text(col) or col in ROOF_TEXT:
-                assert as_text(g[col]) == wv, (i, w["name"], col, g[col], wv)
-            else:
-                assert close(g[col], wv), (i, w["name"], col, g[col], wv)
+    assert_sheet_equal(got, want, ROOF_TEXT)
 
 
 def test_gemm_roofline_by_hand(computed):

@@ -8,8 +8,8 @@ import tracesql
 from tracesql import report
 from tracesql.cli import main
 
-from .test_tl_ops_unique_args import as_text, read_csv
-from .test_tl_perf_sheets import close, is_text
+from .test_tl_ops_unique_args import read_csv
+from .test_tl_perf_sheets import assert_sheet_equal
 
 REF = "graphs/vllm_decode_full"
 # the inference report's sheets reproduced here: (file, view)
@@ -42,14 +42,7 @@ def test_sheet_equals_reference(sheets, reference_dir, sheet):
     """Every row and column of TraceLens's sheet, UID_first included: numbers to 1e-6, texts exact."""
     want = read_csv(reference_dir / "tracelens" / REF / f"{sheet}.csv")
     got = sheets[sheet]
-    assert got is not None and got.columns == list(want[0])
-    assert got.height == len(want)
-    for i, (g, w) in enumerate(zip(got.to_dicts(), want, strict=True)):
-        for col, wv in w.items():
-            if is_text(col):
-                assert as_text(g[col]) == wv, (i, w["name"], col, g[col], wv)
-            else:
-                assert close(g[col], wv), (i, w["name"], col, g[col], wv)
+    assert_sheet_equal(got, want)
 
 
 def test_gemm_values(sheets):

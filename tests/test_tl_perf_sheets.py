@@ -88,6 +88,19 @@ def close(got, want: str) -> bool:
     return got is not None and math.isclose(float(got), float(want), rel_tol=1e-6, abs_tol=1e-12)
 
 
+
+def assert_sheet_equal(got, want: list[dict], text: frozenset[str] = frozenset()) -> None:
+    """A computed sheet against TraceLens's rows (read_csv): the same columns and rows; text columns (is_text, and
+    those in ``text``) character for character, every other column as a number to 1e-6 relative."""
+    assert got is not None and got.columns == list(want[0])
+    assert got.height == len(want)
+    for i, (g, w) in enumerate(zip(got.to_dicts(), want, strict=True)):
+        for col, wv in w.items():
+            if is_text(col) or col in text:
+                assert as_text(g[col]) == wv, (i, w["name"], col, g[col], wv)
+            else:
+                assert close(g[col], wv), (i, w["name"], col, g[col], wv)
+
 @pytest.fixture(scope="module")
 def sheets(all_dataset, trace_ids):
     """{(sheet, trace_id): DataFrame or None} for every sheet and reference trace, computed as the report does, on
@@ -105,14 +118,7 @@ def sheets(all_dataset, trace_ids):
 def test_sheet_equals_reference(sheets, trace_ids, reference_dir, ref, trace, sheet):
     want = read_csv(reference_dir / "tracelens" / ref / f"{sheet}.csv")
     got = sheets[sheet, trace_ids[trace]]
-    assert got is not None and got.columns == list(want[0])
-    assert got.height == len(want)
-    for i, (g, w) in enumerate(zip(got.to_dicts(), want, strict=True)):
-        for col, wv in w.items():
-            if is_text(col):
-                assert as_text(g[col]) == wv, (i, w["name"], col, g[col], wv)
-            else:
-                assert close(g[col], wv), (i, w["name"], col, g[col], wv)
+    assert_sheet_equal(got, want)
 
 
 def test_gemm_values(sheets, trace_ids):
