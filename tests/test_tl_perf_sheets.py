@@ -15,8 +15,8 @@ from .test_tl_ops_unique_args import as_text, read_csv
 # (reference folder, trace, sheet) for every per-family sheet and unified_perf_summary.csv under
 # reference/tracelens/ that --style tracelens reproduces. Left out, with the reason:
 #   graphs/vllm_decode_full/*   TraceLens's inference report (tests/test_tl_perf_infer.py reproduces its GEMM,
-#                               UnaryElementwise, RMSNorm_fwd, InferenceAttention_fwd and MoE_unfused_fwd with
-#                               --group-by-parent-module; its unified_perf_summary is not reproduced). In the
+#                               UnaryElementwise, RMSNorm_fwd, InferenceAttention_fwd, MoE_unfused_fwd and
+#                               unified_perf_summary with --group-by-parent-module). In the
 #                               plain layout tested here, the report over the graph replay merged with its capture:
 #                               its sheets group by num_kernels too, model the vLLM custom ops of the inference
 #                               extension (vllm::rocm_unquantized_gemm ...) and take the capture trace's ops as
@@ -75,7 +75,7 @@ TEXT = {"name", "op category", "Input Dims", "Input type", "Input Strides", "Con
         "perf_params", "has_perf_model", "process_name", "process_label", "thread_name", "process_name_first",
         "process_label_first", "thread_name_first", "Compute Spec",
         "kernel_details__summarize_kernel_stats", "trunc_kernel_details", "Input Dims_first", "Input type_first",
-        "Input Strides_first", "Concrete Inputs_first"}
+        "Input Strides_first", "Concrete Inputs_first", "entry_point", "call_stack_full"}
 
 
 def is_text(col: str) -> bool:

@@ -134,10 +134,12 @@ TRACELENS_BY_MODULE = {
     for view in ("tl_ops_summary", "tl_ops_summary_by_category", "tl_ops_unique_args")
 }
 # ... and its perf-model sheets (peers/tracelens/perf_infer: grouped by num_kernels too, over a graph replay merged
-# with its capture trace, with the ops of TraceLens's inference extension), plus the sheets only that report has
+# with its capture trace, with the ops of TraceLens's inference extension; its unified_perf_summary with call
+# stacks: peers/tracelens/perf_infer_unified), plus the sheets only that report has
 TRACELENS_BY_MODULE.update({
     "tl_perf_gemm": ("tl_perf_infer_gemm", _PERF_QUERY),
     "tl_perf_unary_elementwise": ("tl_perf_infer_unary_elementwise", _PERF_QUERY),
+    "tl_unified_perf_summary": ("tl_perf_infer_unified_perf_summary", _PERF_QUERY),
 })
 TRACELENS_INFERENCE: list[tuple[str, str, str | None]] = [
     ("RMSNorm_fwd", "tl_perf_infer_rmsnorm_fwd", _PERF_QUERY),

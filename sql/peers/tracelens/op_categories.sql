@@ -28,6 +28,13 @@ SELECT o.tl_launcher_trace_id, o.tl_launcher_event_id, o.tl_launcher_name, o.tl_
 FROM tl_gpu_event_ops o
 WHERE o.tl_launcher_event_id IS NOT NULL;
 
+-- _tl_op_rule_category(name): the category of the best `tracelens` op rule matching an op name (NULL when none
+-- matches), for names op_name_categories does not cover.
+CREATE OR REPLACE MACRO _tl_op_rule_category(name) AS (
+    SELECT r.category FROM category_rules r
+    WHERE r.ruleset = 'tracelens' AND r.applies_to = 'op' AND regexp_matches(name, r.pattern)
+    ORDER BY _rule_precedence(r.priority, r.source, r.file, r.line_no) LIMIT 1);
+
 -- _tl_op_name_categories: TraceLens's registry category of every launcher / parent-op name as TraceLens
 -- names it (_tl_op_name, peers/tracelens/links): op_name_categories of the `tracelens` ruleset for the
 -- names that _tl_op_name leaves alone, and the same rules matched here for the few names it shortens
@@ -42,11 +49,7 @@ WITH kept AS (
     WHERE ruleset = 'tracelens' AND _tl_op_name(name) <> name
       AND _tl_op_name(name) NOT IN (SELECT name FROM kept)
 ), best AS (
-    SELECT n.name,
-           (SELECT r.category FROM category_rules r
-            WHERE r.ruleset = 'tracelens' AND r.applies_to = 'op' AND regexp_matches(n.name, r.pattern)
-            ORDER BY _rule_precedence(r.priority, r.source, r.file, r.line_no) LIMIT 1) AS category
-    FROM renamed n
+    SELECT n.name, _tl_op_rule_category(n.name) AS category FROM renamed n
 )
 SELECT * FROM kept
 UNION ALL

@@ -88,6 +88,8 @@ JOIN traces t ON t.trace_id = l.trace_id;
 -- Python frames whose parent lies outside it; by start, shallower first on equal starts, the root taking the
 -- window's first id). Windows merged one after the other take ids after the previous one's.
 --   trace_id, graph_index, capture_trace_id, event_id (in the capture trace), cat, name, uid
+--   parent_uid   the event's parent in the merged tree: the uid of its parent in the window, else the graph
+--                launch's event_id (the window's root, which holds no name a call stack shows, sits between)
 -- @materialize report-tracelens-inference
 CREATE OR REPLACE VIEW _tl_infer_capture_events AS
 WITH n AS MATERIALIZED (   -- the capture traces' call stacks, with the parent in TraceLens's tree (which holds
@@ -129,8 +131,40 @@ WITH n AS MATERIALIZED (   -- the capture traces' call stacks, with the parent i
                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
     FROM (SELECT DISTINCT trace_id, graph_index, n FROM ranked)
 )
-SELECT r.trace_id, r.graph_index, r.capture_trace_id, r.event_id, r.cat, r.name, r.uid0 + o.before + r.pos AS uid
-FROM ranked r JOIN offs o USING (trace_id, graph_index);
+SELECT r.trace_id, r.graph_index, r.capture_trace_id, r.event_id, r.cat, r.name, r.uid0 + o.before + r.pos AS uid,
+       coalesce(p.uid0 + o.before + p.pos, l.graph_launch_event_id) AS parent_uid
+FROM ranked r JOIN offs o USING (trace_id, graph_index)
+LEFT JOIN ranked p ON p.trace_id = r.trace_id AND p.graph_index = r.graph_index AND p.event_id = r.tree_parent_id
+JOIN (SELECT DISTINCT trace_id, graph_index, graph_launch_event_id FROM graph_capture_links) l
+  ON l.trace_id = r.trace_id AND l.graph_index = r.graph_index;
+
+-- _tl_infer_op_gpu: one row per cpu_op of the (merged) tree and GPU event launched inside it (any depth): the
+-- trace's own ops (tree/op_gpu's pairs) and the ops of its merged capture windows, whose GPU events are the
+-- replayed events whose capture-time launch lies inside them (TraceLens's make_connections adds a replayed event
+-- to the gpu_events of every ancestor of its capture launch).
+--   trace_id       the trace (the graph replay for a merged capture)
+--   uid            the op's id in the merged tree (event_id for the trace's own ops, _tl_infer_capture_events.uid)
+--   gpu_event_id   the GPU event (of trace_id)
+--   is_direct      the op is the innermost cpu_op around the (capture-time) launch
+-- @materialize report-tracelens-inference
+CREATE OR REPLACE VIEW _tl_infer_op_gpu AS
+WITH RECURSIVE ops AS MATERIALIZED (   -- cpu_ops of the capture traces with the op around them
+    SELECT trace_id, event_id, op_event_id FROM cpu_event_context
+    WHERE trace_id IN (SELECT capture_trace_id FROM _tl_infer_windows)
+), up(trace_id, graph_index, gpu_event_id, op_trace_id, op_event_id, direct) AS (   -- capture launch -> ops
+    SELECT l.trace_id, l.graph_index, l.event_id, l.capture_trace_id, o.op_event_id, true
+    FROM graph_capture_links l JOIN ops o ON o.trace_id = l.capture_trace_id AND o.event_id = l.capture_launch_event_id
+    WHERE o.op_event_id IS NOT NULL
+    UNION ALL
+    SELECT u.trace_id, u.graph_index, u.gpu_event_id, u.op_trace_id, o.op_event_id, false
+    FROM up u JOIN ops o ON o.trace_id = u.op_trace_id AND o.event_id = u.op_event_id
+    WHERE o.op_event_id IS NOT NULL
+)
+SELECT trace_id, op_event_id AS uid, gpu_event_id, is_direct FROM _tree_op_gpu_pairs
+UNION ALL
+SELECT u.trace_id, c.uid, u.gpu_event_id, u.direct
+FROM up u JOIN _tl_infer_capture_events c ON c.trace_id = u.trace_id AND c.graph_index = u.graph_index
+ AND c.capture_trace_id = u.op_trace_id AND c.event_id = u.op_event_id;
 
 -- _tl_infer_perf_events: _tl_perf_events for TraceLens's inference report, one row per modelled op instance of
 -- the (merged) tree: the trace's own cpu_ops, the cpu_ops of its merged capture windows, and the MoE pseudo ops
@@ -140,6 +174,8 @@ FROM ranked r JOIN offs o USING (trace_id, graph_index);
 -- replay trace), plus:
 --   annotation   the name of the replay trace's user_annotation holding the op (NULL when none)
 --   moe_topk, moe_gated   a MoE pseudo op's `MoE topk` and `MoE GEMM gated` args (NULL for other ops)
+--   pseudo_parent_uid, pseudo_gpu_event_id   a pseudo op's parent op (the moe_forward) and its one GPU event
+--                (NULL for other ops; the pseudo ops without a model, sheet NULL, are rows too)
 -- MoE pseudo ops (TraceLens/Trace2Tree/extensions/moe_unfused_triton_pseudo_ops.py, applied by
 -- pseudo_ops_registry.apply_pseudo_op_extensions when the tree has vllm::moe_forward, no
 -- vllm::rocm_aiter_fused_moe and a kernel named *matmul_ogs*): for every vllm::moe_forward of the tree (in the
@@ -169,24 +205,12 @@ WITH RECURSIVE reg AS (
     JOIN events e ON e.trace_id = c.capture_trace_id AND e.event_id = c.event_id
     JOIN _tl_infer_windows w ON w.trace_id = c.trace_id AND w.graph_index = c.graph_index
     WHERE c.cat = 'cpu_op'
-), ops AS MATERIALIZED (   -- cpu_ops of the capture traces with the op around them
-    SELECT trace_id, event_id, op_event_id FROM cpu_event_context
-    WHERE trace_id IN (SELECT capture_trace_id FROM _tl_infer_windows)
-), up(trace_id, graph_index, gpu_event_id, op_trace_id, op_event_id) AS (   -- capture launch -> enclosing ops
-    SELECT l.trace_id, l.graph_index, l.event_id, l.capture_trace_id, o.op_event_id
-    FROM graph_capture_links l JOIN ops o ON o.trace_id = l.capture_trace_id AND o.event_id = l.capture_launch_event_id
-    WHERE o.op_event_id IS NOT NULL
-    UNION ALL
-    SELECT u.trace_id, u.graph_index, u.gpu_event_id, u.op_trace_id, o.op_event_id
-    FROM up u JOIN ops o ON o.trace_id = u.op_trace_id AND o.event_id = u.op_event_id
-    WHERE o.op_event_id IS NOT NULL
 ), pairs0 AS (
-    SELECT p.trace_id, p.op_event_id AS event_id, p.gpu_event_id
-    FROM _tree_op_gpu_pairs p SEMI JOIN own ON own.trace_id = p.trace_id AND own.event_id = p.op_event_id
+    SELECT p.trace_id, p.uid AS event_id, p.gpu_event_id
+    FROM _tl_infer_op_gpu p SEMI JOIN own ON own.trace_id = p.trace_id AND own.event_id = p.uid
     UNION ALL
-    SELECT c.trace_id, c.event_id, u.gpu_event_id
-    FROM up u JOIN cap c ON c.trace_id = u.trace_id AND c.graph_index = u.graph_index
-     AND c.src_trace_id = u.op_trace_id AND c.src_event_id = u.op_event_id
+    SELECT p.trace_id, p.uid, p.gpu_event_id
+    FROM _tl_infer_op_gpu p SEMI JOIN cap ON cap.trace_id = p.trace_id AND cap.event_id = p.uid
 ), k0 AS MATERIALIZED (
     SELECT p.trace_id, p.event_id, g.event_id AS gpu_event_id, g.name AS kernel, g.cat AS gcat, g.stream,
            _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
@@ -240,14 +264,16 @@ WITH RECURSIVE reg AS (
     FROM pk p JOIN nev n ON n.trace_id = p.trace_id
     LEFT JOIN topk t ON t.trace_id = p.trace_id AND t.moe_id = p.moe_id
 ), inst AS (
-    SELECT *, NULL::BIGINT AS moe_topk, NULL::BOOLEAN AS moe_gated FROM inst0 WHERE model <> 'moe_forward'
+    SELECT *, NULL::BIGINT AS moe_topk, NULL::BOOLEAN AS moe_gated, NULL::BIGINT AS pseudo_parent_uid,
+           NULL::BIGINT AS pseudo_gpu_event_id
+    FROM inst0 WHERE model <> 'moe_forward'
     UNION ALL
     SELECT p.trace_id, p.event_id, m.src_event_id, m.src_trace_id, p.name,
            CASE p.name WHEN 'pseudo_op::moe_triton_unfused_up' THEN 'moe_triton_unfused_up'
                        WHEN 'pseudo_op::moe_triton_unfused_down' THEN 'moe_triton_unfused_down' END,
            CASE WHEN p.kernel IS NOT NULL THEN 'MoE_unfused_fwd' END,
            m.pid, m.tid, m.input_dims, m.input_types, m.input_strides, m.concrete_inputs, NULL, NULL, NULL, NULL,
-           p.moe_topk, p.moe_gated
+           p.moe_topk, p.moe_gated, p.moe_id, p.gpu_event_id
     FROM pseudo p JOIN moe m ON m.trace_id = p.trace_id AND m.event_id = p.moe_id
 ), k AS (
     SELECT k0.* FROM k0 SEMI JOIN inst i ON i.trace_id = k0.trace_id AND i.event_id = k0.event_id
@@ -273,7 +299,8 @@ SELECT i.trace_id, i.event_id, i.name, i.model, i.sheet, i.pid, i.tid, i.input_d
        i.input_strides, i.concrete_inputs, coalesce(b.kernel_time_us, 0.0) AS kernel_time_us,
        coalesce(b.kernels, []) AS kernels,
        coalesce(pn.v, 'Unknown') AS process_name, coalesce(pl.v, 'Unknown') AS process_label,
-       coalesce(tn.v, 'Unknown') AS thread_name, a.annotation, i.moe_topk, i.moe_gated
+       coalesce(tn.v, 'Unknown') AS thread_name, a.annotation, i.moe_topk, i.moe_gated, i.pseudo_parent_uid,
+       i.pseudo_gpu_event_id
 FROM inst i
 LEFT JOIN busy b ON b.trace_id = i.trace_id AND b.event_id = i.event_id
 LEFT JOIN ann a ON a.trace_id = i.trace_id AND a.event_id = i.event_id
@@ -281,7 +308,7 @@ LEFT JOIN _tl_process_meta pn ON pn.trace_id = i.trace_id AND pn.kind = 'process
 LEFT JOIN _tl_process_meta pl ON pl.trace_id = i.trace_id AND pl.kind = 'process_labels' AND pl.pid = i.pid
 LEFT JOIN _tl_process_meta tn ON tn.trace_id = i.trace_id AND tn.kind = 'thread_name' AND tn.pid = i.pid
                               AND tn.tid = i.tid
-WHERE i.sheet IS NOT NULL;
+WHERE i.sheet IS NOT NULL OR i.pseudo_parent_uid IS NOT NULL;
 
 -- _tl_perf_infer_gemm: one row per GEMM instance of the inference report TraceLens keeps, in _tl_perf_summary's
 -- input form: the aten GEMMs of peers/tracelens/perf_gemm and vllm::rocm_unquantized_gemm
@@ -478,7 +505,7 @@ SELECT trace_id, event_id,
         {'k': 'c_sqsq', 'v': c_sqsq::VARCHAR, 't': 'i'}, {'k': 'c_sqsk', 'v': c_sqsk::VARCHAR, 't': 'i'},
         {'k': 'g_sq', 'v': g_sq::VARCHAR, 't': 'i'}, {'k': 'g_sk', 'v': g_sk::VARCHAR, 't': 'i'},
         {'k': 'g_sqsq', 'v': g_sqsq::VARCHAR, 't': 'i'}, {'k': 'g_sqsk', 'v': g_sqsk::VARCHAR, 't': 'i'},
-        {'k': 'dtype_Q', 'v': dt_q, 't': NULL}, {'k': 'dtype_KV', 'v': dt_kv, 't': NULL}] AS params,
+        {'k': 'dtype_Q', 'v': dt_q, 't': 's'}, {'k': 'dtype_KV', 'v': dt_kv, 't': 's'}] AS params,
        h_q::HUGEINT * (2 * c_sqsk * d_qk) + h_q::HUGEINT * (2 * c_sqsk * d_v) - h_q::HUGEINT * (c_sqsq * d_qk)
            - h_q::HUGEINT * (c_sqsq * d_v) + h_q::HUGEINT * (2 * g_sqsk * d_qk) + h_q::HUGEINT * (2 * g_sqsk * d_v)
            AS flops,
@@ -553,7 +580,7 @@ SELECT trace_id, event_id,
        [{'k': 'num_tokens', 'v': m::VARCHAR, 't': 'i'}, {'k': 'hidden_dim', 'v': k::VARCHAR, 't': 'i'},
         {'k': 'inter_dim', 'v': k::VARCHAR, 't': 'i'}, {'k': 'num_experts', 'v': ne::VARCHAR, 't': 'i'},
         {'k': 'topk', 'v': topk::VARCHAR, 't': 'i'}, {'k': 'gated', 'v': _tl_py_bool(gated), 't': NULL},
-        {'k': 'input_dtype', 'v': dt_in, 't': NULL}, {'k': 'weight_dtype', 'v': dt_w, 't': NULL}] AS params,
+        {'k': 'input_dtype', 'v': dt_in, 't': 's'}, {'k': 'weight_dtype', 'v': dt_w, 't': 's'}] AS params,
        CASE model WHEN 'moe_triton_unfused_up' THEN 2 * m::HUGEINT * k * k * topk * g
                   ELSE 2 * m::HUGEINT * k * k * topk END AS flops,
        CASE model WHEN 'moe_triton_unfused_up'

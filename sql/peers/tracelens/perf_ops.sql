@@ -251,7 +251,8 @@ CREATE OR REPLACE MACRO _tl_perf_metrics(flops, bytes, kernel_time_us) AS
 -- the i-th duration of every instance with as many kernels (the others are skipped); numpy's count, sum,
 -- mean, median, std (population), min and max per entry; entries sorted by (total duration, name), stably.
 -- One row per group with kernels: gk, kernel_details (the Python list text), trunc_kernel_details (names cut to
--- 64 characters + '...', means rounded to 2 decimals as numpy rounds). gk is a struct whose field t is the
+-- 64 characters + '...', means rounded to 2 decimals as numpy rounds), kernel_order (the template's kernel
+-- positions in the list's order). gk is a struct whose field t is the
 -- trace: in a trace that writes its times as integers (_tl_int_times) the durations are Python ints, so numpy's
 -- sum, min and max print as np.int64(...).
 CREATE OR REPLACE MACRO _tl_kernel_stats(tbl) AS TABLE
@@ -291,7 +292,8 @@ SELECT k.id.g AS gk,
                                          ELSE t.tk[k.id.p].name END)
                          || ', ''stream'': ' || coalesce(t.tk[k.id.p].stream::VARCHAR, 'None')
                          || ', ''mean_duration_us'': ' || _np_f64(round_even(k.mean * 100.0, 0) / 100.0) || '}',
-                         ', ' ORDER BY k.total, t.tk[k.id.p].name, k.id.p) || ']' AS trunc_kernel_details
+                         ', ' ORDER BY k.total, t.tk[k.id.p].name, k.id.p) || ']' AS trunc_kernel_details,
+       list(k.id.p ORDER BY k.total, t.tk[k.id.p].name, k.id.p) AS kernel_order
 FROM kent k JOIN tmpl t ON t.gk = k.id.g
 LEFT JOIN _tl_int_times it ON it.trace_id = k.id.g.t
 GROUP BY k.id.g;

@@ -48,12 +48,46 @@ UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_triton;
 
+-- _tl_unified_collect(g, ops): the ops TraceLens's unified perf table collects (the collection rule at the top
+-- of this file), over any tree of ops:
+--   g     a relation of (trace_id, op_event_id, gpu_event_id, is_direct, is_nccl): the linked GPU events under
+--         each op (any depth), is_direct when the op is the innermost op around the launch
+--   ops   a relation of (trace_id, event_id, parent_id, model): the ops of g, each with the op around it
+--         (NULL at the top) and whether it has a perf model
+-- One row per collected op: trace_id, event_id.
+CREATE OR REPLACE MACRO _tl_unified_collect(g, ops) AS TABLE
+WITH RECURSIVE o AS MATERIALIZED (
+    SELECT x.trace_id, x.event_id, x.parent_id, x.model, y.leaf, y.nccl
+    FROM query_table(ops) x
+    JOIN (SELECT trace_id, op_event_id, bool_or(is_direct) AS leaf, bool_or(is_nccl) AS nccl
+          FROM query_table(g) GROUP BY trace_id, op_event_id) y
+      ON y.trace_id = x.trace_id AND y.op_event_id = x.event_id
+), anc(trace_id, event_id, anc_id) AS MATERIALIZED (   -- (op, strict ancestor op) pairs
+    SELECT trace_id, event_id, parent_id FROM o WHERE parent_id IS NOT NULL
+    UNION ALL
+    SELECT a.trace_id, a.event_id, p.parent_id FROM anc a JOIN o p ON p.trace_id = a.trace_id AND p.event_id = a.anc_id
+    WHERE p.parent_id IS NOT NULL
+), flags AS MATERIALIZED (
+    SELECT o.*, coalesce(d.desc_model, false) AS desc_model
+    FROM o
+    LEFT JOIN (SELECT a.trace_id, a.anc_id AS event_id, true AS desc_model
+               FROM anc a JOIN o m ON m.trace_id = a.trace_id AND m.event_id = a.event_id AND m.model
+               GROUP BY ALL) d ON d.trace_id = o.trace_id AND d.event_id = o.event_id
+), below_blocked AS MATERIALIZED (   -- ops under an op that is collected or collects its kernels itself
+    SELECT DISTINCT a.trace_id, a.event_id
+    FROM anc a JOIN flags b ON b.trace_id = a.trace_id AND b.event_id = a.anc_id
+    WHERE b.model OR (b.leaf AND NOT b.desc_model)
+)
+SELECT f.trace_id, f.event_id FROM flags f
+WHERE (f.model OR (f.leaf AND NOT f.desc_model AND NOT f.nccl))
+  AND NOT EXISTS (SELECT 1 FROM below_blocked x WHERE x.trace_id = f.trace_id AND x.event_id = f.event_id);
+
 -- _tl_unified_rows: one row per op of TraceLens's unified perf table (before grouping), see the top of this
 -- file: trace_id, uid, ord (row order), name, op_category, pid, tid, the four args (JSON), duration_us,
 -- has_perf_model, kernel_time_us, kernels, params, flops, bytes, compute_spec (NULL for ops without metrics).
 -- @materialize report-tracelens
 CREATE OR REPLACE VIEW _tl_unified_rows AS
-WITH RECURSIVE g AS MATERIALIZED (   -- linked GPU events under each cpu_op (all depths)
+WITH g AS MATERIALIZED (   -- linked GPU events under each cpu_op (all depths)
     SELECT p.trace_id, p.op_event_id, p.gpu_event_id, p.is_direct, o.is_nccl
     FROM _tree_op_gpu_pairs p
     JOIN tl_gpu_event_ops o ON o.trace_id = p.trace_id AND o.event_id = p.gpu_event_id
@@ -61,7 +95,6 @@ WITH RECURSIVE g AS MATERIALIZED (   -- linked GPU events under each cpu_op (all
 ), ops AS MATERIALIZED (   -- cpu_ops with GPU work below them
     SELECT g.trace_id, g.op_event_id AS event_id, c.op_event_id AS parent_id, c.top_op_event_id AS root_id,
            e.name, e.ts_ns,
-           bool_or(g.is_direct) AS leaf, bool_or(g.is_nccl) AS nccl,
            e.name IN (SELECT name FROM tl_perf_model_ops)
            OR EXISTS (SELECT 1 FROM _tl_perf_triton t WHERE t.trace_id = g.trace_id AND t.event_id = g.op_event_id)
                AS model
@@ -69,25 +102,8 @@ WITH RECURSIVE g AS MATERIALIZED (   -- linked GPU events under each cpu_op (all
     JOIN cpu_event_context c ON c.trace_id = g.trace_id AND c.event_id = g.op_event_id AND c.anchor_kind = 'op'
     JOIN events e ON e.trace_id = g.trace_id AND e.event_id = g.op_event_id
     GROUP BY g.trace_id, g.op_event_id, c.op_event_id, c.top_op_event_id, e.name, e.ts_ns
-), anc(trace_id, event_id, anc_id) AS MATERIALIZED (   -- (op, strict ancestor op) pairs
-    SELECT trace_id, event_id, parent_id FROM ops WHERE parent_id IS NOT NULL
-    UNION ALL
-    SELECT a.trace_id, a.event_id, o.parent_id FROM anc a JOIN ops o ON o.trace_id = a.trace_id AND o.event_id = a.anc_id
-    WHERE o.parent_id IS NOT NULL
-), flags AS MATERIALIZED (
-    SELECT o.*, coalesce(d.desc_model, false) AS desc_model
-    FROM ops o
-    LEFT JOIN (SELECT a.trace_id, a.anc_id AS event_id, true AS desc_model
-               FROM anc a JOIN ops m ON m.trace_id = a.trace_id AND m.event_id = a.event_id AND m.model
-               GROUP BY ALL) d ON d.trace_id = o.trace_id AND d.event_id = o.event_id
-), below_blocked AS MATERIALIZED (   -- ops under an op that is collected or collects its kernels itself
-    SELECT DISTINCT a.trace_id, a.event_id
-    FROM anc a JOIN flags b ON b.trace_id = a.trace_id AND b.event_id = a.anc_id
-    WHERE b.model OR (b.leaf AND NOT b.desc_model)
 ), collected AS MATERIALIZED (
-    SELECT f.* FROM flags f
-    WHERE (f.model OR (f.leaf AND NOT f.desc_model AND NOT f.nccl))
-      AND NOT EXISTS (SELECT 1 FROM below_blocked x WHERE x.trace_id = f.trace_id AND x.event_id = f.event_id)
+    SELECT o.* FROM ops o SEMI JOIN _tl_unified_collect('g', 'ops') c ON c.trace_id = o.trace_id AND c.event_id = o.event_id
 ), covered AS (
     SELECT DISTINCT g.trace_id, g.gpu_event_id FROM g SEMI JOIN collected c
         ON c.trace_id = g.trace_id AND c.event_id = g.op_event_id
@@ -165,6 +181,112 @@ JOIN busy b ON b.trace_id = r.trace_id AND b.uid = r.uid
 LEFT JOIN inst i ON i.trace_id = r.trace_id AND i.event_id = r.uid AND r.gpu_only IS NULL
 WHERE NOT (r.model AND r.name IN (SELECT name FROM tl_perf_model_ops WHERE model = 'instance_norm_bwd'));
 
+-- _tl_unified_summary_of(rows): tl_unified_perf_summary over a relation with the columns of _tl_unified_rows
+-- (ops without a CPU duration, duration_us NULL, count 0.0 in total_duration_us and leave its statistics
+-- empty, as pandas skips them), plus tmpl_uid (the uid of the group's first op with kernels, whose kernels
+-- kernel_details_summary lists) and kernel_order (their positions in that list's order).
+CREATE OR REPLACE MACRO _tl_unified_summary_of(rows) AS TABLE
+WITH r AS MATERIALIZED (
+    SELECT u.*, coalesce(pn.v, 'Unknown') AS process_name, coalesce(pl.v, 'Unknown') AS process_label,
+           coalesce(tn.v, 'Unknown') AS thread_name,
+           _py_tuple3(u.input_dims) AS dims, _py_tuple3(u.input_types) AS types,
+           _py_tuple3(u.input_strides) AS strides, _py_tuple3(u.concrete_inputs) AS conc,
+           _tl_perf_metrics(u.flops, u.bytes, u.kernel_time_us) AS m,
+           _tl_roofline(u.flops::DOUBLE / 1e9, u.bytes, u.kernel_time_us, a.max_tflops, a.mem_bw_gbps) AS rf,
+           CASE WHEN u.params IS NOT NULL
+                THEN '{' || array_to_string(list_transform(u.params, lambda p: '''' || p.k || ''': '
+                         || CASE WHEN p.v IS NULL THEN 'None' WHEN p.t = 's' THEN _py_str(p.v) ELSE p.v END), ', ')
+                     || '}' END AS perf_params
+    FROM query_table(rows) u
+    LEFT JOIN _tl_arch a ON a.compute_spec = u.compute_spec
+    LEFT JOIN _tl_process_meta pn ON pn.trace_id = u.trace_id AND pn.kind = 'process_name' AND pn.pid = u.pid
+    LEFT JOIN _tl_process_meta pl ON pl.trace_id = u.trace_id AND pl.kind = 'process_labels' AND pl.pid = u.pid
+    LEFT JOIN _tl_process_meta tn ON tn.trace_id = u.trace_id AND tn.kind = 'thread_name' AND tn.pid = u.pid
+                                  AND tn.tid = u.tid
+), grp AS MATERIALIZED (
+    SELECT *, dense_rank() OVER (PARTITION BY trace_id ORDER BY name, op_category, process_name, process_label,
+                                 thread_name, dims, types, strides, conc) AS gid
+    FROM r
+), kin AS (
+    SELECT {'t': trace_id, 'g': gid} AS gk, ord, kernels FROM grp
+), kd AS (
+    SELECT gk.t AS trace_id, gk.g AS gid, kernel_details, trunc_kernel_details, kernel_order FROM _tl_kernel_stats('kin')
+), s AS MATERIALIZED (
+    SELECT trace_id, gid, any_value(name) AS name, any_value(op_category) AS op_category,
+           any_value(process_name) AS process_name, any_value(process_label) AS process_label,
+           any_value(thread_name) AS thread_name, any_value(dims) AS dims, any_value(types) AS types,
+           any_value(strides) AS strides, any_value(conc) AS conc,
+           arg_min(uid, ord) AS ex_uid, count(*) AS n,
+           coalesce(list(duration_us ORDER BY ord) FILTER (WHERE duration_us IS NOT NULL), []) AS dur,
+           arg_min(m.gflops, ord) FILTER (WHERE m.gflops IS NOT NULL) AS gflops,
+           arg_min(m.data_moved_mb, ord) FILTER (WHERE m.data_moved_mb IS NOT NULL) AS data_moved_mb,
+           arg_min(m.flops_per_byte, ord) FILTER (WHERE m.flops_per_byte IS NOT NULL) AS flops_per_byte,
+           arg_min(compute_spec, ord) FILTER (WHERE compute_spec IS NOT NULL) AS compute_spec,
+           arg_min(rf.rt, ord) FILTER (WHERE rf.rt IS NOT NULL) AS rt,
+           arg_min(rf.bound, ord) FILTER (WHERE rf.bound IS NOT NULL) AS bound,
+           list(rf.pct ORDER BY ord) FILTER (WHERE rf.pct IS NOT NULL) AS pct,
+           list(m.tbs ORDER BY ord) FILTER (WHERE m.tbs IS NOT NULL) AS tbs,
+           list(m.tflops ORDER BY ord) FILTER (WHERE m.tflops IS NOT NULL) AS tflops,
+           list(kernel_time_us ORDER BY ord) FILTER (WHERE kernel_time_us IS NOT NULL) AS kt,
+           arg_min(perf_params, ord) FILTER (WHERE perf_params IS NOT NULL) AS perf_params,
+           arg_min(has_perf_model, ord) AS has_perf_model,
+           arg_min(uid, ord) FILTER (WHERE len(kernels) > 0) AS tmpl_uid
+    FROM grp GROUP BY trace_id, gid
+), ranked AS MATERIALIZED (
+    SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY kt_sum DESC, ex_uid) AS rank
+    FROM (SELECT *, _pd_sum(kt) AS kt_sum FROM s)
+), rx AS (
+    SELECT trace_id AS id, rank AS i, kt_sum AS x FROM ranked
+), pct AS (
+    SELECT r.trace_id, r.rank, r.kt_sum / t.s * 100 AS pct FROM ranked r JOIN _np_sums('rx') t ON t.id = r.trace_id
+), cum AS (   -- running sum of the percentages, left to right
+    SELECT * FROM _np_cumsum_pct('pct')
+)
+SELECT x.trace_id, x.name, x.op_category AS "op category", x.process_name, x.process_label, x.thread_name,
+       x.dims AS "Input Dims", x.types AS "Input type", x.strides AS "Input Strides", x.conc AS "Concrete Inputs",
+       x.ex_uid AS "ex_UID", x.n AS operation_count, coalesce(_pd_sum(x.dur), 0.0) AS total_duration_us,
+       CASE WHEN len(x.dur) > 0 THEN _pd_sum(x.dur) / len(x.dur) END AS mean_duration_us, _pd_std(x.dur) AS std_duration_us,
+       x.gflops AS "GFLOPS", x.data_moved_mb AS "Data Moved (MB)", x.flops_per_byte AS "FLOPS/Byte",
+       x.compute_spec AS "Compute Spec", x.bound AS "Roofline Bound",
+       _pd_sum(x.tbs) / len(x.tbs) AS "TB/s_mean", _pd_std(x.tbs) AS "TB/s_std",
+       _pd_sum(x.tflops) / len(x.tflops) AS "TFLOPS/s_mean", _pd_std(x.tflops) AS "TFLOPS/s_std",
+       x.kt_sum / len(x.kt) AS "Kernel Time (µs)_mean", _pd_std(x.kt) AS "Kernel Time (µs)_std",
+       x.kt_sum AS "Kernel Time (µs)_sum",
+       _py_median(x.dur) AS duration_us_median, list_min(x.dur) AS duration_us_min, list_max(x.dur) AS duration_us_max,
+       _py_median(x.tbs) AS "TB/s_median", list_min(x.tbs) AS "TB/s_min", list_max(x.tbs) AS "TB/s_max",
+       _py_median(x.tflops) AS "TFLOPS/s_median", list_min(x.tflops) AS "TFLOPS/s_min",
+       list_max(x.tflops) AS "TFLOPS/s_max",
+       x.rt AS "Roofline Time (µs)_first", _pd_sum(x.pct) / len(x.pct) AS "Pct Roofline_mean",
+       _py_median(x.pct) AS "Pct Roofline_median", _pd_std(x.pct) AS "Pct Roofline_std",
+       list_min(x.pct) AS "Pct Roofline_min", list_max(x.pct) AS "Pct Roofline_max",
+       _py_median(x.kt) AS "Kernel Time (µs)_median", list_min(x.kt) AS "Kernel Time (µs)_min",
+       list_max(x.kt) AS "Kernel Time (µs)_max",
+       coalesce(k.kernel_details, '[]') AS kernel_details_summary, k.trunc_kernel_details,
+       x.perf_params, _tl_py_bool(x.has_perf_model) AS has_perf_model,
+       p.pct AS "Percentage (%)", c.cum_pct AS "Cumulative Percentage (%)", x.rank, x.tmpl_uid, k.kernel_order,
+       list_filter(['name', 'op category', 'process_name', 'process_label', 'thread_name', 'Input Dims', 'Input type',
+                    'Input Strides', 'Concrete Inputs', 'ex_UID', 'operation_count', 'total_duration_us',
+                    'mean_duration_us', 'std_duration_us', 'GFLOPS', 'Data Moved (MB)', 'FLOPS/Byte', 'Compute Spec',
+                    'Roofline Bound', 'TB/s_mean', 'TB/s_std', 'TFLOPS/s_mean', 'TFLOPS/s_std', 'Kernel Time (µs)_mean',
+                    'Kernel Time (µs)_std', 'Kernel Time (µs)_sum', 'duration_us_median', 'duration_us_min',
+                    'duration_us_max', 'TB/s_median', 'TB/s_min', 'TB/s_max', 'TFLOPS/s_median', 'TFLOPS/s_min',
+                    'TFLOPS/s_max', 'Roofline Time (µs)_first', 'Pct Roofline_mean', 'Pct Roofline_median',
+                    'Pct Roofline_std', 'Pct Roofline_min', 'Pct Roofline_max', 'Kernel Time (µs)_median', 'Kernel Time (µs)_min', 'Kernel Time (µs)_max',
+                    'kernel_details_summary', 'trunc_kernel_details', 'perf_params', 'has_perf_model',
+                    'Percentage (%)', 'Cumulative Percentage (%)'],
+                   lambda col: (m.roofline OR NOT (col = 'Roofline Bound' OR starts_with(col, 'Roofline Time')
+                                                    OR starts_with(col, 'Pct Roofline')))
+                               AND (m.any_metrics OR NOT (col IN ('GFLOPS', 'Data Moved (MB)', 'FLOPS/Byte', 'Compute Spec')
+                                                     OR starts_with(col, 'TB/s') OR starts_with(col, 'TFLOPS/s'))))
+           AS sheet_columns
+FROM ranked x
+JOIN (SELECT trace_id, bool_or(gflops IS NOT NULL) AS any_metrics, bool_or(rt IS NOT NULL) AS roofline FROM s
+      GROUP BY trace_id) m ON m.trace_id = x.trace_id
+JOIN pct p ON p.trace_id = x.trace_id AND p.rank = x.rank
+JOIN cum c ON c.trace_id = x.trace_id AND c.rank = x.rank
+LEFT JOIN kd k ON k.trace_id = x.trace_id AND k.gid = x.gid
+ORDER BY x.trace_id, x.rank;
+
 -- tl_unified_perf_summary: TraceLens's unified_perf_summary.csv, one row per trace and group of collected ops
 -- with the same name, op category, process, thread and arguments (see the top of this file); TraceLens's
 -- column names, rows in its order (rank).
@@ -190,102 +312,4 @@ WHERE NOT (r.model AND r.name IN (SELECT name FROM tl_perf_model_ops WHERE model
 --                                         the perf-model columns when no op of the trace has metrics)
 -- @materialize report-tracelens
 CREATE OR REPLACE VIEW tl_unified_perf_summary AS
-WITH r AS MATERIALIZED (
-    SELECT u.*, coalesce(pn.v, 'Unknown') AS process_name, coalesce(pl.v, 'Unknown') AS process_label,
-           coalesce(tn.v, 'Unknown') AS thread_name,
-           _py_tuple3(u.input_dims) AS dims, _py_tuple3(u.input_types) AS types,
-           _py_tuple3(u.input_strides) AS strides, _py_tuple3(u.concrete_inputs) AS conc,
-           _tl_perf_metrics(u.flops, u.bytes, u.kernel_time_us) AS m,
-           _tl_roofline(u.flops::DOUBLE / 1e9, u.bytes, u.kernel_time_us, a.max_tflops, a.mem_bw_gbps) AS rf,
-           CASE WHEN u.params IS NOT NULL
-                THEN '{' || array_to_string(list_transform(u.params, lambda p: '''' || p.k || ''': '
-                         || CASE WHEN p.v IS NULL THEN 'None' WHEN p.t = 's' THEN _py_str(p.v) ELSE p.v END), ', ')
-                     || '}' END AS perf_params
-    FROM _tl_unified_rows u
-    LEFT JOIN _tl_arch a ON a.compute_spec = u.compute_spec
-    LEFT JOIN _tl_process_meta pn ON pn.trace_id = u.trace_id AND pn.kind = 'process_name' AND pn.pid = u.pid
-    LEFT JOIN _tl_process_meta pl ON pl.trace_id = u.trace_id AND pl.kind = 'process_labels' AND pl.pid = u.pid
-    LEFT JOIN _tl_process_meta tn ON tn.trace_id = u.trace_id AND tn.kind = 'thread_name' AND tn.pid = u.pid
-                                  AND tn.tid = u.tid
-), grp AS MATERIALIZED (
-    SELECT *, dense_rank() OVER (PARTITION BY trace_id ORDER BY name, op_category, process_name, process_label,
-                                 thread_name, dims, types, strides, conc) AS gid
-    FROM r
-), kin AS (
-    SELECT {'t': trace_id, 'g': gid} AS gk, ord, kernels FROM grp
-), kd AS (
-    SELECT gk.t AS trace_id, gk.g AS gid, kernel_details, trunc_kernel_details FROM _tl_kernel_stats('kin')
-), s AS MATERIALIZED (
-    SELECT trace_id, gid, any_value(name) AS name, any_value(op_category) AS op_category,
-           any_value(process_name) AS process_name, any_value(process_label) AS process_label,
-           any_value(thread_name) AS thread_name, any_value(dims) AS dims, any_value(types) AS types,
-           any_value(strides) AS strides, any_value(conc) AS conc,
-           arg_min(uid, ord) AS ex_uid, count(*) AS n,
-           list(duration_us ORDER BY ord) AS dur,
-           arg_min(m.gflops, ord) FILTER (WHERE m.gflops IS NOT NULL) AS gflops,
-           arg_min(m.data_moved_mb, ord) FILTER (WHERE m.data_moved_mb IS NOT NULL) AS data_moved_mb,
-           arg_min(m.flops_per_byte, ord) FILTER (WHERE m.flops_per_byte IS NOT NULL) AS flops_per_byte,
-           arg_min(compute_spec, ord) FILTER (WHERE compute_spec IS NOT NULL) AS compute_spec,
-           arg_min(rf.rt, ord) FILTER (WHERE rf.rt IS NOT NULL) AS rt,
-           arg_min(rf.bound, ord) FILTER (WHERE rf.bound IS NOT NULL) AS bound,
-           list(rf.pct ORDER BY ord) FILTER (WHERE rf.pct IS NOT NULL) AS pct,
-           list(m.tbs ORDER BY ord) FILTER (WHERE m.tbs IS NOT NULL) AS tbs,
-           list(m.tflops ORDER BY ord) FILTER (WHERE m.tflops IS NOT NULL) AS tflops,
-           list(kernel_time_us ORDER BY ord) FILTER (WHERE kernel_time_us IS NOT NULL) AS kt,
-           arg_min(perf_params, ord) FILTER (WHERE perf_params IS NOT NULL) AS perf_params,
-           arg_min(has_perf_model, ord) AS has_perf_model
-    FROM grp GROUP BY trace_id, gid
-), ranked AS MATERIALIZED (
-    SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY kt_sum DESC, ex_uid) AS rank
-    FROM (SELECT *, _pd_sum(kt) AS kt_sum FROM s)
-), rx AS (
-    SELECT trace_id AS id, rank AS i, kt_sum AS x FROM ranked
-), pct AS (
-    SELECT r.trace_id, r.rank, r.kt_sum / t.s * 100 AS pct FROM ranked r JOIN _np_sums('rx') t ON t.id = r.trace_id
-), cum AS (   -- running sum of the percentages, left to right
-    SELECT * FROM _np_cumsum_pct('pct')
-)
-SELECT x.trace_id, x.name, x.op_category AS "op category", x.process_name, x.process_label, x.thread_name,
-       x.dims AS "Input Dims", x.types AS "Input type", x.strides AS "Input Strides", x.conc AS "Concrete Inputs",
-       x.ex_uid AS "ex_UID", x.n AS operation_count, _pd_sum(x.dur) AS total_duration_us,
-       _pd_sum(x.dur) / len(x.dur) AS mean_duration_us, _pd_std(x.dur) AS std_duration_us,
-       x.gflops AS "GFLOPS", x.data_moved_mb AS "Data Moved (MB)", x.flops_per_byte AS "FLOPS/Byte",
-       x.compute_spec AS "Compute Spec", x.bound AS "Roofline Bound",
-       _pd_sum(x.tbs) / len(x.tbs) AS "TB/s_mean", _pd_std(x.tbs) AS "TB/s_std",
-       _pd_sum(x.tflops) / len(x.tflops) AS "TFLOPS/s_mean", _pd_std(x.tflops) AS "TFLOPS/s_std",
-       x.kt_sum / len(x.kt) AS "Kernel Time (µs)_mean", _pd_std(x.kt) AS "Kernel Time (µs)_std",
-       x.kt_sum AS "Kernel Time (µs)_sum",
-       _py_median(x.dur) AS duration_us_median, list_min(x.dur) AS duration_us_min, list_max(x.dur) AS duration_us_max,
-       _py_median(x.tbs) AS "TB/s_median", list_min(x.tbs) AS "TB/s_min", list_max(x.tbs) AS "TB/s_max",
-       _py_median(x.tflops) AS "TFLOPS/s_median", list_min(x.tflops) AS "TFLOPS/s_min",
-       list_max(x.tflops) AS "TFLOPS/s_max",
-       x.rt AS "Roofline Time (µs)_first", _pd_sum(x.pct) / len(x.pct) AS "Pct Roofline_mean",
-       _py_median(x.pct) AS "Pct Roofline_median", _pd_std(x.pct) AS "Pct Roofline_std",
-       list_min(x.pct) AS "Pct Roofline_min", list_max(x.pct) AS "Pct Roofline_max",
-       _py_median(x.kt) AS "Kernel Time (µs)_median", list_min(x.kt) AS "Kernel Time (µs)_min",
-       list_max(x.kt) AS "Kernel Time (µs)_max",
-       coalesce(k.kernel_details, '[]') AS kernel_details_summary, k.trunc_kernel_details,
-       x.perf_params, _tl_py_bool(x.has_perf_model) AS has_perf_model,
-       p.pct AS "Percentage (%)", c.cum_pct AS "Cumulative Percentage (%)", x.rank,
-       list_filter(['name', 'op category', 'process_name', 'process_label', 'thread_name', 'Input Dims', 'Input type',
-                    'Input Strides', 'Concrete Inputs', 'ex_UID', 'operation_count', 'total_duration_us',
-                    'mean_duration_us', 'std_duration_us', 'GFLOPS', 'Data Moved (MB)', 'FLOPS/Byte', 'Compute Spec',
-                    'Roofline Bound', 'TB/s_mean', 'TB/s_std', 'TFLOPS/s_mean', 'TFLOPS/s_std', 'Kernel Time (µs)_mean',
-                    'Kernel Time (µs)_std', 'Kernel Time (µs)_sum', 'duration_us_median', 'duration_us_min',
-                    'duration_us_max', 'TB/s_median', 'TB/s_min', 'TB/s_max', 'TFLOPS/s_median', 'TFLOPS/s_min',
-                    'TFLOPS/s_max', 'Roofline Time (µs)_first', 'Pct Roofline_mean', 'Pct Roofline_median',
-                    'Pct Roofline_std', 'Pct Roofline_min', 'Pct Roofline_max', 'Kernel Time (µs)_median', 'Kernel Time (µs)_min', 'Kernel Time (µs)_max',
-                    'kernel_details_summary', 'trunc_kernel_details', 'perf_params', 'has_perf_model',
-                    'Percentage (%)', 'Cumulative Percentage (%)'],
-                   lambda col: (m.roofline OR NOT (col = 'Roofline Bound' OR starts_with(col, 'Roofline Time')
-                                                    OR starts_with(col, 'Pct Roofline')))
-                               AND (m.any_metrics OR NOT (col IN ('GFLOPS', 'Data Moved (MB)', 'FLOPS/Byte', 'Compute Spec')
-                                                     OR starts_with(col, 'TB/s') OR starts_with(col, 'TFLOPS/s'))))
-           AS sheet_columns
-FROM ranked x
-JOIN (SELECT trace_id, bool_or(gflops IS NOT NULL) AS any_metrics, bool_or(rt IS NOT NULL) AS roofline FROM s
-      GROUP BY trace_id) m ON m.trace_id = x.trace_id
-JOIN pct p ON p.trace_id = x.trace_id AND p.rank = x.rank
-JOIN cum c ON c.trace_id = x.trace_id AND c.rank = x.rank
-LEFT JOIN kd k ON k.trace_id = x.trace_id AND k.gid = x.gid
-ORDER BY x.trace_id, x.rank;
+SELECT * EXCLUDE (tmpl_uid, kernel_order) FROM _tl_unified_summary_of('_tl_unified_rows');
