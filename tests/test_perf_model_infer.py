@@ -40,6 +40,11 @@ STEP_B = "execute_40_context_0(sq0sk0sqsq0sqsk0)_generation_40(sq40sk4000sqsq40s
 FLOPS_B = 2 * 16 * 4000 * (128 + 128)
 BYTES_B = 40 * 16 * (128 * 2 + 128 * 2) + 4000 * 4 * (128 * 2 + 128 * 2)
 STOCK_STEP = "execute_context_0(0)_generation_8(8)"  # vLLM's own annotation: no KV length
+# The decode step of graphs/vllm_decode_full (graph_execution's annotation, the capture trace's arguments of its
+# attention op), eager here: TraceLens's InferenceAttention_fwd.csv has its FLOPs and bytes
+REF_STEP = "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)"
+REF_ARGS = ([[32, 64, 64], [32, 8, 64], [32, 8, 64], [32, 64, 64], [], [], [], [0]], [BF] * 4 + [""] * 3 + [BF],
+            [""] * 8)
 
 
 def _e_active(e: int, topk: int, t: int) -> float:
@@ -77,6 +82,7 @@ OPS: list[tuple] = [
     (STEP_B, ATTN, *ATTN_ARGS),
     (None, ATTN, *ATTN_ARGS),
     (STOCK_STEP, ATTN, *ATTN_ARGS),
+    (REF_STEP, ATTN, *REF_ARGS),
     (None, *MOE_VLLM),
     (None, *MOE_AITER),
     (None, *MOE_FORWARD),
@@ -126,19 +132,30 @@ def _ops(ds, family: str) -> list[dict]:
 
 def test_paged_attention_by_hand(infer_ds):
     rows = _ops(infer_ds, "InferenceAttention_fwd")
-    # the two calls of step A, the call of step B; the call outside a step and the one in vLLM's own
-    # annotation are not modelled
-    assert [(json.loads(r["step_txt"])["step"], r["flops"], r["bytes"]) for r in rows] == [
+    # the two calls of step A, the call of step B (then that of REF_STEP); the call outside a step and the one
+    # in vLLM's own annotation are not modelled
+    assert [(json.loads(r["step_txt"])["step"], r["flops"], r["bytes"]) for r in rows[:3]] == [
         (STEP_A, FLOPS_A, BYTES_A), (STEP_A, FLOPS_A, BYTES_A), (STEP_B, FLOPS_B, BYTES_B)]
     assert (FLOPS_A, BYTES_A, FLOPS_B, BYTES_B) == (27_656_192, 1_245_184, 32_768_000, 8_519_680)
-    assert [json.loads(r["step_txt"])["kv_cache"] for r in rows] == [U8, U8, ""]
+    assert [json.loads(r["step_txt"])["kv_cache"] for r in rows] == [U8, U8, "", ""]
     assert {r["precision"] for r in rows} == {"bf16"}
     assert rows[0]["shape"] == "N_Q=40 H_Q=16 H_KV=4 d_qk=128 d_v=128 sum_sk=896 pairs=3376 kv_cache=unsigned char"
 
 
+def test_decode_step_agrees_with_tracelens(infer_ds, reference_dir):
+    """On a decode step in bf16 the model and TraceLens's count the same work: 32 requests of one new token,
+    55,086 cached tokens in all, 64 query and 8 KV heads of 64."""
+    [r] = infer_ds.sql("SELECT flops, bytes FROM perf_ops WHERE step_txt LIKE '%sk55086%'").rows()
+    assert r == (2 * 64 * 55086 * (64 + 64), 32 * 64 * (64 + 64) * 2 + 55086 * 8 * (64 + 64) * 2)
+    ref = list(csv.DictReader((reference_dir / "tracelens/graphs/vllm_decode_full/InferenceAttention_fwd.csv").open()))
+    assert {(x["GFLOPS_first"], x["Data Moved (MB)_first"]) for x in ref} == {("0.902529024", "108.08984375")}
+    # TraceLens's GFLOPS are 10⁹ FLOPs; its "MB" are MiB: the same 113,340,416 bytes
+    assert r == (902_529_024, 113_340_416) == (0.902529024e9, 108.08984375 * 2**20)
+
+
 def test_the_step_is_part_of_the_argument_set(infer_ds):
     rows = infer_ds.sql(f"""SELECT count, flops, bytes, kernel_time_sum_ns FROM perf_args WHERE op_name = '{ATTN}'
-                            ORDER BY count DESC""").rows(named=True)
+                            AND input_dims LIKE '((40, 16, 128)%' ORDER BY count DESC""").rows(named=True)
     # the same recorded arguments, two steps: two rows with their own work
     assert [(r["count"], r["flops"], r["bytes"]) for r in rows] == [(2, FLOPS_A, BYTES_A), (1, FLOPS_B, BYTES_B)]
     assert rows[0]["kernel_time_sum_ns"] == 2 * KERNEL_US * 1000
@@ -152,7 +169,7 @@ def test_unmodelled_inference_ops_are_counted(infer_ds):
         ("vllm::moe_forward", "expert weights not among the arguments", 1, KERNEL_US * 1000)])
     cats = {r["family"]: r["op_count"] for r in infer_ds.sql("SELECT * FROM perf_categories").rows(named=True)}
     # the cache write is modelled by no family: (not modelled) = it + the three above
-    assert cats == {"InferenceAttention_fwd": 3, "MoE_fused": 2, "(not modelled)": 4}
+    assert cats == {"InferenceAttention_fwd": 4, "MoE_fused": 2, "(not modelled)": 4}
 
 
 def test_fused_moe_by_hand(infer_ds):
