@@ -226,3 +226,24 @@ def test_b200_paged_attention(b200):
     # vllm::moe_forward records only the hidden states and the router logits
     assert b200.sql("SELECT op_name, reason, count, kernel_time_ns FROM perf_unmodelled").rows() == [
         ("vllm::moe_forward", "expert weights not among the arguments", 36, 6_078_426)]
+
+
+def test_step_annotations_of_real_traces(tmp_path, shared_traces):
+    """The detailed step annotation as SGLang (modern/sglang_dsr1_b300_decode) and vLLM
+    (graphs/vllm_decode_full) write it: the request aggregates the model reads. Both steps run under CUDA-graph
+    replay, where no attention op launches the kernels: nothing there to model natively."""
+    files = [str(shared_traces / t) for t in ("modern/sglang_dsr1_b300_decode.json.gz",
+                                              "graphs/vllm_decode_full/graph_execution.json.gz")]
+    assert all(r.status == "ingested" for r in tracesql.ingest(files, out=tmp_path / "ds", quiet=True))
+    ds = tracesql.open(tmp_path / "ds")
+    try:
+        rows = ds.sql("""SELECT name, _perf_step_stats(name) AS st FROM events
+                         WHERE cat = 'user_annotation' AND starts_with(name, 'execute_') ORDER BY name""").rows()
+        assert rows == [
+            ("execute_16_context_0(sq0sk0sqsq0sqsk0)_generation_16(sq16sk8209sqsq16sqsk8209)",
+             {"sq": 16, "sk": 8209, "sqsq": 16, "sqsk": 8209}),
+            ("execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)",
+             {"sq": 32, "sk": 55086, "sqsq": 32, "sqsk": 55086})]
+        assert ds.sql("SELECT count(*) FROM perf_ops WHERE family = 'InferenceAttention_fwd'").item() == 0
+    finally:
+        ds.close()

@@ -1,7 +1,7 @@
 -- perf/unmodelled — why the inference ops that the compute model knows are left without a model: paged
 -- attention (perf/step_ops, perf/paged_attention) and fused MoE (perf/moe).
 --
--- @requires perf/model
+-- @requires perf/model perf/args perf/step_ops perf/paged_attention perf/moe
 
 -- perf_unmodelled: one row per (trace, op name, reason) of the op instances of those families that no model
 -- covers (their GPU time is part of perf_categories' '(not modelled)' row).
