@@ -45,7 +45,8 @@ WITH g AS (
     SELECT trace_id, step_id, min(json_extract_string(t_txt, '$[' || (ic - 1) || ']')) AS kv_cache
     FROM w WHERE ic IS NOT NULL AND t_txt <> '' GROUP BY ALL
 ), ctx AS (
-    SELECT w.trace_id, w.event_id, json_object('step', w.name, 'kv_cache', coalesce(kv.kv_cache, ''))::VARCHAR AS step_txt
+    SELECT w.trace_id, w.event_id,
+           json_object('step', w.name, 'kv_cache', coalesce(kv.kv_cache, ''))::VARCHAR AS step_txt
     FROM w LEFT JOIN kv USING (trace_id, step_id) WHERE w.ic IS NULL
 )
 SELECT i.* EXCLUDE (pid), coalesce(ctx.step_txt, '') AS step_txt

@@ -32,4 +32,5 @@ WITH shaped AS (  -- the families whose model reads only the arguments
 )
 SELECT op_name, d_txt, t_txt, c_txt, '' AS step_txt, family, flops, bytes, precision, matrix, shape FROM shaped
 UNION ALL
-SELECT op_name, d_txt, t_txt, c_txt, step_txt, family, flops, bytes, precision, matrix, shape FROM _perf_paged_attention;
+SELECT op_name, d_txt, t_txt, c_txt, step_txt, family, flops, bytes, precision, matrix, shape
+FROM _perf_paged_attention;

@@ -44,7 +44,8 @@ FROM m WHERE f IS NOT NULL;
 --       hidden_states [T, K], w1 [E, N_up, K], w2 [E, K, I], topk_weights [T, topk]
 --   aiter::fmoe, fmoe_g1u1, fmoe_int8_g1u0, fmoe_g1u1_tkw1, fmoe_fp8_blockscale_g1u1(out, input, gate, down,
 --       sorted_token_ids, sorted_weights, sorted_expert_ids, num_valid_ids, topk, input_scale, fc1_scale, ...)
---       (aiter/ops/moe_op.py; topk a scalar: Concrete Inputs)      out and input [T, K], gate [E, N_up, K], down [E, K, I]
+--       (aiter/ops/moe_op.py; topk a scalar: Concrete Inputs)
+--       out and input [T, K], gate [E, N_up, K], down [E, K, I]
 -- Weights packed along their input dimension (two fp4 values per recorded element: c10::Float4_e2m1fn_x2 or
 -- uint8) record K/p and I/p columns: the packing p = K / (w1's last dimension) restores I = p·(w2's last).
 --   FLOPs  2·T·topk·K·(N_up + I)        (each routed token through one expert's up and down GEMMs)

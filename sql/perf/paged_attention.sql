@@ -5,7 +5,8 @@
 -- [T, H_Q, d_v]: perf/step_ops). The KV lengths come from the step annotation (_perf_instances.step_txt),
 -- which gives per phase (context = prefill, generation = decode) aggregates over its requests, with sq a
 -- request's new (scheduled) tokens and sk its total length (cached + new):
---   execute_<T>_context_<n>(sq<Σsq>sk<Σsk>sqsq<Σsq²>sqsk<Σsq·sk>)_generation_<n>(sq<Σsq>sk<Σsk>sqsq<Σsq²>sqsk<Σsq·sk>)
+--   execute_<T>_context_<n>(sq<Σsq>sk<Σsk>sqsq<Σsq²>sqsk<Σsq·sk>)
+--       _generation_<n>(sq<Σsq>sk<Σsk>sqsq<Σsq²>sqsk<Σsq·sk>)   (one name, no line break)
 --       (vLLM's worker with TraceLens's patch and detailed_trace_annotation: compute_iteration_details and
 --       the aggregates over scheduler_output.num_scheduled_tokens, TraceLens
 --       examples/custom_workflows/inference_analysis/vllm_patches/config_vllm_v0.14.0.patch; SGLang traces
@@ -18,8 +19,8 @@
 -- vLLM's own annotation execute_context_<n>(<tokens>)_generation_<n>(<tokens>) carries no KV length: not modelled.
 --
 -- Query token j (0-based) of a request attends causally to sk − sq + j + 1 keys, so a request has
--- sq·sk − sq·(sq − 1)/2 (query, key) pairs per query head, and the step P = Σsq·sk − (Σsq² − Σsq)/2 (exact
--- from the aggregates; a decode request, sq = 1, has sk pairs):
+-- sq·sk − sq·(sq − 1)/2 (query, key) pairs per query head, and the step P = Σsq·sk − (Σsq² − Σsq)/2
+-- (exact from the aggregates; a decode request, sq = 1, has sk pairs):
 --   FLOPs = 2·H_Q·P·(d_qk + d_v)                     (S = Q Kᵀ and O = P V, as perf/attention)
 --   bytes = Σsq·H_Q·(d_qk·s_Q + d_v·s_O)             the new tokens' queries read and outputs written
 --         + Σsk·H_KV·(d_qk·s_K + d_v·s_V)            every request's keys and values read once from the cache
@@ -29,7 +30,7 @@
 -- tokens' key and value arguments are not read again: the cache write stored them and the kernel reads the
 -- cache. Precision: the query's type.
 --
--- @requires perf/args
+-- @requires perf/args perf/dtypes perf/step_ops
 
 -- _perf_step_detailed(step), _perf_step_squares(step): the fields of the two formats above (a struct of
 -- strings, '' when the annotation is not in that format).

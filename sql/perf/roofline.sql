@@ -27,8 +27,8 @@ CREATE OR REPLACE MACRO _perf_peak(d, prec) AS
 --   gpu, peak_tflop_per_s, memory_tb_per_s, compute_ns, memory_ns, roofline_ns, bound          as perf_ops
 CREATE OR REPLACE VIEW _perf_arg_calls AS
 WITH j AS (
-    SELECT d.trace_id, m.op_name, m.d_txt, m.t_txt, m.c_txt, m.step_txt, m.family, m.flops, m.bytes, m.precision, m.matrix,
-           m.shape, d.gpu, _perf_peak(d, m.precision) AS peak, d.memory_tb_s AS bw
+    SELECT d.trace_id, m.op_name, m.d_txt, m.t_txt, m.c_txt, m.step_txt, m.family, m.flops, m.bytes, m.precision,
+           m.matrix, m.shape, d.gpu, _perf_peak(d, m.precision) AS peak, d.memory_tb_s AS bw
     FROM perf_arg_models m CROSS JOIN perf_device d
 ), r AS (  -- F / P and B / W in ns (NULL without a peak or a bandwidth)
     SELECT *, flops / nullif(peak, 0) / 1e3 AS t_compute_ns, bytes / nullif(bw, 0) / 1e3 AS t_memory_ns FROM j
