@@ -1,15 +1,16 @@
 -- perf/model — FLOPs and bytes per argument set of every modelled op family, in one relation.
 --
 -- @requires perf/gemm perf/attention perf/conv perf/elementwise perf/reduce perf/norm perf/embedding perf/rotary
--- @requires perf/moe
+-- @requires perf/moe perf/paged_attention
 
--- perf_arg_models: one row per (op name, recorded Input Dims, Input type, Concrete Inputs) that a family's
+-- perf_arg_models: one row per (op name, recorded Input Dims, Input type, Concrete Inputs, step) that a family's
 -- model covers. FLOPs and bytes are for one call.
---   op_name, d_txt, t_txt, c_txt   the argument set, as recorded (JSON text; the key of _perf_instances)
+--   op_name, d_txt, t_txt, c_txt, step_txt   the argument set, as recorded (JSON text; the key of
+--                the instances, _perf_instances; step_txt '' except for the ops of perf/step_ops)
 --   family       GEMM, SDPA_fwd, SDPA_bwd, CONV_fwd, CONV_bwd, UnaryElementwise, BinaryElementwise, Copy,
 --                Reduce, Softmax_fwd, Softmax_bwd, LayerNorm_fwd/_bwd, RMSNorm_fwd/_bwd, BatchNorm_fwd,
---                BatchNorm_bwd, GroupNorm_fwd/_bwd, Embedding_fwd/_bwd, RoPE_fwd, MoE_GroupedGEMM (the modules
---                perf/gemm ... perf/moe say how)
+--                BatchNorm_bwd, GroupNorm_fwd/_bwd, Embedding_fwd/_bwd, RoPE_fwd, MoE_GroupedGEMM, MoE_fused,
+--                InferenceAttention_fwd (the modules perf/gemm ... perf/paged_attention say how)
 --   flops        floating-point operations of one call (a multiply-add counts 2)
 --   bytes        bytes the call reads and writes at the least (each tensor once), at the recorded sizes
 --   precision    the device-table column whose peak applies (perf_dtypes.precision; fp32 for vector work)
@@ -17,12 +18,19 @@
 --   shape        the model's parameters, readable ('B=1 M=8944 N=1024 K=1024')
 -- @materialize perf summary
 CREATE OR REPLACE VIEW perf_arg_models AS
-SELECT * FROM _perf_gemm
-UNION ALL SELECT * FROM _perf_attention
-UNION ALL SELECT * FROM _perf_conv
-UNION ALL SELECT * FROM _perf_elementwise
-UNION ALL SELECT * FROM _perf_reduce
-UNION ALL SELECT * FROM _perf_norm
-UNION ALL SELECT * FROM _perf_embedding
-UNION ALL SELECT * FROM _perf_rotary
-UNION ALL SELECT * FROM _perf_moe;
+WITH shaped AS (  -- the families whose model reads only the arguments
+    SELECT * FROM _perf_gemm
+    UNION ALL SELECT * FROM _perf_attention
+    UNION ALL SELECT * FROM _perf_conv
+    UNION ALL SELECT * FROM _perf_elementwise
+    UNION ALL SELECT * FROM _perf_reduce
+    UNION ALL SELECT * FROM _perf_norm
+    UNION ALL SELECT * FROM _perf_embedding
+    UNION ALL SELECT * FROM _perf_rotary
+    UNION ALL SELECT * FROM _perf_moe
+    UNION ALL SELECT * FROM _perf_moe_fused
+)
+SELECT op_name, d_txt, t_txt, c_txt, '' AS step_txt, family, flops, bytes, precision, matrix, shape FROM shaped
+UNION ALL
+SELECT op_name, d_txt, t_txt, c_txt, step_txt, family, flops, bytes, precision, matrix, shape
+FROM _perf_paged_attention;

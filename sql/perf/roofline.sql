@@ -22,17 +22,18 @@ CREATE OR REPLACE MACRO _perf_peak(d, prec) AS
 
 -- _perf_arg_calls: one row per (trace, modelled argument set): one call's model (perf_arg_models) on the
 -- trace's device (perf_device), the part of perf_ops and perf_args that does not depend on the measured time.
---   trace_id, op_name, d_txt, t_txt, c_txt, family, flops, bytes, precision, matrix, shape   as perf_arg_models
+--   trace_id, op_name, d_txt, t_txt, c_txt, step_txt, family, flops, bytes, precision, matrix, shape
+--                                  as perf_arg_models
 --   gpu, peak_tflop_per_s, memory_tb_per_s, compute_ns, memory_ns, roofline_ns, bound          as perf_ops
 CREATE OR REPLACE VIEW _perf_arg_calls AS
 WITH j AS (
-    SELECT d.trace_id, m.op_name, m.d_txt, m.t_txt, m.c_txt, m.family, m.flops, m.bytes, m.precision, m.matrix,
-           m.shape, d.gpu, _perf_peak(d, m.precision) AS peak, d.memory_tb_s AS bw
+    SELECT d.trace_id, m.op_name, m.d_txt, m.t_txt, m.c_txt, m.step_txt, m.family, m.flops, m.bytes, m.precision,
+           m.matrix, m.shape, d.gpu, _perf_peak(d, m.precision) AS peak, d.memory_tb_s AS bw
     FROM perf_arg_models m CROSS JOIN perf_device d
 ), r AS (  -- F / P and B / W in ns (NULL without a peak or a bandwidth)
     SELECT *, flops / nullif(peak, 0) / 1e3 AS t_compute_ns, bytes / nullif(bw, 0) / 1e3 AS t_memory_ns FROM j
 )
-SELECT trace_id, op_name, d_txt, t_txt, c_txt, family, flops, bytes, precision, matrix, shape, gpu,
+SELECT trace_id, op_name, d_txt, t_txt, c_txt, step_txt, family, flops, bytes, precision, matrix, shape, gpu,
        peak AS peak_tflop_per_s, bw AS memory_tb_per_s, t_compute_ns AS compute_ns, t_memory_ns AS memory_ns,
        CASE WHEN t_compute_ns IS NOT NULL AND t_memory_ns IS NOT NULL THEN greatest(t_compute_ns, t_memory_ns) END
            AS roofline_ns,
@@ -55,26 +56,29 @@ FROM r;
 --   roofline_pct                   100 roofline_ns / kernel_time_ns
 --   shape                          the model's parameters
 --   d_txt, t_txt, c_txt            the recorded arguments (JSON text)
+--   step_txt                       the op's step (JSON text, _perf_instances; '' for ops that do not read it)
 -- @materialize perf
 CREATE OR REPLACE VIEW perf_ops AS
 SELECT i.trace_id, i.event_id, i.op_name, c.family, i.ts_ns, i.kernel_count, i.kernel_time_ns, c.flops, c.bytes,
        c.precision, c.matrix, c.flops / nullif(c.bytes, 0) AS flop_per_byte,
        c.flops / nullif(i.kernel_time_ns, 0) / 1e3 AS tflop_per_s, c.bytes / nullif(i.kernel_time_ns, 0) / 1e3 AS tb_per_s,
        c.gpu, c.peak_tflop_per_s, c.memory_tb_per_s, c.compute_ns, c.memory_ns, c.roofline_ns, c.bound,
-       100.0 * c.roofline_ns / nullif(i.kernel_time_ns, 0) AS roofline_pct, c.shape, i.d_txt, i.t_txt, i.c_txt
+       100.0 * c.roofline_ns / nullif(i.kernel_time_ns, 0) AS roofline_pct, c.shape, i.d_txt, i.t_txt, i.c_txt,
+       i.step_txt
 FROM _perf_instances i
 JOIN _perf_arg_calls c ON c.trace_id = i.trace_id AND c.op_name = i.op_name AND c.d_txt = i.d_txt
-                      AND c.t_txt = i.t_txt AND c.c_txt = i.c_txt;
+                      AND c.t_txt = i.t_txt AND c.c_txt = i.c_txt AND c.step_txt = i.step_txt;
 
 -- _perf_arg_modelled: one row per modelled (trace, op name, argument set): _perf_arg_groups' columns and
 -- _perf_arg_calls' (the model of one call on the trace's device).
 CREATE OR REPLACE VIEW _perf_arg_modelled AS
-SELECT g.*, c.* EXCLUDE (trace_id, op_name, d_txt, t_txt, c_txt)
+SELECT g.*, c.* EXCLUDE (trace_id, op_name, d_txt, t_txt, c_txt, step_txt)
 FROM _perf_arg_groups g
 JOIN _perf_arg_calls c ON c.trace_id = g.trace_id AND c.op_name = g.op_name AND c.d_txt = g.d_txt
-                      AND c.t_txt = g.t_txt AND c.c_txt = g.c_txt;
+                      AND c.t_txt = g.t_txt AND c.c_txt = g.c_txt AND c.step_txt = g.step_txt;
 
--- perf_args: one row per (trace, op name, argument set) of the modelled ops: the same op on the same shapes.
+-- perf_args: one row per (trace, op name, argument set) of the modelled ops: the same op on the same shapes (and,
+-- for the ops of perf/step_ops, in the same step: the shape column then gives the step's token counts).
 --   trace_id, op_name, family, input_dims, input_type, concrete_inputs   (Python-style text, as op_arg_summary)
 --   count                          op instances
 --   kernel_time_sum_ns, kernel_time_mean_ns   their GPU time, ns
@@ -95,7 +99,7 @@ SELECT g.trace_id, g.op_name, g.family, _py_tuple3(nullif(g.d_txt, '')::JSON) AS
        g.memory_tb_per_s, g.roofline_ns, g.bound,
        100.0 * g.count * g.roofline_ns / nullif(g.kernel_time_sum_ns, 0) AS roofline_pct, g.shape
 FROM _perf_arg_modelled g JOIN tot ON tot.trace_id = g.trace_id
-ORDER BY g.trace_id, g.kernel_time_sum_ns DESC, g.op_name, input_dims;
+ORDER BY g.trace_id, g.kernel_time_sum_ns DESC, g.op_name, input_dims, g.shape;
 
 -- perf_op_names: one row per (trace, op name, family) of the modelled ops, over all their argument sets.
 --   trace_id, op_name, family
