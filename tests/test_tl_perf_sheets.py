@@ -14,6 +14,9 @@ from .test_tl_ops_unique_args import as_text, read_csv
 
 # (reference folder, trace, sheet) for every per-family sheet and unified_perf_summary.csv under
 # reference/tracelens/ that --style tracelens reproduces. Left out, with the reason:
+#   CMP/unified_perf_summary    the perf report run with --comparison_json_path adds TraceDiff's columns (tree
+#                               merge of the two traces), not reproduced: the others are checked in
+#                               test_comparison_unified_but_tracediff_columns.
 #   graphs/vllm_decode_full/*   TraceLens's inference report (tests/test_tl_perf_infer.py reproduces its GEMM,
 #                               UnaryElementwise, RMSNorm_fwd, InferenceAttention_fwd, MoE_unfused_fwd and
 #                               unified_perf_summary with --group-by-parent-module). In the
@@ -23,7 +26,12 @@ from .test_tl_ops_unique_args import as_text, read_csv
 #                               their instances; the perf-report layout reproduced here has none of that
 #                               (its UnaryElementwise.csv, whose ops run outside the graphs, differs only by
 #                               num_kernels: test_graph_replay_unary_elementwise_but_num_kernels).
+CMP = "compare/h100_vs_mi300_bert/perf_report_h100_with_comparison_mi300"   # h100's perf report with TraceDiff
 SHEET_REFS = [
+    (CMP, "nvidia/h100_bert_small_infer.json.gz", "GEMM"),
+    (CMP, "nvidia/h100_bert_small_infer.json.gz", "SDPA_fwd"),
+    (CMP, "nvidia/h100_bert_small_infer.json.gz", "BinaryElementwise"),
+    (CMP, "nvidia/h100_bert_small_infer.json.gz", "Normalization"),
     ("nvidia/h100_qwen_infer", "nvidia/h100_qwen_infer.json.gz", "GEMM"),
     ("nvidia/h100_bert_small_infer", "nvidia/h100_bert_small_infer.json.gz", "GEMM"),
     ("nvidia/h100_falconsai_infer", "nvidia/h100_falconsai_infer.json.gz", "GEMM"),
@@ -398,3 +406,19 @@ def test_report_writes_backward_sheets(tmp_path):
                                 ("Reduce_bwd", "aten::sum", "0.000131072")]:
         (row,) = read_csv(out / f"{sheet}.csv")
         assert (row["name"], row["GFLOPS_first"]) == (name, gflops)
+
+
+# the columns TraceLens's perf report adds to unified_perf_summary from TraceDiff when given --comparison_json_path
+# (Reporting/tracediff_comparison_extension.py): not reproduced
+TRACEDIFF_COLUMNS = ["speedup (trace2/trace1)", "delta_us (trace2 - trace1)", "lca_count_trace2", "lca_id", "lca_name",
+                     "lca_total_kernel_time_trace1_us", "lca_total_kernel_time_trace2_us"]
+
+
+def test_comparison_unified_but_tracediff_columns(sheets, trace_ids, reference_dir):
+    """The perf report of h100_bert_small_infer run against mi300_bert_small_infer: its unified_perf_summary.csv is
+    the trace's own, row for row, plus TraceDiff's seven columns."""
+    want = read_csv(reference_dir / "tracelens" / CMP / "unified_perf_summary.csv")
+    assert [c for c in want[0] if c in TRACEDIFF_COLUMNS] == TRACEDIFF_COLUMNS
+    got = sheets["unified_perf_summary", trace_ids["nvidia/h100_bert_small_infer.json.gz"]]
+    assert len(want) == got.height == 16
+    assert_sheet_equal(got, [{k: v for k, v in w.items() if k not in TRACEDIFF_COLUMNS} for w in want])
