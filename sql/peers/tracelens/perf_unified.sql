@@ -37,16 +37,21 @@
 -- @requires peers/tracelens/perf_elementwise peers/tracelens/perf_reduce peers/tracelens/perf_norm
 -- @requires peers/tracelens/perf_conv peers/tracelens/perf_triton peers/tracelens/arch tree/rollups
 
--- _tl_perf_instances: every modelled instance of every family (the union of the families' instance views).
-CREATE OR REPLACE VIEW _tl_perf_instances AS
-SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_gemm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_sdpa
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_unary
+-- _tl_perf_instances_cpu_families: the modelled instances of the families whose ops the inference report reads
+-- as the perf report does (SDPA, binary elementwise, reductions, normalization, convolution).
+CREATE OR REPLACE VIEW _tl_perf_instances_cpu_families AS
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_sdpa
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_binary
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_reduce
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_norm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_triton;
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv;
+
+-- _tl_perf_instances: every modelled instance of every family (the union of the families' instance views).
+CREATE OR REPLACE VIEW _tl_perf_instances AS
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_gemm
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_unary
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_triton
+UNION ALL SELECT * FROM _tl_perf_instances_cpu_families;
 
 -- _tl_unified_collect(g, ops): the ops TraceLens's unified perf table collects (the collection rule at the top
 -- of this file), over any tree of ops:
