@@ -203,7 +203,9 @@ FI_PREFILL = ("batch_prefill_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_dtype_o_bf
 FI_PAGED, FI_RAGGED = FI_PREFILL + "::paged_run", FI_PREFILL + "::ragged_run"
 _WS = [[134217728], [8388608], [12]]  # float and int workspaces, plan info
 _WS_T = [U8, U8, I64]
-_TAIL = ([[], [], [], [], []], ["", "Scalar", "Scalar", "Scalar", "Scalar"], ["", "0.0", "0.088", "1.0", "0.0001"])
+# the trailing alibi slopes, logits soft cap, sm scale, rope scale and theta
+_TAIL: tuple[list, list, list] = ([[], [], [], [], []], ["", "Scalar", "Scalar", "Scalar", "Scalar"],
+                                  ["", "0.0", "0.088", "1.0", "0.0001"])
 
 
 def _fi_decode(tokens: int, heads: int, kv_heads: int) -> tuple:

@@ -1,10 +1,13 @@
 -- perf/paged_attention — FLOPs and bytes of paged (inference) attention: one call attends the new tokens of
 -- every request of a serving step to that request's whole KV cache (InferenceAttention_fwd family).
 --
--- The recorded arguments hold only the new tokens (query [T, H_Q, d_qk], key and value [T, H_KV, d], output
--- [T, H_Q, d_v]: perf/step_ops). The KV lengths come from the step annotation (_perf_instances.step_txt),
--- which gives per phase (context = prefill, generation = decode) aggregates over its requests, with sq a
--- request's new (scheduled) tokens and sk its total length (cached + new):
+-- vLLM's unified_attention ops run every request of the step in one call; FlashInfer's and aiter's split it
+-- into prefill and decode ops, each modelled only in a step of one phase (_perf_step_op_runs), where that
+-- phase's aggregates are the step's. The recorded arguments hold only the new tokens (query [T, H_Q, d_qk],
+-- key and value [T, H_KV, d] or the paged caches, output [T, H_Q, d_v]: perf/step_ops). The KV lengths come
+-- from the step annotation (_perf_instances.step_txt), which gives per phase (context = prefill, generation =
+-- decode) aggregates over its requests, with sq a request's new (scheduled) tokens and sk its total length
+-- (cached + new):
 --   execute_<T>_context_<n>(sq<Σsq>sk<Σsk>sqsq<Σsq²>sqsk<Σsq·sk>)
 --       _generation_<n>(sq<Σsq>sk<Σsk>sqsq<Σsq²>sqsk<Σsq·sk>)   (one name, no line break)
 --       (vLLM's worker with TraceLens's patch and detailed_trace_annotation: compute_iteration_details and
