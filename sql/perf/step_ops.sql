@@ -37,7 +37,7 @@
 --                      query [seqs, H_Q, d], key_cache [blocks, H_KV, d/x, block_size, x], value_cache
 --                      [blocks, H_KV, d, block_size]; decode kernels.
 --
--- @requires gpu/op_summaries
+-- @requires tree/context
 
 -- _perf_step_ops: one row per paged-attention op name: which requests of its step it runs and where its
 -- tensors are.
@@ -72,7 +72,8 @@ WITH named AS (
 SELECT * FROM named
 UNION ALL
 SELECT n.op_name, fi.phase, fi.layout, fi.iq, fi.ik, fi.iv, fi.io, fi.im, fi.il
-FROM (SELECT DISTINCT op_name FROM _op_gpu WHERE starts_with(op_name, 'batch_')) n
+FROM (SELECT DISTINCT op_name FROM cpu_event_context  -- the ops around kernel launches (stored: no attribution)
+      WHERE anchor_kind = 'launch' AND starts_with(op_name, 'batch_')) n
 JOIN fi ON starts_with(n.op_name, fi.prefix) AND ends_with(n.op_name, fi.suffix);
 
 -- _perf_kv_cache_writes: one row per op that writes new tokens into the paged KV cache.
