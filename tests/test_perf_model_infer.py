@@ -89,10 +89,10 @@ OPS: list[tuple] = [
 ]
 
 
-def _trace() -> dict:
+def _trace(ops: list[tuple]) -> dict:
     ev: list[dict] = []
     steps: dict[str, list[int]] = {}
-    for i, (step, name, dims, types, conc) in enumerate(OPS):
+    for i, (step, name, dims, types, conc) in enumerate(ops):
         ts, corr = T0 + 100 * i, 700 + i
         if step is not None:
             steps.setdefault(step, []).append(ts)
@@ -116,7 +116,7 @@ def infer_ds(tmp_path_factory):
     from tracesql.tree import materialize
 
     d = tmp_path_factory.mktemp("perf_infer")
-    (d / "t.json").write_text(json.dumps(_trace()))
+    (d / "t.json").write_text(json.dumps(_trace(OPS)))
     [r] = tracesql.ingest([str(d / "t.json")], out=d / "ds", quiet=True)
     assert r.status == "ingested", r.error
     ds = tracesql.open(d / "ds")
@@ -192,6 +192,136 @@ def test_roofline_of_the_inference_ops(infer_ds):
     [r] = infer_ds.sql(f"""SELECT roofline_ns, bound FROM perf_ops
                            WHERE op_name = '{ATTN}' AND step_txt LIKE '%generation_40%'""").rows()
     assert r[0] == pytest.approx(max(FLOPS_B / peak, BYTES_B / bw) * 1e9) and r[1] == "memory"
+
+
+# ---- FlashInfer's and aiter's paged attention: separate prefill and decode ops -----------------------------
+
+FI_DECODE = ("batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_bf16_dtype_o_bf16_dtype_idx_i32_head_dim_qk_128_"
+             "head_dim_vo_128_posenc_0_use_swa_False_use_logits_cap_False::run")
+FI_PREFILL = ("batch_prefill_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_dtype_o_bf16_dtype_idx_i32_head_dim_qk_128_"
+              "head_dim_vo_128_posenc_0_use_swa_False_use_logits_cap_False_f16qk_False")
+FI_PAGED, FI_RAGGED = FI_PREFILL + "::paged_run", FI_PREFILL + "::ragged_run"
+_WS = [[134217728], [8388608], [12]]  # float and int workspaces, plan info
+_WS_T = [U8, U8, I64]
+# the trailing alibi slopes, logits soft cap, sm scale, rope scale and theta
+_TAIL: tuple[list, list, list] = ([[], [], [], [], []], ["", "Scalar", "Scalar", "Scalar", "Scalar"],
+                                  ["", "0.0", "0.088", "1.0", "0.0001"])
+
+
+def _fi_decode(tokens: int, heads: int, kv_heads: int) -> tuple:
+    """FlashInfer's decode run: q [tokens, H_Q, 128]; a bf16 paged cache NHD [500 pages, 16, H_KV, 128]."""
+    dims = _WS + [[tokens, heads, 128], [500, 16, kv_heads, 128], [500, 16, kv_heads, 128], [tokens + 1], [200],
+                  [tokens], [tokens, heads, 128], [], [], [], []] + _TAIL[0]
+    types = _WS_T + [BF, BF, BF, I32, I32, I32, BF, "", "Scalar", "Scalar", "Scalar"] + _TAIL[1]
+    conc = [""] * 10 + ["", "0", "-1", "False"] + _TAIL[2]
+    return FI_DECODE, dims, types, conc
+
+
+def _fi_paged(tokens: int, mask: str) -> tuple:
+    """FlashInfer's prefill paged run: q [tokens, 32, 128] bf16; an fp8 paged cache HND [500, 8 heads, 16, 128]."""
+    dims = _WS + [[tokens, 32, 128], [500, 8, 16, 128], [500, 8, 16, 128], [3], [3], [20], [2], [tokens, 32, 128],
+                  [], [], [], [], []] + _TAIL[0]
+    types = _WS_T + [BF, FP8, FP8, I32, I32, I32, I32, BF, "", "Scalar", "Scalar", "Scalar", "Scalar"] + _TAIL[1]
+    conc = [""] * 11 + ["", mask, "1", "-1", "False"] + _TAIL[2]
+    return FI_PAGED, dims, types, conc
+
+
+def _fi_ragged(tokens: int, kv_tokens: int) -> tuple:
+    """FlashInfer's prefill ragged run, causal, NHD: q [tokens, 32, 128], k and v [kv_tokens, 8, 128], bf16."""
+    dims = _WS + [[tokens, 32, 128], [kv_tokens, 8, 128], [kv_tokens, 8, 128], [3], [3], [tokens, 32, 128],
+                  [], [], [], [], []] + _TAIL[0]
+    types = _WS_T + [BF, BF, BF, I32, I32, BF, "", "Scalar", "Scalar", "Scalar", "Scalar"] + _TAIL[1]
+    conc = [""] * 9 + ["", "1", "0", "-1", "False"] + _TAIL[2]
+    return FI_RAGGED, dims, types, conc
+
+
+# aiter's assembly decode: Q [8, 32, 128], K cache [500 blocks, 8 heads, 128/8, 16, 8], V cache [500, 8, 128, 16]
+AITER_PA = ("aiter::pa_fwd_asm",
+            [[8, 32, 128], [500, 8, 16, 16, 8], [500, 8, 128, 16], [8, 32], [8], [], [], [], [], [8, 32, 128], [],
+             [], []],
+            [BF, BF, BF, I32, I32, "Scalar", "Scalar", "", "", BF, "", "Scalar", ""],
+            ["", "", "", "", "", "32", "1", "", "", "", "", "1", ""])
+
+# Decode-only step: 8 requests with 3000 tokens in all
+STEP_D = "execute_8_context_0(sq0sk0sqsq0sqsk0)_generation_8(sq8sk3000sqsq8sqsk3000)"
+FLOPS_D = 2 * 32 * 3000 * (128 + 128)
+BYTES_D = 8 * 32 * (128 * 2 + 128 * 2) + 3000 * 8 * (128 * 2 + 128 * 2)
+BYTES_D_FP8 = 8 * 32 * (128 * 2 + 128 * 2) + 3000 * 8 * (128 * 1 + 128 * 1)  # the same from the fp8 cache
+# Prefill-only step: a prompt of 64 new tokens on a cached prefix of 128 (sq 64, sk 192) and one of 32 (sq = sk):
+# Σsq 96, Σsk 224, Σsq² 4096 + 1024, Σsq·sk 12288 + 1024
+STEP_P = "execute_96_context_2(sq96sk224sqsq5120sqsk13312)_generation_0(sq0sk0sqsq0sqsk0)"
+PAIRS_P = (64 * 192 - 64 * 63 // 2) + (32 * 32 - 32 * 31 // 2)
+FLOPS_P = 2 * 32 * PAIRS_P * (128 + 128)
+# the queries read and outputs written in bf16, the keys and values read from the fp8 cache (1 byte)
+BYTES_P = 96 * 32 * (128 * 2 + 128 * 2) + 224 * 8 * (128 * 1 + 128 * 1)
+# Prefill-only step without cached prefixes: prompts of 32 and 16 tokens (the ragged call holds every key)
+STEP_R = "execute_48_context_2(sq48sk48sqsq1280sqsk1280)_generation_0(sq0sk0sqsq0sqsk0)"
+FLOPS_R = 2 * 32 * (32 * 33 // 2 + 16 * 17 // 2) * (128 + 128)
+BYTES_R = 48 * 32 * (128 * 2 + 128 * 2) + 48 * 8 * (128 * 2 + 128 * 2)
+# Mixed step: one prompt of 12 tokens and the 8 decode requests
+STEP_M = "execute_20_context_1(sq12sk12sqsq144sqsk144)_generation_8(sq8sk3000sqsq8sqsk3000)"
+MIXED = "mixed step: prefill and decode ops share one annotation"
+PARTIAL = "a pass over part of each request's KV"
+
+LIB_OPS: list[tuple] = [
+    (STEP_D, *_fi_decode(8, 32, 8)),
+    (STEP_D, *_fi_paged(8, "0")),  # FlashInfer's tensor-core decode: the prefill kernel, non-causal
+    (STEP_D, *AITER_PA),
+    (STEP_P, *_fi_paged(96, "1")),
+    (STEP_P, *_fi_paged(96, "0")),  # SGLang's pass over the cached prefixes (non-causal) ...
+    (STEP_P, *_fi_ragged(96, 96)),  # ... and over the new tokens (ragged): each a part of the KV
+    (STEP_P, *AITER_PA),  # a decode kernel cannot have run the step's prompts
+    (STEP_R, *_fi_ragged(48, 48)),
+    (STEP_M, *_fi_decode(8, 32, 8)),
+    (STEP_M, *_fi_paged(12, "1")),
+]
+
+
+@pytest.fixture(scope="module")
+def lib_ds(tmp_path_factory):
+    from tracesql.sqlmodules import materialized
+    from tracesql.tree import materialize
+
+    d = tmp_path_factory.mktemp("perf_infer_lib")
+    (d / "t.json").write_text(json.dumps(_trace(LIB_OPS)))
+    [r] = tracesql.ingest([str(d / "t.json")], out=d / "ds", quiet=True)
+    assert r.status == "ingested", r.error
+    ds = tracesql.open(d / "ds")
+    materialize(ds, materialized("perf"))
+    yield ds
+    ds.close()
+
+
+def test_library_paged_attention_by_hand(lib_ds):
+    rows = [(r["op_name"], json.loads(r["step_txt"])["step"], r["flops"], r["bytes"], r["precision"])
+            for r in _ops(lib_ds, "InferenceAttention_fwd")]
+    assert (FLOPS_D, BYTES_D, BYTES_D_FP8, FLOPS_P, BYTES_P, FLOPS_R, BYTES_R) == (
+        49_152_000, 12_419_072, 6_275_072, 176_947_200, 2_031_616, 10_878_976, 983_040)
+    assert rows == [
+        # a decode-only step: the decode ops (FlashInfer's, its tensor-core path, aiter's) ran every request
+        (FI_DECODE, STEP_D, FLOPS_D, BYTES_D, "bf16"),
+        (FI_PAGED, STEP_D, FLOPS_D, BYTES_D_FP8, "bf16"),
+        ("aiter::pa_fwd_asm", STEP_D, FLOPS_D, BYTES_D, "bf16"),
+        # a prefill-only step: the causal paged prefill ran every request's whole KV, from the fp8 cache
+        (FI_PAGED, STEP_P, FLOPS_P, BYTES_P, "bf16"),
+        # a ragged prefill whose keys are every request's whole KV (no cached prefix)
+        (FI_RAGGED, STEP_R, FLOPS_R, BYTES_R, "bf16")]
+    shapes = [r["shape"] for r in _ops(lib_ds, "InferenceAttention_fwd")]
+    assert shapes[0] == "N_Q=8 H_Q=32 H_KV=8 d_qk=128 d_v=128 sum_sk=3000 pairs=3000 kv_cache=c10::BFloat16"
+    assert shapes[3] == ("N_Q=96 H_Q=32 H_KV=8 d_qk=128 d_v=128 sum_sk=224 pairs=10800 "
+                         "kv_cache=c10::Float8_e4m3fn")
+
+
+def test_library_paged_attention_unmodelled(lib_ds):
+    rows = lib_ds.sql("SELECT op_name, reason, count, kernel_time_ns FROM perf_unmodelled").rows()
+    assert sorted(rows) == sorted([
+        (FI_DECODE, MIXED, 1, KERNEL_US * 1000),
+        (FI_PAGED, MIXED, 1, KERNEL_US * 1000),
+        (FI_PAGED, PARTIAL, 1, KERNEL_US * 1000),
+        (FI_RAGGED, PARTIAL, 1, KERNEL_US * 1000),
+        ("aiter::pa_fwd_asm", "decode op in a prefill-only step", 1, KERNEL_US * 1000)])
+    cats = {r["family"]: r["op_count"] for r in lib_ds.sql("SELECT * FROM perf_categories").rows(named=True)}
+    assert cats == {"InferenceAttention_fwd": 5, "(not modelled)": 5}
 
 
 # ---- the shared trace: vLLM prefill on a B200, eager -----------------------------------------------------

@@ -1,10 +1,13 @@
 -- perf/paged_attention — FLOPs and bytes of paged (inference) attention: one call attends the new tokens of
 -- every request of a serving step to that request's whole KV cache (InferenceAttention_fwd family).
 --
--- The recorded arguments hold only the new tokens (query [T, H_Q, d_qk], key and value [T, H_KV, d], output
--- [T, H_Q, d_v]: perf/step_ops). The KV lengths come from the step annotation (_perf_instances.step_txt),
--- which gives per phase (context = prefill, generation = decode) aggregates over its requests, with sq a
--- request's new (scheduled) tokens and sk its total length (cached + new):
+-- vLLM's unified_attention ops run every request of the step in one call; FlashInfer's and aiter's split it
+-- into prefill and decode ops, each modelled only in a step of one phase (_perf_step_op_runs), where that
+-- phase's aggregates are the step's. The recorded arguments hold only the new tokens (query [T, H_Q, d_qk],
+-- key and value [T, H_KV, d] or the paged caches, output [T, H_Q, d_v]: perf/step_ops). The KV lengths come
+-- from the step annotation (_perf_instances.step_txt), which gives per phase (context = prefill, generation =
+-- decode) aggregates over its requests, with sq a request's new (scheduled) tokens and sk its total length
+-- (cached + new):
 --   execute_<T>_context_<n>(sq<Σsq>sk<Σsk>sqsq<Σsq²>sqsk<Σsq·sk>)
 --       _generation_<n>(sq<Σsq>sk<Σsk>sqsq<Σsq²>sqsk<Σsq·sk>)   (one name, no line break)
 --       (vLLM's worker with TraceLens's patch and detailed_trace_annotation: compute_iteration_details and
@@ -56,26 +59,67 @@ CREATE OR REPLACE MACRO _perf_step_stats(step) AS
               'sqsq': _perf_step_squares(step).c_sqsk::BIGINT, 'sqsk': _perf_step_squares(step).c_sqsk::BIGINT}
          ELSE {'sq': NULL::BIGINT, 'sk': NULL::BIGINT, 'sqsq': NULL::BIGINT, 'sqsk': NULL::BIGINT} END;
 
+-- _perf_step_phase(step): which phases the step's requests are in: 'prefill' (context requests only),
+-- 'decode' (generation requests only), 'mixed' (both); NULL when the annotation is in neither format above.
+CREATE OR REPLACE MACRO _perf_step_phase(step) AS
+    CASE WHEN _perf_step_detailed(step).c_sq <> '' THEN
+             CASE WHEN _perf_step_detailed(step).g_sq::BIGINT = 0 THEN 'prefill'
+                  WHEN _perf_step_detailed(step).c_sq::BIGINT = 0 THEN 'decode' ELSE 'mixed' END
+         WHEN _perf_step_squares(step).c_sq <> '' THEN
+             CASE WHEN _perf_step_squares(step).g_n::BIGINT = 0 THEN 'prefill'
+                  WHEN _perf_step_squares(step).c_sq::BIGINT = 0 THEN 'decode' ELSE 'mixed' END END;
+
+-- _perf_step_op_runs(phase, step_phase, mask): whether an op of perf/step_ops phase `phase` (with its recorded
+-- mask mode, '' when it has none) ran every request of a step in phase `step_phase`, so that the step's
+-- aggregates are its work: a 'step' op always; a decode op in a decode-only step; a prefill op in a
+-- prefill-only step when causal (a non-causal prefill pass reads part of each request's KV only: SGLang's pass
+-- over the cached prefix, whose new tokens run in a ragged call), and in a decode-only step (FlashInfer's
+-- tensor-core decode, where the mask changes nothing: one query per request).
+CREATE OR REPLACE MACRO _perf_step_op_runs(phase, step_phase, mask) AS
+    phase = 'step' OR (phase = 'decode' AND step_phase = 'decode')
+    OR (phase = 'prefill' AND (step_phase = 'decode' OR (step_phase = 'prefill' AND mask = '1')));
+
 -- _perf_paged_attention: one row per modelled argument set (columns as in perf_arg_models, step_txt included).
 CREATE OR REPLACE VIEW _perf_paged_attention AS
 WITH a AS (
-    SELECT s.*, p.iq, p.ik, p.iv, p.io, json_extract_string(s.step_txt, '$.step') AS step,
-           json_extract_string(s.step_txt, '$.kv_cache') AS kv_type
+    SELECT s.*, p.phase, p.layout, p.iq, p.ik, p.iv, p.io, json_extract_string(s.step_txt, '$.step') AS step,
+           json_extract_string(s.step_txt, '$.kv_cache') AS kv_type, coalesce(s.conc[p.im], '') AS mask,
+           s.conc[p.il] AS kv_layout
     FROM _perf_arg_sets s JOIN _perf_step_ops p USING (op_name) WHERE s.step_txt <> ''
 ), n AS (
+    -- the cache's element size: a paged cache argument's own type, else the type the step's cache writes
+    -- record, else the key and value arguments' (perf/step_ops)
     SELECT a.*, _perf_step_stats(step) AS st, dims[iq] AS q, dims[ik] AS k, dims[iv] AS v, bpe[iq] AS bq,
-           coalesce(bpe[io], bpe[iq]) AS bo, coalesce(t.bytes_per_element, bpe[ik]) AS bk,
-           coalesce(t.bytes_per_element, bpe[iv]) AS bv, prec[iq] AS pq
+           coalesce(bpe[io], bpe[iq]) AS bo,
+           coalesce(CASE WHEN layout <> 'tokens' THEN bpe[ik] END, t.bytes_per_element, bpe[ik]) AS bk,
+           coalesce(CASE WHEN layout <> 'tokens' THEN bpe[iv] END, t.bytes_per_element, bpe[iv]) AS bv,
+           prec[iq] AS pq
     FROM a LEFT JOIN perf_dtypes t ON t.type_name = lower(a.kv_type)
+    WHERE _perf_step_op_runs(phase, _perf_step_phase(step), mask)
+), h AS (  -- KV heads and d_v where each layout keeps them
+    SELECT *,
+           CASE WHEN layout = 'tokens' AND len(k) = 3 AND len(v) = 3 THEN k[2]
+                WHEN layout = 'aiter' AND len(k) = 5 AND len(v) = 4 THEN k[2]
+                WHEN layout = 'flashinfer' AND len(k) = 4 AND len(v) = 4 AND kv_layout = '0' THEN k[3]
+                WHEN layout = 'flashinfer' AND len(k) = 4 AND len(v) = 4 AND kv_layout = '1' THEN k[2]
+                -- a ragged call's keys are its arguments: modelled when they are every request's whole KV
+                WHEN layout = 'flashinfer_ragged' AND len(k) = 3 AND len(v) = 3 AND kv_layout = '0'
+                     AND k[1] = st.sk THEN k[2]
+                WHEN layout = 'flashinfer_ragged' AND len(k) = 3 AND len(v) = 3 AND kv_layout = '1'
+                     AND k[2] = st.sk THEN k[1] END AS hkv,
+           CASE layout WHEN 'tokens' THEN v[3] WHEN 'aiter' THEN v[3] WHEN 'flashinfer' THEN v[4]
+                       WHEN 'flashinfer_ragged' THEN v[3] END AS dv,
+           coalesce(CASE WHEN layout <> 'tokens' THEN types[ik] END, nullif(kv_type, ''), 'as K/V') AS kv_name
+    FROM n
 ), g AS (
-    SELECT *, st.sq AS sq, st.sk AS sk, st.sqsq AS sqsq, st.sqsk AS sqsk, q[2] AS hq, q[3] AS dqk, k[2] AS hkv,
-           v[3] AS dv, st.sqsk - (st.sqsq - st.sq) // 2 AS pairs
-    FROM n WHERE len(q) = 3 AND len(k) = 3 AND len(v) = 3 AND st.sq > 0 AND bq IS NOT NULL AND bk IS NOT NULL
+    SELECT *, st.sq AS sq, st.sk AS sk, st.sqsq AS sqsq, st.sqsk AS sqsk, q[2] AS hq, q[3] AS dqk,
+           st.sqsk - (st.sqsq - st.sq) // 2 AS pairs
+    FROM h WHERE len(q) = 3 AND hkv IS NOT NULL AND st.sq > 0 AND bq IS NOT NULL AND bk IS NOT NULL
 )
 SELECT op_name, d_txt, t_txt, c_txt, step_txt, 'InferenceAttention_fwd' AS family,
        2.0 * hq * pairs * (dqk + dv) AS flops,
        (sq * hq * (dqk * bq + dv * bo) + sk * hkv * (dqk * bk + dv * bv))::DOUBLE AS bytes,
        pq AS precision, true AS matrix,
        format('N_Q={} H_Q={} H_KV={} d_qk={} d_v={} sum_sk={} pairs={} kv_cache={}', sq, hq, hkv, dqk, dv, sk, pairs,
-              coalesce(nullif(kv_type, ''), 'as K/V')) AS shape
+              kv_name) AS shape
 FROM g;

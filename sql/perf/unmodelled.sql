@@ -9,6 +9,11 @@
 --   reason           'no step annotation': a paged-attention op outside every step annotation (the KV
 --                    lengths are not among its arguments); 'step annotation without KV lengths': the
 --                    annotation around it is not in a format that gives them (perf/paged_attention);
+--                    'mixed step: prefill and decode ops share one annotation': a library's prefill or decode
+--                    op (FlashInfer, aiter) in a step with both context and generation requests, which the
+--                    annotation does not split between the ops; 'a pass over part of each request's KV': a
+--                    non-causal prefill pass (a cached prefix) or a ragged one whose keys are not the whole
+--                    KV, in a prefill-only step; 'decode op in a prefill-only step';
 --                    'expert weights not among the arguments': a fused MoE op such as vllm::moe_forward;
 --                    'arguments not as expected': shapes or types the model does not read
 --   count            op instances
@@ -16,16 +21,25 @@
 CREATE OR REPLACE VIEW perf_unmodelled AS
 WITH i AS (
     SELECT i.trace_id, i.op_name, i.kernel_time_ns,
-           CASE WHEN i.op_name IN (SELECT op_name FROM _perf_step_ops) THEN
+           CASE WHEN p.op_name IS NOT NULL THEN
                     CASE WHEN i.step_txt = '' THEN 'no step annotation'
-                         WHEN _perf_step_stats(json_extract_string(i.step_txt, '$.step')).sq IS NULL
-                             THEN 'step annotation without KV lengths'
+                         WHEN p.phase <> 'step' AND _perf_step_phase(i.step) = 'mixed'
+                             THEN 'mixed step: prefill and decode ops share one annotation'
+                         WHEN _perf_step_stats(i.step).sq IS NULL THEN 'step annotation without KV lengths'
+                         WHEN p.phase = 'decode' AND _perf_step_phase(i.step) = 'prefill'
+                             THEN 'decode op in a prefill-only step'
+                         WHEN p.phase = 'prefill' AND _perf_step_phase(i.step) = 'prefill'
+                              AND (p.layout = 'flashinfer_ragged'
+                                   OR coalesce(json_extract_string(nullif(i.c_txt, ''), '$[' || (p.im - 1) || ']'),
+                                               '') <> '1')
+                             THEN 'a pass over part of each request''s KV'
                          ELSE 'arguments not as expected' END
                 WHEN i.op_name IN ('vllm::moe_forward', 'vllm::moe_forward_shared')
                     THEN 'expert weights not among the arguments'
                 WHEN i.op_name IN (SELECT op_name FROM _perf_moe_fused_ops) THEN 'arguments not as expected'
            END AS reason
-    FROM _perf_instances i
+    FROM (SELECT *, json_extract_string(nullif(step_txt, ''), '$.step') AS step FROM _perf_instances) i
+    LEFT JOIN _perf_step_ops p USING (op_name)
     WHERE NOT EXISTS (SELECT 1 FROM perf_arg_models m
                       WHERE m.op_name = i.op_name AND m.d_txt = i.d_txt AND m.t_txt = i.t_txt
                         AND m.c_txt = i.c_txt AND m.step_txt = i.step_txt)
