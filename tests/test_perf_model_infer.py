@@ -110,19 +110,24 @@ def _trace(ops: list[tuple]) -> dict:
             "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85_000_000_000}]}
 
 
-@pytest.fixture(scope="module")
-def infer_ds(tmp_path_factory):
+def _open_trace(tmp_path_factory, name: str, ops):
+    """A dataset of one hand-made trace of ops (_trace), its perf views materialized; closed after the module."""
     from tracesql.sqlmodules import materialized
     from tracesql.tree import materialize
 
-    d = tmp_path_factory.mktemp("perf_infer")
-    (d / "t.json").write_text(json.dumps(_trace(OPS)))
+    d = tmp_path_factory.mktemp(name)
+    (d / "t.json").write_text(json.dumps(_trace(ops)))
     [r] = tracesql.ingest([str(d / "t.json")], out=d / "ds", quiet=True)
     assert r.status == "ingested", r.error
     ds = tracesql.open(d / "ds")
     materialize(ds, materialized("perf"))
     yield ds
     ds.close()
+
+
+@pytest.fixture(scope="module")
+def infer_ds(tmp_path_factory):
+    yield from _open_trace(tmp_path_factory, "perf_infer", OPS)
 
 
 def _ops(ds, family: str) -> list[dict]:
@@ -279,17 +284,7 @@ LIB_OPS: list[tuple] = [
 
 @pytest.fixture(scope="module")
 def lib_ds(tmp_path_factory):
-    from tracesql.sqlmodules import materialized
-    from tracesql.tree import materialize
-
-    d = tmp_path_factory.mktemp("perf_infer_lib")
-    (d / "t.json").write_text(json.dumps(_trace(LIB_OPS)))
-    [r] = tracesql.ingest([str(d / "t.json")], out=d / "ds", quiet=True)
-    assert r.status == "ingested", r.error
-    ds = tracesql.open(d / "ds")
-    materialize(ds, materialized("perf"))
-    yield ds
-    ds.close()
+    yield from _open_trace(tmp_path_factory, "perf_infer_lib", LIB_OPS)
 
 
 def test_library_paged_attention_by_hand(lib_ds):
