@@ -85,3 +85,22 @@ def test_tracelens_short_kernel_tables_equal_reference(tl_short_tables, trace_id
                     assert g[k] == v, (name, k)
                 else:
                     assert abs(float(g[k]) - float(v)) <= 1e-6 * max(abs(float(v)), 1e-12), (name, k, g[k], v)
+
+
+@pytest.mark.parametrize("ref,trace", [("amd/mi300_torch_compile_triton", "amd/mi300_torch_compile_triton.json.gz"),
+                                       ("multirank/dlrm_8rank/rank0", "multirank/dlrm_8rank/rank0.json.gz")])
+def test_tracelens_short_kernel_files_without_rows(ds, trace_ids, reference_dir, tmp_path, ref, trace):
+    """The two short-kernel files written as TraceLens writes them when the summary has no row: the Inductor trace
+    has no kernel under 10 µs (the histogram's header, a lone newline for the summary); DLRM's rank 0 has 222
+    (its histogram has them) but its ops record no Input Strides nor Concrete Inputs, so TraceLens's grouping
+    leaves every one out and pandas writes the aggregation's two-level header."""
+    tid = trace_ids[trace]
+    sections = [(name, "t", report._peer_section(ds, view, None, [tid])[tid])
+                for name, view in (("short_kernel_histogram", "tl_short_kernel_histogram"),
+                                   ("short_kernels_summary", "tl_short_kernels_summary"))]
+    summary = sections[1][2]
+    assert summary is not None and summary.height == 0
+    report.write(sections, fmt="csv", out=str(tmp_path))
+    for name in ("short_kernel_histogram", "short_kernels_summary"):
+        assert (tmp_path / f"{name}.csv").read_bytes() == \
+            (reference_dir / "tracelens" / ref / f"{name}.csv").read_bytes(), name

@@ -73,3 +73,10 @@ def test_report_tracelens_gpu_timeline_equals_reference(qwen_dataset, reference_
     assert [r["type"] for r in got] == [r["type"] for r in want]
     for g, w in zip(got, want, strict=True):
         assert float(g["time ms"]) == pytest.approx(float(w["time ms"]), rel=1e-6, abs=1e-9)
+    # every file of the reference is written, with TraceLens's columns in its order (no column of ours added)
+    ref = reference_dir / "tracelens" / "nvidia" / "h100_qwen_infer"
+    names = sorted(p.name for p in ref.glob("*.csv"))
+    assert len(names) == 13
+    for name in names:
+        with open(tmp_path / "tl" / name, newline="") as f, open(ref / name, newline="") as r:
+            assert next(csv.reader(f)) == next(csv.reader(r)), name

@@ -105,7 +105,8 @@ TRACELENS = [
     ("gpu_timeline", "tl_gpu_timeline", None),
     ("kernel_summary", "tl_kernel_summary", None),
     ("ops_summary", "tl_ops_summary", None),
-    ("ops_summary_by_category", "tl_ops_summary_by_category", None),
+    ("ops_summary_by_category", "tl_ops_summary_by_category",
+     "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"),
     ("ops_unique_args", "tl_ops_unique_args",
      "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"),
     ("unified_perf_summary", "tl_unified_perf_summary", _PERF_QUERY),
@@ -295,6 +296,11 @@ def build(ds, style: str = "native", trace: str | None = None,
     return out
 
 
+# TraceLens's short_kernels_summary.csv when it has short kernels but every one lacks a grouping key (old traces
+# record no Input Strides or Concrete Inputs): pandas writes the aggregation's two-level column header.
+TL_SHORT_KERNELS_UNGROUPED = ("Kernel duration (µs),Kernel duration (µs),Kernel duration (µs)\n"
+                              "sum,count,mean\n")
+
 # TraceLens's multi-rank report files (tracesql.comm.TRACELENS_FILES): written with their header when empty.
 MULTIRANK_FILES = {"nccl_summary_implicit_sync", "nccl_summary_long", "nccl_long", "nccl_implicit_sync",
                    "straggler_summary"}
@@ -371,6 +377,7 @@ def write(sections, fmt: str = "table", out: str | None = None, stream=None, wid
         return []
     written = []
     split = _per_trace(sections)
+    short_hist = {t: df.height for name, t, df in split if name == "short_kernel_histogram"}
     labels = sorted({t for _, t, _ in split if t is not None})
     folders = _folders(labels) if len(labels) > 1 else {}
     for name, trace, df in split:
@@ -381,7 +388,13 @@ def write(sections, fmt: str = "table", out: str | None = None, stream=None, wid
         ext = {"table": "txt", "csv": "csv", "json": "json"}[fmt]
         path = folder / f"{name}.{ext}"
         if fmt == "csv":
-            if df.height == 0 and trace is not None and "trace" not in df.columns and name not in MULTIRANK_FILES:
+            if name == "short_kernels_summary" and df.height == 0 and trace is not None:
+                # TraceLens's frame without rows (get_dfs_short_kernels): none at all without short kernels (pandas
+                # writes a lone newline), the aggregation's two-level header when its group keys left them all out
+                path.write_text(TL_SHORT_KERNELS_UNGROUPED if short_hist.get(trace) else "\n")
+            elif name == "short_kernel_histogram":
+                df.write_csv(path)  # its columns even without a short kernel
+            elif df.height == 0 and trace is not None and "trace" not in df.columns and name not in MULTIRANK_FILES:
                 path.write_text("")  # the peers write an empty file for an empty table (TraceLens's multi-rank
                 # report a header: its frames have their columns)
             else:
