@@ -5,7 +5,7 @@ are consistent: every element of traceEvents is a row of exactly one event table
 ingest_issues, with event ids 0..n-1. For generated streams the outcome is also predicted exactly (which elements
 are malformed, empty or kept, and where each row goes).
 
-Each property runs twice: bounded and derandomized (25 examples), and long and random (600 examples). All of them are
+Each property runs twice: bounded and derandomized (25 examples), and long and random (200 examples). All of them are
 marked slow, outside the fast tier (``pytest -m "not slow"``); ``pytest -m slow tests/test_fuzz.py`` runs them alone.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ from tracesql.schema import EVENT_TABLES
 from .conftest import NO_SHARED, TRACES
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
-LONG = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+LONG = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.fixture(scope="module")
