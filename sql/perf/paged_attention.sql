@@ -36,10 +36,11 @@
 -- @requires perf/args perf/dtypes perf/step_ops
 
 -- _perf_step_detailed(step), _perf_step_squares(step): the fields of the two formats above (a struct of
--- strings, '' when the annotation is not in that format).
+-- strings, '' when the annotation does not start in that format; TraceLens's peer style reads the detailed one
+-- through the same macro).
 CREATE OR REPLACE MACRO _perf_step_detailed(step) AS
     regexp_extract(step, '^execute_\d+_context_\d+\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)'
-                         || '_generation_\d+\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)$',
+                         || '_generation_\d+\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)',
                    ['c_sq', 'c_sk', 'c_sqsq', 'c_sqsk', 'g_sq', 'g_sk', 'g_sqsq', 'g_sqsk']);
 CREATE OR REPLACE MACRO _perf_step_squares(step) AS
     regexp_extract(step, '^execute_context_\d+\((\d+)_(\d+)\)_generation_(\d+)\((\d+)\)$',

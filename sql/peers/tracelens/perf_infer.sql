@@ -43,7 +43,7 @@
 --
 -- @requires lib/pytext lib/intervals peers/float_us peers/tracelens/links peers/tracelens/ops_unique_args
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_elementwise
--- @requires tree/rollups tree/graph_capture tree/nesting tree/context
+-- @requires tree/rollups tree/graph_capture tree/nesting tree/context perf/paged_attention
 
 -- tl_perf_infer_model_ops: the ops TraceLens's inference extension models, as far as reproduced here; one row
 -- per op name.
@@ -83,6 +83,21 @@ JOIN e ON e.trace_id = l.capture_trace_id AND e.k = l.graph_index
 JOIN events g ON g.trace_id = l.trace_id AND g.event_id = l.graph_launch_event_id
 JOIN traces t ON t.trace_id = l.trace_id;
 
+-- _tl_stack_nodes: one row per event of TraceLens's call stack (cpu_ops, Python frames and runtime calls, not
+-- user annotations), with its parent there: the nearest enclosing event (tree/nesting) that is not a user
+-- annotation, over at most three enclosing annotations.
+--   trace_id, event_id, cat, name, ts_ns, end_ns, nest_end_ns, clipped, depth, thread_key   as cpu_nesting
+--   tree_parent_id   the parent in TraceLens's tree (NULL at the top)
+CREATE OR REPLACE VIEW _tl_stack_nodes AS
+SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.end_ns, c.nest_end_ns, c.clipped, c.depth, c.thread_key,
+       CASE WHEN p1.cat <> 'user_annotation' THEN p1.event_id WHEN p2.cat <> 'user_annotation' THEN p2.event_id
+            WHEN p3.cat <> 'user_annotation' THEN p3.event_id END AS tree_parent_id
+FROM cpu_nesting c
+LEFT JOIN cpu_nesting p1 ON p1.trace_id = c.trace_id AND p1.event_id = c.parent_event_id
+LEFT JOIN cpu_nesting p2 ON p2.trace_id = c.trace_id AND p2.event_id = p1.parent_event_id
+LEFT JOIN cpu_nesting p3 ON p3.trace_id = c.trace_id AND p3.event_id = p2.parent_event_id
+WHERE c.cat IN ('cpu_op', 'python_function', 'cuda_runtime', 'cuda_driver');
+
 -- _tl_infer_capture_events: the events of each merged capture window with TraceLens's id in the merged tree
 -- (cpu_ops, Python frames and runtime calls inside the window whose parent is inside it too, or cpu_ops and
 -- Python frames whose parent lies outside it; by start, shallower first on equal starts, the root taking the
@@ -92,18 +107,8 @@ JOIN traces t ON t.trace_id = l.trace_id;
 --                launch's event_id (the window's root, which holds no name a call stack shows, sits between)
 -- @materialize report-tracelens-inference
 CREATE OR REPLACE VIEW _tl_infer_capture_events AS
-WITH n AS MATERIALIZED (   -- the capture traces' call stacks, with the parent in TraceLens's tree (which holds
-                           -- cpu_ops, Python frames and runtime calls, not user annotations)
-    SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.end_ns, c.nest_end_ns, c.clipped, c.depth,
-           c.thread_key,
-           CASE WHEN p1.cat <> 'user_annotation' THEN p1.event_id WHEN p2.cat <> 'user_annotation' THEN p2.event_id
-                WHEN p3.cat <> 'user_annotation' THEN p3.event_id END AS tree_parent_id
-    FROM cpu_nesting c
-    LEFT JOIN cpu_nesting p1 ON p1.trace_id = c.trace_id AND p1.event_id = c.parent_event_id
-    LEFT JOIN cpu_nesting p2 ON p2.trace_id = c.trace_id AND p2.event_id = p1.parent_event_id
-    LEFT JOIN cpu_nesting p3 ON p3.trace_id = c.trace_id AND p3.event_id = p2.parent_event_id
-    WHERE c.trace_id IN (SELECT capture_trace_id FROM _tl_infer_windows)
-      AND c.cat IN ('cpu_op', 'python_function', 'cuda_runtime', 'cuda_driver')
+WITH n AS MATERIALIZED (   -- the capture traces' call stacks
+    SELECT * FROM _tl_stack_nodes WHERE trace_id IN (SELECT capture_trace_id FROM _tl_infer_windows)
 ), dropped AS (   -- left out of TraceLens's call stack (TraceToTree.build_host_call_stack_tree): an event that
                   -- ends after the event open at its start (the one that clips it here) when they overlap by
                   -- 1 µs or more or that event is a root
@@ -475,9 +480,7 @@ CREATE OR REPLACE VIEW _tl_perf_infer_attention AS
 WITH e AS (
     SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS q, json_extract(input_dims, '$[1]') AS kk,
            json_extract_string(input_types, '$[*]') AS ty,
-           regexp_extract(annotation, '^execute_\d+_context_\d+\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)_generation_\d+'
-                                      || '\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)',
-                          ['c_sq', 'c_sk', 'c_sqsq', 'c_sqsk', 'g_sq', 'g_sk', 'g_sqsq', 'g_sqsk']) AS cs
+           _perf_step_detailed(annotation) AS cs   -- vLLM's detailed step annotation (perf/paged_attention)
     FROM _tl_infer_perf_events WHERE sheet = 'InferenceAttention_fwd'
 ), a AS (
     SELECT trace_id, event_id, ty,

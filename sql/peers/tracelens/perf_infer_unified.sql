@@ -131,16 +131,9 @@ WITH RECURSIVE lk AS MATERIALIZED (   -- the GPU events TraceLens links
                AS uid
     FROM left_out l JOIN last_uid n ON n.trace_id = l.trace_id
 ), node AS MATERIALIZED (   -- the call-stack nodes: the trace's own events and the merged capture events
-    SELECT c.trace_id, c.event_id AS uid, c.name, c.cat,
-           CASE WHEN p1.cat <> 'user_annotation' THEN p1.event_id WHEN p2.cat <> 'user_annotation' THEN p2.event_id
-                WHEN p3.cat <> 'user_annotation' THEN p3.event_id END AS parent_uid,
-           c.trace_id AS src_trace_id, c.event_id AS src_event_id
-    FROM cpu_nesting c
-    LEFT JOIN cpu_nesting p1 ON p1.trace_id = c.trace_id AND p1.event_id = c.parent_event_id
-    LEFT JOIN cpu_nesting p2 ON p2.trace_id = c.trace_id AND p2.event_id = p1.parent_event_id
-    LEFT JOIN cpu_nesting p3 ON p3.trace_id = c.trace_id AND p3.event_id = p2.parent_event_id
-    WHERE c.cat IN ('cpu_op', 'python_function', 'cuda_runtime', 'cuda_driver')
-      AND c.trace_id IN (SELECT trace_id FROM collected)
+    SELECT trace_id, event_id AS uid, name, cat, tree_parent_id AS parent_uid, trace_id AS src_trace_id,
+           event_id AS src_event_id
+    FROM _tl_stack_nodes WHERE trace_id IN (SELECT trace_id FROM collected)
     UNION ALL
     SELECT trace_id, uid, name, cat, parent_uid, capture_trace_id, event_id FROM _tl_infer_capture_events
 ), real_rows AS (
