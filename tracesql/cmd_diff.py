@@ -36,8 +36,7 @@ def display(df):
            ).rename({"activity_class": "class"} if "activity_class" in df.columns else {})
     values = [c for c in ("side", "diff_us", "change_pct", "self_diff_us", "base_us", "variant_us", "base_count",
                           "variant_count") if c in out.columns]
-    keys = [c for c in df.columns[:df.columns.index("side")]]
-    keys = [c if c != "activity_class" else "class" for c in keys]
+    keys = ["class" if c == "activity_class" else c for c in df.columns[:df.columns.index("side")]]
     return out.select(keys + values + [c for c in out.columns if c not in keys and c not in values])
 
 

@@ -350,17 +350,17 @@ class Dataset:
         datasets ``also`` names (table_statements): a private copy of the shared template of analysis views
         (nothing is bound but the table views) whose tables read only these traces' directories; no catalog is
         read or written."""
-        for root, tid in [(self.path, t) for t in trace_ids] + [(p, t) for p, t, _ in also]:
-            if not (root / "traces" / f"trace_id={tid}").is_dir():
-                raise DatasetError(f"{root}: no trace {tid} in the dataset")
         if not trace_ids and not also:
             raise DatasetError(f"{self.path}: no trace (none given) in the dataset")
-        as_ids = list(trace_ids) + [a for _, _, a in also]
-        if len(set(as_ids)) < len(as_ids):
-            raise DatasetError(f"{self.path}: two traces opened under one trace_id ({', '.join(as_ids)})")
         for root, _, _ in also:
             if not (root / "traces").is_dir():
                 raise DatasetError(f"{root}: not a tracesql dataset (no traces/ folder)")
+        for root, tid in [(self.path, t) for t in trace_ids] + [(p, t) for p, t, _ in also]:
+            if not (root / "traces" / f"trace_id={tid}").is_dir():
+                raise DatasetError(f"{root}: no trace {tid} in the dataset")
+        as_ids = list(trace_ids) + [a for _, _, a in also]
+        if len(set(as_ids)) < len(as_ids):
+            raise DatasetError(f"{self.path}: two traces opened under one trace_id ({', '.join(as_ids)})")
         tables = table_statements(self.path, trace_ids, also)
         analysis = analysis_statements()
         template = _catalog_template(analysis)
