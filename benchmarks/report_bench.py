@@ -28,6 +28,7 @@ from pathlib import Path
 def run_once(dataset: str, style: str, verbose: bool) -> dict:
     import tracesql
     from tracesql import analysis, report
+    from tracesql.dataset import materialize
 
     t0 = time.perf_counter()
     ds = tracesql.open(dataset)
@@ -37,7 +38,7 @@ def run_once(dataset: str, style: str, verbose: bool) -> dict:
     if style == "native":  # the same steps as report.build, timed one by one
         for view in report.materialized_views("native"):
             ts = time.perf_counter()
-            analysis.materialize(ds, [view])
+            materialize(ds, [view])
             per_section[f"({view})"] = time.perf_counter() - ts
         sections = []
         for name, fn in report._native_sections(ds, ids, None).items():

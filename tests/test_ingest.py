@@ -326,37 +326,48 @@ def test_older_table_layout_is_a_clear_error(tmp_path, shared_traces):
         tracesql.open(out2)
 
 
-@pytest.mark.slow  # binds every analysis view into a fresh template
-def test_ingest_writes_the_catalog_from_the_shared_template(tmp_path, shared_traces, monkeypatch):
-    """The ingest leaves a current DATASET/catalog.duckdb, made from the cached template of the analysis views;
-    its views give the same rows as views created directly over the dataset."""
+@pytest.mark.slow  # creates every analysis view directly, in load order, for the comparison
+def test_the_library_loaded_through_stand_ins_equals_it_created_directly(tmp_path, shared_traces, monkeypatch):
+    """Every view created against stand-ins (tracesql.library) has the columns and gives the rows of the same view
+    created directly in load order; the ingest leaves a current DATASET/catalog.duckdb and init.sql holding the
+    same views; each module's columns are cached once; without a writable cache nothing changes."""
     import duckdb
 
     from tracesql import dataset as dsmod
+    from tracesql import library, sqlmodules
 
     monkeypatch.setenv("TRACESQL_CACHE_DIR", str(tmp_path / "cache"))
+    library._memo.clear()
     out = tmp_path / "ds"
     (r,) = tracesql.ingest([str(shared_traces / "nvidia/h100_qwen_infer.json.gz")], out=str(out))
-    assert (out / "catalog.duckdb").exists()
-    assert len(list((tmp_path / "cache").glob("catalog-*.duckdb"))) == 1
-    con = dsmod._open_catalog(out, dsmod.catalog_statements(out), {})
-    assert con is not None  # current: opening binds nothing
+    assert dsmod.catalog_is_current(out)
+    assert len(list((tmp_path / "cache" / "sqlschemas").glob("*.json"))) == len(sqlmodules.modules())
     direct = duckdb.connect()
-    for st in dsmod.catalog_statements(out):
+    for st in dsmod.table_statements(out) + sqlmodules.statements():
         direct.execute(st)
-    views = "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1"
-    assert con.execute(views).fetchall() == direct.execute(views).fetchall()
-    for q in ["SELECT * FROM gpu_timeline ORDER BY ALL", "SELECT * FROM kernel_summary ORDER BY ALL",
-              "SELECT * FROM category_rules ORDER BY ALL", "SELECT * FROM launch_stats_by_api ORDER BY ALL"]:
-        assert con.execute(q).fetchall() == direct.execute(q).fetchall(), q
+    catalog = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
+    init = duckdb.connect()
+    init.execute((out / "init.sql").read_text())
+    cols = ("SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE database_name <> 'temp' "
+            "AND table_name <> '_tracesql_catalog' ORDER BY ALL")
+    queries = ["SELECT * FROM gpu_timeline ORDER BY ALL", "SELECT * FROM kernel_summary ORDER BY ALL",
+               "SELECT * FROM category_rules ORDER BY ALL", "SELECT * FROM launch_stats_by_api ORDER BY ALL",
+               "SELECT * FROM tl_kernel_summary ORDER BY ALL", "SELECT * FROM hta_temporal_breakdown ORDER BY ALL"]
+    with tracesql.open(out) as d:
+        d.require()
+        want = direct.execute(cols).fetchall()
+        assert len(want) > 4000
+        for con in (d.con.raw, catalog, init):
+            assert con.execute(cols).fetchall() == want
+            for q in queries:
+                assert con.execute(q).fetchall() == direct.execute(q).fetchall(), q
     # busy = HTA's compute + non-compute (45,432.70 + 214.60 us), span = busy + its idle 4,005.53 us
-    assert con.execute("SELECT busy_ns, span_ns FROM gpu_timeline WHERE pooled").fetchall() == \
+    assert catalog.execute("SELECT busy_ns, span_ns FROM gpu_timeline WHERE pooled").fetchall() == \
         [(45647300, 49652832)]
-    con.close()
-    # without a writable cache the catalog is made by creating every view, with the same result
-    (out / "catalog.duckdb").unlink()
+    catalog.close()
+    # without a writable cache the columns are computed in memory, with the same result
     monkeypatch.setenv("TRACESQL_CACHE_DIR", "/proc/no-such-dir")
-    assert dsmod._catalog_template(dsmod.analysis_statements()) is None
+    library._memo.clear()
     with tracesql.open(out) as d:
         assert d.sql("SELECT busy_ns FROM gpu_timeline WHERE pooled").item() == 45647300
 

@@ -339,7 +339,7 @@ def test_arch_after_a_report_materialized_the_views(qwen):
     """A report leaves the first screen's perf views (@materialize summary: argument sets and their models, which
     do not read the device) as temporary tables, and a `perf --arch` call leaves its own (per-op roofline) as
     it found them; each call sees its own device."""
-    from tracesql.analysis import materialize
+    from tracesql.dataset import materialize
     from tracesql.sqlmodules import materialized
 
     assert "perf_ops" not in materialized("summary") and "perf_ops" not in materialized("report")

@@ -8,7 +8,8 @@ import duckdb
 import pytest
 
 from tracesql import dataset as dsmod
-from tracesql import sqlmodules
+from tracesql import library, sqlmodules
+from tracesql.library import Library
 from tracesql.schema import TABLES
 
 MODULES = sorted(sqlmodules.modules())
@@ -24,13 +25,62 @@ def _empty_connection():
 @pytest.mark.parametrize("name", MODULES)
 def test_module_loads_with_only_what_it_requires(name):
     """DuckDB binds a view when it is created: a module that reads an object of a module it does not
-    (transitively) require fails here."""
+    (transitively) require fails here (the library loader gives stand-ins only to what the module requires)."""
     con = _empty_connection()
     try:
-        for st in sqlmodules.module_statements(sqlmodules.load_order([name])):
-            con.execute(st)
+        lib = Library(con)
+        lib.require([name])
+        assert lib.loaded == {m.name for m in sqlmodules.load_order([name])}
+        made = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary "
+                                          "UNION ALL SELECT DISTINCT function_name FROM duckdb_functions() "
+                                          "WHERE function_type IN ('macro', 'table_macro')").fetchall()}
+        assert set(sqlmodules.modules()[name].objects) <= made
+        # the stand-ins are gone
+        assert con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal").fetchall() == [(0,)]
     finally:
         con.close()
+
+
+def test_a_missing_requirement_fails_to_load(tmp_path, monkeypatch):
+    """A module that reads a view of a module it does not require cannot be created: the loader gives it no
+    stand-in for that view."""
+    import shutil
+
+    root = tmp_path / "sql"
+    shutil.copytree(sqlmodules.sql_dir(), root)
+    f = root / "gpu" / "launches.sql"
+    f.write_text(f.read_text() + "\n-- _x_reads_categories: a test helper.\n"
+                 "CREATE OR REPLACE VIEW _x_reads_categories AS SELECT * FROM comm_jobs;\n")
+    monkeypatch.setattr(sqlmodules, "sql_dir", lambda: root)
+    monkeypatch.setattr(library, "sql_dir", lambda: root)
+    monkeypatch.setenv("TRACESQL_CACHE_DIR", str(tmp_path / "cache"))
+    needs = {m.name for m in sqlmodules.load_order(["gpu/launches"])}
+    assert "comm/jobs" not in needs
+    con = _empty_connection()
+    with pytest.raises(duckdb.CatalogException, match="comm_jobs"):
+        Library(con).require(["gpu/launches"])
+
+
+def test_editing_a_module_changes_the_keys_of_what_depends_on_it_only(tmp_path, monkeypatch):
+    """The cached columns of a module are keyed by its SQL and the keys of what it requires: an edit recomputes
+    that module and the modules that require it (directly or not), nothing else."""
+    import shutil
+
+    root = tmp_path / "sql"
+    shutil.copytree(sqlmodules.sql_dir(), root)
+    monkeypatch.setattr(sqlmodules, "sql_dir", lambda: root)
+    monkeypatch.setattr(library, "sql_dir", lambda: root)
+    before = {n: library.module_key(n) for n in MODULES}
+    f = root / "tree" / "nesting.sql"
+    f.write_text(f.read_text() + "\n-- a comment at the end\n")
+    sqlmodules._modules.cache_clear()  # a new process would read the edited file
+    library._module_key.cache_clear()
+    after = {n: library.module_key(n) for n in MODULES}
+    changed = {n for n in MODULES if before[n] != after[n]}
+    dependents = {n for n in MODULES if "tree/nesting" in {m.name for m in sqlmodules.load_order([n])}}
+    assert changed == dependents
+    assert "tree/nesting" in changed and "lib/keys" not in changed
+    assert len(changed) < len(MODULES)
 
 
 def test_every_object_is_defined_once():

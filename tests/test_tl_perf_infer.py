@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 import tracesql
-from tracesql import analysis, report
+from tracesql import report
 from tracesql.cli import main
+from tracesql.dataset import materialize
 
 from .test_tl_ops_unique_args import read_csv
 from .test_tl_perf_sheets import assert_sheet_equal
@@ -36,7 +37,7 @@ def graph_ds(tmp_path_factory, shared_traces):
 def sheets(graph_ds):
     d, tid, _ = graph_ds
     # as the report does: the shared views materialized first (over both traces: the replay reads its capture)
-    analysis.materialize(d, report.materialized_views("tracelens") + report.materialized("report-tracelens-inference"))
+    materialize(d, report.materialized_views("tracelens") + report.materialized("report-tracelens-inference"))
     return {f: report._peer_section(d, view, QUERY, [tid])[tid] for f, view in SHEETS}
 
 

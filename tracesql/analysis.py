@@ -17,37 +17,11 @@ def _q(ds, query: str, params: dict | None = None) -> pl.DataFrame:
     return ds.con.sql(query, params=params).pl() if params else ds.con.sql(query).pl()
 
 
-def materialize(ds, names: list[str], ids: list[str] | None = None) -> None:
-    """Compute the shared base views once for this connection (a report reads them many times).
-
-    Each is copied into a TEMP table of the same name, which DuckDB resolves before the view of the main
-    schema, so every view built on it reads the copy. With ``ids``, only those traces are kept: the copy
-    is then a snapshot for a report on those traces, and the connection should not be used for others
-    (the command line opens one connection per command). A name already materialized is left as it is.
-    """
-    done = {r[0] for r in ds.con.sql("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
-    db = ds.con.sql("SELECT current_database()").fetchall()[0][0]
-    if ids and has_view(ds, "graph_capture_links") and ds.con.sql(
-            f"SELECT count(*) FROM launches WHERE launch_kind = 'graph' AND trace_id IN {_in(ids)}").fetchall()[0][0]:
-        # a graph replay's GPU events take their ops from its capture trace (tree/graph_capture): keep that too
-        ids = sorted(set(ids) | {r[0] for r in ds.con.sql(
-            f"SELECT DISTINCT capture_trace_id FROM graph_capture_links WHERE trace_id IN {_in(ids)}").fetchall()})
-    where = f" WHERE trace_id IN {_in(ids)}" if ids else ""
-    for name in names:
-        if name not in done and has_view(ds, name):
-            per_trace = ds.con.sql("SELECT count(*) FROM duckdb_columns() WHERE table_name = $n "
-                                   "AND schema_name = 'main' AND column_name = 'trace_id'",
-                                   params={"n": name}).fetchall()[0][0]
-            ds.con.sql(f'CREATE TEMP TABLE {name} AS SELECT * FROM "{db}".main.{name}{where if per_trace else ""}')
-
-
 def has_view(ds, name: str) -> bool:
-    n = ds.con.sql("SELECT count(*) FROM duckdb_views() WHERE view_name = $n", params={"n": name}).fetchall()[0][0]
-    return bool(n)
+    """Whether the SQL library of this installation defines ``name`` (a peer's folder may be removed)."""
+    from .sqlmodules import object_modules
 
-
-class AmbiguousTrace(Exception):
-    pass
+    return name in object_modules()
 
 
 def trace_labels(ds) -> dict[str, str]:

@@ -21,6 +21,7 @@ from pathlib import Path
 import duckdb
 
 from . import analysis, report
+from .dataset import configure
 from .errors import DatasetError
 
 # The per-trace rows the merge reads (sql/gpu/across_traces.sql), in the order the tasks return them.
@@ -94,6 +95,7 @@ def merge(parts: list[dict]) -> list[tuple[str, str | None, object]]:
 
     con = duckdb.connect()
     try:
+        configure(con)
         for name in ACROSS_ROWS:
             rows = pa.concat_tables([p[name] for p in parts])  # noqa: F841 - read by name below
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM rows")

@@ -152,7 +152,8 @@ def read_rules(csv_path) -> pl.DataFrame:
         if any("\n" in v or "\r" in v for v in row.values()):
             raise DatasetError(f"{csv_path}:{lineno}: fields must not contain line breaks")
         rows.append(row)
-    con = duckdb.connect()
+    con = duckdb.connect(config={"memory_limit": "256MB"})
+    con.execute("SET enable_progress_bar = false")
     try:
         for row in rows:
             try:

@@ -442,6 +442,11 @@ def main(argv=None) -> int:
         return EXIT_OK
     except OSError as e:  # an output file or folder that cannot be written
         return _fail(_os_error(e), EXIT_FAILED)
+    except (duckdb.OutOfMemoryException, MemoryError) as e:
+        from .dataset import default_memory_limit
+
+        return _fail(f"out of memory (DuckDB's memory limit is {default_memory_limit()}; set TRACESQL_MEMORY_LIMIT "
+                     f"to change it): {_first_line(e)}", EXIT_FAILED)
     except (duckdb.Error, RuntimeError, ValueError) as e:  # e.g. a view that fails on this dataset, a bad value
         msg = _first_line(e)
         if "interrupted" in msg.lower():

@@ -5,6 +5,8 @@ These functions only pick the job, order and cut the rows, and convert ns to µs
 """
 from __future__ import annotations
 
+import functools
+
 import polars as pl
 
 from .errors import DatasetError
@@ -13,12 +15,27 @@ BY = ("collective", "type", "rank")
 
 
 def prepare(ds) -> None:
-    """Compute the views that the collective analyses read many times once for this connection (those tagged
-    ``@materialize comm``)."""
-    from .analysis import materialize
+    """Compute the views that the collective analyses read many times (those tagged ``@materialize comm``) once
+    for this connection, for every trace, until it closes: for a connection kept for many calls (each call
+    otherwise computes them in its own scope). The answers do not change."""
+    from .dataset import materialize
     from .sqlmodules import materialized
 
     materialize(ds, materialized("comm"))
+
+
+def _scoped(*tags: str):
+    """Run the function in a scope (Dataset.materialized) in which the views tagged ``@materialize TAG`` (for each
+    tag, in order) are computed once."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(ds, *args, **kwargs):
+            from .sqlmodules import materialized
+
+            with ds.materialized([v for t in tags for v in materialized(t)]):
+                return fn(ds, *args, **kwargs)
+        return run
+    return wrap
 
 
 def _us(df: pl.DataFrame) -> pl.DataFrame:
@@ -27,9 +44,9 @@ def _us(df: pl.DataFrame) -> pl.DataFrame:
         .select([c[:-3] + "_us" if c.endswith("_ns") else c for c in df.columns])
 
 
+@_scoped("comm")
 def jobs(ds) -> pl.DataFrame:
     """One row per job of the dataset (view comm_jobs)."""
-    prepare(ds)
     return ds.sql("SELECT * EXCLUDE (start_ns, end_ns), (end_ns - start_ns) / 1e6 AS span_ms FROM comm_jobs "
                   "ORDER BY job_id")
 
@@ -48,6 +65,7 @@ def _where(job: int | None) -> str:
     return "" if job is None else f"WHERE job_id = {int(job)}"
 
 
+@_scoped("comm")
 def collectives(ds, job: int | None = None, by: str = "collective", top: int | None = None) -> pl.DataFrame:
     """Collectives of a job (all jobs by default), times in µs.
 
@@ -57,7 +75,6 @@ def collectives(ds, job: int | None = None, by: str = "collective", top: int | N
     straggler first."""
     if by not in BY:
         raise ValueError(f"by must be one of {', '.join(BY)}, not {by!r}")
-    prepare(ds)
     job = _job(ds, job)
     w = _where(job)
     if by == "collective":
@@ -80,17 +97,17 @@ def collectives(ds, job: int | None = None, by: str = "collective", top: int | N
     return _us(df)
 
 
+@_scoped("comm")
 def ranks(ds, job: int | None = None) -> pl.DataFrame:
     """The ranks of a job side by side (comm_ranks_side_by_side): GPU timeline and collectives, times in µs."""
-    prepare(ds)
     job = _job(ds, job)
     return _us(ds.sql(f"SELECT * EXCLUDE (trace_id, is_straggler) FROM comm_ranks_side_by_side {_where(job)} "
                       "ORDER BY job_id, rank"))
 
 
+@_scoped("comm")
 def job_lines(ds, job: int | None = None) -> list[str]:
     """One line per job: ranks present of the world size, what is missing or cut short, and the straggler."""
-    prepare(ds)
     job = _job(ds, job)
     rows = ds.con.sql(f"""
         SELECT j.job_id, j.world_size, j.backend, len(j.ranks), j.missing_ranks, j.truncated_ranks,
@@ -128,11 +145,11 @@ TRACELENS_FILES = [
 _BW_GROUPS = ("algo bw (GB/s)", "bus bw (GB/s)")
 
 
+@_scoped("comm")
 def multirank_jobs(ds) -> list[int]:
     """The jobs of two or more distinct ranks (comm_jobs), in order."""
     if not ds.con.sql("SELECT count(*) FROM traces WHERE rank IS NOT NULL").fetchall()[0][0]:
         return []
-    prepare(ds)
     return [r[0] for r in ds.con.sql("SELECT job_id FROM comm_jobs WHERE len(ranks) > 1 ORDER BY job_id").fetchall()]
 
 
@@ -146,6 +163,7 @@ def tracelens_jobs(ds) -> list[int]:
     return [j for j in jobs if j in have]
 
 
+@_scoped("comm", "tracelens-comm")
 def tracelens_frames(ds, job: int) -> dict[str, pl.DataFrame]:
     """TraceLens's multi-rank collective report files for one job, as frames with TraceLens's columns.
 
@@ -154,12 +172,7 @@ def tracelens_frames(ds, job: int) -> dict[str, pl.DataFrame]:
     rank_<r>_wait_time), the bandwidth columns of the implicit-sync summary only when some value exists, node_id /
     node_span only when the job's GPUs per node are known, and no rows at all for an empty table (TraceLens then
     writes the header alone, or no straggler file)."""
-    from .analysis import materialize
-    from .sqlmodules import materialized
-
-    prepare(ds)
     _job(ds, job)
-    materialize(ds, materialized("tracelens-comm"))
     w = f"WHERE job_id = {int(job)}"
     out: dict[str, pl.DataFrame] = {}
     gpn = ds.con.sql(f"SELECT gpus_per_node FROM _tl_gpus_per_node {w}").fetchall()

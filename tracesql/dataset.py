@@ -5,15 +5,16 @@ Layout of a dataset directory::
     DATASET/traces/trace_id=<id>/<table>/part-N.parquet   a table's rows for one trace (see schema.py),
                                                         one part per chunk of the file (in file order)
     DATASET/init.sql                              the views as SQL, absolute paths: `duckdb -init DATASET/init.sql`
-    DATASET/catalog.duckdb                        the same views in a database (`tracesql catalog DATASET`)
+    DATASET/catalog.duckdb                        the same views in a database, written by `tracesql catalog`
     DATASET/.staging/                             private work directories of running ingests
 """
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,6 @@ import duckdb
 
 from .errors import DatasetError
 from .schema import DATASET_TABLES, TABLES, columns, empty_select
-from .sqlmodules import statements as _module_statements
 
 if TYPE_CHECKING:  # polars starts threads when imported: it is imported where a frame is made, not here
     import polars as pl
@@ -100,25 +100,16 @@ def _empty_table_statements() -> list[str]:
         "WHERE false;"]
 
 
-def analysis_statements() -> list[str]:
-    """Every module of the SQL library (tracesql.sqlmodules) in load order. They name no dataset: they read
-    the views of table_statements."""
-    return _module_statements()
-
-
-def catalog_statements(dataset: Path) -> list[str]:
-    """Table views (table_statements), then the analysis views (analysis_statements)."""
-    return table_statements(dataset) + analysis_statements()
-
-
 def write_init_sql(dataset: Path) -> Path:
-    """(Re)write DATASET/init.sql (views with absolute paths), replaced atomically. Cheap: text only."""
+    """(Re)write DATASET/init.sql (init_sql_text), replaced atomically. Cheap: text only."""
     dataset = Path(dataset)
-    stmts = catalog_statements(dataset)
     tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp = dataset / f".init.sql.{tag}"
-    tmp.write_text("-- Views of this tracesql dataset. Use: duckdb -init init.sql\n" + "\n".join(stmts) + "\n")
-    os.replace(tmp, dataset / "init.sql")
+    try:
+        tmp.write_text(init_sql_text(dataset))
+        os.replace(tmp, dataset / "init.sql")
+    finally:
+        tmp.unlink(missing_ok=True)
     return dataset / "init.sql"
 
 
@@ -129,6 +120,7 @@ def stale_traces(dataset: Path) -> dict[str, list[str]]:
     bind (the views expect the current layout of every table, schema.py)."""
     out: dict[str, list[str]] = {}
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     try:
         for tdir in sorted((Path(dataset) / "traces").glob("trace_id=*")):
             missing = []
@@ -146,18 +138,9 @@ def stale_traces(dataset: Path) -> dict[str, list[str]]:
     return out
 
 
-def _catalog_key(stmts: list[str]) -> str:
-    """Identifies a catalog's content: the view statements (which hold the dataset's path) and DuckDB's version."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(duckdb.__version__.encode() + CATALOG_STORAGE_VERSION.encode())
-    for st in stmts:
-        h.update(st.encode())
-    return h.hexdigest()
-
-
 # The catalog is written in the storage format of DuckDB 1.4, so that the duckdb CLI a user can install (pip's
 # duckdb-cli, whose newest release may be older than the Python package) opens it; the views in it are SQL text
-# that every DuckDB from 1.4 on binds (tests/test_shell.py runs the route on a pip-installed CLI).
+# that every DuckDB from 1.4 on binds (tests/test_duckdb_cli_route.py runs the route on a pip-installed CLI).
 CATALOG_STORAGE_VERSION = "v1.4.0"
 
 
@@ -176,51 +159,121 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tracesql"
 
 
-def _remove_stale_scratch() -> None:
-    """Remove the private catalog copies (.open-<pid>-<hex>.duckdb and its .wal) that processes which no longer
-    exist left in the cache directory (killed before Dataset.close)."""
-    from .ingest.publish import _pid_alive
-
-    for f in cache_dir().glob(".open-*-*.duckdb*"):
-        pid = f.name.split("-")[1]
-        if pid.isdigit() and not _pid_alive(int(pid)):
-            f.unlink(missing_ok=True)
+# The share of the machine's memory a query connection may use by default (DuckDB's own default is 80 %, which
+# leaves too little for the Python process and polars frames beside it); $TRACESQL_MEMORY_LIMIT or the
+# ``memory_limit`` argument of tracesql.open overrides it with a DuckDB size ('4GB', '512MiB').
+MEMORY_SHARE = 0.6
 
 
-def _catalog_template(analysis: list[str]) -> Path | None:
-    """A DuckDB database with every analysis view created over tables without rows, shared by all datasets
-    (``cache_dir()/catalog-<key>.duckdb``, the key covering the SQL, the table layout and DuckDB's version).
-
-    Creating the analysis views binds each of them, which takes seconds; a dataset's catalog is a copy of
-    this template whose table views are then replaced by the dataset's own (the analysis views refer to the
-    tables by name, so they read the new ones). None when the cache directory cannot be written."""
-    return cached_database("catalog", _empty_table_statements() + analysis, _connect_catalog)
-
-
-def cached_database(prefix: str, stmts: list[str], connect=None) -> Path | None:
-    """A DuckDB database holding what ``stmts`` create, made once and shared (``cache_dir()/<prefix>-<key>.duckdb``,
-    the key covering the statements and DuckDB's version; written to a temporary name and renamed, so that
-    concurrent processes never see half of it). ``connect(path)`` opens the new file (default duckdb.connect).
-    None when the cache directory cannot be written."""
-    path = cache_dir() / f"{prefix}-{_catalog_key(stmts)}.duckdb"
-    if path.exists():
-        return path
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
+def default_memory_limit() -> str:
+    """$TRACESQL_MEMORY_LIMIT, else MEMORY_SHARE of the machine's physical memory (in MiB)."""
+    env = os.environ.get("TRACESQL_MEMORY_LIMIT", "").strip()
+    if env:
+        return env
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        con = (connect or (lambda p: duckdb.connect(str(p))))(tmp)
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "4GB"
+    return f"{max(256, int(total * MEMORY_SHARE) >> 20)}MiB"
+
+
+def spill_dir() -> Path:
+    """Where query connections spill what does not fit in their memory limit: cache_dir()/spill (DuckDB
+    removes its files when the connection closes), or the system's temporary folder when that cannot be made."""
+    d = cache_dir() / "spill"
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+    except OSError:
+        import tempfile
+
+        return Path(tempfile.gettempdir())
+
+
+def configure(con, memory_limit: str | None = None, threads: int | None = None, spill: bool = True) -> None:
+    """Settings of every connection tracesql opens for queries: no progress bar (it would go into the output),
+    a memory limit and a spill directory, Parquet footers cached, and ASOF joins kept as joins."""
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET memory_limit = ?", [memory_limit or default_memory_limit()])
+    if spill:
+        con.execute("SET temp_directory = ?", [str(spill_dir())])
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
+    con.execute("SET parquet_metadata_cache = true")
+    con.execute(ASOF_AS_JOIN)
+
+
+def init_sql_text(dataset: Path) -> str:
+    """DATASET/init.sql: the table views, then the whole SQL library (tracesql.library.script)."""
+    from .library import script
+
+    return ("-- Views of this tracesql dataset. Use: duckdb -init init.sql\n"
+            "SET enable_progress_bar = false;\n" + "\n".join(table_statements(dataset) + script()) + "\n")
+
+
+def write_catalog(dataset: Path) -> Path:
+    """Write DATASET/catalog.duckdb: a DuckDB database holding every view (open it with `duckdb FILE`), replaced
+    atomically. A dataset stored with an older table layout raises DatasetError."""
+    from .library import script
+
+    dataset = Path(dataset)
+    tables = table_statements(dataset)
+    library = script()
+    tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = dataset / f".catalog.{tag}.duckdb"
+    try:
+        con = _connect_catalog(tmp)
         try:
-            for st in stmts:
+            con.execute("SET enable_progress_bar = false")
+            for st in tables:
                 con.execute(st)
+            if _layout_mismatch(con, dataset):
+                _raise_stale(dataset)
+            for st in library:
+                con.execute(st)
+            con.execute("CREATE TABLE _tracesql_catalog AS SELECT ? AS key", [_catalog_key(tables + library)])
         finally:
             con.close()
-        os.replace(tmp, path)
-    except (OSError, duckdb.Error):
-        return None
+        os.replace(tmp, dataset / "catalog.duckdb")
     finally:
         tmp.unlink(missing_ok=True)
         Path(f"{tmp}.wal").unlink(missing_ok=True)
-    return path
+    return dataset / "catalog.duckdb"
+
+
+def _catalog_key(stmts: list[str]) -> str:
+    """Identifies a catalog's content: its statements (which hold the dataset's path) and DuckDB's version."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(duckdb.__version__.encode() + CATALOG_STORAGE_VERSION.encode())
+    for st in stmts:
+        h.update(st.encode())
+    return h.hexdigest()
+
+
+def catalog_is_current(dataset: Path) -> bool:
+    """Whether DATASET/catalog.duckdb holds exactly the views this installation would write."""
+    from .library import script
+
+    cat = Path(dataset) / "catalog.duckdb"
+    if not cat.exists():
+        return False
+    try:
+        con = duckdb.connect(str(cat), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        key = con.execute("SELECT key FROM _tracesql_catalog").fetchall()[0][0]
+    except duckdb.Error:
+        key = None
+    finally:
+        con.close()
+    return key == _catalog_key(table_statements(Path(dataset)) + script())
+
+
+def ensure_catalog(dataset: Path) -> None:
+    """Write DATASET/catalog.duckdb unless it is current."""
+    if not catalog_is_current(dataset):
+        write_catalog(dataset)
 
 
 def _layout_mismatch(con, dataset: Path) -> list[str]:
@@ -236,38 +289,6 @@ def _layout_mismatch(con, dataset: Path) -> list[str]:
     return out
 
 
-def write_catalog(dataset: Path) -> Path:
-    """Write DATASET/catalog.duckdb: a DuckDB database holding every view (open it with `duckdb FILE`).
-
-    It starts as a copy of the shared template (_catalog_template) with the dataset's table views put in;
-    without a template every view is created here. A dataset stored with an older table layout raises
-    DatasetError. ``tracesql.open`` reuses the catalog while its key (that of catalog_statements) matches.
-    """
-    dataset = Path(dataset)
-    tables, analysis = table_statements(dataset), analysis_statements()
-    stmts = tables + analysis
-    template = _catalog_template(analysis)
-    tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp = dataset / f".catalog.{tag}.duckdb"
-    try:
-        if template is not None:
-            shutil.copyfile(template, tmp)
-        con = _connect_catalog(tmp)
-        try:
-            for st in (tables if template is not None else stmts):
-                con.execute(st)
-            if _layout_mismatch(con, dataset):
-                _raise_stale(dataset)
-            con.execute("CREATE TABLE _tracesql_catalog AS SELECT ? AS key", [_catalog_key(stmts)])
-        finally:
-            con.close()
-        os.replace(tmp, dataset / "catalog.duckdb")
-    finally:
-        tmp.unlink(missing_ok=True)
-        Path(f"{tmp}.wal").unlink(missing_ok=True)
-    return dataset / "catalog.duckdb"
-
-
 def _raise_stale(dataset: Path) -> None:
     """Raise the DatasetError that names a trace stored with an older table layout (when there is one)."""
     stale = stale_traces(dataset)
@@ -278,78 +299,74 @@ def _raise_stale(dataset: Path) -> None:
             f"lacks {', '.join(what[:3])}); ingest their source files into a new dataset") from None
 
 
-def ensure_catalog(dataset: Path) -> None:
-    """Write DATASET/catalog.duckdb unless it is current (so that the next open binds nothing)."""
-    con = _open_catalog(Path(dataset), catalog_statements(Path(dataset)), {})
-    if con is not None:
-        con.close()
-    else:
-        write_catalog(dataset)
+class Connection:
+    """A DuckDB connection that loads the SQL library's modules a query names before running it
+    (tracesql.library.Library.require_for). Everything else is the DuckDB connection's own."""
 
+    def __init__(self, con, library):
+        self._con = con
+        self.library = library
 
-def _open_catalog(dataset: Path, stmts: list[str], config: dict):
-    """A read-only connection to DATASET/catalog.duckdb when it holds exactly these views, else None."""
-    cat = dataset / "catalog.duckdb"
-    if not cat.exists():
-        return None
-    try:
-        con = duckdb.connect(str(cat), read_only=True, config=config)
-    except duckdb.Error:
-        return None
-    try:
-        key = con.execute("SELECT key FROM _tracesql_catalog").fetchall()[0][0]
-    except duckdb.Error:
-        key = None
-    if key != _catalog_key(stmts):
-        con.close()
-        return None
-    return con
+    def sql(self, query, *args, **kwargs):
+        if isinstance(query, str):
+            self.library.require_for(query)
+        return self._con.sql(query, *args, **kwargs)
+
+    query = sql
+
+    def execute(self, query, *args, **kwargs):
+        if isinstance(query, str):
+            self.library.require_for(query)
+        return self._con.execute(query, *args, **kwargs)
+
+    @property
+    def raw(self):
+        """The DuckDB connection itself (queries through it load nothing)."""
+        return self._con
+
+    def __getattr__(self, name):
+        return getattr(self._con, name)
 
 
 class Dataset:
-    """A tracesql dataset opened in an in-memory DuckDB connection with every table and view defined.
+    """A tracesql dataset opened in an in-memory DuckDB connection: views over its stored tables, and the SQL
+    library's modules loaded as queries name their objects.
 
     ``ds.sql(query)`` returns a polars DataFrame; ``ds.con`` is the DuckDB connection for power users.
+    ``with ds.materialized(views):`` computes views once as temporary tables for the block, dropped after it.
     """
 
     def __init__(self, path, threads: int | None = None, trace_ids: list[str] | None = None,
-                 also: list[tuple[str | Path, str, str]] | None = None):
+                 also: list[tuple[str | Path, str, str]] | None = None, memory_limit: str | None = None):
+        from .library import Library
+
         self.path = Path(path)
-        self._scratch: Path | None = None
         if not (self.path / "traces").is_dir():
             what = "no such directory" if not self.path.exists() else "not a tracesql dataset (no traces/ folder)"
             raise DatasetError(f"{path}: {what}; create one with `tracesql ingest TRACE --out {path}`")
-        config: dict[str, str | bool | int | float | list[str]] = {"threads": threads} if threads else {}
         if trace_ids is not None or also:
-            self._open_traces(list(trace_ids or []), config, [(Path(p), t, a) for p, t, a in also or []])
-            return
-        stmts = catalog_statements(self.path)
-        self.con = _open_catalog(self.path, stmts, config)
-        if self.con is None:
-            try:  # store the bound views once; later opens read them without binding
-                write_catalog(self.path)
-                self.con = _open_catalog(self.path, stmts, config)
-            except (OSError, duckdb.Error):
-                self.con = None  # e.g. a read-only dataset directory: define the views in memory instead
-        if self.con is None:
-            self.con = duckdb.connect(config=config)
+            tables = self._traces_statements(list(trace_ids or []), [(Path(p), t, a) for p, t, a in also or []])
+        else:
+            tables = table_statements(self.path)
+        raw = duckdb.connect()
+        try:
+            configure(raw, memory_limit=memory_limit, threads=threads)
             try:
-                for st in stmts:
-                    self.con.execute(st)
+                for st in tables:
+                    raw.execute(st)
             except duckdb.Error:
                 _raise_stale(self.path)
                 raise
-            if _layout_mismatch(self.con, self.path):
+            if trace_ids is None and not also and _layout_mismatch(raw, self.path):
                 _raise_stale(self.path)
-        # Every query reads the footers of all Parquet parts it scans; keep them cached for the connection.
-        self.con.execute("SET parquet_metadata_cache = true")
-        self.con.execute(ASOF_AS_JOIN)
+        except BaseException:
+            raw.close()
+            raise
+        self.con = Connection(raw, Library(raw))
 
-    def _open_traces(self, trace_ids: list[str], config: dict, also: list[tuple[Path, str, str]]) -> None:
-        """Open only the traces ``trace_ids`` (a task of a batch job over an archive), and the traces of other
-        datasets ``also`` names (table_statements): a private copy of the shared template of analysis views
-        (nothing is bound but the table views) whose tables read only these traces' directories; no catalog is
-        read or written."""
+    def _traces_statements(self, trace_ids: list[str], also: list[tuple[Path, str, str]]) -> list[str]:
+        """The table views of only the traces ``trace_ids`` (a task of a batch job over an archive), and of the
+        traces of other datasets ``also`` names (table_statements); nothing else of the dataset is read."""
         if not trace_ids and not also:
             raise DatasetError(f"{self.path}: no trace (none given) in the dataset")
         for root, _, _ in also:
@@ -361,27 +378,14 @@ class Dataset:
         as_ids = list(trace_ids) + [a for _, _, a in also]
         if len(set(as_ids)) < len(as_ids):
             raise DatasetError(f"{self.path}: two traces opened under one trace_id ({', '.join(as_ids)})")
-        tables = table_statements(self.path, trace_ids, also)
-        analysis = analysis_statements()
-        template = _catalog_template(analysis)
-        self.con = None
-        if template is not None:
-            _remove_stale_scratch()
-            self._scratch = cache_dir() / f".open-{os.getpid()}-{uuid.uuid4().hex[:8]}.duckdb"
-            try:
-                shutil.copyfile(template, self._scratch)
-                self.con = duckdb.connect(str(self._scratch), config=config)
-                for st in tables:
-                    self.con.execute(st)
-            except (OSError, duckdb.Error):
-                self.close()
-                self.con = None
-        if self.con is None:
-            self.con = duckdb.connect(config=config)
-            for st in tables + analysis:
-                self.con.execute(st)
-        self.con.execute("SET parquet_metadata_cache = true")
-        self.con.execute(ASOF_AS_JOIN)
+        return table_statements(self.path, trace_ids, also)
+
+    def require(self, *modules: str) -> None:
+        """Load SQL library modules (and what they require) into the connection; ``require()`` loads them all."""
+        if modules:
+            self.con.library.require(list(modules))
+        else:
+            self.con.library.require_all()
 
     def sql(self, query: str, params=None) -> pl.DataFrame:
         """Run a query and return the result as a polars DataFrame."""
@@ -390,16 +394,49 @@ class Dataset:
     def execute(self, query: str, params=None):
         return self.con.execute(query, params) if params is not None else self.con.execute(query)
 
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        """Whatever the block leaves on the connection is undone after it: temporary tables and views it made are
+        dropped, variables it set are reset to their values before it. The library's calls each run in one, so
+        that no call changes what a later call on the same dataset returns."""
+        raw = self.con.raw
+        temps = "SELECT table_name FROM duckdb_tables() WHERE temporary UNION ALL " \
+                "SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal"
+        before = {r[0] for r in raw.execute(temps).fetchall()}
+        values = _variables(raw)
+        try:
+            yield
+        finally:
+            views = {r[0] for r in raw.execute(
+                "SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal").fetchall()}
+            for (name,) in reversed(raw.execute(temps).fetchall()):
+                if name not in before:
+                    kind = "VIEW" if name in views else "TABLE"
+                    raw.execute(f'DROP {kind} IF EXISTS temp.main."{name.replace(chr(34), chr(34) * 2)}"')
+            for name, value in _variables(raw).items():
+                if name not in values:
+                    raw.execute(f'RESET VARIABLE "{name}"')
+                elif value != values[name]:
+                    raw.execute(f'SET VARIABLE "{name}" = ?', [values[name]])
+
+    @contextmanager
+    def materialized(self, names: list[str], trace_ids: list[str] | None = None) -> Iterator[list[str]]:
+        """A scope (Dataset.scope) in which the views ``names`` are computed once, as temporary tables that shadow
+        them (every view built on one reads the copy); yields the names made here. With ``trace_ids``, the
+        copies hold only those traces' rows (and a graph replay's capture trace): inside the block, the
+        connection answers for those traces only. A name already shadowed is left as it is."""
+        with self.scope():
+            yield materialize(self, names, trace_ids)
+
     def tables(self) -> list[str]:
         """The stored tables (one Parquet file per trace each), then the record of ingest runs."""
         return [*TABLES, *DATASET_TABLES]
 
     def views(self) -> list[str]:
-        """The analysis views defined by the shipped SQL files."""
-        rows = self.con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary "
-                                "ORDER BY view_name").fetchall()
-        return [r[0] for r in rows if r[0] not in TABLES and r[0] not in DATASET_TABLES]
+        """The analysis views the SQL library defines (loaded or not), in name order."""
+        from .sqlmodules import modules
 
+        return sorted(o for m in modules().values() for k, o, _ in m.statements if k == "VIEW")
     # Analyses (each a thin wrapper over SQL views; see the modules named).
     def tree(self, op: str | None = None, module: str | None = None, depth: int | None = None,
              trace_id: str | None = None) -> pl.DataFrame:
@@ -475,12 +512,7 @@ class Dataset:
         return diff(self, base, variant, level=level)
 
     def close(self) -> None:
-        if self.con is not None:
-            self.con.close()
-        if self._scratch is not None:  # the private copy of the views made by _open_traces
-            self._scratch.unlink(missing_ok=True)
-            Path(f"{self._scratch}.wal").unlink(missing_ok=True)
-            self._scratch = None
+        self.con.close()
 
     def __enter__(self):
         return self
@@ -489,10 +521,53 @@ class Dataset:
         self.close()
 
 
+def _variables(raw) -> dict:
+    """The connection's variables with their values (as their own types)."""
+    names = [r[0] for r in raw.execute("SELECT name FROM duckdb_variables()").fetchall()]
+    return {n: raw.execute("SELECT getvariable(?)", [n]).fetchall()[0][0] for n in names}
+
+
+def materialize(ds: Dataset, names: list[str], ids: list[str] | None = None) -> list[str]:
+    """Compute the views ``names`` as temporary tables of the same name (only the traces ``ids`` and their
+    capture traces when given), those not made yet; returns the names made, in order. Outside a scope the
+    tables stay until the caller drops them: prefer Dataset.materialized."""
+    con = ds.con
+    for n in names:
+        con.library.require_for(n)
+    done = {r[0] for r in con.raw.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
+    db = con.raw.execute("SELECT current_database()").fetchall()[0][0].replace('"', '""')
+    if ids:
+        ids = sorted(set(ids) | _capture_traces(ds, ids))
+    id_list = "(" + ", ".join("'" + i.replace("'", "''") + "'" for i in ids or []) + ")"
+    made = []
+    for name in names:
+        if name in done:
+            continue
+        per_trace = ids and con.raw.execute(
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' "
+            "AND database_name <> 'temp' AND column_name = 'trace_id'", [name]).fetchall()[0][0]
+        where = f" WHERE trace_id IN {id_list}" if per_trace else ""
+        con.raw.execute(f'CREATE TEMP TABLE "{name}" AS SELECT * FROM "{db}".main."{name}"{where}')
+        made.append(name)
+        done.add(name)
+    return made
+
+
+def _capture_traces(ds: Dataset, ids: list[str]) -> set[str]:
+    """The capture traces whose ops the graph replays among ``ids`` take (tree/graph_capture)."""
+    id_list = "(" + ", ".join("'" + i.replace("'", "''") + "'" for i in ids) + ")"
+    if not ds.con.execute(f"SELECT count(*) FROM launches WHERE launch_kind = 'graph' AND trace_id IN {id_list}"
+                          ).fetchall()[0][0]:
+        return set()
+    return {r[0] for r in ds.con.execute(
+        f"SELECT DISTINCT capture_trace_id FROM graph_capture_links WHERE trace_id IN {id_list}").fetchall()}
+
+
 def open(path, threads: int | None = None,  # noqa: A001 - mirrors tracesql.open(DATASET)
-         trace_ids: list[str] | None = None, also: list[tuple[str | Path, str, str]] | None = None) -> Dataset:
-    """Open a dataset. ``trace_ids``: only these traces, without reading or writing the dataset's catalog (cheap
-    whatever the dataset's size: for per-trace tasks of a batch job). ``also``: (other dataset, trace_id, as_id)
-    triples, traces of other datasets opened beside them, each under the trace_id ``as_id`` (two datasets
-    compared in one connection: tracesql.diff)."""
-    return Dataset(path, threads=threads, trace_ids=trace_ids, also=also)
+         trace_ids: list[str] | None = None, also: list[tuple[str | Path, str, str]] | None = None,
+         memory_limit: str | None = None) -> Dataset:
+    """Open a dataset. ``trace_ids``: only these traces (cheap whatever the dataset's size: for per-trace tasks
+    of a batch job). ``also``: (other dataset, trace_id, as_id) triples, traces of other datasets opened beside
+    them, each under the trace_id ``as_id`` (two datasets compared in one connection: tracesql.diff).
+    ``memory_limit``: DuckDB's memory limit for the connection (default: default_memory_limit())."""
+    return Dataset(path, threads=threads, trace_ids=trace_ids, also=also, memory_limit=memory_limit)

@@ -122,10 +122,13 @@ def files(ds, control: str, test: str) -> list[tuple[str, pl.DataFrame]]:
     HTA's frame of every trace the connection reads is computed once (the views tagged ``@materialize
     hta-diff``): open only the two traces (``tracesql.open(path, trace_ids=[control, test])``) to read no other.
     """
-    from .analysis import materialize
     from .sqlmodules import materialized
 
-    materialize(ds, materialized("hta-diff"))
+    with ds.materialized(materialized("hta-diff")):
+        return _compare(ds, control, test)
+
+
+def _compare(ds, control: str, test: str) -> list[tuple[str, pl.DataFrame]]:
     both = [i for i in iterations(ds, control) if i in set(iterations(ds, test))]
     every = (iterations(ds, control), iterations(ds, test))
     out: list[tuple[str, pl.DataFrame]] = []

@@ -71,17 +71,19 @@ def frames(ds, base_id: str, variant_id: str, tags: tuple[str, str]) -> list[tup
     frame)], in TraceLens's order. tags: TraceLens's --names (baseline first), which name the value columns
     (`<tag>::column`, `metric__<variant tag>_diff`) and the split files (`ops_unique_args_intersect_<variant tag>`).
 
-    The per-trace sheets are materialized on ds for the two traces first (analysis.materialize): use a connection
-    opened for this comparison."""
-    import polars as pl
-
-    from . import analysis
+    The per-trace sheets are computed once for the two traces (Dataset.materialized) and dropped after."""
     from .report import materialized_views
     from .sqlmodules import materialized
 
     if tags[0] == tags[1]:
         raise ValueError("the two tags must differ")
-    analysis.materialize(ds, materialized_views("tracelens") + materialized("diff-tracelens"), [base_id, variant_id])
+    with ds.materialized(materialized_views("tracelens") + materialized("diff-tracelens"), [base_id, variant_id]):
+        return _sheets(ds, base_id, variant_id, tags)
+
+
+def _sheets(ds, base_id: str, variant_id: str, tags: tuple[str, str]) -> list[tuple[str, pl.DataFrame]]:
+    import polars as pl
+
     out: list[tuple[str, pl.DataFrame]] = []
     for stem, macro, split in SHEETS:
         df = ds.con.sql(f"SELECT * FROM {macro}($b, $v)", params={"b": base_id, "v": variant_id}).pl()

@@ -61,7 +61,7 @@ def _computed(ds, ids: list[str], arch: str | None) -> tuple[list[str], list[str
     """Compute the perf views tagged @materialize perf once (temporary tables of these traces, with the device
     set). Views another caller computed already (a report) are kept, except the per-op roofline when --arch
     overrides the device: that one is set aside and computed again. Returns (made, set aside) for _drop."""
-    from .analysis import materialize
+    from .dataset import materialize
     from .sqlmodules import materialized
 
     before = {r[0] for r in ds.con.sql("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
@@ -70,8 +70,7 @@ def _computed(ds, ids: list[str], arch: str | None) -> tuple[list[str], list[str
         ds.con.execute('ALTER TABLE temp.main.perf_ops RENAME TO "_perf_ops_set_aside"')
         before.discard("perf_ops")
         aside.append("perf_ops")
-    names = [n for n in materialized("perf") if n not in before]
-    materialize(ds, names, ids)
+    names = materialize(ds, [n for n in materialized("perf") if n not in before], ids)
     return names, aside
 
 

@@ -32,7 +32,7 @@ STYLES = ("native", "tracelens", "hta")
 
 
 def materialized_views(style: str) -> list[str]:
-    """Views the report of a style reads many times, computed once per report (analysis.materialize), in
+    """Views the report of a style reads many times, computed once per report (Dataset.materialized), in
     dependency order: those the SQL library tags ``@materialize report`` (native) or ``report-<style>``."""
     return materialized("report" if style == "native" else f"report-{style}")
 
@@ -250,19 +250,25 @@ def build(ds, style: str = "native", trace: str | None = None,
     perf-model sheets group by num_kernels and add the inference extension's sheets (TRACELENS_INFERENCE).
     arch: the GPU of the roofline (set_arch).
 
-    The shared views are materialized on ds first (analysis.materialize; with ``trace``, for that trace
-    only): use a connection opened for the report.
+    The shared views are computed once for the report (Dataset.materialized; with ``trace``, for that trace
+    only) and dropped after it.
 
     Sections whose views are not defined are reported on stderr and left out.
     """
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     ids = analysis.trace_ids(ds, trace)
-    set_arch(ds, style, arch)
     views = materialized_views(style)
     if by_module and style == "tracelens":  # the inference report's merged tree (peers/tracelens/perf_infer)
         views += materialized("report-tracelens-inference")
-    analysis.materialize(ds, views, ids if trace is not None else None)
+    with ds.scope():
+        set_arch(ds, style, arch)
+        with ds.materialized(views, ids if trace is not None else None):
+            return _build(ds, style, ids, trace, by_module)
+
+
+def _build(ds, style: str, ids: list[str], trace: str | None,
+           by_module: bool) -> list[tuple[str, str | None, pl.DataFrame]]:
     out: list[tuple[str, str | None, pl.DataFrame]] = []
     if style == "native":
         if len(ids) > 1 and analysis.has_view(ds, "traces_overview"):  # several traces: side by side first

@@ -36,7 +36,7 @@ from pathlib import Path
 from .errors import DatasetError
 
 _DECL = re.compile(r"^--\s*@([a-z-]+)\s*(.*?)\s*$")
-_CREATE = re.compile(r"^CREATE OR REPLACE (?:VIEW|MACRO|TABLE) (\w+)", re.M)
+_CREATE = re.compile(r"^CREATE OR REPLACE (VIEW|MACRO) (\w+)", re.M)
 
 
 @dataclass
@@ -51,6 +51,7 @@ class Module:
     build_levels: dict[str, tuple[str, str]] = field(default_factory=dict)  # helper -> (level macro, nodes)
     objects: list[str] = field(default_factory=list)              # views, macros and tables it creates
     materialize: dict[str, list[str]] = field(default_factory=dict)  # tag -> objects, in file order
+    statements: list[tuple[str, str, str]] = field(default_factory=list)  # (VIEW|MACRO, name, SQL) in file order
 
 
 def sql_dir() -> Path:
@@ -84,16 +85,24 @@ def _parse(name: str, path: Path) -> Module:
         else:
             raise DatasetError(f"{path}: cannot read the declaration '{lines[i - 1]}'")
     block: list[str] = []
-    for line in lines[i:]:
+    starts: list[tuple[int, str, str]] = []  # (line, VIEW|MACRO, name) of each statement
+    for j, line in enumerate(lines[i:], start=i):
         c = _CREATE.match(line)
         if c:
-            m.objects.append(c.group(1))
+            starts.append((j, c.group(1), c.group(2)))
+            m.objects.append(c.group(2))
             for b in block:
                 d = _DECL.match(b)
                 if d and d.group(1) == "materialize":
                     for tag in d.group(2).split():
-                        m.materialize.setdefault(tag, []).append(c.group(1))
+                        m.materialize.setdefault(tag, []).append(c.group(2))
+        elif not starts and line.strip() and not line.startswith("--"):
+            raise DatasetError(f"{path}: every statement creates a view or a macro (CREATE OR REPLACE VIEW|MACRO "
+                               f"name), not '{line[:60]}'")
         block = block + [line] if line.startswith("--") else []
+    # a statement runs from its CREATE line to the next one (the comments between are harmless)
+    ends = [j for j, _, _ in starts[1:]] + [len(lines)]
+    m.statements = [(kind, name, "\n".join(lines[j:e])) for (j, kind, name), e in zip(starts, ends, strict=True)]
     return m
 
 
@@ -109,6 +118,16 @@ def _modules(root: Path) -> dict[str, Module]:
 def modules() -> dict[str, Module]:
     """Every module of the shipped library, by name."""
     return _modules(sql_dir())
+
+
+@lru_cache(maxsize=4)
+def _object_modules(root: Path) -> dict[str, str]:
+    return {o: m.name for m in _modules(root).values() for o in m.objects}
+
+
+def object_modules() -> dict[str, str]:
+    """The module that creates each object of the library, by object name."""
+    return _object_modules(sql_dir())
 
 
 def load_order(names: list[str] | None = None) -> list[Module]:

@@ -23,12 +23,12 @@ MIN_WIDTH = 80
 def overview(ds, trace: str | None = None) -> dict[str, pl.DataFrame]:
     """{view name: its rows for the selected traces (all when trace is None)}, ordered for display."""
     ids = analysis.trace_ids(ds, trace)
-    analysis.materialize(ds, materialized("summary"), ids if trace is not None else None)
     inn = analysis._in(ids)
     order = {"overview_traces": "file_name, trace_id", "overview_timeline": "trace_id, pooled DESC, device",
              "overview_launch_hints": "trace_id", "perf_overview": "trace_id"}
-    return {v: analysis._q(ds, f"SELECT * FROM {v} WHERE trace_id IN {inn} ORDER BY {order.get(v, 'trace_id, rank')}")
-            for v in VIEWS}
+    with ds.materialized(materialized("summary"), ids if trace is not None else None):
+        return {v: analysis._q(ds, f"SELECT * FROM {v} WHERE trace_id IN {inn} "
+                                   f"ORDER BY {order.get(v, 'trace_id, rank')}") for v in VIEWS}
 
 
 def width() -> int:

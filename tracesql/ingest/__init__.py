@@ -157,6 +157,7 @@ class Batch:
             spill = os.path.join(tempfile.gettempdir(), f"tracesql-spill-{os.getpid()}-{uuid.uuid4().hex[:8]}")
             self._con = duckdb.connect(config={"threads": 2, "memory_limit": "512MB", "temp_directory": spill,
                                                "preserve_insertion_order": True})
+            self._con.execute("SET enable_progress_bar = false")
         return self._con
 
     @property
@@ -507,8 +508,8 @@ def _publish_catalog(dataset: Path, out, any_ingested: bool) -> None:
     except OSError as e:
         raise DatasetError(f"{out}: cannot write init.sql ({e.strerror or type(e).__name__})") from None
     if any_ingested:
-        # the views bound once now, so that the first query after the ingest binds nothing; a catalog that cannot
-        # be written (traces of an older layout, SQL this DuckDB cannot bind) is the run's error
+        # a catalog that cannot be written (traces of an older layout, SQL this DuckDB cannot bind) is the run's
+        # error
         try:
             with dataset_lock(dataset):
                 ensure_catalog(dataset)

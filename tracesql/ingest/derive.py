@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
-from ..dataset import ASOF_AS_JOIN, cached_database
+from ..dataset import ASOF_AS_JOIN
+from ..library import Library
 from ..schema import TABLES, columns, empty_select
-from ..sqlmodules import load_order, module_statements, stored_tables
+from ..sqlmodules import load_order, stored_tables
 from .extract import write_empty_part
 
 
@@ -101,25 +101,15 @@ def _parts(outs: list[Path], table: str) -> str | None:
             "hive_types = {'trace_id': VARCHAR})")
 
 
-def _library_statements(plan: BuildPlan) -> list[str]:
+def _placeholders(plan: BuildPlan) -> list[str]:
     """What a build connection holds before the traces' tables are put in: placeholders with each table's
-    columns (a table for each table the plan builds, a view without rows for the others), the rule files' view
-    (without files) and the plan's SQL modules."""
+    columns (a table for each table the plan builds, a view without rows for the others) and the rule files'
+    view (without files). The plan's SQL modules are then loaded over them (tracesql.library)."""
     built = {s.table for s in plan.steps}
     stmts = [f"CREATE {'TABLE' if t in built else 'VIEW'} {t} AS {empty_select(t)}" for t in TABLES]
     stmts.append("CREATE VIEW _dataset_rule_files AS SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS content "
                  "WHERE false")
-    mods = {m.name: m for m in load_order(list(plan.modules))}
-    return stmts + module_statements([mods[n] for n in plan.modules])
-
-
-def _build_template(stmts: list[str]) -> Path | None:
-    """A DuckDB database holding ``stmts`` (``_library_statements``), made once and shared by every build
-    (``cache_dir()/build-<key>.duckdb``, the key covering the statements and DuckDB's version). Creating the
-    library's views binds each of them, which costs more than the rest of a small trace's build; a build starts
-    from a copy of this file and replaces the placeholders by the traces' tables (the views refer to them by
-    name). None when the cache directory cannot be written."""
-    return cached_database("build", stmts)
+    return stmts
 
 
 def build_derived(out: Path | list[Path], staging: Path, plan: BuildPlan | None = None,
@@ -140,17 +130,12 @@ def build_derived(out: Path | list[Path], staging: Path, plan: BuildPlan | None 
     config: dict[str, str | bool | int | float | list[str]] = {
         "threads": 2, "memory_limit": BUILD_MEMORY_LIMIT, "temp_directory": str(staging / "tmp"),
         "preserve_insertion_order": False, "checkpoint_threshold": "1TB"}
-    stmts = _library_statements(plan)
-    template = _build_template(stmts)
-    db = staging / f"build-{uuid.uuid4().hex[:8]}.duckdb"
-    if template is not None:  # the library's views come bound in a copy of the template
-        shutil.copyfile(template, db)
-        con = duckdb.connect(str(db), config=config)
-    else:
-        con = duckdb.connect(config=config)
-        for st in stmts:
-            con.execute(st)
+    con = duckdb.connect(config=config)
     try:
+        con.execute("SET enable_progress_bar = false")
+        for st in _placeholders(plan):
+            con.execute(st)
+        Library(con).require(list(plan.modules))
         # the footers of the parts are read once, however many statements scan them
         con.execute("SET parquet_metadata_cache = true")
         con.execute(ASOF_AS_JOIN)
@@ -203,8 +188,6 @@ def build_derived(out: Path | list[Path], staging: Path, plan: BuildPlan | None 
     finally:
         con.close()
         shutil.rmtree(work, ignore_errors=True)
-        db.unlink(missing_ok=True)
-        Path(f"{db}.wal").unlink(missing_ok=True)
 
 
 def _move_partitions(con: duckdb.DuckDBPyConnection, work: Path, outs: list[Path], tables: list[str]) -> None:

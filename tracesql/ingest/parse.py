@@ -76,6 +76,7 @@ class Workers:
         if c is None or self.local.gen != self.gen:
             c = duckdb.connect(config={"threads": 1, "memory_limit": "384MB", "preserve_insertion_order": True,
                                        "temp_directory": self.spill})
+            c.execute("SET enable_progress_bar = false")
             c.execute("CREATE TEMP TABLE device_pids (pid VARCHAR, device INTEGER)")
             self.local.con, self.local.gen = c, self.gen
             with self.lock:

@@ -34,7 +34,8 @@ def _known_sizes(dataset: Path) -> dict[int, list[str]]:
     new = sorted(present - set(cache))
     if new:
         files = [str(tdir / d / "traces" / "part-00000.parquet") for d in new]
-        con = duckdb.connect()
+        con = duckdb.connect(config={"memory_limit": "256MB"})
+        con.execute("SET enable_progress_bar = false")
         try:
             rows = con.execute("SELECT parse_dirpath(filename), size_bytes, content_hash FROM read_parquet(?, "
                                "filename = true)", [files]).fetchall()
