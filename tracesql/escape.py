@@ -16,8 +16,11 @@ string formatting:
 Each returns a ``str`` that, read back by its language, gives exactly ``s`` (``py_comment`` and ``terminal_text``
 only keep it on one line).
 
-Nothing in tracesql calls these yet (today's output is plain text, CSV, JSON and Parquet written by polars): the
-module is kept for the HTML report to come, and tests/test_escape.py covers every helper against hostile names.
+Who calls them: the HTML and SVG that tracesql writes (`tracesql perf --plot FILE.html|.svg`) are built by
+tracesql.render (``html_text``, ``script_json``, ``xml_text``, ``xml_attr``). CSV, JSON and Parquet are written by
+polars, which quotes and encodes values itself. The Python, SQL and terminal helpers have no caller yet.
+tests/test_escape.py covers every helper against hostile names, and tests/test_hostile_names.py every file format
+tracesql writes against a trace made of them.
 """
 from __future__ import annotations
 
