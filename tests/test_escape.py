@@ -6,6 +6,7 @@ import ast
 import html
 import json
 import re
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import duckdb
@@ -13,7 +14,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracesql.escape import html_text, py_comment, py_str, script_json, sql_ident, sql_like, sql_str, terminal_text
+from tracesql.escape import (
+    html_text,
+    py_comment,
+    py_str,
+    script_json,
+    sql_ident,
+    sql_like,
+    sql_str,
+    terminal_text,
+    xml_attr,
+    xml_text,
+)
 
 HOSTILE = [
     "</script>",
@@ -77,6 +89,41 @@ def test_script_json(name):
     p.feed(page)
     p.close()
     assert p.tags == ["script", "/script"]
+
+
+# What XML 1.0 cannot hold, even as a character reference (render.chart draws these as U+FFFD)
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+XML_NAMES = [n for n in HOSTILE if not _NOT_XML.search(n)] + ["tab\tnew\nline\r\ncr\r", "]]> <![CDATA[x]]>"]
+
+
+@pytest.mark.parametrize("name", XML_NAMES)
+def test_xml_text_and_attr(name):
+    doc = f'<svg xmlns="http://www.w3.org/2000/svg"><text aria-label="{xml_attr(name)}">{xml_text(name)}</text></svg>'
+    root = ET.fromstring(doc)  # as XML: one element, its attribute and its text exactly the name
+    [el] = list(root)
+    assert (el.tag, el.attrib, el.text or "", list(el)) == ("{http://www.w3.org/2000/svg}text", {"aria-label": name},
+                                                            name, [])
+    p = _Collect()  # as HTML (inline SVG in a page): the same
+    p.feed(doc)
+    p.close()
+    assert p.tags == ["svg", "text", "/text", "/svg"]
+    assert p.attrs[1] == {"aria-label": name} and "".join(p.data) == name
+    assert not set("<>\"'\t\n\r") & set(xml_attr(name)) and "\r" not in xml_text(name)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\ufffe\uffff"
+                                      + "".join(map(chr, range(0x20))).replace("\t", "").replace("\n", "")
+                                      .replace("\r", ""))))
+def test_xml_round_trip_for_any_text(s):
+    el = ET.fromstring(f'<t a="{xml_attr(s)}">{xml_text(s)}</t>')
+    assert el.get("a") == s and (el.text or "") == s
+
+
+def test_script_json_keeps_a_lone_surrogate():
+    text = script_json(["a\ud800b"])
+    assert text == '["a\\ud800b"]' and json.loads(text) == ["a\ud800b"]
+    text.encode("utf-8")  # a page holding it can be written
 
 
 @pytest.mark.parametrize("name", HOSTILE)

@@ -273,7 +273,8 @@ def register(subparsers) -> None:
     s.add_argument("--bound", choices=["compute", "memory"], help="only the rows bound by compute or by memory")
     s.add_argument("--below-pct", type=float, metavar="N", help="only the rows at less than N %% of their roofline")
     s.add_argument("--plot", metavar="FILE", help="write the roofline chart of one trace instead (one point per op and "
-                   "argument set): FILE.svg or .png (needs tracesql[plot]), .html or .json (the Vega-Lite spec)")
+                   "argument set): FILE.svg, .png or .html (a self-contained page; these need tracesql[plot]), or "
+                   ".json (the Vega-Lite spec)")
     _top_arg(s, "rows")
     _out_args(s)
     s.set_defaults(func=cmd_perf)

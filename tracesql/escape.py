@@ -4,6 +4,8 @@ Anything that renders such a name into another language goes through one of thes
 string formatting:
 
 - ``html_text(s)``: text or a quoted attribute value in an HTML page.
+- ``xml_text(s)``, ``xml_attr(s)``: text and a quoted attribute value in XML (an SVG file, or SVG inside an HTML
+  page), where a newline, tab or carriage return in an attribute must be a character reference to read back as itself.
 - ``script_json(value)``: a JSON value inside ``<script>`` (a name holding ``</script>`` cannot close the element).
 - ``py_str(s)``: a Python string literal in a generated script (e.g. a replay script); ``py_comment(s)`` for a
   ``#`` comment line.
@@ -14,8 +16,11 @@ string formatting:
 Each returns a ``str`` that, read back by its language, gives exactly ``s`` (``py_comment`` and ``terminal_text``
 only keep it on one line).
 
-Nothing in tracesql calls these yet (today's output is plain text, CSV, JSON and Parquet written by polars): the
-module is kept for the HTML report to come, and tests/test_escape.py covers every helper against hostile names.
+Who calls them: the HTML and SVG that tracesql writes (`tracesql perf --plot FILE.html|.svg`) are built by
+tracesql.render (``html_text``, ``script_json``, ``xml_text``, ``xml_attr``). CSV, JSON and Parquet are written by
+polars, which quotes and encodes values itself. The Python, SQL and terminal helpers have no caller yet.
+tests/test_escape.py covers every helper against hostile names, and tests/test_hostile_names.py every file format
+tracesql writes against a trace made of them.
 """
 from __future__ import annotations
 
@@ -31,16 +36,34 @@ def html_text(s: str) -> str:
     return _HTML_RE.sub(lambda m: _HTML[m.group()], str(s))
 
 
+# XML reads a raw tab, newline or carriage return in an attribute value back as a space, and a raw carriage return
+# in text as a newline: character references keep them. (XML 1.0 cannot hold the other C0 controls at all.)
+_XML_ATTR = {**_HTML, "\t": "&#x9;", "\n": "&#xA;", "\r": "&#xD;"}
+_XML_ATTR_RE = re.compile("[&<>\"'\t\n\r]")
+_XML_TEXT_RE = re.compile("[&<>\"'\r]")
+
+
+def xml_text(s: str) -> str:
+    """``s`` for XML (or HTML) element text: as ``html_text``, and a carriage return as ``&#xD;``."""
+    return _XML_TEXT_RE.sub(lambda m: _XML_ATTR[m.group()], str(s))
+
+
+def xml_attr(s: str) -> str:
+    """``s`` for a quoted XML (or HTML) attribute value: as ``html_text``, and tab, newline and carriage return as
+    character references."""
+    return _XML_ATTR_RE.sub(lambda m: _XML_ATTR[m.group()], str(s))
+
+
 # Inside <script>, the HTML parser ends the element at "</script" and treats "<!--" specially, whatever the
-# JavaScript says; U+2028/U+2029 end a line in older JavaScript. Escaping these as \uXXXX keeps the JSON equal.
-_SCRIPT = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-_SCRIPT_RE = re.compile("[<>&\u2028\u2029]")
+# JavaScript says; U+2028/U+2029 end a line in older JavaScript; a lone surrogate cannot be written in UTF-8.
+# Escaping these as \uXXXX keeps the JSON equal.
+_SCRIPT_RE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
 
 
 def script_json(value) -> str:
     """JSON text of ``value`` that is safe inside an HTML ``<script>`` element."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-    return _SCRIPT_RE.sub(lambda m: _SCRIPT[m.group()], text)
+    return _SCRIPT_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def py_str(s: str) -> str:

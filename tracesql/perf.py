@@ -152,9 +152,9 @@ def reasons(ds, trace: str | None = None, arch: str | None = None) -> list[str]:
 
 
 # ---- the roofline chart ----------------------------------------------------------------------------------
-# A Vega-Lite specification (https://vega.github.io/vega-lite/): plain JSON that an HTML page shows with
-# vega-embed as it is, so a report can embed the same chart later; SVG and PNG are rendered from it by
-# vl-convert-python (the optional extra tracesql[plot]), which needs no browser.
+# A Vega-Lite specification (https://vega.github.io/vega-lite/): plain JSON, so a report can embed the same chart
+# later; SVG, PNG and the HTML page's inline SVG are drawn from it by vl-convert-python (the optional extra
+# tracesql[plot]), which needs no browser (tracesql.render.chart).
 
 VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 PLOT_SUFFIXES = (".svg", ".png", ".html", ".json")
@@ -209,33 +209,22 @@ def roofline_spec(ds, trace: str | None = None, arch: str | None = None) -> dict
 
 
 def write_plot(spec: dict, path: str) -> None:
-    """Write the chart: .json (the spec), .html (a page showing it with vega-embed), .svg or .png (rendered
-    with vl-convert-python, `pip install tracesql[plot]`)."""
+    """Write the chart: .json (the spec), or drawn by vl-convert-python (`pip install tracesql[plot]`): .svg,
+    .png, or .html (a self-contained page: the chart as inline SVG and its spec as JSON data; tracesql.render)."""
     import json
 
     from .output import UsageError
+    from .render import chart, html
 
     suffix = Path(path).suffix.lower()
     if suffix not in PLOT_SUFFIXES:
         raise UsageError(f"--plot FILE must end in {', '.join(PLOT_SUFFIXES)}, not {path!r}")
     if suffix == ".json":
         Path(path).write_text(json.dumps(spec, indent=1))
-        return
-    if suffix == ".html":
-        Path(path).write_text(
-            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-            "<script src=\"https://cdn.jsdelivr.net/npm/vega@5\"></script>"
-            "<script src=\"https://cdn.jsdelivr.net/npm/vega-lite@5\"></script>"
-            "<script src=\"https://cdn.jsdelivr.net/npm/vega-embed@6\"></script></head>\n"
-            f"<body><div id=\"roofline\"></div><script>vegaEmbed('#roofline', {json.dumps(spec)});</script>"
-            "</body></html>\n")
-        return
-    try:
-        import vl_convert
-    except ImportError:
-        raise UsageError(f"writing {suffix[1:]} needs vl-convert-python (pip install 'tracesql[plot]'); "
-                         ".html and .json need nothing") from None
-    if suffix == ".svg":
-        Path(path).write_text(vl_convert.vegalite_to_svg(spec))
+    elif suffix == ".html":
+        title = spec.get("title")
+        html.write(path, html.page(title if isinstance(title, str) else "Roofline", html.chart(spec, "roofline")))
+    elif suffix == ".svg":
+        Path(path).write_text(chart.svg(spec, what=".svg"), encoding="utf-8")
     else:
-        Path(path).write_bytes(vl_convert.vegalite_to_png(spec))
+        Path(path).write_bytes(chart.png(spec, what=".png"))

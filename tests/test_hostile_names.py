@@ -1,0 +1,293 @@
+"""Hostile names in every file tracesql writes.
+
+A hand-made trace whose kernel names, op names, op argument values and GPU name hold markup (``</script><img
+onerror>``), both quotes, ``<`` and ``&``, a newline, a comment opener and a CDATA end. Each output format is read
+back and gives exactly those names: the CSV, JSON and Parquet of the commands (`query`, `kernels`, `perf`), the
+report's CSV and JSON files (`report --out DIR`), and the roofline chart (`perf --plot` as .json, .svg, .html).
+
+The HTML and SVG outputs are also read as an attacker would want them read: no ``</script`` but the end of the
+page's own JSON element, no ``<img``, no comment or CDATA section, only the elements tracesql writes, and no URL
+except the namespace names declared on the ``<svg>`` element (tracesql.render.svg.NAMESPACES: the SVG and XLink
+namespaces, identifiers that no reader fetches). The SVG parses as XML (xml.etree) on its own and inside the page.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import tracesql
+from tests.test_perf_model_infer import STEP_D, _fi_decode  # a FlashInfer decode op the model covers
+from tracesql.cli import main
+from tracesql.render.svg import ELEMENTS, NAMESPACES, SVG_NS
+
+H = "</script><img src=x onerror=alert(1)>\"'<&\n<!--]]>"
+# FlashInfer's op names carry the module's uri between a fixed prefix and suffix, so this hostile name is modelled
+# and drawn in the roofline chart; aten::mm is modelled whatever its scalar arguments hold; BAD_OP is not modelled.
+FI_OP = "batch_decode_with_kv_cache_" + H + "::run"
+BAD_OP = "hostile::op" + H
+MM_ARG, BAD_TYPE, BAD_ARG = "arg" + H, "type" + H, "arg2" + H
+KERNELS = {"fi_kernel" + H: 1, "mm_kernel" + H: 1, "op_kernel" + H: 2}
+TRACE_GPU = "GPU" + H
+ARCH_GPU = H.replace("\n", "")  # the device spec file is read line by line: no newline in a field
+
+_fi = _fi_decode(8, 32, 8)
+# (op name, Input Dims, Input type, Concrete Inputs, kernel name)
+OPS = [
+    (FI_OP, _fi[1], _fi[2], _fi[3], "fi_kernel" + H),
+    ("aten::mm", [[64, 128], [128, 32]], ["float", "float"], [MM_ARG, ""], "mm_kernel" + H),
+    (BAD_OP, [[4], []], ["float", BAD_TYPE], ["", BAD_ARG], "op_kernel" + H),
+    (BAD_OP, [[4], []], ["float", BAD_TYPE], ["", BAD_ARG], "op_kernel" + H),
+]
+
+
+def _trace() -> dict:
+    ev: list[dict] = [{"ph": "X", "cat": "user_annotation", "name": STEP_D, "pid": 1, "tid": 1, "ts": 995,
+                       "dur": 100 * len(OPS) + 10}]
+    for i, (name, dims, types, conc, kernel) in enumerate(OPS):
+        ts, corr = 1000 + 100 * i, 10 + i
+        ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": 50,
+                   "args": {"Input Dims": dims, "Input type": types, "Concrete Inputs": conc,
+                            "Input Strides": [[] for _ in dims]}})
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts + 1,
+                   "dur": 5, "args": {"correlation": corr}})
+        ev.append({"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7, "ts": ts + 20, "dur": 20,
+                   "args": {"device": 0, "stream": 7, "correlation": corr}})
+    return {"schemaVersion": 1, "traceEvents": ev, "deviceProperties": [{"id": 0, "name": TRACE_GPU}]}
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> tuple[str, str]:
+    """(dataset, device spec file naming the GPU ARCH_GPU with H100-like peaks)."""
+    d = tmp_path_factory.mktemp("hostile")
+    (d / "t.json").write_text(json.dumps(_trace()))
+    [r] = tracesql.ingest([str(d / "t.json")], out=d / "ds", quiet=True)
+    assert r.status == "ingested", r.error
+    with (d / "arch.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["gpu", "name_pattern", "fp32_tflops", "bf16_tflops", "memory_tb_s"])
+        w.writerow([ARCH_GPU, ".", "67", "989.4", "3.35"])
+    return str(d / "ds"), str(d / "arch.csv")
+
+
+def _read(path: Path) -> list[dict]:
+    """Rows of a file tracesql wrote, by its suffix."""
+    if path.suffix == ".csv":
+        with path.open(newline="", encoding="utf-8") as f:
+            return list(csv.DictReader(f))
+    if path.suffix == ".json":
+        return json.loads(path.read_text(encoding="utf-8"))
+    return pl.read_parquet(path).to_dicts()
+
+
+def _run(*argv: str) -> None:
+    assert main(list(argv)) == 0, argv
+
+
+@pytest.fixture(scope="module")
+def short(hostile) -> dict[str, str]:
+    """{kernel name: short name}: the name that kernel_summary and perf --by kernel show (template arguments <...>
+    dropped); each keeps some hostile characters."""
+    with tracesql.open(hostile[0]) as d:
+        names = dict(d.sql("SELECT name, _short_kernel_name(name) FROM kernels").rows())
+    assert len(set(names.values())) == 3 and all(s.endswith("\"'&\n") for s in names.values())
+    return names
+
+
+def test_query_round_trip(hostile, tmp_path):
+    ds, _ = hostile
+    sql = ("SELECT * FROM (SELECT ts_ns, cat, name, input_types::VARCHAR AS types, concrete_inputs::VARCHAR AS conc "
+           "FROM events WHERE cat = 'cpu_op' UNION ALL SELECT ts_ns, 'kernel', name, '', '' FROM kernels) "
+           "ORDER BY ts_ns")
+    want = []
+    for name, _dims, types, conc, kernel in OPS:
+        want += [("cpu_op", name, types, conc), ("kernel", kernel, "", "")]
+    for fmt in ("csv", "json", "parquet"):
+        out = tmp_path / f"events.{fmt}"
+        _run("query", ds, sql, "-f", fmt, "-o", str(out))
+        got = [(r["cat"], r["name"], json.loads(r["types"]) if r["types"] else "",
+                json.loads(r["conc"]) if r["conc"] else "") for r in _read(out)]
+        assert got == want, fmt
+
+
+def test_kernels_round_trip(hostile, tmp_path):
+    for fmt in ("csv", "json", "parquet"):
+        out = tmp_path / f"kernels.{fmt}"
+        _run("kernels", hostile[0], "--verbose", "-f", fmt, "-o", str(out))
+        assert {r["name"]: int(r["count"]) for r in _read(out)} == KERNELS, fmt
+
+
+def test_perf_round_trip(hostile, short, tmp_path):
+    """perf's frames (`tracesql perf --arch FILE [--by kernel]`) through the writer the command uses: each perf
+    computation takes a second or more, so each is made once."""
+    from tracesql.output import write_frame
+
+    ds, arch = hostile
+    with tracesql.open(ds) as d:
+        by_args, by_kernel = d.perf(arch=arch), d.perf(arch=arch, by="kernel")
+    for fmt in ("csv", "json", "parquet"):
+        write_frame(by_args, fmt, str(tmp_path / f"perf.{fmt}"))
+    write_frame(by_kernel, "csv", str(tmp_path / "perf_kernels.csv"))
+    fi_args = "(" + ", ".join(f"'{c}'" for c in _fi[3]) + ")"
+    for fmt in ("csv", "json", "parquet"):
+        got = {r["op_name"]: (r["gpu"], r["concrete_inputs"], int(r["count"])) for r in _read(tmp_path / f"perf.{fmt}")}
+        assert got == {FI_OP: (ARCH_GPU, fi_args, 1), "aten::mm": (ARCH_GPU, f"('{MM_ARG}', '')", 1)}, fmt
+    got_kernels = sorted(r["kernel_name"] for r in _read(tmp_path / "perf_kernels.csv"))
+    assert got_kernels == [short["fi_kernel" + H], short["mm_kernel" + H]]
+
+
+def test_report_files(hostile, short, tmp_path):
+    ds, _ = hostile
+    for fmt in ("csv", "json"):
+        out = tmp_path / fmt
+        _run("report", ds, "--out", str(out), "-f", fmt)
+        files = sorted(out.iterdir())
+        assert {p.suffix for p in files} == {f".{fmt}"} and len(files) >= 10
+        for p in files:  # every section reads back
+            _read(p)
+        ops = {r["op_name"]: int(r["op_count"]) for r in _read(out / f"op_summary.{fmt}")}
+        assert ops == {FI_OP: 1, "aten::mm": 1, BAD_OP: 2}
+        args = {r["op_name"]: r for r in _read(out / f"op_arg_summary.{fmt}")}
+        assert (args[BAD_OP]["input_type"], args[BAD_OP]["concrete_inputs"], int(args[BAD_OP]["count"])) == (
+            f"('float', '{BAD_TYPE}')", f"('', '{BAD_ARG}')", 2)
+        assert args["aten::mm"]["concrete_inputs"] == f"('{MM_ARG}', '')"
+        kernels = {r["name"]: int(r["count"]) for r in _read(out / f"kernel_summary.{fmt}")}
+        assert kernels == {short[k]: n for k, n in KERNELS.items()}
+
+
+class _Page(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.scripts: list[tuple[dict, str]] = []
+        self.title = ""
+        self._in: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self._in = tag
+        if tag == "script":
+            self.scripts.append((dict(attrs), ""))
+
+    def handle_data(self, data):
+        if self._in == "script":
+            self.scripts[-1] = (self.scripts[-1][0], self.scripts[-1][1] + data)
+        elif self._in == "title":
+            self.title += data
+
+    def handle_endtag(self, tag):
+        self._in = None
+
+
+def _no_url_but_namespaces(text: str) -> None:
+    """The only URLs: the namespace declarations on the one <svg> element."""
+    decl = "".join(f' {k}="{v}"' for k, v in NAMESPACES.items())
+    assert text.count("<svg ") == 1 and text.count("<svg" + decl) == 1
+    assert not re.search(r"https?:|//[a-z]", text.replace(decl, ""), re.I)
+
+
+def _check_svg(root: ET.Element, title: str) -> None:
+    """The drawing: only the elements tracesql writes, no event handler; the chart's title and the hostile op's
+    point (its aria-label lists the tooltip's fields) hold the names exactly."""
+    tags = {el.tag for el in root.iter()}
+    assert tags <= {f"{{{SVG_NS}}}{e}" for e in ELEMENTS}
+    assert not [k for el in root.iter() for k in el.attrib if k.lower().startswith("on")]
+    texts = ["".join(el.itertext()) for el in root.iter(f"{{{SVG_NS}}}text")]
+    assert texts.count(title) == 1
+    labels = [el.get("aria-label", "") for el in root.iter(f"{{{SVG_NS}}}path")]
+    assert sum(f"op: {FI_OP}; shape: " in a for a in labels) == 1
+    assert sum("op: aten::mm; shape: " in a for a in labels) == 1
+
+
+def test_plot_files(hostile, tmp_path):
+    pytest.importorskip("vl_convert", reason="the .svg and .html charts need tracesql[plot]")
+    from tracesql.perf import write_plot
+
+    ds, arch = hostile
+    for suffix in (".json", ".html"):
+        _run("perf", ds, "--arch", arch, "--plot", str(tmp_path / f"r{suffix}"))
+    spec = json.loads((tmp_path / "r.json").read_text())
+    write_plot(spec, str(tmp_path / "r.svg"))  # what --plot r.svg writes (the spec is the same)
+    title = "Roofline: " + ARCH_GPU
+    points = spec["layer"][-1]["data"]["values"]
+    assert spec["title"] == title and sorted(p["op"] for p in points) == sorted([FI_OP, "aten::mm"])
+
+    svg = (tmp_path / "r.svg").read_text(encoding="utf-8")
+    _no_url_but_namespaces(svg)
+    assert "<!--" not in svg and "]]>" not in svg and "<img" not in svg and "<script" not in svg
+    _check_svg(ET.fromstring(svg), title)
+
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    _no_url_but_namespaces(page)
+    assert re.findall(r"</script", page, re.I) == ["</script"]  # only the end of the JSON data element
+    assert not re.search(r"<img|<!--|]]>|<!\[CDATA", page, re.I)
+    p = _Page()
+    p.feed(page)
+    p.close()
+    html_tags = {"html", "head", "meta", "title", "style", "body", "figure", "script"}
+    assert set(p.tags) <= html_tags | {e.lower() for e in ELEMENTS} and p.tags.count("script") == 1
+    assert p.title == title
+    [(attrs, data)] = p.scripts
+    assert attrs == {"type": "application/json", "id": "roofline-spec"}
+    assert json.loads(data) == {k: v for k, v in spec.items() if k != "$schema"}
+    inline = page[page.index("<svg "):page.index("</svg>") + len("</svg>")]
+    _check_svg(ET.fromstring(inline), title)
+
+
+def test_plot_without_vl_convert(hostile, tmp_path, monkeypatch, capsys):
+    from tracesql.output import UsageError
+    from tracesql.perf import write_plot
+
+    ds, arch = hostile
+    monkeypatch.setitem(sys.modules, "vl_convert", None)  # import vl_convert raises ImportError
+    out = tmp_path / "r.html"
+    assert main(["perf", ds, "--arch", arch, "--plot", str(out)]) == 2  # a usage error, as for .svg and .png
+    assert capsys.readouterr().err == ("tracesql: error: writing .html needs vl-convert-python (pip install "
+                                       "'tracesql[plot]'); --plot FILE.json needs nothing\n")
+    assert not out.exists()
+    spec = {"title": H, "data": {"values": [{"x": 1}]}, "mark": "point"}
+    for suffix in (".svg", ".png"):
+        with pytest.raises(UsageError, match=f"^writing \\{suffix} needs vl-convert-python"):
+            write_plot(spec, str(tmp_path / f"r{suffix}"))
+        assert not (tmp_path / f"r{suffix}").exists()
+    write_plot(spec, str(tmp_path / "r.json"))
+    assert json.loads((tmp_path / "r.json").read_text()) == spec
+
+
+# Run in a child process: vl-convert-python 1.9 aborts the process on a control character in a title.
+_UNWRITABLE = r"""
+import json, sys
+from tracesql.perf import write_plot
+name = "k\x1b[31m\x00\ufffe" + sys.argv[2]
+spec = {"title": name, "data": {"values": [{"x": 1, "y": 2, "op": name}]}, "mark": "point",
+        "encoding": {"x": {"field": "x", "type": "quantitative"}, "y": {"field": "y", "type": "quantitative"},
+                     "tooltip": [{"field": "op"}]}}
+for suffix in (".svg", ".html", ".json"):
+    write_plot(spec, sys.argv[1] + suffix)
+"""
+
+
+def test_plot_of_characters_xml_cannot_hold(tmp_path):
+    pytest.importorskip("vl_convert", reason="the .svg and .html charts need tracesql[plot]")
+    r = subprocess.run([sys.executable, "-c", _UNWRITABLE, str(tmp_path / "c"), H], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    name = "k\x1b[31m\x00\ufffe" + H
+    drawn = "k\ufffd[31m\ufffd\ufffd" + H  # drawn with U+FFFD in place of what XML cannot hold
+    root = ET.parse(tmp_path / "c.svg").getroot()
+    assert ["".join(el.itertext()) for el in root.iter(f"{{{SVG_NS}}}text")].count(drawn) == 1
+    assert [el.get("aria-label") for el in root.iter(f"{{{SVG_NS}}}path") if el.get("aria-label")] == [
+        f"x: 1; y: 2; op: {drawn}"]
+    page = (tmp_path / "c.html").read_text(encoding="utf-8")
+    p = _Page()
+    p.feed(page)
+    p.close()
+    assert json.loads(p.scripts[0][1])["title"] == name  # the spec keeps the name as it is
+    assert json.loads((tmp_path / "c.json").read_text())["title"] == name
