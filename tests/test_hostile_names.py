@@ -208,7 +208,8 @@ def _check_svg(root: ET.Element, title: str) -> None:
 
 
 def test_plot_files(hostile, tmp_path):
-    pytest.importorskip("vl_convert", reason="the .svg and .html charts need tracesql[plot]")
+    import vl_convert  # noqa: F401 - the .svg and .html charts need it (tracesql[plot], in the test extra)
+
     from tracesql.perf import write_plot
 
     ds, arch = hostile
@@ -276,7 +277,7 @@ for suffix in (".svg", ".html", ".json"):
 
 
 def test_plot_of_characters_xml_cannot_hold(tmp_path):
-    pytest.importorskip("vl_convert", reason="the .svg and .html charts need tracesql[plot]")
+    import vl_convert  # noqa: F401 - the .svg and .html charts need it (tracesql[plot], in the test extra)
     r = subprocess.run([sys.executable, "-c", _UNWRITABLE, str(tmp_path / "c"), H], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     name = "k\x1b[31m\x00\ufffe" + H
