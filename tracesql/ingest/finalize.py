@@ -1,9 +1,9 @@
 """The last step of one file once all its chunks are written: the tables that need the whole file.
 
-``finalize`` routes the complete events without a category (GPU activity on a ``/device:`` process, else CPU
-events), writes an empty part for each event table without rows, the ``ingest_issues`` table (the parse's issues
-and the events kept as written although odd), the derived tables (derive.py) and the ``traces`` row. It returns
-what it computed as a ``FinishedTrace``.
+``prepare`` routes the complete events without a category (GPU activity on a ``/device:`` process, else CPU
+events), writes an empty part for each event table without rows and the ``ingest_issues`` table (the parse's issues
+and the events kept as written although odd); the ingest then builds the derived tables (derive.py, several traces
+at once), and ``complete`` writes the ``traces`` row and returns what was computed as a ``FinishedTrace``.
 """
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ import orjson
 
 from .. import __version__
 from ..schema import EVENT_TABLES, columns
-from .derive import build_derived
 from .extract import copy_table, write_empty_part
 from .parse import ParsedTrace
 
@@ -90,21 +89,14 @@ _JAX_HOST_CAT = """CASE WHEN regexp_matches(name, '^(cuda|cu|hip)[A-Z]') THEN 'c
   WHEN starts_with(name, '$') THEN 'python_function' ELSE 'user_annotation' END"""
 
 
-def finalize(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace, started: float) -> FinishedTrace:
-    """Complete the staged trace ``parsed`` (module docstring); ``started`` is when its ingest began."""
-    pre = prepare(con, parsed)
-    # the staging area is DATASET/.staging/<name> (publish.new_staging): the dataset's user rules are beside it
-    build_derived(parsed.out, parsed.staging, rules_dir=rules_dir(parsed))
-    return complete(con, parsed, pre, parsed.out, started)
-
-
 def rules_dir(parsed: ParsedTrace) -> Path:
     """The dataset's user rule files (DATASET/rules/) of a trace staged in DATASET/.staging/<name>."""
     return parsed.staging.parent.parent / "rules"
 
 
 def prepare(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace) -> PreparedTrace:
-    """Everything of ``finalize`` before the derived tables: the routing of events without a category, empty
+    """Everything of the trace's completion before the derived tables (which the ingest builds, in batches, between
+    prepare and complete): the routing of events without a category, empty
     parts, ``ingest_issues``."""
     out = parsed.out
     counts = dict(parsed.counts)
