@@ -24,13 +24,31 @@ def nonneg_int(text: str) -> int:
     return v
 
 
+# Option names mean one thing in every command (tests/test_cli_options.py checks the parsers): -o/--output a FILE
+# the printed output goes to, --out DIR a folder of files, -j/--jobs the parallelism, --job the job of a
+# multi-rank dataset (no short form), -t/--trace one trace, --arch the GPU of the roofline.
+
+# --arch of the native compute model (perf, summary, report): tracesql.perf._set_device reads it
+ARCH_NATIVE = "a name of the device table (e.g. 'H100 SXM', 'MI300X') or a CSV spec file with its columns"
+
+
+def _output_arg(s) -> None:
+    """-o/--output FILE: what would be printed goes to FILE."""
+    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout (a table then has every "
+                   "row and column)")
+
+
+def _arch_arg(s, help: str) -> None:
+    """--arch NAME|FILE: the GPU of the roofline instead of the trace's deviceProperties (help says how)."""
+    s.add_argument("--arch", metavar="NAME|FILE", help=help)
+
+
 def _out_args(s, formats=("table", "csv", "json", "parquet")) -> None:
     """--format, --output and --wide: the same in every command that prints a table."""
     s.add_argument("--format", "-f", choices=list(formats), default="table",
                    help="table: aligned text fitted to the terminal (the default); " + ", ".join(formats[1:])
                    + ": every row and column" + ("; parquet needs --output" if "parquet" in formats else ""))
-    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout (a table then has every "
-                   "row and column)")
+    _output_arg(s)
     s.add_argument("--wide", "-w", action="store_true", help="print the table whole: no column left out, no "
                    "name shortened to fit the terminal")
 
@@ -265,8 +283,7 @@ def register(subparsers) -> None:
                     "decreasing GPU time; times in µs.")
     s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _trace_arg(s)
-    s.add_argument("--arch", metavar="NAME|FILE", help="the GPU instead of deviceProperties: a name of the device "
-                   "table (e.g. 'H100 SXM', 'MI300X') or a CSV spec file with its columns")
+    _arch_arg(s, "the GPU of the roofline instead of the trace's deviceProperties: " + ARCH_NATIVE)
     s.add_argument("--by", choices=["args", "op", "category", "kernel"], default="args",
                    help="one row per op and argument set (the default), per op name, per op family (with the GPU "
                         "time no model covers), or per kernel of the ops that launched one")
@@ -289,10 +306,9 @@ def register(subparsers) -> None:
     s.add_argument("--group-by-parent-module", action="store_true",
                    help="with --style tracelens: TraceLens's inference report with --group_by_parent_module "
                         "(ops_summary, ops_summary_by_category and ops_unique_args per parent nn.Module too)")
-    s.add_argument("--arch", metavar="NAME|FILE",
-                   help="the GPU of the roofline. Native: the first screen's Compute line, as tracesql perf --arch. "
-                        "--style tracelens: TraceLens's --gpu_arch_platform (MI300X, MI325X) or a TraceLens arch "
-                        "JSON file (its --gpu_arch_json_path); the perf sheets then carry its roofline columns")
+    _arch_arg(s, "the GPU of the roofline. Native: the first screen's Compute line, as tracesql perf --arch. "
+              "--style tracelens: TraceLens's --gpu_arch_platform (MI300X, MI325X) or a TraceLens arch JSON file "
+              "(its --gpu_arch_json_path); the perf sheets then carry its roofline columns")
     s.add_argument("--format", "-f", choices=["table", "csv", "json"], default=None,
                    help="table (printed, the default), csv or json (printed: one JSON object keyed by section); "
                         "with --out the default is csv")
