@@ -152,6 +152,8 @@ def cmd_report(args) -> int:
         raise UsageError("--scheduler and --scheduler-file go with --executor dask")
     if parallel and not args.out:
         raise UsageError("--jobs and --executor write the report with --out DIR")
+    if args.output and args.out:
+        raise UsageError("--output FILE writes the printed report, --out DIR one file per section: give one")
     ids = None
     if args.since:  # the traces ingested by that run and the runs after it, opened on their own
         with _open(args.dataset) as ds:
@@ -166,6 +168,12 @@ def cmd_report(args) -> int:
                                by_module=args.group_by_parent_module, jobs=args.jobs,
                                executor=args.executor or "processes", scheduler=args.scheduler,
                                scheduler_file=args.scheduler_file, arch=args.arch)
+    elif args.output:
+        from .dataset import Dataset
+
+        with Dataset(args.dataset, trace_ids=ids) as ds:
+            _report_to_file(ds, args, fmt)
+        written = []
     else:
         from .dataset import Dataset
 
@@ -177,10 +185,32 @@ def cmd_report(args) -> int:
     return 0
 
 
+def _report_to_file(ds, args, fmt: str) -> None:
+    """`report --output FILE`: the printed report written to FILE, its tables whole (every row and column)."""
+    import io
+
+    from . import report, summary
+    from .output import format_table, write_text
+
+    sections = report.build(ds, style=args.style, trace=args.trace, by_module=args.group_by_parent_module,
+                            arch=args.arch)
+    if fmt == "table":
+        text = summary.render(ds, trace=args.trace) + "\n" if args.style == "native" else ""
+        for name, trace, df in sections:
+            title = name if trace is None else f"{name} ({trace})"
+            text += f"== {title}\n{format_table(df, max_rows=None)}\n\n"
+    else:
+        buf = io.StringIO()
+        report.write(sections, fmt=fmt, stream=buf)
+        text = buf.getvalue()
+    write_text(text, args.output)
+
+
 def cmd_summary(args) -> int:
-    from . import summary
+    from . import report, summary
 
     with _open(args.dataset) as ds:
+        report.set_arch(ds, "native", args.arch)  # the Compute line's GPU, as `report --arch`
         sys.stdout.write(summary.render(ds, trace=args.trace))
     return 0
 
@@ -312,6 +342,7 @@ def register(subparsers) -> None:
     s.add_argument("--format", "-f", choices=["table", "csv", "json"], default=None,
                    help="table (printed, the default), csv or json (printed: one JSON object keyed by section); "
                         "with --out the default is csv")
+    _output_arg(s)
     s.add_argument("--out", metavar="DIR", help="write one file per section into DIR (a sub-folder per trace when "
                    "there are several)")
     s.add_argument("--since", metavar="RUN_ID", help="only the traces ingested by this run and the runs after it "
@@ -336,6 +367,8 @@ def register(subparsers) -> None:
         description="One screen per trace (after one line per trace when there are several): GPU model and "
                     "count, rank, GPU span, busy/idle and compute / exposed communication / exposed memory %%, "
                     "top categories, kernels and ops by GPU time, the largest idle gaps and launch hints.")
-    s.add_argument("dataset", metavar="DATASET")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _trace_arg(s)
+    _arch_arg(s, "the GPU of the Compute line's roofline instead of the trace's deviceProperties, as tracesql perf "
+              "--arch: " + ARCH_NATIVE)
     s.set_defaults(func=cmd_summary)
