@@ -95,3 +95,36 @@ def test_several_traces_get_one_line_each_first(tmp_path, shared_traces):
     assert lines[3] == "" and lines[4].startswith("== hta_trace_compare_base.json.gz")
     assert sum(line.startswith("== ") for line in lines) == 2
     assert max(len(line) for line in lines) <= 120
+
+
+def _compute(text: str) -> str:
+    """The Compute line of a first screen, its continuation lines joined."""
+    lines = text[text.index("\nCompute ") + 1:].split("\n\n", 1)[0].splitlines()
+    return " ".join(" ".join(line.split()) for line in lines)
+
+
+def test_arch_names_the_roofline_gpu(qwen_dataset, qwen_summary):
+    """`summary --arch MI300X` puts the H100 trace's ops on the MI300X roofline, as `report --arch` does at its top;
+    the figures are perf_traces' under that device."""
+    from tracesql.report import set_arch
+
+    path, _ = qwen_dataset
+    text = _run("summary", str(path), "--arch", "MI300X")
+    with tracesql.open(path) as ds:
+        set_arch(ds, "native", "MI300X")
+        (t,) = ds.execute("SELECT modelled_pct, modelled_op_pct, roofline_pct FROM perf_traces").fetchall()
+    assert f"{t[0]:.1f} % of GPU time ({t[1]:.1f} % of op time), at {t[2]:.1f} % of the MI300X roofline" \
+        in _compute(text)
+    assert "of the H100 SXM roofline" in _compute(qwen_summary)
+    assert text.split("\nCompute ")[0] == qwen_summary.split("\nCompute ")[0]  # the rest of the screen as it was
+    assert _run("report", str(path), "--arch", "MI300X").startswith(text)
+
+
+def test_arch_for_a_trace_that_names_no_gpu(tmp_path, shared_traces):
+    """The summary asks for --arch when the trace names no GPU, and takes it."""
+    tracesql.ingest([str(shared_traces / "nvidia/hta_trace_compare_base.json.gz")], out=tmp_path / "ds", quiet=True)
+    assert _compute(_run("summary", str(tmp_path / "ds"))).endswith(
+        "no roofline: the trace names no GPU (no deviceProperties, or entries without a name); "
+        "give --arch NAME or FILE")
+    assert _compute(_run("summary", str(tmp_path / "ds"), "--arch", "H100 SXM")).endswith(
+        "0.0 % of GPU time (0.0 % of op time); H100 SXM roofline: no modelled op on it")

@@ -227,3 +227,120 @@ def test_cli_style_errors(qwen_dataset):
     assert main(["diff", f"{path}:{tid}", f"{path}:{tid}", "--names", "a", "b"]) == 2
     assert main(["diff", f"{path}:{tid}", f"{path}:{tid}", "--style", "tracelens", "--names", "a", "a"]) == 2
     assert main(["diff", f"{path}:{tid}", f"{path}:{tid}", "--style", "tracelens", "--level", "ops"]) == 2
+
+
+# Traces whose launches TraceLens links to no GPU event: nvidia/kineto_2021_v1_8 (PyTorch 1.8: categories Kernel /
+# Runtime / Operator, launch flows of category `async`, where TraceLens follows `ac2g` flows only). Its gpu_timeline,
+# ops_summary, ops_unique_args and unified_perf_summary have no rows; its kernel_summary (unlinked kernels included)
+# has. SLOWED: its bn_bw kernel made 5 µs longer on each launch, nothing else changed.
+OLD = "nvidia/kineto_2021_v1_8.json.gz"
+LINKED = "nvidia/hta_alexnet_critical_path.json.gz"
+SLOWED_KERNEL = "void cudnn::bn_bw_1C11_kernel_new<"
+SLOWED_BY_US = 5
+
+
+@pytest.fixture(scope="module")
+def unlinked(tmp_path_factory, shared_traces) -> dict:
+    """A dataset of OLD, OLD with SLOWED_KERNEL SLOWED_BY_US µs longer (kineto_2021_slowed.json.gz) and LINKED:
+    {'path': dataset, 'old'/'slowed'/'linked': trace_id, 'n': launches of SLOWED_KERNEL, 'sum_us': their time in
+    OLD}."""
+    import gzip
+    import json
+
+    tmp = tmp_path_factory.mktemp("unlinked")
+    doc = json.loads(gzip.decompress((shared_traces / OLD).read_bytes()))
+    hit = [e for e in doc["traceEvents"] if e.get("cat") == "Kernel" and e["name"].startswith(SLOWED_KERNEL)]
+    sum_us = sum(e["dur"] for e in hit)
+    for e in hit:
+        e["dur"] += SLOWED_BY_US
+    slowed = tmp / "kineto_2021_slowed.json.gz"
+    slowed.write_bytes(gzip.compress(json.dumps(doc).encode(), compresslevel=1))
+    results = tracesql.ingest([str(shared_traces / OLD), str(slowed), str(shared_traces / LINKED)],
+                              out=tmp / "ds", quiet=True)
+    assert [r.status for r in results] == ["ingested"] * 3
+    old, slow, linked = (r.trace_id for r in results)
+    return {"path": tmp / "ds", "old": old, "slowed": slow, "linked": linked, "n": len(hit), "sum_us": sum_us}
+
+
+def _header(path) -> str:
+    return path.read_text(encoding="utf-8").split("\n", 1)[0]
+
+
+def _ref_columns(reference_dir, name: str) -> list[str]:
+    """The columns of the reference's file `name` (one with rows)."""
+    rows = read_ref(reference_dir / REF / f"{name}.csv")
+    assert rows
+    return list(rows[0])
+
+
+@pytest.mark.slow
+def test_unlinked_pair_known_delta(unlinked, tmp_path, reference_dir):
+    """OLD against its slowed copy: kernel_summary gives the delta put in (287 launches, 5 µs each) and 0 elsewhere;
+    gpu_timeline and ops_summary, without rows on either side (TraceLens links none of these launches), are written
+    with TraceLens's header; the split files, empty, as the lone newline TraceLens writes."""
+    u = unlinked
+    with tracesql.open(u["path"], trace_ids=[u["old"], u["slowed"]]) as d:
+        files = dict(diff_tracelens.frames(d, u["old"], u["slowed"], TAGS))
+        linked = d.con.execute("SELECT count(*) FROM _tl_links WHERE tl_linked AND trace_id IN (?, ?)",
+                               [u["old"], u["slowed"]]).fetchall()[0][0]
+    assert linked == 0
+    assert u["n"] == 287 and u["sum_us"] == 61395
+    ks = files["kernel_summary"]
+    assert ks.height == 62 and ks.columns == _ref_columns(reference_dir, "kernel_summary")
+    row = ks.filter(ks["Kernel name"].str.starts_with(SLOWED_KERNEL)).row(0, named=True)
+    assert row["h100::Kernel duration (µs)_count"] == row["mi300::Kernel duration (µs)_count"] == 287
+    assert row["h100::Kernel duration (µs)_sum"] == 61395
+    assert row["Kernel duration (µs)_sum__mi300_diff"] == pytest.approx(287 * SLOWED_BY_US, rel=1e-12)
+    assert row["Kernel duration (µs)_mean__mi300_diff"] == pytest.approx(SLOWED_BY_US, rel=1e-9)
+    assert row["Kernel duration (µs)_sum__mi300_pct"] == pytest.approx(100 * 1435 / 61395, rel=1e-9)
+    assert row["Kernel duration (µs)_count__mi300_diff"] == 0
+    others = ks.filter(~ks["Kernel name"].str.starts_with(SLOWED_KERNEL))
+    assert (others["Kernel duration (µs)_sum__mi300_diff"] == 0).all()
+    for name in ("gpu_timeline", "ops_summary"):
+        assert files[name].height == 0 and files[name].columns == _ref_columns(reference_dir, name)
+
+    out = tmp_path / "cmp"
+    assert main(["diff", f"{u['path']}:{u['old']}", f"{u['path']}:{u['slowed']}", "--style", "tracelens",
+                 "--names", *TAGS, "--out", str(out)]) == 0
+    written = {p.stem for p in out.glob("*.csv")}
+    assert written == {"gpu_timeline", "ops_summary", "kernel_summary"} | {
+        f"{s}_{side}_mi300" for s in ("ops_unique_args", "unified_perf_summary") for side in diff_tracelens.SIDES}
+    for name in ("gpu_timeline", "ops_summary", "kernel_summary"):
+        assert _header(out / f"{name}.csv") == _header(reference_dir / REF / f"{name}.csv"), name
+    assert (out / "gpu_timeline.csv").read_text(encoding="utf-8").count("\n") == 1
+    for name in written - {"gpu_timeline", "ops_summary", "kernel_summary"}:
+        assert (out / f"{name}.csv").read_text() == "\n", name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("old_side", ["base", "variant"])
+def test_unlinked_against_linked(unlinked, reference_dir, old_side):
+    """OLD (nothing linked) against LINKED (alexnet, ac2g flows), either way round: a sheet with rows on one side
+    only. Every non-split file has TraceLens's columns, the linked side's values as its own sheet has them and the
+    other side's empty; the linked trace's argument sets all go to its one-sided file."""
+    u = unlinked
+    b, v = (u["old"], u["linked"]) if old_side == "base" else (u["linked"], u["old"])
+    with tracesql.open(u["path"], trace_ids=[b, v]) as d:
+        files = dict(diff_tracelens.frames(d, b, v, TAGS))
+        timeline = dict(d.con.execute('SELECT "type", "time ms" FROM tl_gpu_timeline WHERE trace_id = ?',
+                                      [u["linked"]]).fetchall())
+        n_ops, n_args = (d.con.execute(f"SELECT count(*) FROM {t} WHERE trace_id = ?", [u["linked"]]).fetchall()[0][0]
+                         for t in ("tl_ops_summary", "tl_ops_unique_args"))
+    for name in ("gpu_timeline", "ops_summary", "kernel_summary"):
+        assert files[name].columns == _ref_columns(reference_dir, name), name
+    linked_tag, old_tag = ("mi300", "h100") if old_side == "base" else ("h100", "mi300")
+    tl = {r["type"]: r for r in files["gpu_timeline"].to_dicts()}
+    assert len(tl) == 8 and timeline["busy_time"] == pytest.approx(66.141, rel=1e-12)
+    for t, ms in timeline.items():
+        assert tl[t][f"{linked_tag}::time ms"] == ms and tl[t][f"{old_tag}::time ms"] is None
+        assert tl[t]["time ms__mi300_diff"] is None and tl[t]["time ms__mi300_pct"] is None
+    assert files["ops_summary"].height == n_ops == 9
+    assert files["ops_summary"][f"{old_tag}::Count"].is_null().all()
+    one_sided = "only_variant" if old_side == "base" else "only_baseline"
+    split = {side: files[f"ops_unique_args_{side}_mi300"] for side in diff_tracelens.SIDES}
+    assert split[one_sided].height == n_args == 9
+    # the keys with a value (alexnet records no shapes: its Input columns are empty and left out) and the linked
+    # side's columns; no diff column (all empty without the other side)
+    assert split[one_sided].columns[:2] == ["name", f"{linked_tag}::op category"]
+    assert all(c.startswith(f"{linked_tag}::") for c in split[one_sided].columns[1:])
+    assert all(f.shape == (0, 0) for side, f in split.items() if side != one_sided)

@@ -321,6 +321,21 @@ def _python_shell(ds_path) -> int:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, waking)
 
 
+class _DeprecatedAlias(argparse.Action):
+    """A former spelling of an option, kept working but left out of --help and the docs: it stores its value as the
+    current spelling (`use`) does, with a warning on stderr."""
+
+    def __init__(self, option_strings, dest, use: str, **kw):
+        kw.setdefault("help", argparse.SUPPRESS)
+        kw.setdefault("default", argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kw)
+        self.use = use
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"tracesql: warning: {parser.prog} {option_string} is deprecated; use {self.use}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
 class _Parser(argparse.ArgumentParser):
     """A command's parser: options are never abbreviated (`tree --trace` is not `--trace-id`)."""
 
@@ -342,8 +357,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("ingest", help="stream trace files into a dataset of Parquet tables")
     s.add_argument("paths", nargs="+", metavar="PATH", help="trace files (.json, .json.gz), directories of them, "
                    "or quoted glob patterns")
-    s.add_argument("--out", "-o", default="tracesql_data", metavar="DATASET", help="dataset directory "
-                   "(default: ./tracesql_data)")
+    s.add_argument("--out", default="tracesql_data", metavar="DIR", help="the dataset folder, created when new or "
+                   "empty, added to when a dataset (default: ./tracesql_data)")
+    # -o is an output FILE in every other command; ingest's former `-o DATASET` still works, with a warning
+    s.add_argument("-o", dest="out", action=_DeprecatedAlias, use="--out DIR", metavar="DIR")
     s.add_argument("--salvage", action="store_true", help="keep the complete events of truncated or damaged "
                    "files; every skipped event is recorded in ingest_issues")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")

@@ -24,13 +24,31 @@ def nonneg_int(text: str) -> int:
     return v
 
 
+# Option names mean one thing in every command (tests/test_cli_options.py checks the parsers): -o/--output a FILE
+# the printed output goes to, --out DIR a folder of files, -j/--jobs the parallelism, --job the job of a
+# multi-rank dataset (no short form), -t/--trace one trace, --arch the GPU of the roofline.
+
+# --arch of the native compute model (perf, summary, report): tracesql.perf._set_device reads it
+ARCH_NATIVE = "a name of the device table (e.g. 'H100 SXM', 'MI300X') or a CSV spec file with its columns"
+
+
+def _output_arg(s) -> None:
+    """-o/--output FILE: what would be printed goes to FILE."""
+    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout (a table then has every "
+                   "row and column)")
+
+
+def _arch_arg(s, help: str) -> None:
+    """--arch NAME|FILE: the GPU of the roofline instead of the trace's deviceProperties (help says how)."""
+    s.add_argument("--arch", metavar="NAME|FILE", help=help)
+
+
 def _out_args(s, formats=("table", "csv", "json", "parquet")) -> None:
     """--format, --output and --wide: the same in every command that prints a table."""
     s.add_argument("--format", "-f", choices=list(formats), default="table",
                    help="table: aligned text fitted to the terminal (the default); " + ", ".join(formats[1:])
                    + ": every row and column" + ("; parquet needs --output" if "parquet" in formats else ""))
-    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout (a table then has every "
-                   "row and column)")
+    _output_arg(s)
     s.add_argument("--wide", "-w", action="store_true", help="print the table whole: no column left out, no "
                    "name shortened to fit the terminal")
 
@@ -134,6 +152,8 @@ def cmd_report(args) -> int:
         raise UsageError("--scheduler and --scheduler-file go with --executor dask")
     if parallel and not args.out:
         raise UsageError("--jobs and --executor write the report with --out DIR")
+    if args.output and args.out:
+        raise UsageError("--output FILE writes the printed report, --out DIR one file per section: give one")
     ids = None
     if args.since:  # the traces ingested by that run and the runs after it, opened on their own
         with _open(args.dataset) as ds:
@@ -148,6 +168,12 @@ def cmd_report(args) -> int:
                                by_module=args.group_by_parent_module, jobs=args.jobs,
                                executor=args.executor or "processes", scheduler=args.scheduler,
                                scheduler_file=args.scheduler_file, arch=args.arch)
+    elif args.output:
+        from .dataset import Dataset
+
+        with Dataset(args.dataset, trace_ids=ids) as ds:
+            _report_to_file(ds, args, fmt)
+        written = []
     else:
         from .dataset import Dataset
 
@@ -159,10 +185,32 @@ def cmd_report(args) -> int:
     return 0
 
 
+def _report_to_file(ds, args, fmt: str) -> None:
+    """`report --output FILE`: the printed report written to FILE, its tables whole (every row and column)."""
+    import io
+
+    from . import report, summary
+    from .output import format_table, write_text
+
+    sections = report.build(ds, style=args.style, trace=args.trace, by_module=args.group_by_parent_module,
+                            arch=args.arch)
+    if fmt == "table":
+        text = summary.render(ds, trace=args.trace) + "\n" if args.style == "native" else ""
+        for name, trace, df in sections:
+            title = name if trace is None else f"{name} ({trace})"
+            text += f"== {title}\n{format_table(df, max_rows=None)}\n\n"
+    else:
+        buf = io.StringIO()
+        report.write(sections, fmt=fmt, stream=buf)
+        text = buf.getvalue()
+    write_text(text, args.output)
+
+
 def cmd_summary(args) -> int:
-    from . import summary
+    from . import report, summary
 
     with _open(args.dataset) as ds:
+        report.set_arch(ds, "native", args.arch)  # the Compute line's GPU, as `report --arch`
         sys.stdout.write(summary.render(ds, trace=args.trace))
     return 0
 
@@ -265,8 +313,7 @@ def register(subparsers) -> None:
                     "decreasing GPU time; times in µs.")
     s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _trace_arg(s)
-    s.add_argument("--arch", metavar="NAME|FILE", help="the GPU instead of deviceProperties: a name of the device "
-                   "table (e.g. 'H100 SXM', 'MI300X') or a CSV spec file with its columns")
+    _arch_arg(s, "the GPU of the roofline instead of the trace's deviceProperties: " + ARCH_NATIVE)
     s.add_argument("--by", choices=["args", "op", "category", "kernel"], default="args",
                    help="one row per op and argument set (the default), per op name, per op family (with the GPU "
                         "time no model covers), or per kernel of the ops that launched one")
@@ -290,13 +337,13 @@ def register(subparsers) -> None:
     s.add_argument("--group-by-parent-module", action="store_true",
                    help="with --style tracelens: TraceLens's inference report with --group_by_parent_module "
                         "(ops_summary, ops_summary_by_category and ops_unique_args per parent nn.Module too)")
-    s.add_argument("--arch", metavar="NAME|FILE",
-                   help="the GPU of the roofline. Native: the first screen's Compute line, as tracesql perf --arch. "
-                        "--style tracelens: TraceLens's --gpu_arch_platform (MI300X, MI325X) or a TraceLens arch "
-                        "JSON file (its --gpu_arch_json_path); the perf sheets then carry its roofline columns")
+    _arch_arg(s, "the GPU of the roofline. Native: the first screen's Compute line, as tracesql perf --arch. "
+              "--style tracelens: TraceLens's --gpu_arch_platform (MI300X, MI325X) or a TraceLens arch JSON file "
+              "(its --gpu_arch_json_path); the perf sheets then carry its roofline columns")
     s.add_argument("--format", "-f", choices=["table", "csv", "json"], default=None,
                    help="table (printed, the default), csv or json (printed: one JSON object keyed by section); "
                         "with --out the default is csv")
+    _output_arg(s)
     s.add_argument("--out", metavar="DIR", help="write one file per section into DIR (a sub-folder per trace when "
                    "there are several)")
     s.add_argument("--since", metavar="RUN_ID", help="only the traces ingested by this run and the runs after it "
@@ -321,6 +368,8 @@ def register(subparsers) -> None:
         description="One screen per trace (after one line per trace when there are several): GPU model and "
                     "count, rank, GPU span, busy/idle and compute / exposed communication / exposed memory %%, "
                     "top categories, kernels and ops by GPU time, the largest idle gaps and launch hints.")
-    s.add_argument("dataset", metavar="DATASET")
+    s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _trace_arg(s)
+    _arch_arg(s, "the GPU of the Compute line's roofline instead of the trace's deviceProperties, as tracesql perf "
+              "--arch: " + ARCH_NATIVE)
     s.set_defaults(func=cmd_summary)

@@ -7,7 +7,8 @@ from .output import DATASET_HELP
 
 
 def _job_arg(s) -> None:
-    s.add_argument("--job", "-j", type=int, metavar="J", help="only job J (jobs are numbered 1, 2, ... by start; "
+    # no short form: -j is --jobs (parallelism) in every command
+    s.add_argument("--job", type=int, metavar="J", help="only job J (jobs are numbered 1, 2, ... by start; "
                    "every job by default)")
 
 

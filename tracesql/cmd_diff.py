@@ -325,7 +325,7 @@ def _cmd_diff_tracelens(args) -> int:
 def register(subparsers) -> None:
     import argparse
 
-    from .cmd_analysis import nonneg_int
+    from .cmd_analysis import _output_arg, nonneg_int
 
     s = subparsers.add_parser(
         "diff", help="compare two traces (DATASET[:TRACE] each): GPU timeline, categories, ops, ops by argument set, "
@@ -359,7 +359,7 @@ def register(subparsers) -> None:
                    help="table (the default: the first screen, or the --level table), csv, json (without --level: one "
                         "object keyed by level) or parquet; with --out the default is csv; csv and parquet without "
                         "--level need --out")
-    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    _output_arg(s)
     s.add_argument("--out", metavar="DIR", help="write one file per level into DIR (diff_<level>.csv|json|parquet)")
     s.add_argument("--wide", "-w", action="store_true", help="print the tables whole (no column left out, no name "
                    "shortened to fit the terminal)")

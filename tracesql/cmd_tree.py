@@ -1,7 +1,7 @@
 """`tracesql tree DATASET [--op NAME | --module NAME] [--depth N]`: the call tree with GPU time per node."""
 from __future__ import annotations
 
-from .cmd_analysis import nonneg_int
+from .cmd_analysis import _output_arg, _trace_arg, nonneg_int
 from .output import DATASET_HELP
 
 DEFAULT_DEPTH = 3  # levels below the roots printed when --depth is not given
@@ -59,10 +59,10 @@ def register(subparsers) -> None:
                    "'nn.Module: X_N', 'X_N', a LIKE pattern, or the class name 'X'")
     s.add_argument("--depth", type=nonneg_int, metavar="N", help="levels to print below the starting nodes "
                    f"(0: the starting nodes only; default {DEFAULT_DEPTH} for the text tree, all for the tables)")
-    s.add_argument("--trace", "-t", metavar="TRACE", help="only this trace: its trace_id or label")
+    _trace_arg(s)
     s.add_argument("--format", "-f", choices=["text", "table", "csv", "json", "parquet"], default="text",
                    help="text: the indented tree (the default); table, csv, json, parquet: one row per node")
-    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    _output_arg(s)
     s.add_argument("--width", type=int, metavar="N", help="width of the text lines (default: the terminal's, "
                    "110 with --output)")
     s.add_argument("--wide", "-w", action="store_true", help="names whole (text lines as long as they need)")

@@ -4,7 +4,8 @@ the table macros of sql/peers/tracelens/compare.sql (their comment blocks define
 ``frames(ds, base_id, variant_id, tags)`` returns TraceLens's comparison files as (file name, polars frame): the
 macros compute the rows, the diffs, the split and the order; here the file's columns are selected, the tags put in
 place of the placeholders and, in the split files, the columns empty in every row left out, as TraceLens writes
-them.
+them. gpu_timeline, ops_summary and kernel_summary always have TraceLens's columns (tl_compare_file_columns), also
+when one trace or both have no rows in the sheet (a trace whose launches TraceLens cannot link: no ac2g flows).
 """
 from __future__ import annotations
 
@@ -42,12 +43,14 @@ def default_tags(ds, base_id: str, variant_id: str) -> tuple[str, str]:
     return _safe_name(labels[base_id]), _safe_name(labels[variant_id])
 
 
-def _file(df: pl.DataFrame, tags: tuple[str, str], drop_empty: bool) -> pl.DataFrame:
-    """A compared sheet as written: its file_columns, the placeholders replaced by the tags; with drop_empty, the
-    columns without a value in any row (a missing value or '', which TraceLens reads back as missing) left out."""
+def _file(df: pl.DataFrame, tags: tuple[str, str], drop_empty: bool, cols: list[str] | None = None) -> pl.DataFrame:
+    """A compared sheet as written: its columns (cols, else the rows' file_columns: none without a row), the
+    placeholders replaced by the tags; with drop_empty, the columns without a value in any row (a missing value or
+    '', which TraceLens reads back as missing) left out."""
     import polars as pl
 
-    cols = df["file_columns"][0].to_list() if df.height else []
+    if cols is None:
+        cols = df["file_columns"][0].to_list() if df.height else []
     out = df.select(cols)
     if drop_empty:
         out = out.select([c for c in out.columns
@@ -88,7 +91,8 @@ def _sheets(ds, base_id: str, variant_id: str, tags: tuple[str, str]) -> list[tu
     for stem, macro, split in SHEETS:
         df = ds.con.sql(f"SELECT * FROM {macro}($b, $v)", params={"b": base_id, "v": variant_id}).pl()
         if not split:
-            out.append((stem, _file(df, tags, drop_empty=False)))
+            cols = ds.con.sql("SELECT tl_compare_file_columns($s)", params={"s": stem}).fetchall()[0][0]
+            out.append((stem, _file(df, tags, drop_empty=False, cols=cols)))
         elif df.height or stem not in ROOFLINE:
             for side in SIDES:
                 out.append((f"{stem}_{side}_{tags[1]}", _file(df.filter(pl.col("side") == side), tags,

@@ -161,6 +161,8 @@ def _compute_line(frames: dict[str, pl.DataFrame], trace_id: str) -> str:
             f"({_pct(p['modelled_op_pct'] or 0)} % of op time)")
     if p["gpu"] is None:
         return line + f"; no roofline: {p['reason']}"
+    if p["roofline_pct"] is None:  # a GPU (--arch) but no modelled op to place on its roofline
+        return line + f"; {p['gpu']} roofline: no modelled op on it"
     worst = _rows(frames["perf_overview_worst"], trace_id)
     line += f", at {_pct(p['roofline_pct'])} % of the {p['gpu']} roofline"
     if worst:

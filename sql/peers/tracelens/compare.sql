@@ -39,16 +39,19 @@
 -- _tl_cmp_merge(tbl, base_id, variant_id): the outer merge of the rows of base_id and of variant_id in tbl, a
 -- view with trace_id, rank (unique within a trace), _kj (JSON object of the row's key candidates), _kcols (the
 -- trace's key candidates, in key order), then the sheet's columns (sheet_columns among them). One row per
--- merged row: keys (the candidates both traces have), b_cols, v_cols (each trace's sheet_columns, [] for a
--- trace without rows), b_rank, v_rank (the rank of each side's row, NULL on the missing side), key_values (the keys' values as text), every sheet column unprefixed (the values of the
--- baseline's row, or of the variant's when only it has one), prefixed `base::` and prefixed `variant::`.
+-- merged row: keys (the candidates both traces have; those of the trace with rows when the other has none: its
+-- sheet is merged as TraceLens merges a sheet with its columns and no rows), b_cols, v_cols (each trace's
+-- sheet_columns, [] for a trace without rows), b_rank, v_rank (the rank of each side's row, NULL on the missing
+-- side), key_values (the keys' values as text), every sheet column unprefixed (the values of the baseline's row,
+-- or of the variant's when only it has one), prefixed `base::` and prefixed `variant::`.
 CREATE OR REPLACE MACRO _tl_cmp_merge(tbl, base_id, variant_id) AS TABLE
 WITH x AS (
     SELECT trace_id, rank, _kj, _kcols, sheet_columns FROM query_table(tbl)
     WHERE trace_id = base_id OR trace_id = variant_id
 ), k AS (
-    SELECT list_filter(coalesce(b, []), lambda c: list_contains(v, c)) AS keys, coalesce(b_cols, []) AS b_cols,
-           coalesce(v_cols, []) AS v_cols
+    SELECT CASE WHEN b IS NULL THEN coalesce(v, []) WHEN v IS NULL THEN b
+                ELSE list_filter(b, lambda c: list_contains(v, c)) END AS keys,
+           coalesce(b_cols, []) AS b_cols, coalesce(v_cols, []) AS v_cols
     FROM (SELECT any_value(_kcols) FILTER (WHERE trace_id = base_id) AS b,
                  any_value(_kcols) FILTER (WHERE trace_id = variant_id) AS v,
                  any_value(sheet_columns) FILTER (WHERE trace_id = base_id) AS b_cols,
@@ -101,12 +104,45 @@ CASE side WHEN 'intersect' THEN all_cols
           WHEN 'only_baseline' THEN list_filter(all_cols, lambda c: list_contains(keys, c) OR starts_with(c, 'base::'))
           ELSE list_filter(all_cols, lambda c: NOT starts_with(c, 'base::')) END;
 
+-- _tl_cmp_sheet_columns(sheet): the columns of a per-trace sheet whose columns do not depend on the trace
+-- (gpu_timeline, ops_summary, kernel_summary), in the order TraceLens's perf report writes them.
+CREATE OR REPLACE MACRO _tl_cmp_sheet_columns(sheet) AS
+CASE sheet
+    WHEN 'gpu_timeline' THEN ['type', 'time ms', 'percent']
+    WHEN 'ops_summary' THEN
+        ['name', 'total_direct_kernel_time_sum', 'total_subtree_kernel_time_sum', 'total_direct_kernel_time_ms',
+         'total_subtree_kernel_time_ms', 'Count', 'Categories', 'Percentage (%)', 'Cumulative Percentage (%)']
+    WHEN 'kernel_summary' THEN
+        ['Parent op category', 'Parent cpu_op', 'Kernel name', 'Kernel stream', 'Kernel duration (µs)_sum',
+         'Kernel duration (µs)_count', 'Kernel duration (µs)_mean', 'Kernel duration (µs)_min',
+         'Kernel duration (µs)_max', 'Percent of kernels time (%)', 'Percent of total time (%)']
+END;
+
+-- tl_compare_file_columns(sheet): the columns of the compared file of gpu_timeline, ops_summary or
+-- kernel_summary (placeholders base::, variant::, __variant_), the same for every pair of traces: TraceLens
+-- writes the merged frame's columns whatever the rows, and a trace without rows in the sheet is compared as a
+-- sheet with its columns and no rows (its values empty). TraceLens's comparison itself stops at such a pair when
+-- the report's sheet is an empty file: pandas' merge needs the key column, which a file without a header lacks.
+CREATE OR REPLACE MACRO tl_compare_file_columns(sheet) AS
+CASE sheet
+    WHEN 'gpu_timeline' THEN _tl_cmp_columns(['type'], ['time ms'], _tl_cmp_sheet_columns(sheet),
+                                             _tl_cmp_sheet_columns(sheet), [], [])
+    WHEN 'ops_summary' THEN _tl_cmp_columns(['name'], ['total_direct_kernel_time_ms', 'Count'],
+                                            _tl_cmp_sheet_columns(sheet), _tl_cmp_sheet_columns(sheet),
+                                            ['total_direct_kernel_time_sum'], ['Cumulative Percentage (%)'])
+    WHEN 'kernel_summary' THEN
+        _tl_cmp_columns(['Kernel name'],
+                        ['Kernel duration (µs)_sum', 'Kernel duration (µs)_mean', 'Kernel duration (µs)_count'],
+                        _tl_cmp_sheet_columns(sheet), _tl_cmp_sheet_columns(sheet),
+                        ['Kernel duration (µs)_min', 'Kernel duration (µs)_max', 'Parent op category'], [])
+END;
+
 -- _tl_cmp_in_gpu_timeline: tl_gpu_timeline as _tl_cmp_merge reads it (key: type).
 -- @materialize diff-tracelens
 CREATE OR REPLACE VIEW _tl_cmp_in_gpu_timeline AS
 SELECT trace_id, row_number() OVER (PARTITION BY trace_id ORDER BY "type") AS rank,
        json_object('type', "type") AS _kj, ['type'] AS _kcols, "type", "time ms", percent,
-       ['type', 'time ms', 'percent'] AS sheet_columns
+       _tl_cmp_sheet_columns('gpu_timeline') AS sheet_columns
 FROM tl_gpu_timeline;
 
 -- tl_compare_gpu_timeline(base_id, variant_id): TraceLens's gpu_timeline.csv comparison, one row per timeline
@@ -114,12 +150,13 @@ FROM tl_gpu_timeline;
 --   type                              the timeline row (tl_gpu_timeline)
 --   time ms__variant_diff, _pct       variant - baseline (ms), and that in % of the baseline
 --   base::time ms, base::percent      the baseline's row; variant::time ms, variant::percent the variant's
---   file_columns                      the file's columns in order (placeholders base::, variant::, __variant_)
+--   file_columns                      the file's columns in order (placeholders base::, variant::, __variant_):
+--                                     tl_compare_file_columns('gpu_timeline')
 CREATE OR REPLACE MACRO tl_compare_gpu_timeline(base_id, variant_id) AS TABLE
 SELECT "type", "variant::time ms" - "base::time ms" AS "time ms__variant_diff",
        _tl_cmp_pct("time ms__variant_diff", "base::time ms") AS "time ms__variant_pct",
        "base::time ms", "base::percent", "variant::time ms", "variant::percent",
-       _tl_cmp_columns(keys, ['time ms'], b_cols, v_cols, [], []) AS file_columns
+       tl_compare_file_columns('gpu_timeline') AS file_columns
 FROM _tl_cmp_merge('_tl_cmp_in_gpu_timeline', base_id, variant_id)
 ORDER BY key_values, b_rank, v_rank;
 
@@ -127,10 +164,7 @@ ORDER BY key_values, b_rank, v_rank;
 -- @materialize diff-tracelens
 CREATE OR REPLACE VIEW _tl_cmp_in_ops_summary AS
 SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY total_direct_kernel_time_sum DESC, name) AS rank,
-       json_object('name', name) AS _kj, ['name'] AS _kcols,
-       ['name', 'total_direct_kernel_time_sum', 'total_subtree_kernel_time_sum', 'total_direct_kernel_time_ms',
-        'total_subtree_kernel_time_ms', 'Count', 'Categories', 'Percentage (%)', 'Cumulative Percentage (%)']
-           AS sheet_columns
+       json_object('name', name) AS _kj, ['name'] AS _kcols, _tl_cmp_sheet_columns('ops_summary') AS sheet_columns
 FROM tl_ops_summary;
 
 -- tl_compare_ops_summary(base_id, variant_id): TraceLens's ops_summary.csv comparison, one row per launcher
@@ -140,7 +174,8 @@ FROM tl_ops_summary;
 --   total_direct_kernel_time_ms__variant_diff, _pct     variant - baseline (ms), and in % of the baseline
 --   Count__variant_diff, Count__variant_pct             the same for the instance count
 --   base::<column>, variant::<column>                   each side's tl_ops_summary columns
---   file_columns                                        the file's columns in order (see the top of this file)
+--   file_columns                                        the file's columns in order (see the top of this file):
+--                                                       tl_compare_file_columns('ops_summary')
 CREATE OR REPLACE MACRO tl_compare_ops_summary(base_id, variant_id) AS TABLE
 SELECT name,
        "variant::total_direct_kernel_time_ms" - "base::total_direct_kernel_time_ms"
@@ -150,9 +185,7 @@ SELECT name,
        "variant::Count" - "base::Count" AS "Count__variant_diff",
        _tl_cmp_pct("Count__variant_diff", "base::Count") AS "Count__variant_pct",
        COLUMNS('^(base|variant)::'),
-       _tl_cmp_columns(keys, ['total_direct_kernel_time_ms', 'Count'], "base::sheet_columns",
-                       "variant::sheet_columns", ['total_direct_kernel_time_sum'], ['Cumulative Percentage (%)'])
-           AS file_columns
+       tl_compare_file_columns('ops_summary') AS file_columns
 FROM _tl_cmp_merge('_tl_cmp_in_ops_summary', base_id, variant_id)
 ORDER BY "base::total_direct_kernel_time_ms" DESC NULLS LAST, key_values, b_rank, v_rank;
 
@@ -162,9 +195,7 @@ CREATE OR REPLACE VIEW _tl_cmp_in_kernel_summary AS
 SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY "Kernel duration (µs)_sum" DESC, "Parent cpu_op",
                                                               "Kernel stream", "Parent op category") AS rank,
        json_object('Kernel name', "Kernel name") AS _kj, ['Kernel name'] AS _kcols,
-       ['Parent op category', 'Parent cpu_op', 'Kernel name', 'Kernel stream', 'Kernel duration (µs)_sum',
-        'Kernel duration (µs)_count', 'Kernel duration (µs)_mean', 'Kernel duration (µs)_min',
-        'Kernel duration (µs)_max', 'Percent of kernels time (%)', 'Percent of total time (%)'] AS sheet_columns
+       _tl_cmp_sheet_columns('kernel_summary') AS sheet_columns
 FROM tl_kernel_summary;
 
 -- tl_compare_kernel_summary(base_id, variant_id): TraceLens's kernel_summary.csv comparison: one row per pair
@@ -174,7 +205,8 @@ FROM tl_kernel_summary;
 --   Kernel name                                         the kernel (tl_kernel_summary)
 --   Kernel duration (µs)_sum/_mean/_count__variant_diff, _pct   variant - baseline, and in % of the baseline
 --   base::<column>, variant::<column>                   each side's tl_kernel_summary columns
---   file_columns                                        the file's columns in order (see the top of this file)
+--   file_columns                                        the file's columns in order (see the top of this file):
+--                                                       tl_compare_file_columns('kernel_summary')
 CREATE OR REPLACE MACRO tl_compare_kernel_summary(base_id, variant_id) AS TABLE
 SELECT "Kernel name",
        "variant::Kernel duration (µs)_sum" - "base::Kernel duration (µs)_sum" AS "Kernel duration (µs)_sum__variant_diff",
@@ -189,10 +221,7 @@ SELECT "Kernel name",
        _tl_cmp_pct("Kernel duration (µs)_count__variant_diff", "base::Kernel duration (µs)_count")
            AS "Kernel duration (µs)_count__variant_pct",
        COLUMNS('^(base|variant)::'),
-       _tl_cmp_columns(keys, ['Kernel duration (µs)_sum', 'Kernel duration (µs)_mean', 'Kernel duration (µs)_count'],
-                       b_cols, v_cols,
-                       ['Kernel duration (µs)_min', 'Kernel duration (µs)_max', 'Parent op category'], [])
-           AS file_columns
+       tl_compare_file_columns('kernel_summary') AS file_columns
 FROM _tl_cmp_merge('_tl_cmp_in_kernel_summary', base_id, variant_id)
 ORDER BY "base::Kernel duration (µs)_sum" DESC NULLS LAST, key_values, b_rank, v_rank;
 
