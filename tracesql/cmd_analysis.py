@@ -195,7 +195,7 @@ def _report_to_file(ds, args, fmt: str) -> None:
     sections = report.build(ds, style=args.style, trace=args.trace, by_module=args.group_by_parent_module,
                             arch=args.arch)
     if fmt == "table":
-        text = summary.render(ds, trace=args.trace) + "\n" if args.style == "native" else ""
+        text = summary.render(ds, trace=args.trace, arch=args.arch) + "\n" if args.style == "native" else ""
         for name, trace, df in sections:
             title = name if trace is None else f"{name} ({trace})"
             text += f"== {title}\n{format_table(df, max_rows=None)}\n\n"
@@ -207,11 +207,10 @@ def _report_to_file(ds, args, fmt: str) -> None:
 
 
 def cmd_summary(args) -> int:
-    from . import report, summary
+    from . import summary
 
     with _open(args.dataset) as ds:
-        report.set_arch(ds, "native", args.arch)  # the Compute line's GPU, as `report --arch`
-        sys.stdout.write(summary.render(ds, trace=args.trace))
+        sys.stdout.write(summary.render(ds, trace=args.trace, arch=args.arch))  # the Compute line's GPU
     return 0
 
 

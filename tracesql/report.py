@@ -431,7 +431,7 @@ def report(ds, style: str = "native", fmt: str = "table", out: str | None = None
         if style == "native" and fmt == "table" and out is None:  # the native text report opens with the summary
             from . import summary
 
-            sys.stdout.write(summary.render(ds, trace=trace) + "\n")
+            sys.stdout.write(summary.render(ds, trace=trace, arch=arch) + "\n")
     except duckdb.Error as e:
         raise RuntimeError(f"report failed: {str(e).splitlines()[0]}") from e
     return write(sections, fmt=fmt, out=out, width=width, wide=wide)

@@ -20,15 +20,20 @@ VIEWS = ("overview_traces", "overview_timeline", "overview_top_categories", "ove
 MIN_WIDTH = 80
 
 
-def overview(ds, trace: str | None = None) -> dict[str, pl.DataFrame]:
-    """{view name: its rows for the selected traces (all when trace is None)}, ordered for display."""
+def overview(ds, trace: str | None = None, arch: str | None = None) -> dict[str, pl.DataFrame]:
+    """{view name: its rows for the selected traces (all when trace is None)}, ordered for display. ``arch``: the
+    device of the Compute line (report.set_arch, native style)."""
+    from .report import set_arch
+
     ids = analysis.trace_ids(ds, trace)
     inn = analysis._in(ids)
     order = {"overview_traces": "file_name, trace_id", "overview_timeline": "trace_id, pooled DESC, device",
              "overview_launch_hints": "trace_id", "perf_overview": "trace_id"}
-    with ds.materialized(materialized("summary"), ids if trace is not None else None):
-        return {v: analysis._q(ds, f"SELECT * FROM {v} WHERE trace_id IN {inn} "
-                                   f"ORDER BY {order.get(v, 'trace_id, rank')}") for v in VIEWS}
+    with ds.scope():
+        set_arch(ds, "native", arch)
+        with ds.materialized(materialized("summary"), ids if trace is not None else None):
+            return {v: analysis._q(ds, f"SELECT * FROM {v} WHERE trace_id IN {inn} "
+                                       f"ORDER BY {order.get(v, 'trace_id, rank')}") for v in VIEWS}
 
 
 def width() -> int:
@@ -238,12 +243,12 @@ def _job_screen(ds, ids: list[str], w: int) -> list[str] | None:
     return out
 
 
-def render(ds, trace: str | None = None, w: int | None = None) -> str:
+def render(ds, trace: str | None = None, w: int | None = None, arch: str | None = None) -> str:
     """The first screen(s) as text: the compact lines when there are several traces, then one screen per trace;
     for the ranks of multi-rank jobs, the jobs (ranks side by side, straggler, collectives) instead of a screen
-    per rank."""
+    per rank. ``arch``: the device of the Compute line (as `report --arch`)."""
     w = w or width()
-    frames = overview(ds, trace)
+    frames = overview(ds, trace, arch=arch)
     ids = frames["overview_traces"]["trace_id"].to_list()
     out: list[str] = []
     if len(ids) > 1:
