@@ -148,23 +148,25 @@ WITH g AS MATERIALIZED (   -- linked GPU events under each cpu_op (all depths)
 ), rows_ AS MATERIALIZED (
     SELECT * FROM real_rows UNION ALL SELECT * FROM synth_rows
 ), kern AS (   -- each row's GPU events, in the order the tree lists them
-    SELECT r.trace_id, r.uid, o.name AS kernel, o.stream, _us_f64(o.ts_ns) AS s,
+    SELECT r.trace_id, r.uid, r.src_id, o.name AS kernel, o.stream, _us_f64(o.ts_ns) AS s,
            _us_f64(o.ts_ns) + _us_f64(o.dur_ns) AS e, _us_f64(o.dur_ns) AS dur_us, o.event_id AS gpu_event_id,
            o.launch_ts_ns, o.launch_event_id
     FROM rows_ r
     JOIN g ON r.gpu_only IS NULL AND g.trace_id = r.trace_id AND g.op_event_id = r.src_id
     JOIN tl_gpu_event_ops o ON o.trace_id = g.trace_id AND o.event_id = g.gpu_event_id
     UNION ALL
-    SELECT r.trace_id, r.uid, o.name, o.stream, _us_f64(o.ts_ns), _us_f64(o.ts_ns) + _us_f64(o.dur_ns),
+    SELECT r.trace_id, r.uid, r.src_id, o.name, o.stream, _us_f64(o.ts_ns), _us_f64(o.ts_ns) + _us_f64(o.dur_ns),
            _us_f64(o.dur_ns), o.event_id, o.launch_ts_ns, o.launch_event_id
     FROM rows_ r JOIN tl_gpu_event_ops o ON r.gpu_only IS NOT NULL AND o.trace_id = r.trace_id AND o.event_id = r.gpu_only
-), busy AS MATERIALIZED (
-    SELECT trace_id, uid, sum(_tree_busy_ns(s, e, prev_e)) AS kernel_time_us,
+), busy AS MATERIALIZED (   -- keyed by src_id too: the final join then links each two of its inputs by an
+    -- event (ev to busy through src_id), and no join order pairs every ev row of a trace with every busy row
+    -- (on trace_id alone, the square of the rows: gigabytes at a quarter of a million events)
+    SELECT trace_id, uid, src_id, sum(_tree_busy_ns(s, e, prev_e)) AS kernel_time_us,
            list({'name': kernel, 'stream': stream, 'dur_us': dur_us}
                 ORDER BY launch_ts_ns, launch_event_id, s, gpu_event_id) AS kernels
     FROM (SELECT *, max(e) OVER (PARTITION BY trace_id, uid ORDER BY s, e
                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e FROM kern)
-    GROUP BY trace_id, uid
+    GROUP BY trace_id, uid, src_id
 ), ev AS MATERIALIZED (   -- the events the rows copy (their args read once, for these events only)
     SELECT e.trace_id, e.event_id, e.pid, e.tid, e.dur_ns, e.input_dims::VARCHAR AS input_dims,
            e.input_types::VARCHAR AS input_types, e.input_strides::VARCHAR AS input_strides,
@@ -182,7 +184,7 @@ SELECT r.trace_id, r.uid, r.ord, r.name, r.op_category, e.pid, e.tid, e.input_di
        CASE WHEN i.event_id IS NOT NULL THEN coalesce(i.compute_spec, '') END AS compute_spec
 FROM rows_ r
 JOIN ev e ON e.trace_id = r.trace_id AND e.event_id = r.src_id
-JOIN busy b ON b.trace_id = r.trace_id AND b.uid = r.uid
+JOIN busy b ON b.trace_id = r.trace_id AND b.uid = r.uid AND b.src_id = r.src_id
 LEFT JOIN inst i ON i.trace_id = r.trace_id AND i.event_id = r.uid AND r.gpu_only IS NULL
 WHERE NOT (r.model AND r.name IN (SELECT name FROM tl_perf_model_ops WHERE model = 'instance_norm_bwd'));
 
