@@ -114,3 +114,34 @@ def test_a_scope_undoes_what_the_block_left(two):
             assert made == ["gpu_timeline"]
             assert ds.sql("SELECT DISTINCT trace_id FROM gpu_timeline")["trace_id"].to_list() == [ids[0]]
         assert sorted(ds.sql("SELECT DISTINCT trace_id FROM gpu_timeline")["trace_id"].to_list()) == sorted(ids)
+
+
+def test_every_connection_has_a_memory_limit_a_spill_directory_and_no_progress_bar(two, monkeypatch, tmp_path):
+    path, _ = two
+    monkeypatch.setenv("TRACESQL_CACHE_DIR", str(tmp_path / "cache"))
+    setting = "SELECT current_setting('memory_limit'), current_setting('temp_directory'), " \
+              "current_setting('enable_progress_bar')"
+    with tracesql.open(path, memory_limit="1GiB") as ds:
+        assert ds.con.execute(setting).fetchall() == [("1.0 GiB", str(tmp_path / "cache" / "spill"), False)]
+    monkeypatch.setenv("TRACESQL_MEMORY_LIMIT", "700MiB")
+    with tracesql.open(path) as ds:
+        assert ds.con.execute(setting).fetchall()[0][0] == "700.0 MiB"
+    monkeypatch.delenv("TRACESQL_MEMORY_LIMIT")
+    from tracesql.dataset import default_memory_limit
+
+    total = __import__("os").sysconf("SC_PAGE_SIZE") * __import__("os").sysconf("SC_PHYS_PAGES")
+    assert default_memory_limit() == f"{int(total * 0.6) >> 20}MiB"
+
+
+def test_out_of_memory_is_one_line_and_exit_1(two, capsys, monkeypatch):
+    """A query that needs more than the memory limit ends the command with one line, exit status 1."""
+    from tracesql.cli import main
+
+    path, _ = two
+    monkeypatch.setenv("TRACESQL_MEMORY_LIMIT", "1MB")
+    rc = main(["query", str(path), "SELECT string_agg(name || repeat('x', 1000), ',') AS s FROM "
+               "(SELECT k.name FROM kernels k, kernels k2)"])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert err.startswith("tracesql: error: out of memory (DuckDB's memory limit is 1MB; set TRACESQL_MEMORY_LIMIT")
+    assert err.count("\n") == 1

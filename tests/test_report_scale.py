@@ -22,9 +22,8 @@ EVENTS = 254_314  # 14 copies of the trace's 18,161 events, and its 60 metadata 
 
 
 def _sections(path) -> dict[str, pl.DataFrame]:
-    ds = tracesql.open(path)
+    ds = tracesql.open(path, memory_limit="2GiB")
     try:
-        ds.con.execute("SET memory_limit = '2GiB'")
         assert ds.con.sql("SELECT current_setting('memory_limit')").fetchall()[0][0] in ("2.0 GiB", "2.0GiB")
         return {name: df for name, _, df in report.build(ds, style="tracelens")}
     finally:
