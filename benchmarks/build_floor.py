@@ -33,7 +33,7 @@ import duckdb
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from tracesql.schema import DERIVED_TABLES, TABLES, columns, empty_select  # noqa: E402
+from tracesql.store.schema import DERIVED_TABLES, TABLES, columns, empty_select  # noqa: E402
 
 # (the name tracesql.ingest is the package's ingest() function; the module is imported by its full name)
 ingest_module = importlib.import_module("tracesql.ingest")

@@ -28,8 +28,8 @@ sys.path.insert(0, str(HERE.parent))
 import duckdb  # noqa: E402
 
 from tracesql.ingest.extract import table_copy  # noqa: E402
+from tracesql.ingest.jsonstream import ByteSource, TraceSplitter  # noqa: E402
 from tracesql.ingest.read import chunk_select, classify  # noqa: E402
-from tracesql.jsonstream import ByteSource, TraceSplitter  # noqa: E402
 
 FLOOR_COLUMNS = ("{ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'JSON', tid: 'JSON', ts: 'DOUBLE', "
                  "dur: 'DOUBLE', id: 'JSON', args: 'JSON'}")

@@ -45,7 +45,7 @@ def ensure_ndjson(trace: Path) -> Path:
     out = ndjson_path(trace)
     if out.is_file() and out.stat().st_mtime >= trace.stat().st_mtime:
         return out
-    from tracesql.jsonstream import ByteSource, TraceSplitter
+    from tracesql.ingest.jsonstream import ByteSource, TraceSplitter
 
     tmp = out.with_name(out.name + ".tmp")
     n = 0

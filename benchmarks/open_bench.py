@@ -45,10 +45,10 @@ def main() -> None:
     if not a.duckdb:
         sys.exit("no duckdb CLI: pip install duckdb-cli")
     ds = Path(a.dataset).resolve()
-    tracesql = [sys.executable, "-m", "tracesql.cli"]
+    tracesql = [sys.executable, "-m", "tracesql.cli.main"]
     query = "SELECT count(*) FROM kernels;\n"
     work = Path(tempfile.mkdtemp(prefix="open-bench-"))
-    from tracesql.dataset import table_statements
+    from tracesql.store.dataset import table_statements
 
     floor_sql = work / "floor.sql"
     floor_sql.write_text("SET enable_progress_bar = false;\n" + "\n".join(table_statements(ds)) + "\n")

@@ -5,7 +5,7 @@
     python benchmarks/report_bench.py --trace benchmarks/data/qwen_1g.json   # ingests into a temp dataset first
 
 Prints, per repetition, the time to open the dataset (define every view), to compute every section
-(tracesql.report.build) and to write them as CSV into a temporary folder, and the time of each section, then
+(tracesql.api.report.build) and to write them as CSV into a temporary folder, and the time of each section, then
 a markdown line with the medians. Each repetition opens a fresh connection (no cache carried over).
 
 --cli N also runs the command itself N times, `tracesql report DATASET --style S --format csv --out TMP` as
@@ -27,8 +27,8 @@ from pathlib import Path
 
 def run_once(dataset: str, style: str, verbose: bool) -> dict:
     import tracesql
-    from tracesql import analysis, report
-    from tracesql.dataset import materialize
+    from tracesql.api import analysis, report
+    from tracesql.store.dataset import materialize
 
     t0 = time.perf_counter()
     ds = tracesql.open(dataset)
@@ -61,7 +61,7 @@ def run_once(dataset: str, style: str, verbose: bool) -> dict:
 def _cmd(*args: str) -> list[str]:
     """The tracesql command of this interpreter's environment."""
     exe = Path(sys.executable).with_name("tracesql")
-    return [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "tracesql.cli"]), *args]
+    return [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "tracesql.cli.main"]), *args]
 
 
 def main(argv=None) -> int:

@@ -3,7 +3,7 @@
     python benchmarks/tree_bench.py DATASET [--repeat 3] [--threads N] [--json-out FILE]
 
 Each run opens the dataset in a fresh DuckDB connection and materialises every tree view in dependency
-order (tracesql.tree.materialize: `CREATE TEMP TABLE v AS SELECT * FROM v`, so each view is computed
+order (tracesql.api.tree.materialize: `CREATE TEMP TABLE v AS SELECT * FROM v`, so each view is computed
 once, reading the views before it from their stored rows). Reported per view: the fastest of the runs
 and its row count; the total is the fastest complete run. The 1 GB trace is made and ingested with
 
@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 import duckdb  # noqa: E402
 
 import tracesql  # noqa: E402
-from tracesql.schema import DERIVED_TABLES, TABLES  # noqa: E402
-from tracesql.tree import materialize, tree_views  # noqa: E402
+from tracesql.api.tree import materialize, tree_views  # noqa: E402
+from tracesql.store.schema import DERIVED_TABLES, TABLES  # noqa: E402
 
 TREE_VIEWS = tree_views()
 

@@ -5,7 +5,7 @@ import csv
 
 import pytest
 
-from tracesql import report
+from tracesql.api import report
 
 from .conftest import TRACELENS_KERNEL_REFS
 

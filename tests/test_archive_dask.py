@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import tracesql
-from tracesql.archive_report import report_tasks
+from tracesql.api.archive_report import report_tasks
 from tracesql.ingest import find_trace_files
-from tracesql.ingest.executors import EXIT_ONCE_ENV
+from tracesql.parallel.executors import EXIT_ONCE_ENV
 
 from .conftest import tracesql_cli
 

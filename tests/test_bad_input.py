@@ -21,9 +21,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tracesql.dataset import table_statements
 from tracesql.errors import TraceError
 from tracesql.ingest import ingest_file
+from tracesql.store.dataset import table_statements
 
 BAD = Path(__file__).resolve().parent / "data" / "bad"
 sys.path.insert(0, str(BAD))
@@ -208,7 +208,7 @@ class open_tables:
 
 def _run_cli(args: list[str]) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("tracesql")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli.main"]
     return subprocess.run(cmd + args, capture_output=True, text=True, timeout=300)
 
 
@@ -437,7 +437,7 @@ def test_gzip_of_a_bad_file_behaves_like_the_plain_file(tmp_path):
 
 
 def test_dataset_path_that_cannot_be_created(tmp_path, capsys):
-    from tracesql.cli import main
+    from tracesql.cli.main import main
 
     (tmp_path / "afile").write_text("x")
     assert main(["ingest", str(BAD / "deep_args.json"), "--out", str(tmp_path / "afile"), "-q"]) == 1
@@ -449,7 +449,7 @@ def test_an_unexpected_exception_is_one_line_and_the_other_files_go_on(tmp_path,
     """A bug met on one file (here: a forced RuntimeError) is reported in one line; the next file is ingested."""
     import importlib
 
-    from tracesql.cli import main
+    from tracesql.cli.main import main
 
     mod = importlib.import_module("tracesql.ingest")
     real = mod.ingest_file

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tracesql.schema import DERIVED_TABLES, TABLES
+from tracesql.store.schema import DERIVED_TABLES, TABLES
 
 ingest_mod = importlib.import_module("tracesql.ingest")
 

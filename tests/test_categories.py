@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import tracesql
-from tracesql.categories import add_rules, categories, read_rules
+from tracesql.api.categories import add_rules, categories, read_rules
 from tracesql.errors import DatasetError
 
 
@@ -415,7 +415,7 @@ def test_read_rules_rejects_bad_files(tmp_path):
 
 
 def test_cli_categories_csv(all_dataset, ds):
-    out = subprocess.run([sys.executable, "-m", "tracesql.cli", "categories", str(all_dataset[0]),
+    out = subprocess.run([sys.executable, "-m", "tracesql.cli.main", "categories", str(all_dataset[0]),
                           "--ruleset", "hta", "--format", "csv"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     rows = list(csv.DictReader(out.stdout.splitlines()))
@@ -613,7 +613,7 @@ def test_report_tracelens_by_parent_module_matches_inference_reference(tmp_path,
     trace): ops_summary and ops_summary_by_category per parent nn.Module, with TraceLens's columns in its order;
     without the option ops_summary has one row per op name, as TraceLens's perf report."""
     import tracesql
-    from tracesql.cli import main
+    from tracesql.cli.main import main
 
     ds = tmp_path / "ds"
     res = tracesql.ingest([str(shared_traces / "graphs/vllm_decode_full" / f)

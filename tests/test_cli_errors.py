@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import tracesql
-from tracesql import report
-from tracesql.cli import EXIT_FAILED, main
+from tracesql.api import report
+from tracesql.cli.main import EXIT_FAILED, main
 
 from .conftest import tracesql_cli
 
@@ -49,7 +49,7 @@ def test_database_error_inside_report(small_ds, capsys, monkeypatch):
 
 def test_database_error_from_an_analysis_function(small_ds, capsys, monkeypatch):
     """A duckdb.Error that a command does not catch itself (here: `kernels`) is reported by main."""
-    from tracesql import analysis
+    from tracesql.api import analysis
 
     def broken_summary(ds, **kw):
         return ds.con.sql("SELECT * FROM no_such_view").pl()

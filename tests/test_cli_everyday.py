@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import tracesql
-from tracesql.cli import main
+from tracesql.cli.main import main
 
 from .conftest import tracesql_cli
 from .terminal import Terminal

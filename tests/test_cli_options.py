@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tracesql.cli import build_parser, main
+from tracesql.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import tracesql
-from tracesql import comm
+from tracesql.api import comm
 
 from .conftest import tracesql_cli
 
@@ -320,7 +320,7 @@ def test_report_tracelens_writes_the_multirank_files(dlrm, reference_dir, tmp_pa
                                             "--out", str(tmp_path / "rep")],
                           capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr
-    from tracesql.report import MULTIRANK_FILES
+    from tracesql.api.report import MULTIRANK_FILES
     assert MULTIRANK_FILES == {name for name, _ in comm.TRACELENS_FILES}
     ref_dir = reference_dir / "tracelens/multirank/dlrm_8rank"
     job = tmp_path / "rep" / "job1"

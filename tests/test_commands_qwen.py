@@ -10,7 +10,7 @@ import io
 
 import pytest
 
-from tracesql.cli import main
+from tracesql.cli.main import main
 
 
 def run(capsys, *argv: str) -> str:

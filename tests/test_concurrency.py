@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 import tracesql
-from tracesql.dataset import table_statements
+from tracesql.store.dataset import table_statements
 
 from .conftest import good_trace_files, init_sql_view, tracesql_cli
 

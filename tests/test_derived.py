@@ -2,8 +2,8 @@
 schema.DERIVED_TABLES) hold exactly what their build views compute."""
 import pytest
 
-from tracesql.schema import DERIVED_TABLES, columns
-from tracesql.sqlmodules import stored_tables
+from tracesql.store.schema import DERIVED_TABLES, columns
+from tracesql.store.sqlmodules import stored_tables
 
 
 def test_stored_tables_are_declared_once_with_a_schema():

@@ -20,8 +20,8 @@ import polars as pl
 import pytest
 
 import tracesql
-import tracesql.diff
-from tracesql.cmd_diff import EXIT_SLOWER
+import tracesql.api.diff
+from tracesql.cli.diff import EXIT_SLOWER
 
 SLOW_NS = 123_457  # per GPU event of the chosen op
 LEVELS = ("timeline", "steps", "steady", "categories", "ops", "op_args", "modules", "kernels", "tree", "perf")
@@ -180,7 +180,7 @@ def test_the_slowed_op_is_on_top_of_every_level(pair):
 
 
 def _cli(capsys, monkeypatch, *argv: str) -> tuple[int, str, str]:
-    from tracesql.cli import main
+    from tracesql.cli.main import main
 
     monkeypatch.setenv("COLUMNS", "120")
     rc = main(list(argv))
@@ -300,11 +300,11 @@ def test_a_trace_against_its_copy_in_another_dataset(two_datasets, capsys, monke
     """The same trace_id on both sides: the variant's rows are opened under <trace_id>@variant, and the diff is all
     zeros, one-sided nowhere; a dataset of one trace needs no :TRACE."""
     out, other, base, _ = two_datasets
-    with tracesql.diff.open_sides(f"{out}:{base}", str(other)) as s:
+    with tracesql.api.diff.open_sides(f"{out}:{base}", str(other)) as s:
         assert (s.base_ids, s.variant_ids) == ([base], [base + "@variant"])
         assert s.ds.sql("SELECT trace_id, count(*) AS n FROM kernels GROUP BY ALL ORDER BY 1").rows() == [
             (base, 1707), (base + "@variant", 1707)]
-    d = tracesql.diff.compare(f"{out}:h100_qwen_infer.json.gz", str(other))
+    d = tracesql.api.diff.compare(f"{out}:h100_qwen_infer.json.gz", str(other))
     assert isinstance(d, dict) and set(d) == set(LEVELS)
     for level in LEVELS:
         assert d[level].height > 0 and set(d[level]["side"]) == {"both"}, level
@@ -376,7 +376,7 @@ def test_ranks_pair(jobs):
     """Rank r against rank r: rank 3 holds the whole change, on aten::mm, exactly; the other ranks are all zeros."""
     base, variant, events = jobs
     n = events.height  # the GPU events of rank 3's aten::mm calls (one per call)
-    d = tracesql.diff.compare(str(base), str(variant), ranks="pair")
+    d = tracesql.api.diff.compare(str(base), str(variant), ranks="pair")
     assert isinstance(d, dict) and set(d) == set(LEVELS)
     assert d["modules"].height == 0  # the DLRM traces record no nn.Module
     for level in set(LEVELS) - {"modules"}:
@@ -411,7 +411,7 @@ def test_ranks_job(jobs, capsys, monkeypatch):
         top_perf = ds.sql("""SELECT input_dims, sum(count)::BIGINT AS c, sum(kernel_time_sum_ns)::BIGINT AS t,
                                     sum(count * flops)::DOUBLE AS f FROM perf_args
                              WHERE op_name = 'aten::mm' AND input_dims = '((16, 512), (512, 512))' GROUP BY 1""").row(0)
-    d = tracesql.diff.compare(str(base), str(variant), ranks="job")
+    d = tracesql.api.diff.compare(str(base), str(variant), ranks="job")
     assert isinstance(d, dict) and d["modules"].height == 0
     for level in set(LEVELS) - {"modules"}:
         assert set(d[level]["side"]) == {"both"}, level

@@ -2,7 +2,7 @@
 import argparse
 from pathlib import Path
 
-from tracesql.cli import build_parser
+from tracesql.cli.main import build_parser
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
@@ -22,7 +22,7 @@ def test_readme_commands_exist():
 def test_every_help_text_renders(capsys):
     import pytest
 
-    from tracesql.cli import main
+    from tracesql.cli.main import main
 
     sub = _subcommands()
     for argv in [["--help"]] + [[cmd, "--help"] for cmd in sub]:

@@ -29,7 +29,7 @@ from tracesql.errors import TraceError
 from tracesql.ingest import Workers as _Workers
 from tracesql.ingest import ingest_file
 from tracesql.ingest.read import EXTRA_KEYS as _EXTRA_KEYS
-from tracesql.schema import EVENT_TABLES
+from tracesql.store.schema import EVENT_TABLES
 
 from .conftest import NO_SHARED, TRACES
 

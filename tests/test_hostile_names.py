@@ -26,7 +26,7 @@ import pytest
 
 import tracesql
 from tests.test_perf_model_infer import STEP_D, _fi_decode  # a FlashInfer decode op the model covers
-from tracesql.cli import main
+from tracesql.cli.main import main
 from tracesql.render.svg import ELEMENTS, NAMESPACES, SVG_NS
 
 H = "</script><img src=x onerror=alert(1)>\"'<&\n<!--]]>"
@@ -128,7 +128,7 @@ def test_kernels_round_trip(hostile, tmp_path):
 def test_perf_round_trip(hostile, short, tmp_path):
     """perf's frames (`tracesql perf --arch FILE [--by kernel]`) through the writer the command uses: each perf
     computation takes a second or more, so each is made once."""
-    from tracesql.output import write_frame
+    from tracesql.render.output import write_frame
 
     ds, arch = hostile
     with tracesql.open(ds) as d:
@@ -210,7 +210,7 @@ def _check_svg(root: ET.Element, title: str) -> None:
 def test_plot_files(hostile, tmp_path):
     import vl_convert  # noqa: F401 - the .svg and .html charts need it (tracesql[plot], in the test extra)
 
-    from tracesql.perf import write_plot
+    from tracesql.api.perf import write_plot
 
     ds, arch = hostile
     for suffix in (".json", ".html"):
@@ -244,8 +244,8 @@ def test_plot_files(hostile, tmp_path):
 
 
 def test_plot_without_vl_convert(hostile, tmp_path, monkeypatch, capsys):
-    from tracesql.output import UsageError
-    from tracesql.perf import write_plot
+    from tracesql.api.perf import write_plot
+    from tracesql.errors import UsageError
 
     ds, arch = hostile
     monkeypatch.setitem(sys.modules, "vl_convert", None)  # import vl_convert raises ImportError
@@ -266,7 +266,7 @@ def test_plot_without_vl_convert(hostile, tmp_path, monkeypatch, capsys):
 # Run in a child process: vl-convert-python 1.9 aborts the process on a control character in a title.
 _UNWRITABLE = r"""
 import json, sys
-from tracesql.perf import write_plot
+from tracesql.api.perf import write_plot
 name = "k\x1b[31m\x00\ufffe" + sys.argv[2]
 spec = {"title": name, "data": {"values": [{"x": 1, "y": 2, "op": name}]}, "mark": "point",
         "encoding": {"x": {"field": "x", "type": "quantitative"}, "y": {"field": "y", "type": "quantitative"},

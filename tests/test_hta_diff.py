@@ -1,4 +1,4 @@
-"""HTA's TraceDiff reproduced (sql/peers/hta/trace_diff.sql, tracesql.diff_hta, `tracesql diff --style hta`).
+"""HTA's TraceDiff reproduced (sql/peers/hta/trace_diff.sql, tracesql.peers.hta.diff, `tracesql diff --style hta`).
 
 Against the shared reference ../shared/reference/hta/trace_diff/compare_base_vs_test/ (HTA 0.5.0 run on HTA's own
 trace_compare fixtures, see its README): every compare_traces and ops_diff file, row for row in HTA's order (the
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import tracesql
-from tracesql import diff_hta
+from tracesql.peers.hta import diff as diff_hta
 
 REF = "hta/trace_diff/compare_base_vs_test"
 BASE = "nvidia/hta_trace_compare_base.json.gz"
@@ -236,7 +236,7 @@ def test_bad_arguments(hta_pair):
 
 
 def test_cli_writes_hta_files(hta_pair, reference_dir, tmp_path, capsys):
-    from tracesql.cli import main
+    from tracesql.cli.main import main
 
     out = tmp_path / "out"
     rc = main(["diff", f"{hta_pair[4]}:hta_trace_compare_base", f"{hta_pair[4]}:hta_trace_compare_test",

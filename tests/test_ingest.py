@@ -253,7 +253,7 @@ def test_truncated_traces_error_and_salvage(tmp_path, shared_traces):
 def test_dataset_opens_from_any_directory(tmp_path, shared_traces, monkeypatch):
     import duckdb
 
-    from tracesql.cli import main
+    from tracesql.cli.main import main
 
     tracesql.ingest([shared_traces / "nvidia/hta_triton_example.json.gz"], out=tmp_path / "ds")
     assert main(["catalog", str(tmp_path / "ds")]) == 0
@@ -277,7 +277,7 @@ def test_bad_file_one_line_error(tmp_path):
 
 
 def test_ingest_with_user_rules(tmp_path, shared_traces, capsys):
-    from tracesql.cli import main
+    from tracesql.cli.main import main
 
     rules = tmp_path / "my.csv"
     rules.write_text("category,pattern\nmy_memset,^Memset\n")
@@ -328,13 +328,13 @@ def test_older_table_layout_is_a_clear_error(tmp_path, shared_traces):
 
 @pytest.mark.slow  # creates every analysis view directly, in load order, for the comparison
 def test_the_library_loaded_through_stand_ins_equals_it_created_directly(tmp_path, shared_traces, monkeypatch):
-    """Every view created against stand-ins (tracesql.library) has the columns and gives the rows of the same view
+    """Every view created against stand-ins (tracesql.store.library) has the columns and gives the rows of the same view
     created directly in load order; the ingest leaves a current DATASET/catalog.duckdb and init.sql holding the
     same views; each module's columns are cached once; without a writable cache nothing changes."""
     import duckdb
 
-    from tracesql import dataset as dsmod
-    from tracesql import library, sqlmodules
+    from tracesql.store import dataset as dsmod
+    from tracesql.store import library, sqlmodules
 
     monkeypatch.setenv("TRACESQL_CACHE_DIR", str(tmp_path / "cache"))
     library._memo.clear()
@@ -374,7 +374,7 @@ def test_the_library_loaded_through_stand_ins_equals_it_created_directly(tmp_pat
 
 def test_build_plan_builds_every_derived_table_with_its_build_view():
     from tracesql.ingest.derive import build_plan
-    from tracesql.schema import DERIVED_TABLES
+    from tracesql.store.schema import DERIVED_TABLES
 
     plan = build_plan()
     assert sorted(s.table for s in plan.steps) == sorted(DERIVED_TABLES)

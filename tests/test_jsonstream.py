@@ -1,7 +1,7 @@
 """The splitter cuts traceEvents into chunks of whole events that cover the array exactly."""
 import json
 
-from tracesql.jsonstream import BLOCK_SIZE, ByteSource, TraceSplitter
+from tracesql.ingest.jsonstream import BLOCK_SIZE, ByteSource, TraceSplitter
 
 
 def test_chunks_cover_the_events_exactly_at_their_offsets(tmp_path):

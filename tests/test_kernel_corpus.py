@@ -26,8 +26,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tracesql import dataset as dsmod
-from tracesql import sqlmodules
+from tracesql.store import sqlmodules
+from tracesql.store.schema import empty_table_statements
 
 from .conftest import tracesql_cli
 
@@ -43,7 +43,7 @@ def classify(names: list[str]) -> dict[str, tuple[str, str | None, str]]:
     """name -> (category, subcategory, class) under the shipped default kernel rules."""
     con = duckdb.connect()
     try:
-        for st in dsmod._empty_table_statements():
+        for st in empty_table_statements():
             con.execute(st)
         for st in sqlmodules.module_statements(sqlmodules.load_order(["categories/rules"])):
             con.execute(st)

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import tracesql
-from tracesql import report, summary
+from tracesql.api import report, summary
 
 TRACES = ["nvidia/h100_qwen_infer.json.gz", "amd/mi300_bert_small_infer.json.gz"]
 
@@ -127,7 +127,7 @@ def test_every_connection_has_a_memory_limit_a_spill_directory_and_no_progress_b
     with tracesql.open(path) as ds:
         assert ds.con.execute(setting).fetchall()[0][0] == "700.0 MiB"
     monkeypatch.delenv("TRACESQL_MEMORY_LIMIT")
-    from tracesql.dataset import default_memory_limit
+    from tracesql.store.config import default_memory_limit
 
     total = __import__("os").sysconf("SC_PAGE_SIZE") * __import__("os").sysconf("SC_PHYS_PAGES")
     assert default_memory_limit() == f"{int(total * 0.6) >> 20}MiB"
@@ -135,7 +135,7 @@ def test_every_connection_has_a_memory_limit_a_spill_directory_and_no_progress_b
 
 def test_out_of_memory_is_one_line_and_exit_1(two, capsys, monkeypatch):
     """A query that needs more than the memory limit ends the command with one line, exit status 1."""
-    from tracesql.cli import main
+    from tracesql.cli.main import main
 
     path, _ = two
     monkeypatch.setenv("TRACESQL_MEMORY_LIMIT", "1MB")

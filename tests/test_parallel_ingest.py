@@ -12,10 +12,10 @@ import duckdb
 import pytest
 
 import tracesql
-from tracesql.dataset import table_statements
 from tracesql.ingest import _tasks, find_trace_files
-from tracesql.ingest.executors import EXIT_ONCE_ENV
-from tracesql.schema import TABLES
+from tracesql.parallel.executors import EXIT_ONCE_ENV
+from tracesql.store.dataset import table_statements
+from tracesql.store.schema import TABLES
 
 from .conftest import good_trace_files, tracesql_cli
 

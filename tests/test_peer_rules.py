@@ -185,8 +185,8 @@ def test_tracelens_op_rules_equal_tracelens_registry_entry_by_entry():
     category, hold no exact entry TraceLens lacks, and match the patterns as prefixes only."""
     import duckdb
 
-    from tracesql import dataset as dsmod
-    from tracesql import sqlmodules
+    from tracesql.store import sqlmodules
+    from tracesql.store.schema import empty_table_statements
 
     src = json.loads((DATA / "tracelens_op_registry.json").read_text())
     reg: dict[str, str] = src["registry"]
@@ -196,7 +196,7 @@ def test_tracelens_op_rules_equal_tracelens_registry_entry_by_entry():
               "x_triton_poi": None, "aten::mm_": None, "aten::upsample_nearest1d.vec": None, "my_aten::mm": None}
     con = duckdb.connect()
     try:
-        for st in dsmod._empty_table_statements():
+        for st in empty_table_statements():
             con.execute(st)
         for st in sqlmodules.module_statements(sqlmodules.load_order(["categories/rules"])):
             con.execute(st)
@@ -229,8 +229,8 @@ def test_tracelens_gpu_timeline_buckets_follow_event_category():
     else computation. A gpu_memset event never takes the copy bucket."""
     import duckdb
 
-    from tracesql import dataset as dsmod
-    from tracesql import sqlmodules
+    from tracesql.store import sqlmodules
+    from tracesql.store.schema import empty_table_statements
 
     cases = {
         ("kernel", "__amd_rocclr_copyBuffer.kd"): "memcpy",
@@ -250,7 +250,7 @@ def test_tracelens_gpu_timeline_buckets_follow_event_category():
     }
     con = duckdb.connect()
     try:
-        for st in dsmod._empty_table_statements():
+        for st in empty_table_statements():
             con.execute(st)
         for st in sqlmodules.module_statements(sqlmodules.load_order(["categories/rules"])):
             con.execute(st)

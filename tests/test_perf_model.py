@@ -142,8 +142,8 @@ def _dataset(tmp_path_factory, tag: str, gpu_name: str | None) -> Path:
 @pytest.fixture(scope="module")
 def fixture_ds(tmp_path_factory):
     """The fixture on an A100, its perf views computed once (temporary tables)."""
-    from tracesql.sqlmodules import materialized
-    from tracesql.tree import materialize
+    from tracesql.api.tree import materialize
+    from tracesql.store.sqlmodules import materialized
 
     ds = tracesql.open(_dataset(tmp_path_factory, "perf", "NVIDIA A100-SXM4-80GB"))
     materialize(ds, materialized("perf"))
@@ -339,8 +339,8 @@ def test_arch_after_a_report_materialized_the_views(qwen):
     """A report leaves the first screen's perf views (@materialize summary: argument sets and their models, which
     do not read the device) as temporary tables, and a `perf --arch` call leaves its own (per-op roofline) as
     it found them; each call sees its own device."""
-    from tracesql.dataset import materialize
-    from tracesql.sqlmodules import materialized
+    from tracesql.store.dataset import materialize
+    from tracesql.store.sqlmodules import materialized
 
     assert "perf_ops" not in materialized("summary") and "perf_ops" not in materialized("report")
     materialize(qwen, materialized("summary"))
@@ -387,7 +387,7 @@ def test_cli_perf(qwen_dataset, unknown_ds, tmp_path):
 
 
 def test_roofline_chart_points_are_the_perf_rows(qwen, tmp_path):
-    from tracesql.perf import roofline_spec, write_plot
+    from tracesql.api.perf import roofline_spec, write_plot
 
     spec = roofline_spec(qwen)
     roofs, points = spec["layer"][0]["data"]["values"], spec["layer"][1]["data"]["values"]
@@ -408,7 +408,7 @@ def test_roofline_chart_points_are_the_perf_rows(qwen, tmp_path):
     try:
         import vl_convert  # noqa: F401
     except ImportError:
-        from tracesql.output import UsageError
+        from tracesql.errors import UsageError
 
         for suffix in (".svg", ".html"):
             with pytest.raises(UsageError, match=f"writing {suffix} needs vl-convert-python"):
@@ -426,7 +426,7 @@ def test_roofline_chart_points_are_the_perf_rows(qwen, tmp_path):
 
 
 def test_first_screen_says_share_modelled_and_worst_ops(qwen):
-    from tracesql.summary import render
+    from tracesql.api.summary import render
 
     text = render(qwen, w=120)
     compute = " ".join(" ".join(line.split()) for line in text[text.index("\nCompute ") + 1:].splitlines())

@@ -112,8 +112,8 @@ def _trace(ops: list[tuple]) -> dict:
 
 def _open_trace(tmp_path_factory, name: str, ops):
     """A dataset of one hand-made trace of ops (_trace), its perf views materialized; closed after the module."""
-    from tracesql.sqlmodules import materialized
-    from tracesql.tree import materialize
+    from tracesql.api.tree import materialize
+    from tracesql.store.sqlmodules import materialized
 
     d = tmp_path_factory.mktemp(name)
     (d / "t.json").write_text(json.dumps(_trace(ops)))

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 import tracesql
-from tracesql import report
+from tracesql.api import report
 
 from .conftest import ROOT
 

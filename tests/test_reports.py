@@ -5,8 +5,9 @@ import csv
 
 import pytest
 
-from tracesql import DatasetError, analysis, report
-from tracesql.cli import main
+from tracesql import DatasetError
+from tracesql.api import analysis, report
+from tracesql.cli.main import main
 
 from .conftest import TRACELENS_KERNEL_REFS
 

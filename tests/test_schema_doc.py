@@ -1,12 +1,12 @@
-"""docs/schema.md is generated from tracesql/schema.py and must match it."""
+"""docs/schema.md is generated from tracesql/store/schema.py and must match it."""
 from __future__ import annotations
 
 import difflib
 from pathlib import Path
 
-from tracesql import schema_doc
-from tracesql.schema import DERIVED_TABLES, TABLES
-from tracesql.sqlmodules import stored_tables
+from tracesql.store import schema_doc
+from tracesql.store.schema import DERIVED_TABLES, TABLES
+from tracesql.store.sqlmodules import stored_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_MD = ROOT / "docs" / "schema.md"
@@ -18,7 +18,7 @@ def test_schema_doc_is_current():
     if actual != expected:
         diff = "".join(list(difflib.unified_diff(actual.splitlines(keepends=True), expected.splitlines(keepends=True),
                                                  "docs/schema.md", "render()"))[:40])
-        raise AssertionError(f"docs/schema.md is out of date with tracesql/schema.py; regenerate it with "
+        raise AssertionError(f"docs/schema.md is out of date with tracesql/store/schema.py; regenerate it with "
                              f"`{schema_doc.REGENERATE}` and commit the result.\n{diff}")
 
 
@@ -58,7 +58,7 @@ def test_cli_doc_covers_every_command_and_option():
     """docs/cli.md has a section for every subcommand that names each of its long options."""
     import argparse
 
-    from tracesql.cli import build_parser
+    from tracesql.cli.main import build_parser
 
     text = (ROOT / "docs" / "cli.md").read_text()
     (action,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]

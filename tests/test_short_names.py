@@ -15,7 +15,7 @@ import re
 import duckdb
 import pytest
 
-from tracesql import sqlmodules
+from tracesql.store import sqlmodules
 
 WRAPPER = re.compile(r"^(cutlass\w*::(Kernel|Kernel2|device_kernel)|ck_tile::kentry)$")
 GUARD = re.compile(r"(^|::)enable_\w*sm\w*$")

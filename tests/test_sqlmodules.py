@@ -7,17 +7,16 @@ import re
 import duckdb
 import pytest
 
-from tracesql import dataset as dsmod
-from tracesql import library, sqlmodules
-from tracesql.library import Library
-from tracesql.schema import TABLES
+from tracesql.store import library, sqlmodules
+from tracesql.store.library import Library
+from tracesql.store.schema import TABLES, empty_table_statements
 
 MODULES = sorted(sqlmodules.modules())
 
 
 def _empty_connection():
     con = duckdb.connect()
-    for st in dsmod._empty_table_statements():
+    for st in empty_table_statements():
         con.execute(st)
     return con
 

@@ -106,7 +106,7 @@ def _compute(text: str) -> str:
 def test_arch_names_the_roofline_gpu(qwen_dataset, qwen_summary):
     """`summary --arch MI300X` puts the H100 trace's ops on the MI300X roofline, as `report --arch` does at its top;
     the figures are perf_traces' under that device."""
-    from tracesql.report import set_arch
+    from tracesql.api.report import set_arch
 
     path, _ = qwen_dataset
     text = _run("summary", str(path), "--arch", "MI300X")

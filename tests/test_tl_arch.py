@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import tracesql
-from tracesql import report
-from tracesql.output import UsageError
+from tracesql.api import report
+from tracesql.errors import UsageError
 
 from .test_tl_ops_unique_args import read_csv
 from .test_tl_perf_sheets import assert_sheet_equal

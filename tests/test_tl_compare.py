@@ -1,4 +1,4 @@
-"""TraceLens's comparison of two traces (sql/peers/tracelens/compare.sql, tracesql.diff_tracelens, `tracesql diff
+"""TraceLens's comparison of two traces (sql/peers/tracelens/compare.sql, tracesql.peers.tracelens.diff, `tracesql diff
 --style tracelens`) against the shared reference: nvidia/h100_bert_small_infer (baseline, tag h100) compared with
 amd/mi300_bert_small_infer (variant, tag mi300) by TraceLens_compare_perf_reports_pytorch."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import math
 import pytest
 
 import tracesql
-from tracesql import diff_tracelens
-from tracesql.cli import main
+from tracesql.cli.main import main
+from tracesql.peers.tracelens import diff as diff_tracelens
 
 REF = "tracelens/compare/h100_vs_mi300_bert"
 BASE, VARIANT = "nvidia/h100_bert_small_infer.json.gz", "amd/mi300_bert_small_infer.json.gz"

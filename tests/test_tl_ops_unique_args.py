@@ -8,8 +8,8 @@ from collections import defaultdict
 
 import pytest
 
-from tracesql import report
-from tracesql.cli import main
+from tracesql.api import report
+from tracesql.cli.main import main
 
 from .conftest import TRACELENS_REFS
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import tracesql
-from tracesql import report
-from tracesql.cli import main
-from tracesql.dataset import materialize
+from tracesql.api import report
+from tracesql.cli.main import main
+from tracesql.store.dataset import materialize
 
 from .test_tl_ops_unique_args import read_csv
 from .test_tl_perf_sheets import assert_sheet_equal

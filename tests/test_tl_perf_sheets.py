@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import tracesql
-from tracesql import report
-from tracesql.cli import main
+from tracesql.api import report
+from tracesql.cli.main import main
 
 from .test_tl_ops_unique_args import as_text, read_csv
 

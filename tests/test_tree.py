@@ -1,4 +1,4 @@
-"""The call tree (sql/1*.sql, tracesql.tree): nesting, launch links, attribution, rollups, TraceLens ops_summary."""
+"""The call tree (sql/1*.sql, tracesql.api.tree): nesting, launch links, attribution, rollups, TraceLens ops_summary."""
 from __future__ import annotations
 
 import csv
@@ -24,7 +24,7 @@ OPS_SUMMARY_REFS = {
 @pytest.fixture(scope="module")
 def tds(ds):
     """The shared dataset with the tree views computed once (temporary tables), dropped afterwards."""
-    from tracesql.tree import materialize, release
+    from tracesql.api.tree import materialize, release
 
     materialize(ds)
     yield ds
@@ -303,7 +303,7 @@ def test_tree_frame(tds, trace_ids):
 
 
 def test_tree_cli(qwen_dataset, capsys):
-    from tracesql.cli import main
+    from tracesql.cli.main import main
 
     path, tid = qwen_dataset
     assert main(["tree", str(path), "--module", "Qwen2DecoderLayer_2", "--depth", "1"]) == 0

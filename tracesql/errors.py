@@ -28,3 +28,11 @@ class TraceError(Exception):
 
 class DatasetError(Exception):
     """A dataset directory that is missing or not a tracesql dataset."""
+
+
+class UsageError(Exception):
+    """A command line (or call) that cannot work: exit status 2, found after parsing."""
+
+
+class EmptySelection(Exception):
+    """A selection without rows (a step that does not exist, --top 0): the command says so and exits 1."""

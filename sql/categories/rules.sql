@@ -9,7 +9,7 @@
 --   * DATASET/rules/*.csv      user rules of this dataset (`tracesql categories DATASET --rules FILE` or
 --                              tracesql.categories.add_rules copy them there); a dataset without any is fine.
 --                              Read by the view _dataset_rule_files, which opening the dataset defines with
---                              the tables (tracesql/dataset.py), so that no file here names a dataset.
+--                              the tables (tracesql/store/dataset.py), so that no file here names a dataset.
 -- The files are read as text and parsed here (read_csv of a glob that matches nothing is an error, read_text
 -- is not). One rule per line; fields may be double-quoted ("" is a quote inside a quoted field); a field
 -- cannot span lines; blank lines and lines starting with # are skipped; the columns are found by the

@@ -7,7 +7,7 @@
 -- the two traces are joined on k (a full outer join): a key present on one side only is kept and flagged.
 -- A side may be several traces, their trace_ids separated by commas (the ranks of a job): its n and v_ns are
 -- then the sums over them, per key. The two traces may come from two datasets opened in one connection
--- (tracesql/diff.py open_sides): the macros see trace_ids only.
+-- (tracesql/api/diff.py open_sides): the macros see trace_ids only.
 --
 -- Definitions shared by every level:
 --   side         'both', 'base_only' (the key has no row in the variant) or 'variant_only'

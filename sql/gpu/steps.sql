@@ -2,7 +2,7 @@
 --
 -- @stores profiler_steps FROM _profiler_steps_build
 
--- profiler_steps (stored table, see tracesql/schema.py): one row per ProfilerStep#N range on the CPU: the
+-- profiler_steps (stored table, see tracesql/store/schema.py): one row per ProfilerStep#N range on the CPU: the
 -- events (user_annotation; cpu_op in PyTorch 1.8 traces) named 'ProfilerStep#<N>' that have a duration.
 -- `tracesql ingest` stores the rows of _profiler_steps_build as DATASET/traces/trace_id=<id>/profiler_steps/.
 --   trace_id, event_id, cat, name, pid, tid   the range, as in `events`

@@ -64,7 +64,7 @@ FROM (SELECT trace_id, ts_ns AS s, ts_ns + coalesce(dur_ns, 0) AS e FROM events
       UNION ALL SELECT trace_id, ts_ns, ts_ns + dur_ns FROM kernels)
 GROUP BY trace_id;
 
--- gpu_timeline_all (stored table, see tracesql/schema.py): one row per (trace, device, step) grouping; device
+-- gpu_timeline_all (stored table, see tracesql/store/schema.py): one row per (trace, device, step) grouping; device
 -- NULL = all devices of the trace pooled (a moment counts as busy when any device is busy), step NULL = the
 -- whole trace, else the GPU events launched inside that ProfilerStep#N. `tracesql ingest` stores the rows of
 -- _gpu_timeline_all_build (below; _gt_rows of each grouping) as DATASET/traces/trace_id=<id>/gpu_timeline_all/:

@@ -122,7 +122,7 @@ WITH RECURSIVE mods AS MATERIALIZED (
 SELECT p.trace_id, p.thread_key, p.event_id, p.module_path, m.module_name
 FROM paths p JOIN mods m USING (trace_id, thread_key, event_id);
 
--- cpu_event_context (stored table, see tracesql/schema.py): one row per cpu_op, per `nn.Module: ...`
+-- cpu_event_context (stored table, see tracesql/store/schema.py): one row per cpu_op, per `nn.Module: ...`
 -- frame, per user_annotation and per runtime/driver call that carries a correlation id (every possible
 -- launch), with what encloses it on its thread. `tracesql ingest` computes it once per trace with the view
 -- below (_cpu_event_context_build) and stores it as DATASET/traces/trace_id=<id>/cpu_event_context/.

@@ -29,7 +29,7 @@ JOIN events e ON e.trace_id = f.trace_id AND e.event_id = f.event_id
  AND e.cat IN ('cuda_runtime', 'cuda_driver') AND e.correlation IS NOT NULL
 LEFT JOIN launches l ON l.trace_id = e.trace_id AND l.event_id = e.event_id;
 
--- gpu_launch_links (stored table, see tracesql/schema.py): one row per row of `kernels` (linked or not) and
+-- gpu_launch_links (stored table, see tracesql/store/schema.py): one row per row of `kernels` (linked or not) and
 -- the runtime call that launched it. `tracesql ingest` computes it once per trace with the view below
 -- (_gpu_launch_links_build) and stores it as DATASET/traces/trace_id=<id>/gpu_launch_links/.
 --   trace_id, event_id         the GPU event

@@ -169,7 +169,7 @@ FROM (SELECT * EXCLUDE (ts_ns, fam, can_enclose) FROM d WHERE depth > 0) c
 ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose = 1) q
   ON c.thread_key = q.thread_key AND c.depth - 1 = q.depth AND c.nest_pos > q.nest_pos;
 
--- cpu_nesting (stored table, see tracesql/schema.py): one row per CPU duration event (every row of `events`
+-- cpu_nesting (stored table, see tracesql/store/schema.py): one row per CPU duration event (every row of `events`
 -- with a duration) and its place in the call stack of its thread, under the rule at the top of this file.
 -- `tracesql ingest` computes it once per trace with the view below (_cpu_nesting_build) and stores the rows
 -- as DATASET/traces/trace_id=<id>/cpu_nesting/; `SELECT * FROM _cpu_nesting_build` recomputes it.

@@ -28,15 +28,15 @@ from pathlib import Path
 
 import duckdb
 
-from ..dataset import ensure_catalog, write_init_sql
-from ..errors import DatasetError, TraceError
-from ..progress import THRESHOLD_BYTES, Progress, estimate_json_bytes
-from .derive import BATCH_TRACES, BUILD_MEMORY_LIMIT, build_derived
-from .executors import EXECUTORS, Pool, exit_once_if_asked, run_task
-from .finalize import FinishedTrace, PreparedTrace, complete, prepare, rules_dir
-from .parse import ParsedTrace, TraceParser, Workers, default_chunk_size
-from .publish import new_staging, publish, published_hash, remove_stale_staging
-from .runs import RunRecord, dataset_lock
+from tracesql.errors import DatasetError, TraceError
+from tracesql.ingest.derive import BATCH_TRACES, BUILD_MEMORY_LIMIT, build_derived
+from tracesql.ingest.finalize import FinishedTrace, PreparedTrace, complete, prepare, rules_dir
+from tracesql.ingest.parse import ParsedTrace, TraceParser, Workers, default_chunk_size
+from tracesql.ingest.progress import THRESHOLD_BYTES, Progress, estimate_json_bytes
+from tracesql.ingest.publish import new_staging, publish, published_hash, remove_stale_staging
+from tracesql.ingest.runs import RunRecord, dataset_lock
+from tracesql.parallel.executors import EXECUTORS, Pool, cores, exit_once_if_asked
+from tracesql.store.dataset import ensure_catalog, write_init_sql
 
 __all__ = ["BUILD_MEMORY_LIMIT", "TRACE_SUFFIXES", "IngestResult", "Workers", "default_jobs", "find_trace_files",
            "ingest", "ingest_file"]
@@ -524,22 +524,25 @@ def _publish_catalog(dataset: Path, out, any_ingested: bool) -> None:
 JOB_MIN_BYTES = 32 << 20
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+def run_task(files: list[str], dataset: str, salvage: bool, workers: int) -> list:
+    """Ingest a group of files into ``dataset`` (no init.sql or catalog: the driver writes them once)."""
+    from tracesql.ingest import _ingest_files
+
+    return _ingest_files(files, Path(dataset), dataset, salvage, True, None, publish_catalog=False,
+                         workers_per_file=workers)
 
 
 def default_jobs(files: list[str]) -> int:
     """Processes for a run over ``files`` when none is asked for: one per core, at most one per file, one per
     JOB_MIN_BYTES of files (a process costs more to start than a small file to ingest) and one per GiB of memory
     available (a large trace's ingest peaks below 1 GiB)."""
-    cores = _cores()
+    n_cores = cores()
     try:
         avail_gib = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / (1 << 30)
     except (ValueError, OSError, AttributeError):
-        avail_gib = cores
+        avail_gib = n_cores
     total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
-    return max(1, min(cores, len(files), total // JOB_MIN_BYTES, int(avail_gib)))
+    return max(1, min(n_cores, len(files), total // JOB_MIN_BYTES, int(avail_gib)))
 
 
 def _tasks(files: list[str], jobs: int) -> list[list[str]]:
@@ -569,8 +572,8 @@ def _ingest_parallel(files: list[str], dataset: Path, out, salvage: bool, quiet:
     try:
         slots = pool.workers
         tasks = _tasks(files, slots)
-        cores = _cores()
-        per_task_workers = 1 if executor == "dask" else max(1, min(2, cores // slots))
+        n_cores = cores()
+        per_task_workers = 1 if executor == "dask" else max(1, min(2, n_cores // slots))
         total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
         progress = Progress(f"{len(files)} files", total, enabled=not quiet and total > THRESHOLD_BYTES)
         done_bytes = 0

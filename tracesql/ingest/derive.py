@@ -1,7 +1,7 @@
 """The derived tables of one staged trace (the ``@stores`` declarations of the SQL library, schemas in
 schema.DERIVED_TABLES), computed by their build views.
 
-``build_plan()`` says what the build does, as the SQL modules' headers declare it (tracesql.sqlmodules): the
+``build_plan()`` says what the build does, as the SQL modules' headers declare it (tracesql.store.sqlmodules): the
 modules that define the views, and in order, each stored table with its build view and the helper views stored
 as temporary tables for it. ``build_derived`` follows it.
 """
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import duckdb
 
-from ..dataset import ASOF_AS_JOIN
-from ..library import Library
-from ..schema import TABLES, columns, empty_select
-from ..sqlmodules import load_order, stored_tables
-from .extract import write_empty_part
+from tracesql.ingest.extract import write_empty_part
+from tracesql.store.config import ASOF_AS_JOIN
+from tracesql.store.library import Library
+from tracesql.store.schema import TABLES, columns, empty_select
+from tracesql.store.sqlmodules import load_order, stored_tables
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def _parts(outs: list[Path], table: str) -> str | None:
 def _placeholders(plan: BuildPlan) -> list[str]:
     """What a build connection holds before the traces' tables are put in: placeholders with each table's
     columns (a table for each table the plan builds, a view without rows for the others) and the rule files'
-    view (without files). The plan's SQL modules are then loaded over them (tracesql.library)."""
+    view (without files). The plan's SQL modules are then loaded over them (tracesql.store.library)."""
     built = {s.table for s in plan.steps}
     stmts = [f"CREATE {'TABLE' if t in built else 'VIEW'} {t} AS {empty_select(t)}" for t in TABLES]
     stmts.append("CREATE VIEW _dataset_rule_files AS SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS content "
@@ -242,7 +242,7 @@ def rebuild(dataset: Path, tables: list[str]) -> int:
     """Recompute the stored tables ``tables`` of every trace of ``dataset`` with the dataset's current rules,
     each part file replaced atomically (a reader sees the old rows or the new ones). Returns the number of
     traces rebuilt."""
-    from .publish import new_staging
+    from tracesql.ingest.publish import new_staging
 
     stored = stored_tables()
     full = build_plan()

@@ -13,8 +13,8 @@ from pathlib import Path
 import duckdb
 import orjson
 
-from ..schema import columns
-from .read import EXTRA_KEYS
+from tracesql.ingest.read import EXTRA_KEYS
+from tracesql.store.schema import columns
 
 
 @dataclass(frozen=True)

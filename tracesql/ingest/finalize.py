@@ -18,10 +18,10 @@ from typing import Any
 import duckdb
 import orjson
 
-from .. import __version__
-from ..schema import EVENT_TABLES, columns
-from .extract import copy_table, write_empty_part
-from .parse import ParsedTrace
+from tracesql.ingest.extract import copy_table, write_empty_part
+from tracesql.ingest.parse import ParsedTrace
+from tracesql.store.schema import EVENT_TABLES, columns
+from tracesql.version import __version__
 
 
 @dataclass(frozen=True)

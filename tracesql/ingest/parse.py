@@ -33,12 +33,12 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import TraceError
-from ..jsonstream import ByteSource, EventChunk, TraceSplitter, exact_spans, is_gzip
-from ..progress import Progress
-from ..schema import EVENT_TABLES
-from .extract import copy_table
-from .read import ReadMode, chunk_select, classify, event_error, rewrite
+from tracesql.errors import TraceError
+from tracesql.ingest.extract import copy_table
+from tracesql.ingest.jsonstream import ByteSource, EventChunk, TraceSplitter, exact_spans, is_gzip
+from tracesql.ingest.progress import Progress
+from tracesql.ingest.read import ReadMode, chunk_select, classify, event_error, rewrite
+from tracesql.store.schema import EVENT_TABLES
 
 # (event_id, byte_offset, kind, detail): a row of ingest_issues
 Issue = tuple[int | None, int | None, str, str]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..jsonstream import content_hasher
+from tracesql.ingest.jsonstream import content_hasher
 
 # (size, content hash) of the published traces of each dataset, by trace directory name. A trace directory is
 # complete and never changes once published, so only directories not seen before are read (those published by

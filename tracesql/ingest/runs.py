@@ -4,7 +4,7 @@ Each run of ``tracesql.ingest`` writes ``DATASET/runs/<run_id>.json`` when it st
 rewrites it, atomically, when it ends: a scheduled job can tell from the dataset which run added which traces,
 which files failed and why, and whether a run is still going. A run found ``running`` by a later run on the same
 host whose process is gone is marked ``killed``. The columns are ``schema.DATASET_TABLES``; the views of the same
-names read the files (``tracesql.dataset.table_statements``).
+names read the files (``tracesql.store.dataset.table_statements``).
 
 ``dataset_lock`` serialises what two runs on one dataset must not do at once (writing ``init.sql`` and the
 catalog); traces are published atomically and added once without it.
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import orjson
 
-from .publish import _pid_alive
+from tracesql.ingest.publish import _pid_alive
 
 RUNS_DIR = "runs"
 LOCK_FILE = ".lock"
@@ -55,7 +55,7 @@ class RunRecord:
     """The record of one ingest run, kept in ``DATASET/runs/<run_id>.json``."""
 
     def __init__(self, dataset: Path, command: str | None = None):
-        from .. import __version__
+        from tracesql.version import __version__
 
         self.dataset = Path(dataset)
         self.t0 = time.time()

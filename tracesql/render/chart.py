@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from types import ModuleType
 
-from .svg import clean
+from tracesql.render.svg import clean
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -31,7 +31,7 @@ def _drawable(value):
 
 
 def _vl_convert(what: str) -> ModuleType:
-    from ..output import UsageError
+    from tracesql.errors import UsageError
 
     try:
         import vl_convert

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..escape import html_text, script_json
+from tracesql.escape import html_text, script_json
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
 STYLE = ("body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}figure{margin:0 0 1.5em}"
@@ -52,7 +52,7 @@ def chart(spec: dict, element_id: str) -> str:
     """A chart: ``<figure id="ID">`` holding the chart drawn as inline SVG, then its Vega-Lite spec as JSON data
     (``json_script``, id ``ID-spec``) without its ``$schema`` URL, which Vega-Lite does not need. Raises UsageError
     without vl-convert-python."""
-    from .chart import svg
+    from tracesql.render.chart import svg
 
     drawing = svg(spec, what=".html")
     data = {k: v for k, v in spec.items() if k != "$schema"}

@@ -30,7 +30,7 @@
 --              of a file is left out of it (done when the file is written). A roofline sheet is compared
 --              only when both traces have rows in it.
 -- Column names here carry the placeholders `base::`, `variant::` and `__variant_`; the caller puts the two
--- tags (TraceLens's --names) in their place (tracesql/diff_tracelens.py).
+-- tags (TraceLens's --names) in their place (tracesql/peers/tracelens/diff.py).
 --
 -- @requires peers/tracelens/timeline peers/tracelens/launchers peers/tracelens/kernel_summary
 -- @requires peers/tracelens/ops_unique_args peers/tracelens/perf_unified peers/tracelens/perf_gemm

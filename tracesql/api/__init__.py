@@ -1,0 +1,1 @@
+"""tracesql.api."""

@@ -1,0 +1,201 @@
+"""Kernel and op categories from the rule table (views in sql/categories/).
+
+``categories(ds)`` reads the views; ``add_rules(DATASET, CSV)`` adds a user rule file to a dataset, where the
+views pick it up (``DATASET/rules/*.csv``). Every number comes from the SQL views; this module only selects
+and orders rows.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from tracesql.errors import DatasetError
+
+RULE_COLUMNS = ["ruleset", "applies_to", "event_cat", "category", "subcategory", "class", "pattern", "priority", "note"]
+# what a kernel rule may say its GPU work is to the timeline, the gaps and the kernel summary (sql/categories/rules.sql)
+CLASSES = {"compute", "comm", "memcpy", "memset", "sync"}
+APPLIES_TO = {"kernel", "op", "op_first_kernel"}
+
+
+def _sql(ds, query: str, params=None) -> pl.DataFrame:
+    return ds.con.sql(query, params=params).pl()
+
+
+def _resolve_trace(ds, trace_id: str | None) -> str | None:
+    """A trace id, or a file name / path suffix of exactly one ingested trace, to its trace id."""
+    if trace_id is None:
+        return None
+    rows = ds.execute("SELECT trace_id FROM traces WHERE trace_id = ? OR file_name = ? OR source_path = ? "
+                      "OR ends_with(source_path, '/' || ?)", [trace_id] * 4).fetchall()
+    ids = sorted({r[0] for r in rows})
+    if len(ids) == 1:
+        return ids[0]
+    if not ids:
+        raise DatasetError(f"no trace {trace_id!r} in the dataset (give a trace_id or a file name)")
+    raise DatasetError(f"{trace_id!r} names {len(ids)} traces ({', '.join(ids)}); give a trace_id")
+
+
+def rulesets(ds) -> list[str]:
+    """Names of the rulesets that have kernel rules (shipped and user)."""
+    return [r[0] for r in ds.execute("SELECT DISTINCT ruleset FROM category_rules WHERE applies_to = 'kernel' "
+                                     "ORDER BY ruleset").fetchall()]
+
+
+# by= views of the default ruleset: (view, columns, order), each with trace_id first.
+_BY_VIEWS = {
+    "stream": ("kernel_category_by_stream",
+               "device, stream, kernel_category, count, total_time_ms, pct_of_stream_time",
+               "trace_id, device, stream, total_time_ms DESC, kernel_category"),
+    "device": ("kernel_category_by_device", "device, kernel_category, count, total_time_ms, pct_of_device_time",
+               "trace_id, device, total_time_ms DESC, kernel_category"),
+    "op": ("kernel_category_by_op",
+           "cpu_op, kernel_category, count, total_time_ms, pct_of_parent_time, parent_time_ms",
+           "trace_id, parent_time_ms DESC, cpu_op, total_time_ms DESC, kernel_category"),
+    "op_kernel": ("kernel_category_by_op_kernel",
+                  "cpu_op, kernel_category, kernel_name, count, total_time_ms, avg_time_us, pct_of_parent_time",
+                  "trace_id, cpu_op, kernel_category, total_time_ms DESC, kernel_name"),
+    "op_category": ("op_category_summary", "op_category, ops, gpu_events, kernel_time_ms, pct, cumulative_pct",
+                    "trace_id, rank"),
+}
+BY = ["category", "subcategory", *_BY_VIEWS]
+
+
+def categories(ds, ruleset: str = "default", unmatched: bool = False, trace_id: str | None = None,
+               by: str = "category") -> pl.DataFrame:
+    """GPU time per kernel category under a ruleset.
+
+    ``by="category"`` (default): one row per category over all GPU events (Σ dur; all traces, or
+    ``trace_id``), columns ``kernel_category, count, total_time_ms, pct, cumulative_pct, avg_time_us``, most
+    time first (views kernel_category_summary / kernel_category_summary_all). ``by="subcategory"``: one row
+    per (category, subcategory) (kernel_subcategory_summary[_all]). Under the default ruleset, per trace
+    (``trace_id`` column first unless ``trace_id`` is given): ``by="stream"`` / ``"device"``
+    (kernel_category_by_stream / _by_device), ``"op"`` (kernel_category_by_op: categories per parent op),
+    ``"op_kernel"`` (kernel_category_by_op_kernel), ``"op_category"`` (op_category_summary).
+    ``unmatched=True`` lists instead the GPU event names no rule of the ruleset matches (category ``other``)
+    by total time (views kernel_names_unmatched / kernel_names_unmatched_by_trace).
+    """
+    known = rulesets(ds)
+    if ruleset not in known:
+        raise DatasetError(f"unknown ruleset {ruleset!r}; known: {', '.join(known)}")
+    if by not in BY:
+        raise DatasetError(f"unknown breakdown {by!r}; known: {', '.join(BY)}")
+    tid = _resolve_trace(ds, trace_id)
+    if unmatched:
+        if tid is None:
+            return _sql(ds, "SELECT name, cat, count, total_time_ms, pct_of_gpu_time AS pct, traces "
+                            "FROM kernel_names_unmatched WHERE ruleset = $rs "
+                            "ORDER BY total_time_ms DESC, name", {"rs": ruleset})
+        return _sql(ds, "SELECT name, cat, count, total_time_ms, pct_of_trace_gpu_time AS pct "
+                        "FROM kernel_names_unmatched_by_trace WHERE ruleset = $rs AND trace_id = $t "
+                        "ORDER BY total_time_ms DESC, name", {"rs": ruleset, "t": tid})
+    if by in _BY_VIEWS:
+        if ruleset != "default":
+            raise DatasetError(f"--by {by} is computed under the default ruleset only")
+        view, cols, order = _BY_VIEWS[by]
+        if tid is None:
+            return _sql(ds, f"SELECT trace_id, {cols} FROM {view} ORDER BY {order}")
+        return _sql(ds, f"SELECT {cols} FROM {view} WHERE trace_id = $t ORDER BY {order}", {"t": tid})
+    if by == "subcategory":
+        cols = "kernel_category, kernel_subcategory, count, total_time_ms, pct, pct_of_category"
+        order = "total_time_ms DESC, kernel_category, kernel_subcategory"
+        if tid is None:
+            return _sql(ds, f"SELECT {cols} FROM kernel_subcategory_summary_all WHERE ruleset = $rs ORDER BY {order}",
+                        {"rs": ruleset})
+        return _sql(ds, f"SELECT {cols} FROM kernel_subcategory_summary WHERE ruleset = $rs AND trace_id = $t "
+                        f"ORDER BY {order}", {"rs": ruleset, "t": tid})
+    cols = "kernel_category, count, total_time_ms, pct, cumulative_pct, avg_time_us"
+    if tid is None:
+        return _sql(ds, f"SELECT {cols} FROM kernel_category_summary_all WHERE ruleset = $rs ORDER BY rank",
+                    {"rs": ruleset})
+    return _sql(ds, f"SELECT {cols} FROM kernel_category_summary WHERE ruleset = $rs AND trace_id = $t "
+                    "ORDER BY rank", {"rs": ruleset, "t": tid})
+
+
+def read_rules(csv_path) -> pl.DataFrame:
+    """Read and check a rule CSV; returns its rules with the full column set (strings; priority may be '').
+
+    The header must name at least ``category`` and ``pattern``; other columns of RULE_COLUMNS are optional
+    (empty ruleset = default, empty applies_to = kernel, empty priority = 10000 once loaded). Every pattern
+    must be a valid RE2 expression and every applies_to one of kernel, op, op_first_kernel.
+    """
+    path = Path(csv_path)
+    if not path.is_file():
+        raise DatasetError(f"{csv_path}: no such rule file")
+    text = path.read_text(encoding="utf-8")
+    reader = csv.DictReader(io.StringIO(text))
+    header = [h.strip().lower() for h in (reader.fieldnames or [])]
+    missing = [c for c in ("category", "pattern") if c not in header]
+    if missing:
+        raise DatasetError(f"{csv_path}: the header must have the columns category and pattern "
+                           f"(missing {', '.join(missing)}); full set: {','.join(RULE_COLUMNS)}")
+    rows = []
+    for lineno, raw in enumerate(reader, start=2):
+        rec = {k.strip().lower(): (v or "").strip() for k, v in raw.items() if k is not None}
+        if not any(rec.values()) or next(iter(rec.values()), "").startswith("#"):
+            continue
+        row = {c: rec.get(c, "") for c in RULE_COLUMNS}
+        if not row["category"] or not row["pattern"]:
+            raise DatasetError(f"{csv_path}:{lineno}: category and pattern must not be empty")
+        if row["applies_to"] and row["applies_to"].lower() not in APPLIES_TO:
+            raise DatasetError(f"{csv_path}:{lineno}: applies_to must be one of {', '.join(sorted(APPLIES_TO))}")
+        if row["class"] and row["class"].lower() not in CLASSES:
+            raise DatasetError(f"{csv_path}:{lineno}: class must be one of {', '.join(sorted(CLASSES))}")
+        if row["priority"]:
+            try:
+                int(row["priority"])
+            except ValueError:
+                raise DatasetError(f"{csv_path}:{lineno}: priority must be an integer") from None
+        if any("\n" in v or "\r" in v for v in row.values()):
+            raise DatasetError(f"{csv_path}:{lineno}: fields must not contain line breaks")
+        rows.append(row)
+    con = duckdb.connect(config={"memory_limit": "256MB"})
+    con.execute("SET enable_progress_bar = false")
+    try:
+        for row in rows:
+            try:
+                con.execute("SELECT regexp_matches('', ?)", [row["pattern"]]).fetchall()
+            except duckdb.Error as e:
+                raise DatasetError(f"{csv_path}: invalid pattern {row['pattern']!r}: "
+                                   f"{str(e).splitlines()[0]}") from None
+    finally:
+        con.close()
+    return pl.DataFrame(rows, schema={c: pl.Utf8 for c in RULE_COLUMNS}, orient="row")
+
+
+def add_rules(dataset_path, csv_path, name: str | None = None) -> Path:
+    """Copy a user rule CSV into ``DATASET/rules/`` (checked and rewritten fully quoted, so the SQL reader
+    parses it exactly). A file of the same name is replaced; other user rule files are kept, so several
+    files merge (ties between equal priorities go to the earlier file name). Returns the written path.
+    """
+    ds_dir = Path(dataset_path)
+    if not (ds_dir / "traces").is_dir():
+        raise DatasetError(f"{dataset_path}: not a tracesql dataset (no traces/ folder)")
+    rules = read_rules(csv_path)
+    out_dir = ds_dir / "rules"
+    out_dir.mkdir(exist_ok=True)
+    stem = Path(name or Path(csv_path).name).name
+    if not stem.endswith(".csv"):
+        stem += ".csv"
+    dest = out_dir / stem
+    tmp = out_dir / f".{stem}.tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n")
+        w.writerow(RULE_COLUMNS)
+        for row in rules.iter_rows():
+            w.writerow(row)
+    tmp.replace(dest)
+    _rebuild_rule_tables(ds_dir)
+    return dest
+
+
+def _rebuild_rule_tables(ds_dir: Path) -> None:
+    """The stored tables computed with the rules (the GPU timeline's classes) are rebuilt for every trace, so
+    that the timeline, the categories and the gaps agree under the new rules."""
+    from tracesql.ingest.derive import rebuild, rule_dependent_tables
+
+    rebuild(ds_dir, rule_dependent_tables())
+

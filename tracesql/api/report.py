@@ -1,0 +1,395 @@
+"""`tracesql report`: every analysis section of a dataset, in our native definitions or a peer's.
+
+Styles:
+  native     gpu_timeline, gpu_timeline_by_step, comm_compute_overlap, kernel_summary, gaps_by_stream,
+             gap_histogram, kernel_transitions, idle_breakdown, launch_stats (+ the op summaries of the call
+             tree views when they are present)
+  tracelens  gpu_timeline, kernel_summary, ops_summary, ops_summary_by_category, ops_unique_args,
+             unified_perf_summary, short_kernel_histogram, short_kernels_summary and the perf-model sheets
+             (GEMM, SDPA_fwd, UnaryElementwise, BinaryElementwise, Reduce_fwd, Normalization, CONV_fwd: those
+             a trace has ops for): TraceLens's file names, columns and definitions
+  hta        temporal_breakdown, idle_time_breakdown, kernel_type_breakdown, cuda_kernel_launch_stats,
+             comm_comp_overlap: HTA's file names, columns and definitions
+
+Peer-style sections are per trace: with several traces and --out, each trace gets a sub-folder named
+after its file. A native report of several traces starts with traces_overview, kernels_across_traces and
+ops_across_traces (the traces side by side), written whole at the top of --out. A section whose views are not
+defined in this installation is skipped with a note.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from tracesql.api import analysis
+from tracesql.api.arch import set_arch
+from tracesql.render.output import histogram_bars
+from tracesql.store.sqlmodules import materialized
+
+STYLES = ("native", "tracelens", "hta")
+
+
+def materialized_views(style: str) -> list[str]:
+    """Views the report of a style reads many times, computed once per report (Dataset.materialized), in
+    dependency order: those the SQL library tags ``@materialize report`` (native) or ``report-<style>``."""
+    return materialized("report" if style == "native" else f"report-{style}")
+
+
+def _q(ds, query: str, params=None) -> pl.DataFrame:
+    return analysis._q(ds, query, params)
+
+
+# ---- section builders: each returns a DataFrame (or None when its views are missing) ------------------
+
+def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
+    inn = analysis._in(ids)
+    a = analysis
+    out = {
+        "gpu_timeline": lambda: a.timeline(ds, trace=trace),
+        "gpu_timeline_by_step": lambda: a.timeline(ds, trace=trace, by_step=True),
+        "comm_compute_overlap": lambda: _q(ds, f"""SELECT c.trace_id, t.label AS trace,
+            CASE WHEN NOT c.pooled THEN c.device END::INTEGER AS device, c.pooled, c.comm_ns / 1e3 AS comm_us,
+            c.overlapped_ns / 1e3 AS overlapped_us,
+            c.exposed_ns / 1e3 AS exposed_us, c.overlap_pct
+            FROM comm_compute_overlap c JOIN trace_labels t USING (trace_id)
+            WHERE c.trace_id IN {inn} ORDER BY trace, c.pooled DESC, c.device"""),
+        "kernel_summary": lambda: a.kernel_summary(ds, trace=trace),
+        "gaps_by_stream": lambda: a.gaps(ds, trace=trace),
+        # each trace's histogram over its own range (up to its largest gap): a trace's folder is then the same
+        # whatever other traces the report covers, and a task that opens the trace alone writes it
+        # (tracesql.api.archive_report)
+        "gap_histogram": lambda: (pl.concat([a.gaps(ds, trace=t, what="histogram") for t in ids]) if len(ids) > 1
+                                  else a.gaps(ds, trace=trace, what="histogram")),
+        "kernel_transitions": lambda: a.gaps(ds, trace=trace, what="transitions", top=50),
+        "idle_breakdown": lambda: a.gaps(ds, trace=trace, what="idle"),
+        "launch_stats": lambda: a.launch_stats(ds, trace=trace),
+    }
+    if a.has_view(ds, "op_summary"):  # needs the call tree views (sql/tree/)
+        out["op_summary"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.op_name, o.op_count,
+            o.kernel_count,
+            o.kernel_time_ns / 1e3 AS kernel_time_us, o.mean_per_op_ns / 1e3 AS mean_per_op_us, o.time_pct,
+            o.cumulative_pct FROM op_summary o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
+            ORDER BY trace, o.kernel_time_ns DESC, o.op_name""")
+        out["op_arg_summary"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.op_name, o.input_dims,
+            o.input_type,
+            o.input_strides, o.concrete_inputs, o.count, o.kernel_time_mean_ns / 1e3 AS kernel_time_mean_us,
+            o.kernel_time_median_ns / 1e3 AS kernel_time_median_us, o.kernel_time_std_ns / 1e3 AS kernel_time_std_us,
+            o.kernel_time_min_ns / 1e3 AS kernel_time_min_us, o.kernel_time_max_ns / 1e3 AS kernel_time_max_us,
+            o.kernel_time_sum_ns / 1e3 AS kernel_time_sum_us, o.time_pct, o.cumulative_pct
+            FROM op_arg_summary o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
+            ORDER BY trace, o.kernel_time_sum_ns DESC, o.op_name, o.input_dims, o.input_type, o.input_strides,
+            o.concrete_inputs""")
+        out["short_kernels"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.op_name, o.kernel_name,
+            o.count,
+            o.total_ns / 1e3 AS total_us, o.mean_ns / 1e3 AS mean_us, o.short_pct, o.pct_of_kernel_time
+            FROM short_kernels o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
+            ORDER BY trace, o.total_ns DESC, o.op_name, o.kernel_name""")
+        out["short_kernel_histogram"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.bin, o.bin_start_us,
+            o.bin_end_us, o.count, o.total_us FROM short_kernel_histogram o JOIN trace_labels t USING (trace_id)
+            WHERE o.trace_id IN {inn} ORDER BY trace, o.bin""")
+    return out
+
+
+# Native sections over all the traces of a report (sql/gpu/across_traces.sql), written whole at the top of --out.
+ACROSS_TRACES = {
+    "traces_overview": "SELECT * FROM traces_overview ORDER BY trace",
+    "kernels_across_traces": "SELECT * FROM kernels_across_traces ORDER BY total_ms DESC, name LIMIT 200",
+    "ops_across_traces": "SELECT * FROM ops_across_traces ORDER BY kernel_time_ms DESC, op_name LIMIT 200",
+}
+
+# Peer sections: (file name, view, ORDER BY) per style; the view has trace_id first, dropped on output.
+_PERF_QUERY = "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"
+TRACELENS = [
+    ("gpu_timeline", "tl_gpu_timeline", None),
+    ("kernel_summary", "tl_kernel_summary", None),
+    ("ops_summary", "tl_ops_summary", None),
+    ("ops_summary_by_category", "tl_ops_summary_by_category",
+     "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"),
+    ("ops_unique_args", "tl_ops_unique_args",
+     "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"),
+    ("unified_perf_summary", "tl_unified_perf_summary", _PERF_QUERY),
+    ("short_kernel_histogram", "tl_short_kernel_histogram", None),
+    ("short_kernels_summary", "tl_short_kernels_summary", None),
+    # the perf-model sheets (peers/tracelens/perf_*; unified_perf_summary above too): written only for a
+    # trace with rows, with the columns TraceLens writes for that trace (the view's sheet_columns)
+    ("GEMM", "tl_perf_gemm", _PERF_QUERY),
+    ("SDPA_fwd", "tl_perf_sdpa_fwd", _PERF_QUERY),
+    ("UnaryElementwise", "tl_perf_unary_elementwise", _PERF_QUERY),
+    ("BinaryElementwise", "tl_perf_binary_elementwise", _PERF_QUERY),
+    ("Reduce_fwd", "tl_perf_reduce_fwd", _PERF_QUERY),
+    ("Reduce_bwd", "tl_perf_reduce_bwd", _PERF_QUERY),
+    ("Normalization", "tl_perf_normalization", _PERF_QUERY),
+    ("CONV_fwd", "tl_perf_conv_fwd", _PERF_QUERY),
+    ("SDPA_bwd", "tl_perf_sdpa_bwd", _PERF_QUERY),
+    ("CONV_bwd", "tl_perf_conv_bwd", _PERF_QUERY),
+]
+# TraceLens's inference report run with --group_by_parent_module (Reporting/generate_perf_report_pytorch_inference.py,
+# generate_perf_report_pytorch: include_call_stack=group_by_parent_module gives every launcher its parent_module;
+# TreePerfAnalyzer.get_df_kernel_launchers_summary_module / _summary_by_category_module and
+# get_df_kernel_launchers_unique_args(group_by_parent_module=True) then group by it): these sections read the
+# per-module views instead (the graphs/vllm_decode_full reference is that report).
+TRACELENS_BY_MODULE = {
+    view: (view + "_module", "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank")
+    for view in ("tl_ops_summary", "tl_ops_summary_by_category", "tl_ops_unique_args")
+}
+# ... and its perf-model sheets (peers/tracelens/perf_infer: grouped by num_kernels too, over a graph replay merged
+# with its capture trace, with the ops of TraceLens's inference extension; its unified_perf_summary with call
+# stacks: peers/tracelens/perf_infer_unified), plus the sheets only that report has
+TRACELENS_BY_MODULE.update({
+    "tl_perf_gemm": ("tl_perf_infer_gemm", _PERF_QUERY),
+    "tl_perf_unary_elementwise": ("tl_perf_infer_unary_elementwise", _PERF_QUERY),
+    "tl_unified_perf_summary": ("tl_perf_infer_unified_perf_summary", _PERF_QUERY),
+})
+TRACELENS_INFERENCE: list[tuple[str, str, str | None]] = [
+    ("RMSNorm_fwd", "tl_perf_infer_rmsnorm_fwd", _PERF_QUERY),
+    ("InferenceAttention_fwd", "tl_perf_infer_attention_fwd", _PERF_QUERY),
+    ("MoE_unfused_fwd", "tl_perf_infer_moe_unfused_fwd", _PERF_QUERY),
+]
+HTA = [
+    ("temporal_breakdown", "hta_temporal_breakdown", None),
+    ("idle_time_breakdown", "hta_idle_time_breakdown",
+     "SELECT trace_id, rank, stream, idle_category, idle_time, idle_time_ratio FROM {v} WHERE trace_id IN {ids} "
+     "ORDER BY trace_id, stream, idle_category"),
+    ("kernel_type_breakdown", "hta_kernel_type_breakdown_by_trace",
+     "SELECT trace_id, kernel_type, sum, percentage FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, sum DESC"),
+    ("cuda_kernel_launch_stats", "hta_cuda_kernel_launch_stats",
+     "SELECT trace_id, correlation, cpu_duration, gpu_duration, launch_delay FROM {v} WHERE trace_id IN {ids}"),
+    ("comm_comp_overlap", "hta_comm_comp_overlap", None),
+]
+
+
+def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str, pl.DataFrame | None]:
+    """One section for every trace in ids (one query for all of them): {trace_id: DataFrame}.
+
+    The views keep each trace's rows in the peer's order; an empty table is returned for a trace without
+    rows, None for a perf sheet (a view with a sheet_columns column) without rows. A trace without CPU ops
+    gets TraceLens's reduced columns for kernel_summary and short_kernels_summary."""
+    inn = analysis._in(ids)
+    no_ops: set[str] = set()
+    if view in ("tl_kernel_summary", "tl_short_kernels_summary"):
+        with_ops = {r[0] for r in ds.con.sql(f"SELECT DISTINCT trace_id FROM events WHERE trace_id IN {inn} "
+                                              "AND cat = 'cpu_op'").fetchall()}
+        no_ops = set(ids) - with_ops
+
+    def run(v: str, tids: list[str]) -> dict[str, pl.DataFrame | None]:
+        q = (query or "SELECT * FROM {v} WHERE trace_id IN {ids}").format(v=v, ids=analysis._in(tids))
+        df = _q(ds, q).with_row_index("_row")
+        parts = {k[0]: g.sort("_row").drop("_row", "trace_id")
+                 for k, g in df.group_by("trace_id", maintain_order=True)} if df.height else {}
+        if "sheet_columns" in df.columns:  # a perf sheet: its trace's columns, nothing for a trace without rows
+            return {t: parts[t].select(parts[t]["sheet_columns"][0].to_list()) if t in parts else None
+                    for t in tids}
+        empty = df.head(0).drop("_row", "trace_id")
+        return {t: parts.get(t, empty) for t in tids}
+
+    out = run(view, [t for t in ids if t not in no_ops]) if len(no_ops) < len(ids) else {}
+    if no_ops:
+        if view == "tl_short_kernels_summary":  # TraceLens groups by kernel name alone then
+            out.update(run("tl_short_kernels_summary_by_name", sorted(no_ops)))
+        else:  # and has no Parent cpu_op column in its kernel_summary
+            out.update({t: None if df is None else df.drop("Parent cpu_op")
+                        for t, df in run(view, sorted(no_ops)).items()})
+    return out
+
+
+def _safe_name(s: str) -> str:
+    s = re.sub(r"\.json(\.gz)?$", "", s)
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", s) or "trace"
+
+
+def build(ds, style: str = "native", trace: str | None = None,
+          by_module: bool = False, arch: str | None = None) -> list[tuple[str, str | None, pl.DataFrame]]:
+    """All sections of a report: a list of (section name, trace file name or None, DataFrame).
+
+    by_module (style tracelens): TraceLens's inference report with --group_by_parent_module, whose ops_summary,
+    ops_summary_by_category and ops_unique_args group by the launcher's parent nn.Module too, and whose
+    perf-model sheets group by num_kernels and add the inference extension's sheets (TRACELENS_INFERENCE).
+    arch: the GPU of the roofline (set_arch).
+
+    The shared views are computed once for the report (Dataset.materialized; with ``trace``, for that trace
+    only) and dropped after it.
+
+    Sections whose views are not defined are reported on stderr and left out.
+    """
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)}")
+    ids = analysis.trace_ids(ds, trace)
+    views = materialized_views(style)
+    if by_module and style == "tracelens":  # the inference report's merged tree (peers/tracelens/perf_infer)
+        views += materialized("report-tracelens-inference")
+    with ds.scope():
+        set_arch(ds, style, arch)
+        with ds.materialized(views, ids if trace is not None else None):
+            return _build(ds, style, ids, trace, by_module)
+
+
+def _build(ds, style: str, ids: list[str], trace: str | None,
+           by_module: bool) -> list[tuple[str, str | None, pl.DataFrame]]:
+    out: list[tuple[str, str | None, pl.DataFrame]] = []
+    if style == "native":
+        if len(ids) > 1 and analysis.has_view(ds, "traces_overview"):  # several traces: side by side first
+            for name, query in ACROSS_TRACES.items():
+                out.append((name, None, _q(ds, query)))
+        for name, fn in _native_sections(ds, ids, trace).items():
+            df = fn()
+            if name == "gap_histogram":
+                df = histogram_bars(df)
+            out.append((name, None, df))
+        return out
+    names = dict(ds.con.sql(f"SELECT trace_id, label FROM trace_labels WHERE trace_id IN {analysis._in(ids)}")
+                 .fetchall())
+    sections = TRACELENS if style == "tracelens" else HTA
+    if by_module and style == "tracelens":
+        sections = [(f, *TRACELENS_BY_MODULE.get(v, (v, q))) for f, v, q in sections] + TRACELENS_INFERENCE
+    missing = [view for _, view, _ in sections if not analysis.has_view(ds, view)]
+    if missing:
+        print(f"tracesql report: views not available in this installation, sections skipped: {', '.join(missing)}",
+              file=sys.stderr)
+    per_section = [(fname, _peer_section(ds, view, query, ids)) for fname, view, query in sections
+                   if view not in missing]
+    for tid in ids:
+        for fname, frames in per_section:
+            if (df := frames[tid]) is not None:
+                out.append((fname, names.get(tid, tid), df))
+    if style == "tracelens" and trace is None:
+        out.extend(_tracelens_multirank(ds))
+    return out
+
+
+# TraceLens's short_kernels_summary.csv when it has short kernels but every one lacks a grouping key (old traces
+# record no Input Strides or Concrete Inputs): pandas writes the aggregation's two-level column header.
+TL_SHORT_KERNELS_UNGROUPED = ("Kernel duration (µs),Kernel duration (µs),Kernel duration (µs)\n"
+                              "sum,count,mean\n")
+
+# TraceLens's multi-rank report files (tracesql.api.comm.TRACELENS_FILES): written with their header when empty.
+MULTIRANK_FILES = {"nccl_summary_implicit_sync", "nccl_summary_long", "nccl_long", "nccl_implicit_sync",
+                   "straggler_summary"}
+
+
+def _tracelens_multirank(ds) -> list[tuple[str, str | None, pl.DataFrame]]:
+    """TraceLens's multi-rank collective report of every job of two or more ranks with collective kernels
+    (tracesql.api.comm.tracelens_jobs), labelled job<J> (its sub-folder with --out)."""
+    from tracesql.api import comm
+
+    return [(fname, f"job{job}", df) for job in comm.tracelens_jobs(ds)
+            for fname, df in comm.tracelens_frames(ds, job).items()]
+
+
+def _folders(labels: list[str]) -> dict[str, str]:
+    """A folder name per trace label, unique (the labels are; the safe names may meet)."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for label in labels:
+        name = base = _safe_name(label)
+        n = 2
+        while name in used:
+            name, n = f"{base}_{n}", n + 1
+        used.add(name)
+        out[label] = name
+    return out
+
+
+def _per_trace(sections) -> list[tuple[str, str | None, pl.DataFrame]]:
+    """Sections split by trace: a native section (all traces in one frame, with trace_id and trace columns)
+    becomes one frame per trace; the peer sections are per trace already."""
+    labels = sorted({t for _, t, _ in sections if t is not None}
+                    | {x for name, t, df in sections
+                       if t is None and "trace" in df.columns and name not in ACROSS_TRACES
+                       for x in df.get_column("trace").unique().to_list() if x is not None})
+    out = []
+    for name, trace, df in sections:
+        if trace is not None or "trace" not in df.columns or name in ACROSS_TRACES:
+            out.append((name, trace, df))
+            continue
+        for label in labels:
+            out.append((name, label, df.filter(pl.col("trace") == label)))
+    return out
+
+
+def write(sections, fmt: str = "table", out: str | None = None, stream=None, width: int | None = None,
+          wide: bool = False) -> list[Path]:
+    """Print the sections (no out) or write one file per section into the folder out, with one sub-folder per
+    trace when the sections cover several traces.
+
+    Printed: ``table`` (each table fitted to ``width`` unless ``wide``), ``csv`` (a ``# section`` line before
+    each), ``json`` (one JSON object keyed by section; a peer style's sections hold one array per trace label)."""
+    import json
+
+    from tracesql.render.output import format_table, frame_json
+
+    stream = stream or sys.stdout
+    if out is None:
+        if fmt == "json":
+            doc: dict = {}
+            for name, trace, df in sections:
+                if trace is None:
+                    doc[name] = frame_json(df)
+                else:
+                    doc.setdefault(name, {})[trace] = frame_json(df)
+            stream.write(json.dumps(doc, ensure_ascii=False) + "\n")
+            return []
+        for name, trace, df in sections:
+            title = name if trace is None else f"{name} ({trace})"
+            if fmt == "table":
+                stream.write(f"== {title}\n{format_table(df, width=None if wide else width)}\n\n")
+            else:
+                stream.write(f"# {title}\n{df.write_csv()}\n")
+        return []
+    written = []
+    split = _per_trace(sections)
+    short_hist = {t: df.height for name, t, df in split if name == "short_kernel_histogram"}
+    labels = sorted({t for _, t, _ in split if t is not None})
+    folders = _folders(labels) if len(labels) > 1 else {}
+    for name, trace, df in split:
+        folder = Path(out)
+        if trace is not None and folders:
+            folder = folder / folders[trace]
+        folder.mkdir(parents=True, exist_ok=True)
+        ext = {"table": "txt", "csv": "csv", "json": "json"}[fmt]
+        path = folder / f"{name}.{ext}"
+        if fmt == "csv":
+            if name == "short_kernels_summary" and df.height == 0 and trace is not None:
+                # TraceLens's frame without rows (get_dfs_short_kernels): none at all without short kernels (pandas
+                # writes a lone newline), the aggregation's two-level header when its group keys left them all out
+                path.write_text(TL_SHORT_KERNELS_UNGROUPED if short_hist.get(trace) else "\n")
+            elif name == "short_kernel_histogram":
+                df.write_csv(path)  # its columns even without a short kernel
+            elif df.height == 0 and trace is not None and "trace" not in df.columns and name not in MULTIRANK_FILES:
+                path.write_text("")  # the peers write an empty file for an empty table (TraceLens's multi-rank
+                # report a header: its frames have their columns)
+            else:
+                df.write_csv(path)
+        elif fmt == "json":
+            path.write_text(df.write_json() + "\n")
+        else:
+            path.write_text(format_table(df, max_rows=None) + "\n")
+        written.append(path)
+    return written
+
+
+def report(ds, style: str = "native", fmt: str = "table", out: str | None = None, trace: str | None = None,
+           width: int | None = None, wide: bool = False, by_module: bool = False,
+           arch: str | None = None) -> list[Path]:
+    """Build and print/write a report; returns the files written (empty when printing).
+
+    style: native, tracelens or hta; fmt: table, csv or json; out: a folder to write one file per section into
+    (None: print); trace: a trace_id or label (None: every trace); width: printed tables fit this many
+    characters (None: the terminal's width, see tracesql.render.output.terminal_width); wide: print them whole;
+    by_module, arch: see build."""
+    if width is None and out is None and fmt == "table" and not wide:
+        from tracesql.render.output import terminal_width
+
+        width = terminal_width()
+    try:
+        sections = build(ds, style=style, trace=trace, by_module=by_module, arch=arch)
+        if style == "native" and fmt == "table" and out is None:  # the native text report opens with the summary
+            from tracesql.api import summary
+
+            sys.stdout.write(summary.render(ds, trace=trace, arch=arch) + "\n")
+    except duckdb.Error as e:
+        raise RuntimeError(f"report failed: {str(e).splitlines()[0]}") from e
+    return write(sections, fmt=fmt, out=out, width=width, wide=wide)

@@ -1,0 +1,152 @@
+"""The call tree (nn.Module -> op -> runtime launch -> GPU event) with GPU time per node.
+
+Everything is computed by the SQL views of ``sql/tree/`` (cpu_nesting, gpu_launch_links,
+cpu_event_context, gpu_event_ops, op_gpu_time, module_gpu_time, call_tree, ...);
+this module only selects from them and formats the result.
+"""
+from __future__ import annotations
+
+import time
+
+import polars as pl
+
+from tracesql.store.sqlmodules import materialized
+
+
+def tree_views() -> list[str]:
+    """The views worth computing once for tree queries (tagged ``@materialize tree`` in the SQL library), in
+    dependency order. cpu_nesting, gpu_launch_links and cpu_event_context are stored tables, not among them."""
+    return materialized("tree")
+
+
+def _database(ds) -> str:
+    """The connection's own catalog (quoted), so that `db.main.v` never means a temporary object."""
+    name = ds.con.execute("SELECT current_database()").fetchall()[0][0]
+    return '"' + name.replace('"', '""') + '"'
+
+
+def materialize(ds, views=None) -> dict[str, float]:
+    """Compute the tree views once and keep them as temporary tables of ``ds.con``.
+
+    A temporary table shadows the view of the same name, so every later query (and every view built on
+    it) reads the stored rows instead of recomputing the nesting. Returns the seconds spent per view.
+    Call :func:`release` to go back to the live views (e.g. after ingesting more traces).
+    """
+    timings = {}
+    db = _database(ds)
+    for v in views or tree_views():
+        t0 = time.perf_counter()
+        ds.con.execute(f'CREATE OR REPLACE TEMP TABLE "{v}" AS SELECT * FROM {db}.main."{v}"')
+        timings[v] = time.perf_counter() - t0
+    return timings
+
+
+def restrict_to_trace(ds, trace_id: str) -> None:
+    """Make this connection see one trace only: temporary views shadow the stored tables.
+
+    For one-shot commands on a private connection (`tracesql tree --trace-id`): every view then computes
+    that trace alone. Graph replays lose the merge with a capture trace held in another trace.
+    """
+    from tracesql.store.schema import TABLES
+
+    q = trace_id.replace("'", "''")
+    db = _database(ds)
+    for t in TABLES:
+        ds.con.execute(f"CREATE OR REPLACE TEMP VIEW \"{t}\" AS SELECT * FROM {db}.main.\"{t}\" WHERE trace_id = '{q}'")
+
+
+def release(ds, views=None) -> None:
+    """Drop the temporary tables made by :func:`materialize`."""
+    for v in reversed(views or tree_views()):
+        ds.con.execute(f'DROP TABLE IF EXISTS temp.main."{v}"')
+
+
+_TREE_SQL = """
+WITH RECURSIVE ct AS MATERIALIZED (
+    SELECT * FROM call_tree WHERE $trace_id IS NULL OR trace_id = $trace_id
+), roots AS (
+    SELECT * FROM ct
+    WHERE CASE WHEN $op IS NOT NULL THEN kind = 'op' AND (name = $op OR name LIKE $op)
+               WHEN $module IS NOT NULL THEN kind = 'module'
+                    AND (name = $module OR substr(name, 12) = $module OR substr(name, 12) LIKE $module
+                         OR regexp_replace(substr(name, 12), '_[0-9]+$', '') = $module)
+               ELSE parent_node_id IS NULL END
+), walk(trace_id, node_id, level, path) AS (
+    SELECT trace_id, node_id, 0, [sort_key] FROM roots
+    UNION ALL
+    SELECT c.trace_id, c.node_id, w.level + 1, list_append(w.path, c.sort_key)
+    FROM walk w JOIN ct c ON c.trace_id = w.trace_id AND c.parent_node_id = w.node_id
+    WHERE $depth IS NULL OR w.level < $depth
+), nodes AS (
+    SELECT w.trace_id, w.level, c.kind, c.name, c.gpu_busy_ns / 1000.0 AS gpu_busy_us,
+           c.gpu_sum_ns / 1000.0 AS gpu_sum_us, c.kernel_count, c.node_id, c.parent_node_id, c.ts_ns, c.dur_ns,
+           w.path
+    FROM walk w JOIN ct c USING (trace_id, node_id)
+), unlinked AS (   -- GPU events without a launch: one summary row per trace (whole-tree view only)
+    SELECT trace_id, 0 AS level, 'unlinked' AS kind, '[no launch]' AS name,
+           sum(_tree_busy_ns(ts_ns, ts_ns + dur_ns, prev_end)) / 1000.0 AS gpu_busy_us,
+           sum(dur_ns) / 1000.0 AS gpu_sum_us, count(*) AS kernel_count, NULL::BIGINT AS node_id,
+           NULL::BIGINT AS parent_node_id, min(ts_ns) AS ts_ns, NULL::BIGINT AS dur_ns,
+           [[9223372036854775807, 0]] AS path
+    FROM (SELECT *, max(ts_ns + dur_ns) OVER (PARTITION BY trace_id ORDER BY ts_ns, dur_ns
+                                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+          FROM gpu_launch_links WHERE NOT linked AND ($trace_id IS NULL OR trace_id = $trace_id))
+    WHERE $op IS NULL AND $module IS NULL
+    GROUP BY trace_id
+)
+SELECT trace_id, level, kind, name, gpu_busy_us, gpu_sum_us, kernel_count, node_id, parent_node_id,
+       ts_ns, dur_ns
+FROM (SELECT * FROM nodes UNION ALL SELECT * FROM unlinked)
+ORDER BY trace_id, path
+"""
+
+
+def tree(ds, op=None, module=None, depth=None, trace_id=None) -> pl.DataFrame:
+    """The call tree with GPU time per node, one row per node in print order (depth-first, by start).
+
+    op / module: start from every instance of that op (name, or a LIKE pattern) / nn.Module (full
+    `nn.Module: X_N` name, `X_N`, a LIKE pattern on it, or the class name `X`) instead of the roots.
+    depth: levels printed below the starting nodes (0: the starting nodes only).
+    trace_id: restrict to one trace.
+
+    Columns: trace_id, level (0 for the starting nodes), kind ('annotation', 'module', 'op', 'launch',
+    'gpu', and 'unlinked' for the per-trace summary of GPU events without a launch), name, gpu_busy_us
+    (union of the GPU intervals below the node), gpu_sum_us (Σ durations), kernel_count, node_id
+    (event_id), parent_node_id, ts_ns, dur_ns.
+    """
+    if op is not None and module is not None:
+        raise ValueError("give op or module, not both")
+    params = {"op": op, "module": module, "depth": None if depth is None else int(depth),
+              "trace_id": trace_id}
+    return ds.con.sql(_TREE_SQL, params=params).pl()
+
+
+def format_tree(df: pl.DataFrame, width: int = 110, name_width: int | None = None) -> str:
+    """Indented text rendering of :func:`tree`'s result, one line per node, each at most ``width`` characters:
+    `name ..... (busy µs, N GPU events)`; a name too long for the line is cut in the middle."""
+    from tracesql.render.output import cut_middle
+
+    labels: dict[str, str] = {}
+    if "trace" in df.columns:
+        labels = dict(zip(df.get_column("trace_id").to_list(), df.get_column("trace").to_list(), strict=True))
+    lines = []
+    last_trace = None
+    for row in df.iter_rows(named=True):
+        if row["trace_id"] != last_trace:
+            if last_trace is not None:
+                lines.append("")
+            label = labels.get(row["trace_id"])
+            lines.append(f"trace {label} ({row['trace_id']})" if label else f"trace {row['trace_id']}")
+            last_trace = row["trace_id"]
+        tail = f" ({row['gpu_busy_us']:,.2f} µs"
+        if row["kind"] != "gpu":
+            tail += f", {row['kernel_count']:,} GPU event{'s' if row['kernel_count'] != 1 else ''}"
+        tail += ")"
+        indent = "  " * row["level"]
+        room = width - len(indent) - len(tail) - 4  # a space and at least three dots
+        if name_width is not None:
+            room = min(room, name_width)
+        name = cut_middle(row["name"], max(room, 8))
+        head = indent + name + " "
+        lines.append(head + "." * max(3, width - len(head) - len(tail)) + tail)
+    return "\n".join(lines)

@@ -1,0 +1,545 @@
+"""Streaming access to a Chrome-trace JSON document without parsing it in Python.
+
+The document is read as decompressed byte blocks. ``TraceSplitter`` finds the ``traceEvents`` array and
+cuts its contents into chunks of whole events (``{...},{...},...``) that DuckDB's JSON reader parses.
+Header fields before and after ``traceEvents`` are small and are parsed with orjson.
+
+Chunk boundaries are found with a fast heuristic (the last ``}`` ``,`` ``{`` in the tail of a block).
+A wrong guess (inside a string or a nested list) always makes the chunk invalid JSON, so the parser rejects
+it and the caller falls back to ``exact_spans``, a bracket/string scanner that is slow but never wrong.
+"""
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import orjson
+import xxhash
+
+from tracesql.errors import TraceError
+
+GZIP_MAGIC = b"\x1f\x8b"
+BLOCK_SIZE = 4 << 20
+# The last TAIL_KEEP bytes read are never cut by the heuristic: the fields after traceEvents (which may hold
+# lists of objects, i.e. `}` `,` `{` patterns) lie there, and they are scanned exactly at the end of the file.
+TAIL_KEEP = 1 << 20
+
+# `}` `,` `{` with optional whitespace: a likely boundary between two events of the array.
+_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+# Tokens the exact scanner needs: whole strings (possibly cut by the end of the buffer) and brackets.
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\]]', re.DOTALL)
+_HEADER_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\]:,]', re.DOTALL)
+_WS = b" \t\r\n"
+
+
+def is_gzip(path: str) -> bool:
+    """Whether the file starts with the gzip magic number (the name does not count)."""
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+def content_hasher():
+    """A new hash object for the content hash of a trace file: XXH3-128 of its raw bytes (it identifies files
+    and names traces; it needs no cryptographic strength)."""
+    return xxhash.xxh3_128()
+
+
+class ByteSource:
+    """Yields the decompressed bytes of a trace file in blocks and hashes the raw file bytes.
+
+    gzip is recognised by its magic number, not the file name. A gzip stream that ends early sets
+    ``gzip_truncated`` (the bytes decompressed so far are still yielded). Corrupt gzip data raises
+    TraceError, unless ``salvage``: then the text decompressed before it is treated as a stream cut
+    there (``gzip_truncated``, and ``gzip_error`` says what was wrong and where); the rest of the file
+    is still hashed.
+    """
+
+    def __init__(self, path: str, block_size: int = BLOCK_SIZE, salvage: bool = False):
+        self.path = str(path)
+        self.block_size = block_size
+        self.salvage = salvage
+        self.hash = content_hasher()
+        self.raw_bytes = 0
+        self.json_bytes = 0
+        self.gzip_truncated = False
+        self.gzip_error: str | None = None
+        self.compressed = is_gzip(self.path)
+
+    def blocks(self) -> Iterator[bytes]:
+        with open(self.path, "rb") as f:
+            if not self.compressed:
+                while True:
+                    raw = f.read(self.block_size)
+                    if not raw:
+                        return
+                    self.hash.update(raw)
+                    self.raw_bytes += len(raw)
+                    self.json_bytes += len(raw)
+                    yield raw
+            d = zlib.decompressobj(31)
+            fed = False  # whether the current gzip member has received any input
+            # with salvage, input goes in steps of 64 KB, each from a saved state: zlib drops the output of a call
+            # that fails, so a failed step is replayed from that state in tiny pieces to keep what precedes the damage
+            step = 1 << 16 if self.salvage else self.block_size
+            pending = b""
+            while True:
+                if not pending:
+                    pending = f.read(self.block_size)
+                    if not pending:
+                        break
+                    self.hash.update(pending)
+                    self.raw_bytes += len(pending)
+                raw, pending = pending[:step], pending[step:]
+                while raw:
+                    fed = True
+                    saved = d.copy() if self.salvage else None
+                    try:
+                        out = d.decompress(raw, self.block_size)
+                    except zlib.error as e:
+                        if saved is None:  # not salvage
+                            raise TraceError(self.path, f"corrupt gzip data ({e}); rerun with --salvage to keep the "
+                                             "events before it", offset=self.json_bytes) from None
+                        for i in range(0, len(raw), 64):
+                            try:
+                                out = saved.decompress(raw[i:i + 64])
+                            except zlib.error:
+                                break
+                            if out:
+                                self.json_bytes += len(out)
+                                yield out
+                        self.gzip_error = f"corrupt gzip data ({e}) after byte {self.json_bytes} of the JSON text"
+                        self.gzip_truncated = True
+                        while True:  # the content hash covers the whole file
+                            raw = f.read(self.block_size)
+                            if not raw:
+                                return
+                            self.hash.update(raw)
+                            self.raw_bytes += len(raw)
+                    if out:
+                        self.json_bytes += len(out)
+                        yield out
+                    if d.eof:  # end of one gzip member; a concatenated member may follow
+                        raw = d.unused_data.lstrip(b"\x00")
+                        d = zlib.decompressobj(31)
+                        fed = False
+                    else:
+                        raw = d.unconsumed_tail
+            if fed and not d.eof:
+                out = d.flush()
+                if out:
+                    self.json_bytes += len(out)
+                    yield out
+                self.gzip_truncated = True
+
+    @property
+    def content_hash(self) -> str:
+        return self.hash.hexdigest()
+
+
+class EventChunk:
+    """Whole events ``{..},{..}`` (no enclosing brackets); ``offset`` is the byte offset of ``data[0]``.
+
+    The text is held as the pieces it was read in (``pieces``), so that a chunk written to a file is never
+    copied into one string; ``data`` joins them on first use."""
+
+    __slots__ = ("offset", "pieces")
+
+    def __init__(self, data: bytes | list[bytes], offset: int):
+        self.pieces = data if isinstance(data, list) else [data]
+        self.offset = offset
+
+    @property
+    def data(self) -> bytes:
+        if len(self.pieces) != 1:
+            self.pieces = [b"".join(self.pieces)]
+        return self.pieces[0]
+
+
+@dataclass
+class Span:
+    start: int
+    end: int
+
+
+@dataclass
+class ExactScan:
+    """Result of ``exact_spans``: each element of the array, where it closes, and what went wrong."""
+
+    spans: list[Span] = field(default_factory=list)
+    array_end: int | None = None  # index of the `]` that closes the array, if seen
+    incomplete_from: int | None = None  # start of an element the data ends inside of
+    garbage: list[tuple[int, bytes]] = field(default_factory=list)  # (offset, text) of elements that are not
+    #                                                                 objects or lists: strings, numbers, words
+    separators: list[tuple[int, str]] = field(default_factory=list)  # (offset, problem): missing or extra commas
+
+
+# Between structural tokens at depth 0: commas and bare words (numbers, true/false/null, garbage).
+_GAP_ITEM = re.compile(rb",|[^,\s]+")
+
+
+def exact_spans(data: bytes, start: int = 0) -> ExactScan:
+    """Scan ``data`` (positioned inside the events array, between elements) exactly.
+
+    Strings are skipped whole, so brackets inside names never confuse it. Each element that is not an
+    object or a list (a string, a number, a bare word) is reported once in ``garbage``, except ``null``,
+    which is a span like ``{}``; a missing comma between two elements, or a comma too many, is reported
+    in ``separators``.
+    """
+    res = ExactScan()
+    depth = 0
+    ev_start = 0
+    prev_end = start
+    due = True  # an element is due: at the start, or after a comma
+    comma_at: int | None = None  # the last comma, while no element has followed it
+
+    def element(p: int) -> None:
+        nonlocal due, comma_at
+        if not due:
+            res.separators.append((p, "missing comma between events"))
+        due, comma_at = False, None
+
+    def gap(lo: int, hi: int) -> None:
+        nonlocal due, comma_at
+        for g in _GAP_ITEM.finditer(data, lo, hi):
+            if g.group() == b",":
+                if due:
+                    res.separators.append((g.start(), "extra comma between events"))
+                due, comma_at = True, g.start()
+            else:
+                element(g.start())
+                if g.group() == b"null":  # read like {} (an event with no fields), as the fast path does
+                    res.spans.append(Span(g.start(), g.end()))
+                else:
+                    res.garbage.append((g.start(), g.group()[:80]))
+
+    for m in _TOKEN.finditer(data, start):
+        p = m.start()
+        c = data[p]
+        if c == 0x22:  # string
+            if depth == 0:
+                gap(prev_end, p)
+                element(p)
+                res.garbage.append((p, m.group()[:80]))
+                prev_end = m.end()
+            continue
+        if c == 0x7B or c == 0x5B:  # { [
+            if depth == 0:
+                gap(prev_end, p)
+                element(p)
+                ev_start = p
+            depth += 1
+        else:  # } ]
+            depth -= 1
+            if depth == 0:
+                res.spans.append(Span(ev_start, m.end()))
+                prev_end = m.end()
+            elif depth < 0:
+                gap(prev_end, p)
+                if comma_at is not None:
+                    res.separators.append((comma_at, "extra comma before the end of traceEvents"))
+                res.array_end = p
+                return res
+    if depth > 0:
+        res.incomplete_from = ev_start
+    else:
+        gap(prev_end, len(data))
+        if comma_at is not None:
+            res.separators.append((comma_at, "extra comma after the last event"))
+    return res
+
+
+def _last_boundary(data: bytes, window: int = 1 << 18, end: int | None = None):
+    """Position of the last `}` and of the `{` after it in a `}` `,` `{` pattern near ``end`` (default: the end
+    of data); the pattern lies wholly before ``end``."""
+    n = len(data) if end is None else end
+    while True:
+        lo = max(0, n - window)
+        last = None
+        for m in _BOUNDARY.finditer(data, lo, n):
+            last = m
+        if last is not None:
+            return last.start(), last.end() - 1
+        if lo == 0:
+            return None
+        window *= 4
+
+
+class TraceSplitter:
+    """Splits the ``traceEvents`` array of a trace document into ``EventChunk``s.
+
+    After ``chunks()`` is exhausted: ``header`` holds every top-level field except ``traceEvents``,
+    ``truncated`` tells whether the document ended early (only possible with ``salvage``), and
+    ``dropped_tail_bytes`` how many bytes of an incomplete last event were dropped.
+    """
+
+    def __init__(self, source: ByteSource, chunk_size: int = 32 << 20, salvage: bool = False):
+        self.source = source
+        self.path = source.path
+        self.chunk_size = chunk_size
+        self.salvage = salvage
+        self.header: dict = {}
+        self.top_level_array = False
+        self.truncated = False
+        self.dropped_tail_bytes = 0
+        self.tail_offset: int | None = None
+        self.events_offset: int | None = None  # byte offset just after the `[` of traceEvents
+        self.tail_detail: str | None = None  # what a salvaged truncated file lost (None: an incomplete last event)
+
+    # ---- phase 1: the header up to `"traceEvents": [` -------------------------------------------
+    def _read_header(self, blocks: Iterator[bytes]) -> tuple[bytes, int]:
+        """Returns (bytes after the `[` of traceEvents, their offset in the document)."""
+        buf = b""
+        while True:
+            pos = 0
+            n = len(buf)
+            while pos < n and buf[pos] in _WS:
+                pos += 1
+            if pos < n:
+                break
+            blk = next(blocks, None)
+            if blk is None:
+                if self.source.gzip_error:
+                    raise TraceError(self.path, f"{self.source.gzip_error}: no JSON text", offset=0)
+                if self.source.gzip_truncated:
+                    raise TraceError(self.path, "gzip stream ends early and holds no JSON", offset=0)
+                raise TraceError(self.path, "empty file: no JSON text", offset=0)
+            buf += blk
+        if buf.startswith(b"\xef\xbb\xbf", pos):  # UTF-8 byte order mark
+            pos += 3
+            while pos < len(buf) and buf[pos] in _WS:
+                pos += 1
+            if pos >= len(buf):
+                raise TraceError(self.path, "empty file: no JSON text after the byte order mark", offset=pos)
+        first = buf[pos]
+        if first == 0x5B:  # a bare array of events (Chrome "JSON Array Format")
+            self.top_level_array = True
+            return buf[pos + 1:], pos + 1
+        if first != 0x7B:
+            start = buf[pos:pos + 16].decode("utf-8", "replace")  # the text, control characters escaped
+            raise TraceError(self.path, f"not JSON: starts with {start!r}", offset=pos)
+        # Walk the top-level object until the member "traceEvents". A string token at depth 1 directly
+        # followed by ':' is a key. Unterminated strings at the end of the buffer mean: read more.
+        while True:
+            found = self._find_events_key(buf, pos)
+            if found[0] == "end":
+                raise TraceError(self.path, "no traceEvents array in the document", offset=found[1])
+            if found[0] == "more":
+                blk = next(blocks, None)
+                if blk is None:
+                    raise TraceError(self.path, "JSON ends in the header before traceEvents", offset=len(buf))
+                buf += blk
+                continue
+            _, key_start, value_pos = found
+            if buf[value_pos] != 0x5B:
+                raise TraceError(self.path, "traceEvents is not a list", offset=value_pos)
+            self._parse_members(buf[pos + 1:key_start], pos + 1)
+            return buf[value_pos + 1:], value_pos + 1
+
+    @staticmethod
+    def _find_events_key(buf: bytes, pos: int):
+        """('more',) when buf ends too early, ('end', offset of the `}`) when the object closes without
+        traceEvents, else ('ok', key_start, value_pos)."""
+        depth = 0
+        last_str = None
+        for m in _HEADER_TOKEN.finditer(buf, pos):
+            p = m.start()
+            c = buf[p]
+            if c == 0x22:
+                if m.end() == len(buf) and (m.end() - p < 2 or buf[m.end() - 1] != 0x22 or
+                                            buf[m.end() - 2] == 0x5C):
+                    return ("more",)
+                last_str = (p, m.end()) if depth == 1 else None
+            elif c == 0x3A:  # ':'
+                if depth == 1 and last_str is not None and buf[last_str[0]:last_str[1]] == b'"traceEvents"':
+                    j = m.end()
+                    while j < len(buf) and buf[j] in _WS:
+                        j += 1
+                    if j >= len(buf):
+                        return ("more",)
+                    return ("ok", last_str[0], j)
+                last_str = None
+            elif c == 0x2C:  # ','
+                last_str = None
+            elif c in (0x7B, 0x5B):
+                depth += 1
+                last_str = None
+            else:
+                depth -= 1
+                last_str = None
+                if depth == 0:
+                    return ("end", p)
+        return ("more",)
+
+    def _parse_members(self, text: bytes, offset: int, where: str = "header") -> None:
+        text = text.strip(_WS).rstrip(b",").strip(_WS)
+        if text.startswith(b","):
+            text = text[1:]
+        if not text:
+            return
+        try:
+            members = orjson.loads(b"{" + text + b"}")
+        except orjson.JSONDecodeError as e:
+            raise TraceError(self.path, f"malformed JSON in the {where}: {e}", offset=offset) from None
+        self.header.update(members)
+
+    # ---- phase 2: the events ------------------------------------------------------------------
+    def chunks(self) -> Iterator[EventChunk]:
+        blocks = self.source.blocks()
+        rest, base = self._read_header(blocks)
+        self.events_offset = base
+        parts = [rest]
+        size = len(rest)
+        for blk in blocks:
+            parts.append(blk)
+            size += len(blk)
+            if size < self.chunk_size:
+                continue
+            last = parts[-1]
+            if len(last) > TAIL_KEEP:  # cut in the last block alone: the blocks before it are not copied
+                cut = _last_boundary(last, end=len(last) - TAIL_KEEP)
+                if cut is not None:
+                    close, open_ = cut
+                    yield EventChunk(parts[:-1] + [last[:close + 1]], base)
+                    base += size - len(last) + open_
+                    parts = [last[open_:]]
+                    size = len(parts[0])
+                    continue
+            data = b"".join(parts)
+            cut = _last_boundary(data, end=len(data) - TAIL_KEEP) if len(data) > TAIL_KEEP else None
+            if cut is None:  # one huge event: keep reading
+                parts = [data]
+                continue
+            close, open_ = cut
+            yield EventChunk(data[:close + 1], base)
+            parts = [data[open_:]]
+            size = len(data) - open_
+            base += open_
+        data = b"".join(parts)
+        yield from self._tail(data, base)
+
+    def _tail(self, data: bytes, base: int) -> Iterator[EventChunk]:
+        """The last piece: events, the `]` closing the array, and the trailing header fields.
+
+        All but the last ~1 MB is cut off by the usual heuristic; the rest is scanned exactly, which
+        finds the closing `]` even when the trailing fields hold lists of objects.
+        """
+        keep = TAIL_KEEP
+        if len(data) > 2 * keep:
+            cut = _last_boundary(data[:len(data) - keep])
+            if cut is not None:
+                close, open_ = cut
+                yield EventChunk(data[:close + 1], base)
+                data = data[open_:]
+                base += open_
+        end = self._valid_array_end(data)
+        if end is not None:
+            self._parse_trailer(data[end + 1:], base + end + 1)
+            events = data[:end].rstrip(_WS)
+            if events:
+                yield EventChunk(events, base)
+            return
+        scan = exact_spans(data)
+        if scan.array_end is not None:
+            end = scan.array_end
+            if data[end] != 0x5D:  # a `}` closing more than was opened, before the end of traceEvents
+                raise TraceError(self.path, "malformed JSON: a '}' that closes nothing", offset=base + end)
+            self._parse_trailer(data[end + 1:], base + end + 1)
+            events = data[:end].rstrip(_WS)
+            if events:
+                yield EventChunk(events, base)
+            return
+        # The document ends inside traceEvents: truncated.
+        cut_at = scan.spans[-1].end if scan.spans else 0
+        gz = " (its gzip stream is cut short too)" if self.source.gzip_truncated else ""
+        if not self.salvage:
+            raise TraceError(
+                self.path,
+                f"truncated trace: the JSON ends inside traceEvents{gz}; "
+                "rerun with --salvage to keep the complete events",
+                offset=base + len(data),
+            )
+        self.truncated = True
+        self.dropped_tail_bytes = len(data) - cut_at
+        self.tail_offset = base + cut_at
+        if cut_at:
+            yield EventChunk(data[:cut_at], base)
+
+    def _valid_array_end(self, data: bytes) -> int | None:
+        """The `]` that closes traceEvents in ``data`` (the last piece of the document), when the piece is valid
+        JSON on both sides of it: the events before it parse as the elements of an array, and what follows is
+        the rest of the document (blank after a top-level array; else `, members }` of the top-level object).
+        Such a `]` is the only one that can close the array; None when there is none (a truncated or damaged
+        piece, or values orjson does not read, such as NaN): the exact scan then finds out what is wrong.
+        Candidates are tried from the end; orjson parses the small trailer first and the events only then."""
+        p = len(data)
+        for _ in range(64):
+            p = data.rfind(b"]", 0, p)
+            if p < 0:
+                return None
+            rest = data[p + 1:].strip(_WS)
+            if self.top_level_array:
+                if rest:
+                    return None
+            else:
+                if not rest.endswith(b"}"):
+                    return None
+                members = rest[:-1].strip(_WS)
+                if members:
+                    if not members.startswith(b","):
+                        continue
+                    try:
+                        orjson.loads(b"{" + members[1:] + b"}")
+                    except orjson.JSONDecodeError:
+                        continue
+            try:
+                orjson.loads(b"[" + data[:p] + b"]")
+            except orjson.JSONDecodeError:
+                if self.top_level_array:
+                    return None
+                continue
+            return p
+        return None
+
+    def _parse_trailer(self, trailer: bytes, offset: int) -> None:
+        lead = len(trailer) - len(trailer.lstrip(_WS))
+        if self.top_level_array:
+            if trailer.strip(_WS):
+                raise TraceError(self.path, "unexpected text after the events array", offset=offset + lead)
+            return
+        # the `}` that closes the top-level object: the first bracket that closes more than it opened
+        depth = 0
+        end = None
+        for m in _TOKEN.finditer(trailer):
+            c = trailer[m.start()]
+            if c == 0x22:
+                continue
+            depth += 1 if c in (0x7B, 0x5B) else -1
+            if depth < 0:
+                end = m.start()
+                break
+        if end is None:
+            if not self.salvage:
+                raise TraceError(self.path, "JSON ends before the top-level object closes (after traceEvents); "
+                                 "rerun with --salvage to keep the events", offset=offset + len(trailer))
+            # every event is complete: keep them, and the fields after traceEvents if they are whole
+            self.truncated = True
+            self.tail_offset = offset + len(trailer)
+            try:
+                self._parse_members(trailer, offset, where="fields after traceEvents")
+                self.tail_detail = "file ends before the top-level object closes (after traceEvents); all events kept"
+            except TraceError:
+                self.dropped_tail_bytes = len(trailer)
+                self.tail_offset = offset
+                self.tail_detail = (f"file ends in the fields after traceEvents: {len(trailer)} bytes of them "
+                                    "dropped; all events kept")
+            return
+        if trailer[end] != 0x7D:
+            raise TraceError(self.path, "malformed JSON: a ']' where the top-level object should close",
+                             offset=offset + end)
+        rest = trailer[end + 1:]
+        if rest.strip(_WS):
+            raise TraceError(self.path, "unexpected text after the end of the JSON document",
+                             offset=offset + end + 1 + len(rest) - len(rest.lstrip(_WS)))
+        self._parse_members(trailer[:end], offset, where="fields after traceEvents")

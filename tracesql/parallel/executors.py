@@ -1,0 +1,141 @@
+"""Where the tasks of a parallel run go: local processes, or a Dask cluster. A parallel ingest's task is a group of
+files ingested one after the other (tracesql.ingest.run_task), a parallel report's the report of one trace
+(tracesql.api.archive_report); each hands back its result. A task that is run twice (a
+Dask worker killed mid-task and the task retried) is harmless: a trace already published is found by its content
+hash, and the work area of a dead process is removed by the next ingest on its host.
+
+- ``processes``: a pool of ``jobs`` processes on this machine (spawned; Ctrl-C stops them with SIGTERM, which each
+  turns into an interrupt that removes its work areas).
+- ``dask``: the scheduler named by ``scheduler`` / ``scheduler_file`` (or ``DASK_SCHEDULER_ADDRESS``), else a
+  ``LocalCluster`` of ``jobs`` single-threaded worker processes on the loopback interface. Workers write into the
+  dataset directly, so it must be on a filesystem every worker sees at the same path. Needs
+  ``pip install 'tracesql[dask]'``.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from tracesql.errors import DatasetError
+
+EXECUTORS = ("processes", "dask")
+
+# Fault injection for tests of retried tasks: when this variable names a file that does not exist yet, the first
+# task to stage a trace creates the file and ends its process at once (as a killed worker would).
+EXIT_ONCE_ENV = "TRACESQL_TEST_EXIT_ONCE"
+
+
+def task_init() -> None:
+    """A pool process: Ctrl-C is the parent's to handle (it stops the tasks with SIGTERM, raised here as an
+    interrupt so that a task's work areas are removed on the way out)."""
+
+    def stop(*_):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, stop)
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def exit_once_if_asked() -> None:
+    """The fault injection of EXIT_ONCE_ENV (a no-op unless the variable is set)."""
+    marker = os.environ.get(EXIT_ONCE_ENV)
+    if marker:
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.close(fd)
+        os._exit(3)
+
+
+class Pool:
+    """Tasks submitted to an executor, their results as they complete."""
+
+    def __init__(self, executor: str, jobs: int, scheduler: str | None = None, scheduler_file: str | None = None):
+        self.executor = executor
+        self._cluster: Any = None
+        if executor == "processes":
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._pool: Any = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                                  initializer=task_init)
+        elif executor == "dask":
+            try:
+                from distributed import Client, LocalCluster
+            except ImportError:
+                raise DatasetError("--executor dask needs Dask: pip install 'tracesql[dask]'") from None
+            address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+            if scheduler_file:
+                self._pool = Client(scheduler_file=scheduler_file)
+            elif address:
+                self._pool = Client(address)
+            else:
+                self._cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                             host="127.0.0.1", dashboard_address=None)
+                self._pool = Client(self._cluster)
+        else:
+            raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}")
+
+    @property
+    def workers(self) -> int:
+        """How many tasks run at once."""
+        if self.executor == "dask":
+            return max(1, sum(self._pool.nthreads().values()))
+        return int(self._pool._max_workers)
+
+    def submit(self, fn: Callable, *args) -> Any:
+        if self.executor == "dask":
+            return self._pool.submit(fn, *args, pure=False)
+        return self._pool.submit(fn, *args)
+
+    def as_completed(self, futures: list) -> Iterator:
+        if self.executor == "dask":
+            from distributed import as_completed
+
+            return iter(as_completed(futures))
+        from concurrent.futures import as_completed as cf_as_completed
+
+        return cf_as_completed(futures)
+
+    def stop(self, futures: list) -> None:
+        """Stop everything after an interrupt or an error."""
+        if self.executor == "dask":
+            with contextlib.suppress(Exception):
+                self._pool.cancel(futures)
+            return
+        for proc in list(getattr(self._pool, "_processes", {}).values()):
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, signal.SIGTERM)
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def close(self) -> None:
+        if self.executor == "dask":
+            with contextlib.suppress(Exception):
+                self._pool.close()
+            if self._cluster is not None:
+                with contextlib.suppress(Exception):
+                    self._cluster.close()
+            return
+        self._pool.shutdown(wait=True)
+
+
+# How many times a task whose process died is run in all (Dask's own default for a task whose worker dies,
+# distributed.scheduler.allowed-failures, lets it run 4 times).
+TASK_RUNS = 3
+
+
+def process_died(e: BaseException) -> bool:
+    """The task's local pool process ended (killed, out of memory, os._exit) rather than raising: running the task
+    again in a new pool may succeed. (A Dask cluster runs such a task again by itself.)"""
+    from concurrent.futures.process import BrokenProcessPool
+
+    return isinstance(e, BrokenProcessPool)

@@ -1,0 +1,1 @@
+"""tracesql.peers.hta."""

@@ -1,0 +1,236 @@
+"""Terminal tables that fit the screen, and the writers of every command's output.
+
+A table for a person (``--format table``, the default) fits the terminal: its width is ``$COLUMNS``, else the
+detected width of the terminal, else 120. Long text (kernel names, transitions) is cut in the middle with an
+ellipsis, and when that is not enough the columns of least value are left out, with one line saying which and
+that ``--wide`` shows everything. Machine formats (csv, json, parquet) are written whole. The drawing is rich's.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import sys
+from typing import TYPE_CHECKING
+
+from tracesql.errors import UsageError
+
+if TYPE_CHECKING:  # polars starts threads when imported: only where a frame exists
+    import polars as pl
+
+DEFAULT_WIDTH = 120
+DATASET_HELP = "the dataset directory (made by tracesql ingest)"
+MAX_ROWS = 200  # rows of a table printed on stdout (all rows with --output or a machine format)
+ELLIPSIS = "…"
+COMFORT_TEXT = 40  # text is cut to this many characters before columns of low value are left out
+MIN_TEXT = 16  # and to this many before any other column is left out
+SEP = 2  # characters between two columns
+
+# Columns left out first when a table does not fit, most dispensable first (names are matched exactly or, for an
+# entry ending in '*', by prefix; an entry starting with '*' by suffix). Everything else goes last, right to left.
+LOW_VALUE = [
+    "window_us", "gpu_sum_us", "node_id", "parent_node_id", "*_std_us", "std_us", "std_gap_us", "min_us",
+    "min_gap_us", "*_median_us", "kernel_time_min_us", "kernel_time_max_us", "calls_with_gpu", "launch_kind",
+    "input_strides", "concrete_inputs", "*_exposed_pct", "comm_overlap_pct", "memory_pct", "comm_pct",
+    "compute_pct", "cumulative_pct", "*_exposed_us", "launches_pct", "max_us", "busy_us", "span_us",
+    "cpu_dur_max_us", "launch_delay_max_us", "input_type", "class", "event_id", "seq", "source_path", "truncated",
+    "file", "format", "gpus", "ingest_s", "gpu", "command", "host", "json_mb",
+]
+
+
+def terminal_width() -> int:
+    """$COLUMNS, else the terminal's width, else 120."""
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns or DEFAULT_WIDTH
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns if env else DEFAULT_WIDTH
+
+
+def cut_middle(s: str, width: int) -> str:
+    """``s`` at most ``width`` characters: the start and the end kept, the middle replaced by an ellipsis."""
+    if len(s) <= width:
+        return s
+    if width <= 1:
+        return ELLIPSIS[:width]
+    head = (width - 1 + 1) // 2
+    tail = width - 1 - head
+    return s[:head] + ELLIPSIS + (s[-tail:] if tail else "")
+
+
+def fit_line(s: str, width: int) -> str:
+    return s if len(s) <= width else s[: max(width - 1, 0)] + ELLIPSIS
+
+
+def _cell(v, float_digits: int) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return f"{v:,.{float_digits}f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v).replace("\n", " ").replace("\r", " ")
+
+
+def _low_value_rank(name: str) -> int | None:
+    for i, pat in enumerate(LOW_VALUE):
+        if (pat.endswith("*") and name.startswith(pat[:-1])) or (pat.startswith("*") and name.endswith(pat[1:])) \
+                or name == pat:
+            return i
+    return None
+
+
+def _drop_order(cols: list[str], keep_first: int) -> list[int]:
+    """Indices of the columns in the order they are left out: the LOW_VALUE ones, then the others right to left
+    (never the first ``keep_first``)."""
+    ranked = sorted((r, i) for i, c in enumerate(cols) if (r := _low_value_rank(c)) is not None and i >= keep_first)
+    rest = [i for i in range(len(cols) - 1, keep_first - 1, -1) if _low_value_rank(cols[i]) is None]
+    return [i for _, i in ranked] + rest
+
+
+def format_table(df: pl.DataFrame, max_rows: int | None = MAX_ROWS, float_digits: int = 3,
+                 width: int | None = None, wide: bool = False) -> str:
+    """An aligned text table of a polars DataFrame (no trailing newline).
+
+    ``width``: the table fits in this many characters (long text cut in the middle, then columns of least value
+    left out, with a line naming them); None or ``wide``: every column whole. ``max_rows``: rows shown (None:
+    all), with a line saying how many more there are."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    cols = list(df.columns)
+    shown = df if max_rows is None else df.head(max_rows)
+    cells = [[_cell(v, float_digits) for v in row] for row in shown.iter_rows()]
+    numeric = [dt.is_numeric() for dt in df.dtypes]
+    natural = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(cols)]
+    limit = None if wide or width is None else max(width, 20)
+    keep = list(range(len(cols)))
+    caps = list(natural)
+    title = None
+    hidden: set[str] = set()  # left out and said otherwise (the title)
+    if limit is not None:
+        if "trace" in cols and "trace_id" in cols:  # the label identifies the trace for a person
+            keep.remove(cols.index("trace_id"))
+            hidden.add("trace_id")
+        if "trace" in cols and len(cols) > 1 and df.height and df.get_column("trace").n_unique() == 1:
+            title = f"trace {df.get_column('trace')[0]}"  # one trace: said once above the table
+            keep.remove(cols.index("trace"))
+            hidden.add("trace")
+
+        def total() -> int:
+            return sum(caps[i] for i in keep) + SEP * max(len(keep) - 1, 0)
+
+        def cut_text(floor: int) -> None:  # the widest text first, down to floor (the header stays readable)
+            while total() > limit:
+                cands = [i for i in keep if not numeric[i] and caps[i] > max(floor, len(cols[i]))]
+                if not cands:
+                    return
+                i = max(cands, key=lambda j: caps[j])
+                caps[i] = max(floor, len(cols[i]), caps[i] - (total() - limit))
+
+        def drop(order: list[int]) -> None:
+            while total() > limit and len(keep) > 1 and order:
+                i = order.pop(0)
+                if i in keep:
+                    keep.remove(i)
+
+        order = _drop_order(cols, keep_first=1)
+        low = [i for i in order if _low_value_rank(cols[i]) is not None]
+        cut_text(COMFORT_TEXT)
+        drop(low)
+        cut_text(MIN_TEXT)
+        drop(order)
+        cut_text(4)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
+                  header_style="", show_lines=False)
+    for i in keep:
+        table.add_column(cut_middle(cols[i], caps[i]), justify="right" if numeric[i] else "left", no_wrap=True,
+                         overflow="ellipsis", max_width=caps[i] if limit is not None else None, min_width=None)
+    for r in cells:
+        table.add_row(*[cut_middle(r[i], caps[i]) for i in keep])
+    console = Console(file=io.StringIO(), width=limit or 10**6, color_system=None, force_terminal=False,
+                      highlight=False, emoji=False, markup=False, soft_wrap=False, legacy_windows=False)
+    with console.capture() as cap:
+        console.print(table)
+    lines = [ln.rstrip() for ln in cap.get().splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    if title:
+        lines.insert(0, title)
+    if not cols:
+        lines = ["(no columns)"]
+    if df.height == 0:
+        lines.append("(no rows)")
+    elif max_rows is not None and df.height > max_rows:
+        lines.append(f"… {df.height - max_rows:,} more rows ({df.height:,} in all; --format csv or --output FILE "
+                     "for all)")
+    dropped = [cols[i] for i in range(len(cols)) if i not in keep and cols[i] not in hidden]
+    if dropped:
+        lines.append(f"(--wide shows all; {len(dropped)} column{'s' if len(dropped) > 1 else ''} not shown: "
+                     f"{', '.join(dropped)})")
+    if limit is not None:
+        lines = [fit_line(ln, limit) for ln in lines]
+    return "\n".join(lines)
+
+
+def write_text(text: str, output: str | None) -> None:
+    if output:
+        with open(output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+def frame_json(df: pl.DataFrame):
+    """The rows of a frame as a list of JSON objects (for a JSON document that holds several frames)."""
+    return json.loads(df.write_json())
+
+
+def csv_frame(df: pl.DataFrame) -> pl.DataFrame:
+    """The frame with its nested columns (lists, structs), which CSV cannot hold, written as JSON text."""
+    import polars as pl
+
+    nested = [c for c, t in df.schema.items() if isinstance(t, (pl.List, pl.Array, pl.Struct))]
+    if not nested:
+        return df
+    return df.with_columns(pl.col(c).map_elements(
+        lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v, default=str), return_dtype=pl.String,
+        skip_nulls=True) for c in nested)
+
+
+def write_frame(df: pl.DataFrame, fmt: str, output: str | None, wide: bool = False) -> None:
+    """Write a frame as a table (fitted to the terminal on stdout unless ``wide``), CSV, JSON or Parquet."""
+    if fmt == "table":
+        if output:
+            text = format_table(df, max_rows=None) + "\n"
+        else:
+            text = format_table(df, width=None if wide else terminal_width()) + "\n"
+    elif fmt == "csv":
+        text = csv_frame(df).write_csv()
+    elif fmt == "json":
+        text = df.write_json() + "\n"
+    elif fmt == "parquet":
+        if not output:
+            raise UsageError("--format parquet needs --output FILE")
+        df.write_parquet(output)
+        return
+    else:
+        raise UsageError(f"unknown format {fmt}")
+    write_text(text, output)
+
+
+def histogram_bars(df, width: int = 30):
+    """The histogram with a `bar` column: █ scaled to the largest bin (of each trace's histogram)."""
+    import polars as pl
+
+    if df.height == 0:
+        return df
+    mx = pl.col("count").max().over("trace_id")
+    n = df.select(pl.when(mx > 0).then((pl.col("count") * width / mx).ceil()).otherwise(0).cast(pl.Int64))
+    return df.with_columns(pl.Series("bar", ["█" * k for k in n.to_series()], dtype=pl.String))

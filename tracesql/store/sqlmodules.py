@@ -1,0 +1,177 @@
+"""The SQL library in ``sql/``: modules, what each one requires, stores and materializes, in load order.
+
+A module is one ``.sql`` file; its name is its path under ``sql/`` without the suffix (``tree/nesting``).
+Its first comment block says what it is and carries the module's declarations, one per line:
+
+    -- @requires lib/keys tree/nesting          modules whose objects this one reads (loaded first)
+    -- @stores cpu_nesting FROM _cpu_nesting_build
+                                                 a table stored with each trace at ingest: the rows of the
+                                                 build view, columns as in schema.py
+    -- @build-temp _tree_clip UNTIL _tree_nest_order
+                                                 while building the stored tables, keep this helper view as a
+                                                 temporary table from just before the module's stored table
+                                                 is built until the named object has been built
+    -- @build-levels _tree_context_walk BY _tree_context_level OVER _tree_context_nodes
+                                                 build this recursive helper one depth level per statement
+                                                 with the level macro, over the named nodes (stored in depth
+                                                 order)
+
+and the comment block above an object may say where it is worth computing once per connection:
+
+    -- @materialize report tree                  tags: the report of that style ('report' native,
+                                                 'report-tracelens', 'report-hta'), 'tree', the
+                                                 collective commands ('comm') or TraceLens's multi-rank
+                                                 report ('tracelens-comm')
+
+Nothing else decides what is loaded, stored or materialized: deleting a folder of modules removes exactly
+what they define (a module that requires a missing one is an error at load time).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from tracesql.errors import DatasetError
+
+_DECL = re.compile(r"^--\s*@([a-z-]+)\s*(.*?)\s*$")
+_CREATE = re.compile(r"^CREATE OR REPLACE (VIEW|MACRO) (\w+)", re.M)
+
+
+@dataclass
+class Module:
+    """One SQL file of the library and what its header declares."""
+
+    name: str
+    path: Path
+    requires: list[str] = field(default_factory=list)
+    stores: dict[str, str] = field(default_factory=dict)          # stored table -> its build view
+    build_temp: list[tuple[str, str]] = field(default_factory=list)  # (helper view, drop after this object)
+    build_levels: dict[str, tuple[str, str]] = field(default_factory=dict)  # helper -> (level macro, nodes)
+    objects: list[str] = field(default_factory=list)              # views, macros and tables it creates
+    materialize: dict[str, list[str]] = field(default_factory=dict)  # tag -> objects, in file order
+    statements: list[tuple[str, str, str]] = field(default_factory=list)  # (VIEW|MACRO, name, SQL) in file order
+
+
+def sql_dir() -> Path:
+    """The shipped ``sql/`` folder (inside the installed package, or the repository's top level)."""
+    package = Path(__file__).resolve().parent.parent  # tracesql/
+    for cand in (package / "sql", package.parent / "sql"):
+        if cand.is_dir():
+            return cand
+    raise DatasetError("the tracesql sql/ folder is missing from the installation")
+
+
+def _parse(name: str, path: Path) -> Module:
+    text = path.read_text()
+    m = Module(name=name, path=path)
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines) and lines[i].startswith("--"):  # the header block
+        d = _DECL.match(lines[i])
+        i += 1
+        if not d:
+            continue
+        key, arg = d.group(1), d.group(2).split()
+        if key == "requires":
+            m.requires += arg
+        elif key == "stores" and len(arg) == 3 and arg[1] == "FROM":
+            m.stores[arg[0]] = arg[2]
+        elif key == "build-temp" and len(arg) == 3 and arg[1] == "UNTIL":
+            m.build_temp.append((arg[0], arg[2]))
+        elif key == "build-levels" and len(arg) == 5 and arg[1] == "BY" and arg[3] == "OVER":
+            m.build_levels[arg[0]] = (arg[2], arg[4])
+        else:
+            raise DatasetError(f"{path}: cannot read the declaration '{lines[i - 1]}'")
+    block: list[str] = []
+    starts: list[tuple[int, str, str]] = []  # (line, VIEW|MACRO, name) of each statement
+    for j, line in enumerate(lines[i:], start=i):
+        c = _CREATE.match(line)
+        if c:
+            starts.append((j, c.group(1), c.group(2)))
+            m.objects.append(c.group(2))
+            for b in block:
+                d = _DECL.match(b)
+                if d and d.group(1) == "materialize":
+                    for tag in d.group(2).split():
+                        m.materialize.setdefault(tag, []).append(c.group(2))
+        elif not starts and line.strip() and not line.startswith("--"):
+            raise DatasetError(f"{path}: every statement creates a view or a macro (CREATE OR REPLACE VIEW|MACRO "
+                               f"name), not '{line[:60]}'")
+        block = block + [line] if line.startswith("--") else []
+    # a statement runs from its CREATE line to the next one (the comments between are harmless)
+    ends = [j for j, _, _ in starts[1:]] + [len(lines)]
+    m.statements = [(kind, name, "\n".join(lines[j:e])) for (j, kind, name), e in zip(starts, ends, strict=True)]
+    return m
+
+
+@lru_cache(maxsize=4)
+def _modules(root: Path) -> dict[str, Module]:
+    mods = {}
+    for p in sorted(root.rglob("*.sql")):
+        name = p.relative_to(root).with_suffix("").as_posix()
+        mods[name] = _parse(name, p)
+    return mods
+
+
+def modules() -> dict[str, Module]:
+    """Every module of the shipped library, by name."""
+    return _modules(sql_dir())
+
+
+@lru_cache(maxsize=4)
+def _object_modules(root: Path) -> dict[str, str]:
+    return {o: m.name for m in _modules(root).values() for o in m.objects}
+
+
+def object_modules() -> dict[str, str]:
+    """The module that creates each object of the library, by object name."""
+    return _object_modules(sql_dir())
+
+
+def load_order(names: list[str] | None = None) -> list[Module]:
+    """The modules ``names`` (default: all) and everything they require, each after what it requires (ties
+    in name order)."""
+    mods = modules()
+    out: list[Module] = []
+    state: dict[str, int] = {}
+
+    def visit(n: str, chain: tuple[str, ...]) -> None:
+        if n not in mods:
+            raise DatasetError(f"sql module {chain[-1] if chain else '?'} requires {n}, which does not exist")
+        if state.get(n) == 2:
+            return
+        if state.get(n) == 1:
+            raise DatasetError(f"sql modules require each other in a cycle: {' -> '.join(chain + (n,))}")
+        state[n] = 1
+        for r in mods[n].requires:
+            visit(r, chain + (n,))
+        state[n] = 2
+        out.append(mods[n])
+
+    for n in sorted(names if names is not None else mods):
+        visit(n, ())
+    return out
+
+
+def module_statements(mods: list[Module]) -> list[str]:
+    """The SQL text of each module, ``${SQL_DIR}`` replaced by the absolute path of the shipped sql/ folder
+    (for the rule CSVs). The text names no dataset: it reads the table views."""
+    sd = str(sql_dir()).replace("'", "''")
+    return [f"-- module {m.name}\n" + m.path.read_text().replace("${SQL_DIR}", sd) for m in mods]
+
+
+def statements() -> list[str]:
+    """Every module's SQL, in load order."""
+    return module_statements(load_order())
+
+
+def stored_tables() -> dict[str, Module]:
+    """Tables stored with each trace at ingest (``@stores``), in build order, with the module declaring each."""
+    return {t: m for m in load_order() for t in m.stores}
+
+
+def materialized(tag: str) -> list[str]:
+    """Objects tagged ``@materialize TAG``, in load order (each after the objects it reads)."""
+    return [o for m in load_order() for o in m.materialize.get(tag, [])]
