@@ -27,7 +27,8 @@ from tracesql.cli.main import main
 perf = {o for m in sqlmodules.modules().values() if m.name.startswith("perf/") for o in m.objects}
 _views = report.materialized_views
 report.materialized_views = lambda style: [v for v in _views(style) if v not in perf]
-summary.VIEWS = tuple(v for v in summary.VIEWS if v not in perf)
+_summary_views = summary.views
+summary.views = lambda: [o for o in _summary_views() if o.object not in perf]
 summary.materialized = lambda tag: [v for v in sqlmodules.materialized(tag) if v not in perf]
 summary._compute_line = lambda frames, trace_id: "Compute"
 sys.exit(main(sys.argv[1:]))

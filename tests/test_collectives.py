@@ -321,7 +321,7 @@ def test_report_tracelens_writes_the_multirank_files(dlrm, reference_dir, tmp_pa
                           capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr
     from tracesql.api.report import MULTIRANK_FILES
-    assert MULTIRANK_FILES == {name for name, _ in comm.TRACELENS_FILES}
+    assert MULTIRANK_FILES == {o.name for o in comm.tracelens_files()}
     ref_dir = reference_dir / "tracelens/multirank/dlrm_8rank"
     job = tmp_path / "rep" / "job1"
     assert sorted(p.name for p in job.iterdir()) == sorted(p.name for p in ref_dir.glob("*.csv"))

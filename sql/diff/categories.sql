@@ -18,6 +18,7 @@ FROM kernel_category_summary WHERE ruleset = 'default';
 --   base_ns, variant_ns         their summed duration, ns
 --   diff_ns, ratio              variant - base, ns; variant / base (diff/pairs)
 -- Ordered by |diff_ns| descending.
+-- @output diff-level 4 categories KEYS kernel_category
 CREATE OR REPLACE MACRO diff_kernel_categories(base_id, variant_id) AS TABLE
 SELECT k.kernel_category AS kernel_category, d.* EXCLUDE (k)
 FROM _diff_sides('_diff_category_src', base_id, variant_id) d

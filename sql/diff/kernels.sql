@@ -18,6 +18,7 @@ FROM kernel_summary;
 --   base_ns, variant_ns         their summed duration, ns (kernel_summary.total_ns)
 --   diff_ns, ratio              variant - base, ns; variant / base (diff/pairs)
 -- Ordered by |diff_ns| descending.
+-- @output diff-level 8 kernels KEYS name activity_class
 CREATE OR REPLACE MACRO diff_kernels(base_id, variant_id) AS TABLE
 SELECT k.name AS name, k.activity_class AS activity_class, d.* EXCLUDE (k)
 FROM _diff_sides('_diff_kernel_src', base_id, variant_id) d

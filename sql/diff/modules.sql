@@ -18,6 +18,7 @@ FROM module_gpu_time GROUP BY trace_id, module_path;
 --                               (module_gpu_time.subtree_gpu_sum_ns; a module's time includes its children's)
 --   diff_ns, ratio              variant - base, ns; variant / base (diff/pairs)
 -- Ordered by |diff_ns| descending, then module path (an outer module before the ones inside it on ties).
+-- @output diff-level 7 modules KEYS module_path
 CREATE OR REPLACE MACRO diff_modules(base_id, variant_id) AS TABLE
 SELECT k.module_path AS module_path, d.* EXCLUDE (k)
 FROM _diff_sides('_diff_module_src', base_id, variant_id) d

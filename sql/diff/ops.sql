@@ -27,6 +27,7 @@ FROM op_arg_summary;
 --   base_ns, variant_ns         summed duration of their GPU events, ns (op_summary.kernel_time_ns)
 --   diff_ns, ratio              variant - base, ns; variant / base (diff/pairs)
 -- Ordered by |diff_ns| descending.
+-- @output diff-level 5 ops KEYS op_name
 CREATE OR REPLACE MACRO diff_ops(base_id, variant_id) AS TABLE
 SELECT k.op_name AS op_name, d.* EXCLUDE (k)
 FROM _diff_sides('_diff_op_src', base_id, variant_id) d
@@ -41,6 +42,7 @@ ORDER BY abs(diff_ns) DESC, op_name;
 --   base_ns, variant_ns         summed duration of their GPU events, ns (op_arg_summary.kernel_time_sum_ns)
 --   diff_ns, ratio              variant - base, ns; variant / base (diff/pairs)
 -- Ordered by |diff_ns| descending.
+-- @output diff-level 6 op_args KEYS op_name input_dims input_type input_strides concrete_inputs
 CREATE OR REPLACE MACRO diff_op_args(base_id, variant_id) AS TABLE
 SELECT k.op_name AS op_name, k.input_dims AS input_dims, k.input_type AS input_type,
        k.input_strides AS input_strides, k.concrete_inputs AS concrete_inputs, d.* EXCLUDE (k)

@@ -34,6 +34,7 @@ FROM perf_args;
 -- A side of several traces (the ranks of a job, diff/pairs) has its calls and GPU time summed, and its rates
 -- over all of them (Σ count·flops / Σ GPU time, ...).
 -- Ordered by |diff_ns| descending, then key.
+-- @output diff-level 10 perf KEYS op_name family input_dims input_type concrete_inputs
 CREATE OR REPLACE MACRO diff_perf(base_id, variant_id) AS TABLE
 WITH sides(is_base, ids) AS (VALUES (true, base_id), (false, variant_id)),
 r AS MATERIALIZED (

@@ -51,6 +51,7 @@ FROM _diff_step_measures WHERE steady GROUP BY trace_id, measure;
 --   base_ns, variant_ns         the measure in the step, ns
 --   diff_ns, ratio              variant - base, ns; variant / base (diff/pairs)
 -- Ordered by |diff_ns| descending, then step position.
+-- @output diff-level 2 steps KEYS step_pos base_step variant_step measure
 CREATE OR REPLACE MACRO diff_gpu_timeline_by_step(base_id, variant_id) AS TABLE
 SELECT d.k.step_pos AS step_pos, b.step AS base_step, v.step AS variant_step, d.k.measure AS measure,
        d.* EXCLUDE (k)
@@ -72,6 +73,7 @@ ORDER BY abs(diff_ns) DESC, step_pos,
 --   base_ns, variant_ns         the measure's mean over those steps, ns (rounded)
 --   diff_ns, ratio              variant - base, ns; variant / base (diff/pairs)
 -- Ordered by |diff_ns| descending.
+-- @output diff-level 3 steady KEYS measure base_steps variant_steps
 CREATE OR REPLACE MACRO diff_gpu_timeline_steady(base_id, variant_id) AS TABLE
 WITH sides(is_base, ids) AS (VALUES (true, base_id), (false, variant_id)),
 used AS (

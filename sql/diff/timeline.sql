@@ -20,6 +20,7 @@ UNPIVOT (v_ns FOR measure IN (span, busy, idle, compute, comm, comm_exposed, mem
 --   base_ns, variant_ns         the measure in each trace, ns
 --   diff_ns, ratio              variant - base, ns; variant / base (diff/pairs)
 -- Ordered by |diff_ns| descending.
+-- @output diff-level 1 timeline KEYS measure
 CREATE OR REPLACE MACRO diff_gpu_timeline(base_id, variant_id) AS TABLE
 SELECT k.measure AS measure, d.* EXCLUDE (k)
 FROM _diff_sides('_diff_timeline_src', base_id, variant_id) d

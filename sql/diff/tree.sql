@@ -61,6 +61,7 @@ FROM _diff_tree_nodes GROUP BY trace_id, path;
 --                               The self_diff_ns of all nodes on both sides plus the diff_ns of the roots on one
 --                               side only add up to the change of the whole trees.
 -- Ordered by |self_diff_ns| descending, then |diff_ns| descending, then path.
+-- @output diff-level 9 tree KEYS depth kind name input_dims path
 CREATE OR REPLACE MACRO diff_tree(base_id, variant_id) AS TABLE
 WITH d AS (
     SELECT k.path AS key_path, * EXCLUDE (k) FROM _diff_sides('_diff_tree_src', base_id, variant_id)

@@ -35,6 +35,7 @@ LEFT JOIN _overview_device_props p ON p.trace_id = k.trace_id AND p.device = k.d
 --   n_events, span_ns, window_ns, busy_ns, idle_ns   gpu_timeline, pooled row (device NULL)
 --   busy_pct, idle_pct, compute_pct, comm_pct, comm_exposed_pct, memory_pct, memory_exposed_pct
 --                                    gpu_timeline, pooled row: percentages of span_ns
+-- @output summary 1 overview_traces ORDER BY file_name, trace_id
 CREATE OR REPLACE VIEW overview_traces AS
 WITH g AS (
     SELECT trace_id, string_agg(DISTINCT gpu_name, ', ' ORDER BY gpu_name) AS used_models,
@@ -61,6 +62,7 @@ LEFT JOIN gpu_timeline tl ON tl.trace_id = t.trace_id AND tl.pooled;
 --   trace_id, pooled, device (NULL on the pooled row)
 --   n_events, span_ns, busy_ns, idle_ns, busy_pct, idle_pct, compute_pct, comm_pct, comm_exposed_pct,
 --   memory_pct, memory_exposed_pct
+-- @output summary 2 overview_timeline ORDER BY trace_id, pooled DESC, device
 CREATE OR REPLACE VIEW overview_timeline AS
 SELECT trace_id, pooled, device, n_events, span_ns, busy_ns, idle_ns, busy_pct, idle_pct, compute_pct, comm_pct,
        comm_exposed_pct, memory_pct, memory_exposed_pct
@@ -70,6 +72,7 @@ WHERE pooled OR (SELECT count(*) FROM gpu_timeline d WHERE d.trace_id = g.trace_
 -- overview_top_categories: the five kernel categories (default rules) with the most GPU time per trace, from
 -- kernel_category_summary (Σ duration over every GPU event, cuda_sync waits included as category sync).
 --   trace_id, rank (1 = most time), kernel_category, count, total_ns, pct (of the trace's Σ duration)
+-- @output summary 3 overview_top_categories ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW overview_top_categories AS
 SELECT trace_id, rank, kernel_category, count, round(total_time_ms * 1e6)::BIGINT AS total_ns, pct
 FROM kernel_category_summary WHERE ruleset = 'default' AND rank <= 5;
@@ -77,6 +80,7 @@ FROM kernel_category_summary WHERE ruleset = 'default' AND rank <= 5;
 -- overview_top_kernels: the five kernels (short names) with the most GPU time per trace, from kernel_summary.
 --   trace_id, rank (1 = most time; ties by name), name, activity_class, count, total_ns, avg_ns,
 --   time_pct (of the summed duration of the trace's counted GPU events), n_names (full names merged)
+-- @output summary 4 overview_top_kernels ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW overview_top_kernels AS
 SELECT * FROM (
     SELECT trace_id, row_number() OVER (PARTITION BY trace_id ORDER BY total_ns DESC, name) AS rank, name,
@@ -87,6 +91,7 @@ WHERE rank <= 5;
 -- overview_top_ops: the five ops with the most GPU time per trace, from op_summary (a GPU event belongs to
 -- the innermost cpu_op around its launch; '[no launch]' and '[launch API]' rows included).
 --   trace_id, rank (1 = most time; ties by name), op_name, op_count, kernel_count, kernel_time_ns, time_pct
+-- @output summary 5 overview_top_ops ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW overview_top_ops AS
 SELECT * FROM (
     SELECT trace_id, row_number() OVER (PARTITION BY trace_id ORDER BY kernel_time_ns DESC, op_name) AS rank,
@@ -101,6 +106,7 @@ WHERE rank <= 5;
 --   at_ns                where it starts, ns after the trace's first GPU activity (gpu_timeline pooled row)
 --   prev_name, name      short names of the events before and after it
 --   host_wait            the launch of the event after it started after the gap began: the GPU waited for the CPU
+-- @output summary 6 overview_largest_gaps ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW overview_largest_gaps AS
 SELECT * FROM (
     SELECT g.trace_id,
@@ -124,6 +130,7 @@ WHERE rank <= 3;
 --   launch_median_ns     median duration of those calls, ns;  kernel_median_ns  median GPU time per call, ns
 --   launch_bound         idle is at least 10 % of the span and host waits are at least half of it, or at least
 --                        half of the kernel launches took longer than their kernels
+-- @output summary 7 overview_launch_hints ORDER BY trace_id
 CREATE OR REPLACE VIEW overview_launch_hints AS
 WITH i AS (
     SELECT trace_id, sum(idle_ns)::BIGINT AS idle_ns,

@@ -88,6 +88,7 @@ JOIN _perf_arg_calls c ON c.trace_id = g.trace_id AND c.op_name = g.op_name AND 
 --   tflop_per_s, tb_per_s          achieved over all calls: count·flops / kernel_time_sum_ns (10¹² per second)
 --   roofline_pct                   100 count·roofline_ns / kernel_time_sum_ns
 --   shape
+-- @output perf-by 1 args KEYS op_name family input_dims
 CREATE OR REPLACE VIEW perf_args AS
 WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
 SELECT g.trace_id, g.op_name, g.family, _py_tuple3(nullif(g.d_txt, '')::JSON) AS input_dims,
@@ -108,6 +109,7 @@ ORDER BY g.trace_id, g.kernel_time_sum_ns DESC, g.op_name, input_dims, g.shape;
 --   flop_per_byte, tflop_per_s, tb_per_s   of the sums
 --   gpu, roofline_ns (summed), roofline_pct (100 roofline_ns / kernel_time_sum_ns)
 --   bound                          compute when the summed compute_ns is at least the summed memory_ns
+-- @output perf-by 2 op KEYS op_name family
 CREATE OR REPLACE VIEW perf_op_names AS
 WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
 SELECT o.trace_id, o.op_name, o.family, count(*) AS count, sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns,
@@ -127,6 +129,7 @@ ORDER BY o.trace_id, kernel_time_sum_ns DESC, o.op_name;
 --   trace_id, kernel_name (short name, lib/names), family (of the ops; the most GPU time when several)
 --   count, kernel_time_sum_ns, time_pct, flops, bytes, flop_per_byte, tflop_per_s, tb_per_s, gpu, roofline_ns,
 --   roofline_pct, bound            as perf_op_names
+-- @output perf-by 4 kernel KEYS kernel_name family
 CREATE OR REPLACE VIEW perf_kernels AS
 WITH one AS (
     SELECT o.*, n.name, coalesce(n.short_name, n.name) AS kernel_name
@@ -156,6 +159,7 @@ ORDER BY o.trace_id, kernel_time_sum_ns DESC, o.kernel_name;
 --   flops, bytes                   summed over the instances
 --   tflop_per_s, tb_per_s          achieved: flops / kernel_time_ns, bytes / kernel_time_ns (10¹² per second)
 --   roofline_ns                    summed roofline time;  roofline_pct  100 roofline_ns / kernel_time_ns
+-- @output perf-by 3 category KEYS family
 CREATE OR REPLACE VIEW perf_categories AS
 WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id),
 f AS (

@@ -133,15 +133,15 @@ def job_lines(ds, job: int | None = None) -> list[str]:
     return out
 
 
-# TraceLens's multi-rank collective report (sql/peers/tracelens/comm_*.sql): file name -> view, in TraceLens's
-# order of writing.
-TRACELENS_FILES = [
-    ("nccl_summary_implicit_sync", "tl_nccl_summary_implicit_sync"),
-    ("nccl_summary_long", "tl_nccl_summary_long"),
-    ("nccl_long", "tl_nccl_long"),
-    ("nccl_implicit_sync", "tl_nccl_implicit_sync"),
-    ("straggler_summary", "tl_straggler_summary"),
-]
+
+
+def tracelens_files() -> list:
+    """TraceLens's multi-rank collective report files (sql/peers/tracelens/comm_*.sql, ``@output tracelens-comm``),
+    in TraceLens's order of writing."""
+    from tracesql.store.sqlmodules import outputs
+
+    return outputs("tracelens-comm")
+
 _BW_GROUPS = ("algo bw (GB/s)", "bus bw (GB/s)")
 
 
@@ -177,8 +177,9 @@ def tracelens_frames(ds, job: int) -> dict[str, pl.DataFrame]:
     out: dict[str, pl.DataFrame] = {}
     gpn = ds.con.sql(f"SELECT gpus_per_node FROM _tl_gpus_per_node {w}").fetchall()
     node_cols = bool(gpn and gpn[0][0] is not None)
-    for name, view in TRACELENS_FILES:
-        df = ds.sql(f"SELECT * EXCLUDE (job_id) FROM {view} {w} ORDER BY ord").drop("ord")
+    for o in tracelens_files():
+        name = o.name
+        df = ds.sql(o.query(f"job_id = {int(job)}"))
         if name == "nccl_implicit_sync" and df.height:
             ranks = ds.sql(f"SELECT collective_id, rank, ts, dur, wait_time FROM tl_nccl_implicit_sync_ranks {w}")
             order = sorted(set(ranks["rank"].to_list()))

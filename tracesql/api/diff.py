@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracesql.errors import DatasetError
+from tracesql.store.sqlmodules import outputs
 
 if TYPE_CHECKING:
     import polars as pl
@@ -24,18 +25,8 @@ if TYPE_CHECKING:
     from tracesql.store.dataset import Store as Dataset
 
 # level -> the table macro of sql/diff/ that computes it
-LEVELS = {
-    "timeline": "diff_gpu_timeline",     # sql/diff/timeline.sql
-    "steps": "diff_gpu_timeline_by_step",  # sql/diff/steps.sql
-    "steady": "diff_gpu_timeline_steady",  # sql/diff/steps.sql
-    "categories": "diff_kernel_categories",  # sql/diff/categories.sql
-    "ops": "diff_ops",                   # sql/diff/ops.sql
-    "op_args": "diff_op_args",           # sql/diff/ops.sql
-    "modules": "diff_modules",           # sql/diff/modules.sql
-    "kernels": "diff_kernels",           # sql/diff/kernels.sql
-    "tree": "diff_tree",                 # sql/diff/tree.sql
-    "perf": "diff_perf",                 # sql/diff/perf.sql
-}
+# level -> the macro of its rows (the SQL library's ``@output diff-level``, sql/diff/), in order
+LEVELS = {o.name: o.object for o in outputs("diff-level")}
 
 # the suffix of a variant trace_id that is also a baseline trace_id, in the connection of open_sides
 VARIANT_SUFFIX = "@variant"

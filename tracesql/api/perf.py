@@ -11,13 +11,14 @@ from pathlib import Path
 
 import polars as pl
 
-# --by -> (view, the columns that identify a row)
-VIEWS = {
-    "args": ("perf_args", ["op_name", "family", "input_dims"]),
-    "op": ("perf_op_names", ["op_name", "family"]),
-    "category": ("perf_categories", ["family"]),
-    "kernel": ("perf_kernels", ["kernel_name", "family"]),
-}
+
+def by_views() -> dict:
+    """--by -> its view (the SQL library's ``@output perf-by``: the view and the columns that identify a row)."""
+    from tracesql.store.sqlmodules import outputs
+
+    return {o.name: o for o in outputs("perf-by")}
+
+
 BOUNDS = ("compute", "memory")
 
 
@@ -112,11 +113,12 @@ def perf(ds, trace: str | None = None, arch: str | None = None, by: str = "args"
     from tracesql.api.analysis import _in, trace_ids
     from tracesql.errors import UsageError
 
-    if by not in VIEWS:
-        raise UsageError(f"--by must be one of {', '.join(VIEWS)}, not {by!r}")
+    views = by_views()
+    if by not in views:
+        raise UsageError(f"--by must be one of {', '.join(views)}, not {by!r}")
     if bound is not None and bound not in BOUNDS:
         raise UsageError(f"--bound must be compute or memory, not {bound!r}")
-    view, keys = VIEWS[by]
+    view, keys = views[by].object, list(views[by].keys)
     ids = trace_ids(ds, trace)
     _set_device(ds, arch)
     made: list[str] = []

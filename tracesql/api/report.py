@@ -28,7 +28,7 @@ import polars as pl
 from tracesql.api import analysis
 from tracesql.api.arch import set_arch
 from tracesql.render.output import histogram_bars
-from tracesql.store.sqlmodules import materialized
+from tracesql.store.sqlmodules import materialized, outputs
 
 STYLES = ("native", "tracelens", "hta")
 
@@ -94,72 +94,35 @@ def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
     return out
 
 
-# Native sections over all the traces of a report (sql/gpu/across_traces.sql), written whole at the top of --out.
-ACROSS_TRACES = {
-    "traces_overview": "SELECT * FROM traces_overview ORDER BY trace",
-    "kernels_across_traces": "SELECT * FROM kernels_across_traces ORDER BY total_ms DESC, name LIMIT 200",
-    "ops_across_traces": "SELECT * FROM ops_across_traces ORDER BY kernel_time_ms DESC, op_name LIMIT 200",
-}
+# Native sections over all the traces of a report (sql/gpu/across_traces.sql, ``@output report-across``), written
+# whole at the top of --out: name -> query.
+ACROSS_TRACES = {o.name: o.query() for o in outputs("report-across")}
 
-# Peer sections: (file name, view, ORDER BY) per style; the view has trace_id first, dropped on output.
-_PERF_QUERY = "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"
-TRACELENS = [
-    ("gpu_timeline", "tl_gpu_timeline", None),
-    ("kernel_summary", "tl_kernel_summary", None),
-    ("ops_summary", "tl_ops_summary", None),
-    ("ops_summary_by_category", "tl_ops_summary_by_category",
-     "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"),
-    ("ops_unique_args", "tl_ops_unique_args",
-     "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank"),
-    ("unified_perf_summary", "tl_unified_perf_summary", _PERF_QUERY),
-    ("short_kernel_histogram", "tl_short_kernel_histogram", None),
-    ("short_kernels_summary", "tl_short_kernels_summary", None),
-    # the perf-model sheets (peers/tracelens/perf_*; unified_perf_summary above too): written only for a
-    # trace with rows, with the columns TraceLens writes for that trace (the view's sheet_columns)
-    ("GEMM", "tl_perf_gemm", _PERF_QUERY),
-    ("SDPA_fwd", "tl_perf_sdpa_fwd", _PERF_QUERY),
-    ("UnaryElementwise", "tl_perf_unary_elementwise", _PERF_QUERY),
-    ("BinaryElementwise", "tl_perf_binary_elementwise", _PERF_QUERY),
-    ("Reduce_fwd", "tl_perf_reduce_fwd", _PERF_QUERY),
-    ("Reduce_bwd", "tl_perf_reduce_bwd", _PERF_QUERY),
-    ("Normalization", "tl_perf_normalization", _PERF_QUERY),
-    ("CONV_fwd", "tl_perf_conv_fwd", _PERF_QUERY),
-    ("SDPA_bwd", "tl_perf_sdpa_bwd", _PERF_QUERY),
-    ("CONV_bwd", "tl_perf_conv_bwd", _PERF_QUERY),
-]
+
+def _template(o) -> str:
+    """A peer section's query, the object read ({v}) and the traces ({ids}) left to fill in."""
+    return o.query("trace_id IN {ids}", source="{v}")
+
+
+# Peer sections (the SQL library's ``@output report-tracelens``, ``report-hta``): (file name, view, query), in the
+# peer's order of writing; the view has trace_id first, dropped on output. TraceLens's perf-model sheets (and
+# unified_perf_summary) are written only for a trace with rows, with the columns TraceLens writes for that trace
+# (the view's sheet_columns).
+TRACELENS = [(o.name, o.object, _template(o)) for o in outputs("report-tracelens")]
+HTA = [(o.name, o.object, _template(o)) for o in outputs("report-hta")]
 # TraceLens's inference report run with --group_by_parent_module (Reporting/generate_perf_report_pytorch_inference.py,
 # generate_perf_report_pytorch: include_call_stack=group_by_parent_module gives every launcher its parent_module;
 # TreePerfAnalyzer.get_df_kernel_launchers_summary_module / _summary_by_category_module and
-# get_df_kernel_launchers_unique_args(group_by_parent_module=True) then group by it): these sections read the
-# per-module views instead (the graphs/vllm_decode_full reference is that report).
-TRACELENS_BY_MODULE = {
-    view: (view + "_module", "SELECT * EXCLUDE (rank) FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, rank")
-    for view in ("tl_ops_summary", "tl_ops_summary_by_category", "tl_ops_unique_args")
-}
-# ... and its perf-model sheets (peers/tracelens/perf_infer: grouped by num_kernels too, over a graph replay merged
-# with its capture trace, with the ops of TraceLens's inference extension; its unified_perf_summary with call
-# stacks: peers/tracelens/perf_infer_unified), plus the sheets only that report has
-TRACELENS_BY_MODULE.update({
-    "tl_perf_gemm": ("tl_perf_infer_gemm", _PERF_QUERY),
-    "tl_perf_unary_elementwise": ("tl_perf_infer_unary_elementwise", _PERF_QUERY),
-    "tl_unified_perf_summary": ("tl_perf_infer_unified_perf_summary", _PERF_QUERY),
-})
-TRACELENS_INFERENCE: list[tuple[str, str, str | None]] = [
-    ("RMSNorm_fwd", "tl_perf_infer_rmsnorm_fwd", _PERF_QUERY),
-    ("InferenceAttention_fwd", "tl_perf_infer_attention_fwd", _PERF_QUERY),
-    ("MoE_unfused_fwd", "tl_perf_infer_moe_unfused_fwd", _PERF_QUERY),
-]
-HTA = [
-    ("temporal_breakdown", "hta_temporal_breakdown", None),
-    ("idle_time_breakdown", "hta_idle_time_breakdown",
-     "SELECT trace_id, rank, stream, idle_category, idle_time, idle_time_ratio FROM {v} WHERE trace_id IN {ids} "
-     "ORDER BY trace_id, stream, idle_category"),
-    ("kernel_type_breakdown", "hta_kernel_type_breakdown_by_trace",
-     "SELECT trace_id, kernel_type, sum, percentage FROM {v} WHERE trace_id IN {ids} ORDER BY trace_id, sum DESC"),
-    ("cuda_kernel_launch_stats", "hta_cuda_kernel_launch_stats",
-     "SELECT trace_id, correlation, cpu_duration, gpu_duration, launch_delay FROM {v} WHERE trace_id IN {ids}"),
-    ("comm_comp_overlap", "hta_comm_comp_overlap", None),
-]
+# get_df_kernel_launchers_unique_args(group_by_parent_module=True) then group by it): ``@output
+# report-tracelens-module`` names the views that replace those of the same position (the per-module summaries; the
+# perf-model sheets grouped by num_kernels too, over a graph replay merged with its capture trace, with the ops of
+# TraceLens's inference extension; its unified_perf_summary with call stacks: peers/tracelens/perf_infer*), and
+# the sheets only that report has, after the others.
+_BASE = {o.position: o for o in outputs("report-tracelens")}
+TRACELENS_BY_MODULE = {_BASE[o.position].object: (o.object, _template(o)) for o in outputs("report-tracelens-module")
+                       if o.position in _BASE}
+TRACELENS_INFERENCE = [(o.name, o.object, _template(o)) for o in outputs("report-tracelens-module")
+                       if o.position not in _BASE]
 
 
 def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str, pl.DataFrame | None]:
@@ -265,7 +228,7 @@ def _build(ds, style: str, ids: list[str], trace: str | None,
 TL_SHORT_KERNELS_UNGROUPED = ("Kernel duration (µs),Kernel duration (µs),Kernel duration (µs)\n"
                               "sum,count,mean\n")
 
-# TraceLens's multi-rank report files (tracesql.api.comm.TRACELENS_FILES): written with their header when empty.
+# TraceLens's multi-rank report files (tracesql.api.comm.tracelens_files): written with their header when empty.
 MULTIRANK_FILES = {"nccl_summary_implicit_sync", "nccl_summary_long", "nccl_long", "nccl_implicit_sync",
                    "straggler_summary"}
 

@@ -13,11 +13,14 @@ import shutil
 import polars as pl
 
 from tracesql.api import analysis
-from tracesql.store.sqlmodules import materialized
+from tracesql.store.sqlmodules import materialized, outputs
 
-VIEWS = ("overview_traces", "overview_timeline", "overview_top_categories", "overview_top_kernels",
-         "overview_top_ops", "overview_largest_gaps", "overview_launch_hints", "perf_overview", "perf_overview_worst")
 MIN_WIDTH = 80
+
+
+def views() -> list:
+    """The views of the first screen (the SQL library's ``@output summary``), in order."""
+    return outputs("summary")
 
 
 def overview(ds, trace: str | None = None, arch: str | None = None) -> dict[str, pl.DataFrame]:
@@ -27,13 +30,10 @@ def overview(ds, trace: str | None = None, arch: str | None = None) -> dict[str,
 
     ids = analysis.trace_ids(ds, trace)
     inn = analysis._in(ids)
-    order = {"overview_traces": "file_name, trace_id", "overview_timeline": "trace_id, pooled DESC, device",
-             "overview_launch_hints": "trace_id", "perf_overview": "trace_id"}
     with ds.scope():
         set_arch(ds, "native", arch)
         with ds.materialized(materialized("summary"), ids if trace is not None else None):
-            return {v: analysis._q(ds, f"SELECT * FROM {v} WHERE trace_id IN {inn} "
-                                       f"ORDER BY {order.get(v, 'trace_id, rank')}") for v in VIEWS}
+            return {o.name: analysis._q(ds, o.query(f"trace_id IN {inn}")) for o in views()}
 
 
 def width() -> int:

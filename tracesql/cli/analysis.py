@@ -238,7 +238,9 @@ def register(subparsers) -> None:
     s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _trace_arg(s)
     _arch_arg(s, "the GPU of the roofline instead of the trace's deviceProperties: " + ARCH_NATIVE)
-    s.add_argument("--by", choices=["args", "op", "category", "kernel"], default="args",
+    from tracesql.api.perf import by_views
+
+    s.add_argument("--by", choices=list(by_views()), default="args",
                    help="one row per op and argument set (the default), per op name, per op family (with the GPU "
                         "time no model covers), or per kernel of the ops that launched one")
     s.add_argument("--bound", choices=["compute", "memory"], help="only the rows bound by compute or by memory")

@@ -7,18 +7,15 @@ import sys
 
 from tracesql.api.diff import LEVELS, RANK_MODES
 from tracesql.errors import EmptySelection, UsageError
+from tracesql.store.sqlmodules import outputs
 
 # Exit status of `diff --fail-if-slower PCT` when the variant's GPU span is more than PCT % above the baseline's
 # (the output is written first; 1 and 2 keep their meaning of every command: bad input, bad command line).
 EXIT_SLOWER = 3
 
 # The key columns of each level (the first columns of its frame), as in sql/diff/.
-KEYS = {"timeline": ["measure"], "steps": ["step_pos", "base_step", "variant_step", "measure"],
-        "steady": ["measure", "base_steps", "variant_steps"], "categories": ["kernel_category"], "ops": ["op_name"],
-        "op_args": ["op_name", "input_dims", "input_type", "input_strides", "concrete_inputs"],
-        "modules": ["module_path"], "kernels": ["name", "activity_class"],
-        "tree": ["depth", "kind", "name", "input_dims", "path"],
-        "perf": ["op_name", "family", "input_dims", "input_type", "concrete_inputs"]}
+# level -> the columns that identify a row (``@output diff-level ... KEYS``)
+KEYS = {o.name: list(o.keys) for o in outputs("diff-level")}
 
 
 def display(df):

@@ -164,7 +164,8 @@ def _creation(new: list[Module], loaded: list[Module], shadowed: set[str]) -> tu
             if view not in shadowed:
                 stmts.append(stand_in(view, c))
                 made.append(view)
-    stmts += [text for m in new for _, _, text in statements(m)]
+    stmts += [(f"-- module {m.name}\n" if i == 0 else "") + text  # each module named where it starts
+              for m in new for i, (_, _, text) in enumerate(statements(m))]
     return stmts, made
 
 

@@ -23,8 +23,18 @@ and the comment block above an object may say where it is worth computing once p
                                                  collective commands ('comm') or TraceLens's multi-rank
                                                  report ('tracelens-comm')
 
-Nothing else decides what is loaded, stored or materialized: deleting a folder of modules removes exactly
-what they define (a module that requires a missing one is an error at load time).
+and what a command or a report shows of it, so that no Python module lists view names:
+
+    -- @output perf-by 1 args KEYS op_name family input_dims
+    -- @output report-tracelens 4 ops_summary_by_category EXCLUDE rank ORDER BY trace_id, rank
+                                                 the object is output NAME of GROUP, at POSITION in the group:
+                                                 a value of a command's option (`perf --by args`), a file of a
+                                                 report, a part of the first screen; KEYS are the columns that
+                                                 identify a row, EXCLUDE the columns not shown, ORDER BY (the rest
+                                                 of the line) the order of the rows
+
+Nothing else decides what is loaded, stored, materialized or shown: deleting a folder of modules removes
+exactly what they define (a module that requires a missing one is an error at load time).
 """
 from __future__ import annotations
 
@@ -37,6 +47,39 @@ from tracesql.errors import DatasetError
 
 _DECL = re.compile(r"^--\s*@([a-z-]+)\s*(.*?)\s*$")
 _CREATE = re.compile(r"^CREATE OR REPLACE (VIEW|MACRO) (\w+)", re.M)
+
+
+@dataclass(frozen=True)
+class Output:
+    """An object shown by a command or a report (``@output``): the output ``name`` of ``group`` at ``position``."""
+
+    group: str
+    position: int
+    name: str
+    object: str
+    keys: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    order_by: str | None = None
+
+    def query(self, where: str = "", source: str | None = None) -> str:
+        """SELECT of the object's rows as shown (``where``: a condition on them; ``source``: read another object
+        with the same columns instead)."""
+        cols = f"* EXCLUDE ({', '.join(self.exclude)})" if self.exclude else "*"
+        return (f"SELECT {cols} FROM {source or self.object}" + (f" WHERE {where}" if where else "")
+                + (f" ORDER BY {self.order_by}" if self.order_by else ""))
+
+
+_OUTPUT = re.compile(r"^(?P<group>[a-z-]+)\s+(?P<pos>\d+)\s+(?P<name>\S+)(?:\s+KEYS\s+(?P<keys>.*?))?"
+                     r"(?:\s+EXCLUDE\s+(?P<exclude>.*?))?(?:\s+ORDER BY\s+(?P<order>.*))?$")
+
+
+def _output(decl: str, obj: str, path: Path) -> Output:
+    m = _OUTPUT.match(decl)
+    if not m:
+        raise DatasetError(f"{path}: cannot read '@output {decl}' (GROUP POSITION NAME [KEYS c ...] "
+                           "[EXCLUDE c ...] [ORDER BY ...])")
+    return Output(m["group"], int(m["pos"]), m["name"], obj, tuple((m["keys"] or "").split()),
+                  tuple((m["exclude"] or "").split()), m["order"])
 
 
 @dataclass
@@ -52,6 +95,7 @@ class Module:
     objects: list[str] = field(default_factory=list)              # views, macros and tables it creates
     materialize: dict[str, list[str]] = field(default_factory=dict)  # tag -> objects, in file order
     statements: list[tuple[str, str, str]] = field(default_factory=list)  # (VIEW|MACRO, name, SQL) in file order
+    outputs: list[Output] = field(default_factory=list)           # what commands and reports show of it
 
 
 def sql_dir() -> Path:
@@ -96,6 +140,8 @@ def _parse(name: str, path: Path) -> Module:
                 if d and d.group(1) == "materialize":
                     for tag in d.group(2).split():
                         m.materialize.setdefault(tag, []).append(c.group(2))
+                elif d and d.group(1) == "output":
+                    m.outputs.append(_output(d.group(2), c.group(2), path))
         elif not starts and line.strip() and not line.startswith("--"):
             raise DatasetError(f"{path}: every statement creates a view or a macro (CREATE OR REPLACE VIEW|MACRO "
                                f"name), not '{line[:60]}'")
@@ -170,6 +216,17 @@ def statements() -> list[str]:
 def stored_tables() -> dict[str, Module]:
     """Tables stored with each trace at ingest (``@stores``), in build order, with the module declaring each."""
     return {t: m for m in load_order() for t in m.stores}
+
+
+def outputs(group: str) -> list[Output]:
+    """The outputs of ``group`` (``@output``), by position; DatasetError when two share a position or a name."""
+    found = sorted((o for m in modules().values() for o in m.outputs if o.group == group), key=lambda o: o.position)
+    for a, b in zip(found, found[1:], strict=False):
+        if a.position == b.position:
+            raise DatasetError(f"@output {group}: {a.object} and {b.object} are both at position {a.position}")
+    if len({o.name for o in found}) < len(found):
+        raise DatasetError(f"@output {group}: a name is given twice")
+    return found
 
 
 def materialized(tag: str) -> list[str]:

@@ -38,4 +38,5 @@ FROM s
 ORDER BY trace_id, stream, idle_category;
 
 -- hta_idle_time_breakdown: hta_idle_time_breakdown_at(30), HTA's default.
+-- @output report-hta 2 idle_time_breakdown EXCLUDE idle_time_us ratio count ORDER BY trace_id, stream, idle_category
 CREATE OR REPLACE VIEW hta_idle_time_breakdown AS SELECT * FROM hta_idle_time_breakdown_at(30);

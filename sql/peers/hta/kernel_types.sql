@@ -8,6 +8,7 @@
 -- length truncated to whole µs as HTA does.
 --   trace_id; kernel_type   label;  sum  µs (integer);  percentage  100 sum / the trace's total, rounded to
 --   1 decimal
+-- @output report-hta 3 kernel_type_breakdown ORDER BY trace_id, sum DESC
 CREATE OR REPLACE VIEW hta_kernel_type_breakdown_by_trace AS
 WITH isl AS (
     SELECT trace_id, grp, set_name, s, e,
@@ -51,6 +52,7 @@ FROM sums ORDER BY sum DESC;
 -- hta_comm_comp_overlap: per trace (rank), HTA's communication/computation overlap:
 --   comp_comm_overlap_pctg   100 |U(COMMUNICATION) ∩ U(COMPUTATION)| / |U(COMMUNICATION)|, rounded to 2
 --                            decimals; NULL when the rank has no communication kernels (HTA: NaN)
+-- @output report-hta 5 comm_comp_overlap
 CREATE OR REPLACE VIEW hta_comm_comp_overlap AS
 WITH u AS (
     SELECT trace_id, grp, max(union_len) FILTER (WHERE set_name = 'COMPUTATION') AS COMPUTATION,

@@ -7,6 +7,7 @@
 -- cudaMemsetAsync; not cuLaunchKernelEx, graph launches or hip* calls: see launch_stats for those).
 --   correlation; cpu_duration, gpu_duration  µs;  launch_delay  GPU start - (call start + call duration),
 --   µs, clipped at 0
+-- @output report-hta 4 cuda_kernel_launch_stats EXCLUDE rank
 CREATE OR REPLACE VIEW hta_cuda_kernel_launch_stats AS
 SELECT g.trace_id, g.rank, g.correlation, g.runtime_dur_us AS cpu_duration, g.dur_us AS gpu_duration,
        greatest(g.ts_us - g.ts_runtime_us - g.runtime_dur_us, 0.0) AS launch_delay

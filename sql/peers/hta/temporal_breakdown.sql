@@ -9,6 +9,7 @@
 --   non_compute_time(us)    kernel_time - compute - idle
 --   kernel_time(us)         last GPU end - first GPU start
 --   *_pctg                  100 x / kernel_time, rounded to 2 decimals
+-- @output report-hta 1 temporal_breakdown
 CREATE OR REPLACE VIEW hta_temporal_breakdown AS
 WITH u AS (
     SELECT a.trace_id, a.grp AS rank, a.last_e - a.first_s AS kernel_time,

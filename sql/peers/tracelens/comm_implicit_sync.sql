@@ -55,6 +55,7 @@ FROM tl_nccl_long l JOIN keep k USING (job_id, collective_id);
 -- "Full msg size (MB)", comm_latency, "skew in start time", "earliest arrival rank", avg_wait_time,
 -- "skew in end time", "algo bw (GB/s)", "bus bw (GB/s)" (see the module header), node_span.
 -- @materialize tracelens-comm
+-- @output tracelens-comm 4 nccl_implicit_sync EXCLUDE job_id ord ORDER BY ord
 CREATE OR REPLACE VIEW tl_nccl_implicit_sync AS
 WITH agg AS (
     SELECT job_id, collective_id, any_value(first_ord) AS ord, min(dur) AS comm_latency,

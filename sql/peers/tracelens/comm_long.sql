@@ -66,6 +66,7 @@ CREATE OR REPLACE MACRO _tl_node_span(pg_ranks, gpn) AS (
 -- "Out msg nelems", "Out msg size (MB)", "In split size", "Out split size", stream, ts, dur (µs), node_id,
 -- node_span (both NULL when the job's gpus per node is unknown); ord is the row's position.
 -- @materialize tracelens-comm
+-- @output tracelens-comm 3 nccl_long EXCLUDE job_id ord ORDER BY ord
 CREATE OR REPLACE VIEW tl_nccl_long AS
 WITH k AS (
     SELECT k.*, s.simplified,

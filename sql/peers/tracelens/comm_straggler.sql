@@ -16,6 +16,7 @@
 --   total_nccl_dur_us         sum of the durations of all its kernels in tl_nccl_long, rounded to 0.1
 --   node_id                   as in tl_nccl_long
 -- Rows in TraceLens's order (ord): smallest total wait first — the straggler.
+-- @output tracelens-comm 5 straggler_summary EXCLUDE job_id ord ORDER BY ord
 CREATE OR REPLACE VIEW tl_straggler_summary AS
 WITH last AS (
     SELECT job_id, collective_id, (list(rank ORDER BY wait_time, rank))[1] AS last_rank

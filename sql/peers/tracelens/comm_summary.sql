@@ -15,6 +15,7 @@
 --   count                                collectives in the group
 --   "Total comm latency (ms)"            sum of comm_latency / 1000
 -- Rows in TraceLens's order: largest total latency first (ord).
+-- @output tracelens-comm 1 nccl_summary_implicit_sync EXCLUDE job_id ord ORDER BY ord
 CREATE OR REPLACE VIEW tl_nccl_summary_implicit_sync AS
 WITH s AS (
     SELECT *, coalesce("Collective name", 'Unknown') AS k_name, coalesce(dtype, 'Unknown') AS k_dtype,
@@ -51,6 +52,7 @@ SELECT *, row_number() OVER (PARTITION BY job_id ORDER BY "Total comm latency (m
 --   operation_count                                       kernels
 --   node_id                                               as in tl_nccl_long
 -- Rows in TraceLens's order: largest dur_sum first (ord).
+-- @output tracelens-comm 2 nccl_summary_long EXCLUDE job_id ord ORDER BY ord
 CREATE OR REPLACE VIEW tl_nccl_summary_long AS
 WITH g AS (
     SELECT job_id, rank, "Process Group Name", "Process Group Ranks", "Collective name", "Group size", dtype,

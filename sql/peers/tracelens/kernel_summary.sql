@@ -34,6 +34,7 @@ LEFT JOIN _first_kernel_rule_categories fk
 --   Percent of total time (%)     100 sum / TraceLens's gpu_timeline total_time (so the column can add up
 --                                 to more than 100 when unlinked kernels run outside that span)
 -- Rows in decreasing order of the sum (equal sums: the group seen first in the file first).
+-- @output report-tracelens 2 kernel_summary
 CREATE OR REPLACE VIEW tl_kernel_summary AS
 WITH k AS (
     SELECT trace_id, coalesce(tl_op_category, '') AS cat_, coalesce(tl_parent_cpu_op, '') AS op_, name,
@@ -68,6 +69,7 @@ WHERE g.cat = 'kernel' AND _us_f64(g.dur_ns) < 10;
 -- the longest short kernel (numpy.histogram: edges start + k * step, the last edge the maximum; a value
 -- on an inner edge goes to the bin above it, the maximum into the last bin).
 --   bin_start, bin_end   µs;  count   short kernels in the bin
+-- @output report-tracelens 7 short_kernel_histogram
 CREATE OR REPLACE VIEW tl_short_kernel_histogram AS
 WITH r AS (SELECT trace_id, min(dur_us) AS mn, max(dur_us) AS mx FROM _tl_short GROUP BY trace_id),
 edges AS (
@@ -92,6 +94,7 @@ GROUP BY e.trace_id, e.bin, e.lo, e.hi ORDER BY e.trace_id, e.bin;
 -- Input dims, Input strides, Concrete Inputs, Kernel name); groups with any of these missing are left out
 -- (as TraceLens's grouping drops them). Sum, count and mean of the durations (µs) and the sum as a
 -- percentage of TraceLens's gpu_timeline total_time; in decreasing order of the sum.
+-- @output report-tracelens 8 short_kernels_summary
 CREATE OR REPLACE VIEW tl_short_kernels_summary AS
 WITH g AS (
     SELECT trace_id, tl_parent_cpu_op, input_dims, input_strides, concrete_inputs, name,

@@ -84,6 +84,7 @@ FROM direct d LEFT JOIN sub s USING (trace_key, l_key);
 --                                     from tl_op_category (NULL until that view has rows)
 --   Percentage (%)                    share of the trace's total direct time
 --   Cumulative Percentage (%)         running total of Percentage in row order (direct time descending)
+-- @output report-tracelens 3 ops_summary
 CREATE OR REPLACE VIEW tl_ops_summary AS
 WITH l AS (
     SELECT l.*, c.op_category FROM tl_launchers l

@@ -12,6 +12,7 @@
 --   Percentage (%)                 share of the Σ over all categories of the trace
 --   Cumulative Percentage (%)      running sum of the percentage, categories by descending time
 --   rank                           row order of TraceLens's file (1 = most time)
+-- @output report-tracelens 4 ops_summary_by_category EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_ops_summary_by_category AS
 WITH g AS (
     SELECT l.trace_id, c.op_category, count(*) AS n, sum(l.direct_kernel_time_us) AS total_us
@@ -72,6 +73,7 @@ FROM i;
 --   Percentage (%)                 share of the Σ over all rows of the trace
 --   Cumulative Percentage (%)      running sum, rows by descending time
 --   rank                           row order (1 = most time)
+-- @output report-tracelens-module 4 ops_summary_by_category EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_ops_summary_by_category_module AS
 WITH m AS (
     SELECT * FROM _tl_launcher_modules
@@ -111,6 +113,7 @@ FROM r;
 --   call_stack_first                  call stack of the earliest instance (by launcher start)
 --   Percentage (%), Cumulative Percentage (%)   of the trace's Σ direct time, rows by direct time descending
 --   rank                              row order (1 = most time)
+-- @output report-tracelens-module 3 ops_summary EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_ops_summary_module AS
 WITH g AS (
     SELECT trace_id, tl_launcher_name AS name, parent_module,

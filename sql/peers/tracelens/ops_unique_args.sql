@@ -313,6 +313,7 @@ LEFT JOIN kdet k ON k.trace_id = r.trace_id AND k.gid = r.gid;
 --   Percentage (%)                        100 · total_direct_kernel_time_sum / its sum over the trace's rows
 --   Cumulative Percentage (%)             running sum of Percentage (%) in row order
 --   rank                                  row order in TraceLens's file (1 = most direct kernel time)
+-- @output report-tracelens 5 ops_unique_args EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_ops_unique_args AS
 SELECT trace_id, name, op_category AS "op category", process_name, process_label, thread_name,
        input_dims AS "Input Dims", input_type AS "Input type", input_strides AS "Input Strides",
@@ -336,6 +337,7 @@ ORDER BY trace_id, rank;
 --   call_stack        of the group's first instance: the launcher name, then its nn.Module frames innermost
 --                     first, as a Python list literal
 --   other columns     as in tl_ops_unique_args
+-- @output report-tracelens-module 5 ops_unique_args EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_ops_unique_args_module AS
 SELECT trace_id, name, op_category AS "op category", parent_module, process_name, process_label, thread_name,
        input_dims AS "Input Dims", input_type AS "Input type", input_strides AS "Input Strides",

@@ -150,6 +150,7 @@ ORDER BY trace_id, rank;
 --   GFLOPS_first ... UID_first                 the statistics of _tl_perf_summary
 --   rank                                       row order in TraceLens's file
 --   sheet_columns                              the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens 16 CONV_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_conv_fwd AS SELECT * FROM _tl_perf_conv_sheet(false);
 
 -- tl_perf_conv_bwd: TraceLens's CONV_bwd.csv, one row per trace and group of convolution backward instances
@@ -162,4 +163,5 @@ CREATE OR REPLACE VIEW tl_perf_conv_fwd AS SELECT * FROM _tl_perf_conv_sheet(fal
 --   GFLOPS_first ... UID_first                 the statistics of _tl_perf_summary
 --   rank                                       row order in TraceLens's file
 --   sheet_columns                              the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens 18 CONV_bwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_conv_bwd AS SELECT * FROM _tl_perf_conv_sheet(true);

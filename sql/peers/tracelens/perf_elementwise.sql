@@ -107,6 +107,7 @@ FROM o;
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens 11 UnaryElementwise EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_unary_elementwise AS
 SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
        _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
@@ -126,6 +127,7 @@ ORDER BY trace_id, rank;
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens 12 BinaryElementwise EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_binary_elementwise AS
 SELECT trace_id, name, _tl_perf_param(params, 'shape_in1') AS "param: shape_in1",
        _tl_perf_param(params, 'shape_in2') AS "param: shape_in2",

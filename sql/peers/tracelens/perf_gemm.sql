@@ -118,6 +118,7 @@ CREATE OR REPLACE VIEW _tl_perf_gemm AS SELECT * FROM _tl_perf_gemm_of('_tl_perf
 --   GFLOPS_first ... UID_first   the statistics of peers/tracelens/perf_ops (_tl_perf_summary)
 --   rank                      row order in TraceLens's file
 --   sheet_columns             the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens 9 GEMM EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_gemm AS
 SELECT trace_id, name, _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'M') AS "param: M",
        _tl_perf_param(params, 'N') AS "param: N", _tl_perf_param(params, 'K') AS "param: K",

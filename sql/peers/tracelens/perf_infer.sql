@@ -368,6 +368,7 @@ FROM b;
 --   GFLOPS_first ... UID_first   the statistics of peers/tracelens/perf_ops (_tl_perf_summary_of)
 --   rank                      row order in TraceLens's file
 --   sheet_columns             the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens-module 9 GEMM EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_gemm AS
 SELECT trace_id, name, _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'M') AS "param: M",
        _tl_perf_param(params, 'N') AS "param: N", _tl_perf_param(params, 'K') AS "param: K",
@@ -392,6 +393,7 @@ CREATE OR REPLACE VIEW _tl_perf_infer_unary AS SELECT * FROM _tl_perf_unary_of('
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens-module 11 UnaryElementwise EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_unary_elementwise AS
 SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
        _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
@@ -451,6 +453,7 @@ FROM ok;
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens-module 19 RMSNorm_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_rmsnorm_fwd AS
 SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
        _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
@@ -527,6 +530,7 @@ FROM ok;
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens-module 20 InferenceAttention_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_attention_fwd AS
 SELECT trace_id, name,
        _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'N_Q') AS "param: N_Q",
@@ -602,6 +606,7 @@ FROM ok;
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens-module 21 MoE_unfused_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_moe_unfused_fwd AS
 SELECT trace_id, name, _tl_perf_param(params, 'num_tokens') AS "param: num_tokens",
        _tl_perf_param(params, 'hidden_dim') AS "param: hidden_dim",

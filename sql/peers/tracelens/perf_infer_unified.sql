@@ -306,6 +306,7 @@ CREATE OR REPLACE MACRO _tl_infer_call_stack(stacks, name) AS (
 --   rank                 row order in TraceLens's file
 --   sheet_columns        the columns TraceLens writes for this trace, in its order
 -- @materialize report-tracelens-inference
+-- @output report-tracelens-module 6 unified_perf_summary EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_unified_perf_summary AS
 WITH s AS MATERIALIZED (
     SELECT * FROM _tl_unified_summary_of('_tl_infer_unified_rows')

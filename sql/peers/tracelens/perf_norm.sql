@@ -142,6 +142,7 @@ FROM ok;
 --   GFLOPS_first ... UID_first     the statistics of _tl_perf_summary
 --   rank                           row order in TraceLens's file
 --   sheet_columns                  the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens 15 Normalization EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_normalization AS
 SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
        _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",

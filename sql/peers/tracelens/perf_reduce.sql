@@ -91,6 +91,7 @@ FROM (SELECT *,
 --   GFLOPS_first ... UID_first                 the statistics of _tl_perf_summary
 --   rank                                       row order in TraceLens's file
 --   sheet_columns                              the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens 13 Reduce_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_reduce_fwd AS
 SELECT trace_id, name, _tl_perf_param(params, 'num_input_elems') AS "param: num_input_elems",
        _tl_perf_param(params, 'num_output_elems') AS "param: num_output_elems",
@@ -103,6 +104,7 @@ ORDER BY trace_id, rank;
 -- tl_perf_reduce_bwd: TraceLens's Reduce_bwd.csv, one row per trace and group of forward reductions with the
 -- same name and parameters that autograd ran a backward node for, measured by that node's GPU kernels; the
 -- columns of tl_perf_reduce_fwd.
+-- @output report-tracelens 14 Reduce_bwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_reduce_bwd AS
 SELECT trace_id, name, _tl_perf_param(params, 'num_input_elems') AS "param: num_input_elems",
        _tl_perf_param(params, 'num_output_elems') AS "param: num_output_elems",

@@ -145,10 +145,12 @@ ORDER BY trace_id, rank;
 --   GFLOPS_first ... UID_first                the statistics of _tl_perf_summary
 --   rank                                      row order in TraceLens's file
 --   sheet_columns                             the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens 10 SDPA_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_sdpa_fwd AS SELECT * FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa', '_tl_perf_events');
 
 -- tl_perf_sdpa_bwd: TraceLens's SDPA_bwd.csv, one row per trace and group of attention forward instances with
 -- the same name and parameters that autograd ran a backward node for, with the backward FLOPs and bytes and the
 -- node's GPU kernels; the columns of tl_perf_sdpa_fwd.
+-- @output report-tracelens 17 SDPA_bwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_sdpa_bwd AS
 SELECT * FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa_bwd', '_tl_perf_bwd_events');

@@ -318,5 +318,6 @@ ORDER BY x.trace_id, x.rank;
 --   sheet_columns                         the columns TraceLens writes for this trace, in its order (without
 --                                         the perf-model columns when no op of the trace has metrics)
 -- @materialize report-tracelens
+-- @output report-tracelens 6 unified_perf_summary EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_unified_perf_summary AS
 SELECT * EXCLUDE (tmpl_uid, kernel_order) FROM _tl_unified_summary_of('_tl_unified_rows');

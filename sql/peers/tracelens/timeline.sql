@@ -35,6 +35,7 @@ FROM _tl_gpu;
 --               last end - first start, total_comm_time |U(comm)|, total_memcpy_time |U(memcpy)|
 --   time ms     the time in ms
 --   percent     100 time / total_time
+-- @output report-tracelens 1 gpu_timeline
 CREATE OR REPLACE VIEW tl_gpu_timeline AS
 WITH p AS (
     SELECT trace_id, C_len, K_len, M_len, CK_len, ALL_len, first_s AS ALL_fs, last_e AS ALL_le
