@@ -71,3 +71,20 @@ def test_aiter_groupnorm(out):
     (u,) = [x for x in read_csv(out / "unified_perf_summary.csv") if x["name"] == "aiter::_groupnorm_run"]
     assert u["op category"] == "NORM_fwd" and float(u["TFLOPS/s_mean"]) == pytest.approx(flops / 1e12 / 8.75e-6)
 
+
+def test_pseudo_ops_option(tmp_path):
+    """--pseudo-ops is TraceLens's --enable_pseudo_ops: its first step renames sglang_profiler::<op>_<N> cpu_ops
+    <op> (normalize_sglang_profiler_op_names), which the op registry then knows; without it (TraceLens's default)
+    the numbered name stays and is `other`. Only the tracelens style takes it."""
+    trace = Path(__file__).parent / "data" / "peers" / "tl_sglang_inference_mi300.json"
+    assert main(["ingest", "-q", str(trace), "--out", str(tmp_path / "ds")]) == 0
+    cats = {}
+    for flag in ([], ["--pseudo-ops"]):
+        out = tmp_path / f"tl{len(flag)}"
+        assert main(["report", str(tmp_path / "ds"), "--style", "tracelens", "--jobs", "1", "--out", str(out),
+                     *flag]) == 0
+        cats[bool(flag)] = {r["name"]: r["Categories"] for r in read_csv(out / "ops_summary.csv")
+                            if r["name"].startswith("sglang_profiler::")}
+    assert cats[False] == {"sglang_profiler::attention_paged_attention_ragged_100": "['other']"}
+    assert cats[True] == {"sglang_profiler::attention_paged_attention_ragged": "['InferenceAttention']"}
+    assert main(["report", str(tmp_path / "ds"), "--pseudo-ops"]) == 2

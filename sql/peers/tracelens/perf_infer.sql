@@ -223,8 +223,8 @@ WITH RECURSIVE reg AS (
     WHERE g.tl_linked
 ), inst0 AS (
     SELECT * FROM own UNION ALL SELECT * EXCLUDE (graph_index) FROM cap
-), moe_on AS (   -- traces whose tree gets the unfused Triton MoE pseudo ops
-    SELECT trace_id FROM inst0 WHERE name = 'vllm::moe_forward'
+), moe_on AS (   -- traces whose tree gets the unfused Triton MoE pseudo ops (with pseudo ops on)
+    SELECT trace_id FROM inst0 WHERE name = 'vllm::moe_forward' AND _tl_pseudo_ops()
     INTERSECT SELECT trace_id FROM kernels WHERE cat = 'kernel' AND contains(lower(name), 'matmul_ogs')
     EXCEPT (SELECT trace_id FROM events WHERE name = 'vllm::rocm_aiter_fused_moe'
             UNION SELECT c.trace_id FROM _tl_infer_capture_events c WHERE c.name = 'vllm::rocm_aiter_fused_moe')
