@@ -621,8 +621,8 @@ def test_report_tracelens_by_parent_module_matches_inference_reference(tmp_path,
     assert [r.status for r in res] == ["ingested", "ingested"]
     ref = reference_dir / "tracelens" / "graphs" / "vllm_decode_full"
     out = tmp_path / "by_module"
-    assert main(["report", str(ds), "--style", "tracelens", "--group-by-parent-module", "--format", "csv",
-                 "--out", str(out)]) == 0
+    assert main(["report", str(ds), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
+                 "--format", "csv", "--out", str(out)]) == 0
     for name, text_cols in [("ops_summary", ["name", "parent_module", "Count", "Categories", "call_stack_first"]),
                             ("ops_summary_by_category", ["op category", "parent_module", "Count", "call_stack_first"])]:
         got, want = _read(out / "graph_execution" / f"{name}.csv"), _read(ref / f"{name}.csv")

@@ -41,7 +41,7 @@ class TraceTask:
 
 
 def run_trace(dataset: str, task: TraceTask, style: str, fmt: str, by_module: bool,
-              across: bool, arch: str | None = None) -> tuple[list[str], dict]:
+              across: bool, arch: str | None = None, pseudo_ops: bool = False) -> tuple[list[str], dict]:
     """One task: the sections of one trace written into its folder; returns the files written and, when
     ``across``, the trace's rows of ACROSS_ROWS as Arrow tables."""
     from tracesql.api.dataset import Dataset
@@ -50,7 +50,8 @@ def run_trace(dataset: str, task: TraceTask, style: str, fmt: str, by_module: bo
     exit_once_if_asked()
     with Dataset(dataset, threads=1, trace_ids=task.open_ids) as ds:
         _use_labels(ds, task.labels)
-        sections = report.build(ds, style=style, trace=task.trace_id, by_module=by_module, arch=arch)
+        sections = report.build(ds, style=style, trace=task.trace_id, by_module=by_module, arch=arch,
+                                pseudo_ops=pseudo_ops)
         written: list[str] = []
         if task.labels[task.trace_id] in {t for _, t, _ in report._per_trace(sections)}:
             written = [str(p) for p in report.write(sections, fmt=fmt, out=task.folder)]
@@ -109,7 +110,8 @@ def merge(parts: list[dict]) -> list[tuple[str, str | None, object]]:
 def report_tasks(dataset, out, style: str = "native", fmt: str = "csv", trace: str | None = None,
                  trace_ids: list[str] | None = None, by_module: bool = False, jobs: int | None = None,
                  executor: str = "processes", scheduler: str | None = None,
-                 scheduler_file: str | None = None, arch: str | None = None) -> list[Path]:
+                 scheduler_file: str | None = None, arch: str | None = None,
+                 pseudo_ops: bool = False) -> list[Path]:
     """Write the report of ``dataset`` into the folder ``out`` as one task per trace on ``executor``
     (tracesql.parallel.executors.Pool: ``jobs`` processes, or a Dask cluster); returns the files written.
 
@@ -149,7 +151,8 @@ def report_tasks(dataset, out, style: str = "native", fmt: str = "csv", trace: s
             pool = Pool(executor, jobs or cores(), scheduler, scheduler_file)
             futures: list = []
             try:
-                futures = [pool.submit(run_trace, str(dataset), tasks[i], style, fmt, by_module, across, arch)
+                futures = [pool.submit(run_trace, str(dataset), tasks[i], style, fmt, by_module, across, arch,
+                                       pseudo_ops)
                            for i in pending]
                 index = {id(f): i for f, i in zip(futures, pending, strict=True)}
                 if jobs_of_report and attempt == 1:  # every rank of a job: over this connection, while tasks run

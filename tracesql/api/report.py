@@ -164,14 +164,28 @@ def _safe_name(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", s) or "trace"
 
 
-def build(ds, style: str = "native", trace: str | None = None,
-          by_module: bool = False, arch: str | None = None) -> list[tuple[str, str | None, pl.DataFrame]]:
+def set_pseudo_ops(ds, style: str, on: bool) -> None:
+    """TraceLens's --enable_pseudo_ops for this connection (sql/peers/tracelens/links.sql, perf_infer.sql): the
+    sglang_profiler op renaming and the pseudo ops of its tree extensions; off, as in TraceLens's CLIs, unless
+    ``on``. The views alone (the variable unset) apply them. Style native or hta with ``on``: a UsageError."""
+    from tracesql.errors import UsageError
+
+    if style != "tracelens":
+        if on:
+            raise UsageError("--pseudo-ops applies to --style tracelens")
+        return
+    ds.con.execute("SET VARIABLE tracesql_tl_pseudo_ops = ?", [on])
+
+
+def build(ds, style: str = "native", trace: str | None = None, by_module: bool = False, arch: str | None = None,
+          pseudo_ops: bool = False) -> list[tuple[str, str | None, pl.DataFrame]]:
     """All sections of a report: a list of (section name, trace file name or None, DataFrame).
 
     by_module (style tracelens): TraceLens's inference report with --group_by_parent_module, whose ops_summary,
     ops_summary_by_category and ops_unique_args group by the launcher's parent nn.Module too, and whose
     perf-model sheets group by num_kernels and add the inference extension's sheets (TRACELENS_INFERENCE).
     arch: the GPU of the roofline (set_arch).
+    pseudo_ops (style tracelens): TraceLens's --enable_pseudo_ops (set_pseudo_ops).
 
     The shared views are computed once for the report (Dataset.materialized; with ``trace``, for that trace
     only) and dropped after it.
@@ -186,6 +200,7 @@ def build(ds, style: str = "native", trace: str | None = None,
         views += materialized("report-tracelens-inference")
     with ds.scope():
         set_arch(ds, style, arch)
+        set_pseudo_ops(ds, style, pseudo_ops)
         with ds.materialized(views, ids if trace is not None else None):
             return _build(ds, style, ids, trace, by_module)
 
@@ -336,19 +351,19 @@ def write(sections, fmt: str = "table", out: str | None = None, stream=None, wid
 
 def report(ds, style: str = "native", fmt: str = "table", out: str | None = None, trace: str | None = None,
            width: int | None = None, wide: bool = False, by_module: bool = False,
-           arch: str | None = None) -> list[Path]:
+           arch: str | None = None, pseudo_ops: bool = False) -> list[Path]:
     """Build and print/write a report; returns the files written (empty when printing).
 
     style: native, tracelens or hta; fmt: table, csv or json; out: a folder to write one file per section into
     (None: print); trace: a trace_id or label (None: every trace); width: printed tables fit this many
     characters (None: the terminal's width, see tracesql.render.output.terminal_width); wide: print them whole;
-    by_module, arch: see build."""
+    by_module, arch, pseudo_ops: see build."""
     if width is None and out is None and fmt == "table" and not wide:
         from tracesql.render.output import terminal_width
 
         width = terminal_width()
     try:
-        sections = build(ds, style=style, trace=trace, by_module=by_module, arch=arch)
+        sections = build(ds, style=style, trace=trace, by_module=by_module, arch=arch, pseudo_ops=pseudo_ops)
         if style == "native" and fmt == "table" and out is None:  # the native text report opens with the summary
             from tracesql.api import summary
 

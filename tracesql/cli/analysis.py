@@ -92,7 +92,7 @@ def cmd_report(args) -> int:
         written = report_tasks(args.dataset, args.out, style=args.style, fmt=fmt, trace=args.trace, trace_ids=ids,
                                by_module=args.group_by_parent_module, jobs=args.jobs,
                                executor=args.executor or "processes", scheduler=args.scheduler,
-                               scheduler_file=args.scheduler_file, arch=args.arch)
+                               scheduler_file=args.scheduler_file, arch=args.arch, pseudo_ops=args.pseudo_ops)
     elif args.output:
         from tracesql.api.dataset import Dataset
 
@@ -104,7 +104,8 @@ def cmd_report(args) -> int:
 
         with Dataset(args.dataset, trace_ids=ids) as ds:
             written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace, wide=args.wide,
-                                    by_module=args.group_by_parent_module, arch=args.arch)
+                                    by_module=args.group_by_parent_module, arch=args.arch,
+                                    pseudo_ops=args.pseudo_ops)
     for p in written:
         print(p, file=sys.stderr)
     return 0
@@ -118,7 +119,7 @@ def _report_to_file(ds, args, fmt: str) -> None:
     from tracesql.render.output import format_table, write_text
 
     sections = report.build(ds, style=args.style, trace=args.trace, by_module=args.group_by_parent_module,
-                            arch=args.arch)
+                            arch=args.arch, pseudo_ops=args.pseudo_ops)
     if fmt == "table":
         text = summary.render(ds, trace=args.trace, arch=args.arch) + "\n" if args.style == "native" else ""
         for name, trace, df in sections:
@@ -263,6 +264,10 @@ def register(subparsers) -> None:
     s.add_argument("--group-by-parent-module", action="store_true",
                    help="with --style tracelens: TraceLens's inference report with --group_by_parent_module "
                         "(ops_summary, ops_summary_by_category and ops_unique_args per parent nn.Module too)")
+    s.add_argument("--pseudo-ops", action="store_true",
+                   help="with --style tracelens: TraceLens's --enable_pseudo_ops: sglang_profiler::<op>_<N> ops "
+                        "renamed <op>, and vLLM's unfused Triton MoE split into pseudo_op::moe_triton_unfused_* "
+                        "ops (MoE_unfused_fwd); its other pseudo ops are not reproduced")
     _arch_arg(s, "the GPU of the roofline. Native: the first screen's Compute line, as tracesql perf --arch. "
               "--style tracelens: TraceLens's --gpu_arch_platform (MI300X, MI325X) or a TraceLens arch JSON file "
               "(its --gpu_arch_json_path); the perf sheets then carry its roofline columns")

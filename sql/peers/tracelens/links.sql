@@ -39,14 +39,22 @@ LEFT JOIN flow_starts fs ON fs.trace_id = l.trace_id AND fs.flow_id = l.correlat
 LEFT JOIN flow_last_end fe ON fe.trace_id = l.trace_id AND fe.flow_id = l.correlation
 LEFT JOIN last_gpu lg ON lg.trace_id = l.trace_id AND lg.event_id = l.event_id;
 
--- _tl_op_name(name): the name TraceLens gives a cpu_op. Its inference report (run with pseudo ops, as
--- TraceLens's own inference tests do) strips a trailing _<digits> from cpu_op names that start with
--- `sglang_profiler::` before it builds any table (normalize_sglang_profiler_op_names in
--- TraceLens/Trace2Tree/extensions/pseudo_ops_utils.py, pattern ^(sglang_profiler::.+?)_\d+$, called by
--- apply_pseudo_op_extensions in pseudo_ops_registry.py): `..._ragged_100` becomes `..._ragged`, which its
--- op registry then knows. Only the last suffix goes (`a_1_2` -> `a_1`).
+-- _tl_pseudo_ops(): whether TraceLens's pseudo-op extensions apply (its --enable_pseudo_ops, read by
+-- TreePerfAnalyzer.__init__ in TraceLens/TreePerf/tree_perf.py, which then calls apply_pseudo_op_extensions of
+-- TraceLens/Trace2Tree/extensions/pseudo_ops_registry.py): the variable tracesql_tl_pseudo_ops, which `tracesql
+-- report --style tracelens` sets from --pseudo-ops (off by default, as TraceLens's CLIs); unset (the views
+-- queried directly), on, as TraceLens's own inference tests run. The extensions never change the perf-model
+-- map: the extension's models (get_pseudo_op_mappings) are registered either way.
+CREATE OR REPLACE MACRO _tl_pseudo_ops() AS coalesce(getvariable('tracesql_tl_pseudo_ops'), true);
+
+-- _tl_op_name(name): the name TraceLens gives a cpu_op. With pseudo ops (_tl_pseudo_ops) it strips a
+-- trailing _<digits> from cpu_op names that start with `sglang_profiler::` before it builds any table
+-- (normalize_sglang_profiler_op_names in TraceLens/Trace2Tree/extensions/pseudo_ops_utils.py, pattern
+-- ^(sglang_profiler::.+?)_\d+$, the first step of apply_pseudo_op_extensions): `..._ragged_100` becomes
+-- `..._ragged`, which its op registry then knows. Only the last suffix goes (`a_1_2` -> `a_1`).
 CREATE OR REPLACE MACRO _tl_op_name(name) AS
-    CASE WHEN starts_with(name, 'sglang_profiler::') THEN regexp_replace(name, '^(sglang_profiler::.+?)_[0-9]+$', '\1')
+    CASE WHEN starts_with(name, 'sglang_profiler::') AND _tl_pseudo_ops()
+         THEN regexp_replace(name, '^(sglang_profiler::.+?)_[0-9]+$', '\1')
          ELSE name END;
 
 -- _tl_launch_launchers: one row per launch anchor of cpu_event_context (runtime/driver call with a

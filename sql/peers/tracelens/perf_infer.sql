@@ -223,8 +223,8 @@ WITH RECURSIVE reg AS (
     WHERE g.tl_linked
 ), inst0 AS (
     SELECT * FROM own UNION ALL SELECT * EXCLUDE (graph_index) FROM cap
-), moe_on AS (   -- traces whose tree gets the unfused Triton MoE pseudo ops
-    SELECT trace_id FROM inst0 WHERE name = 'vllm::moe_forward'
+), moe_on AS (   -- traces whose tree gets the unfused Triton MoE pseudo ops (with pseudo ops on)
+    SELECT trace_id FROM inst0 WHERE name = 'vllm::moe_forward' AND _tl_pseudo_ops()
     INTERSECT SELECT trace_id FROM kernels WHERE cat = 'kernel' AND contains(lower(name), 'matmul_ogs')
     EXCEPT (SELECT trace_id FROM events WHERE name = 'vllm::rocm_aiter_fused_moe'
             UNION SELECT c.trace_id FROM _tl_infer_capture_events c WHERE c.name = 'vllm::rocm_aiter_fused_moe')
@@ -388,14 +388,18 @@ CREATE OR REPLACE VIEW _tl_perf_infer_unary AS SELECT * FROM _tl_perf_unary_of('
 -- peers/tracelens/perf_elementwise over the merged tree's instances), grouped by num_kernels too.
 --   trace_id                    the trace
 --   name                        the op name
---   param: op_shape, dtype_in_out, stride_input, stride_output   as in tl_perf_unary_elementwise
+--   param: input_shape, output_shape, padding, op_shape, dtype_in_out, stride_input, stride_output   as in
+--                               tl_perf_unary_elementwise
 --   num_kernels                 GPU events per instance
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens-module 11 UnaryElementwise EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_unary_elementwise AS
-SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
+SELECT trace_id, name, _tl_perf_param(params, 'input_shape') AS "param: input_shape",
+       _tl_perf_param(params, 'output_shape') AS "param: output_shape",
+       _tl_perf_param(params, 'padding') AS "param: padding",
+       _tl_perf_param(params, 'op_shape') AS "param: op_shape",
        _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
        _tl_perf_param(params, 'stride_input') AS "param: stride_input",
        _tl_perf_param(params, 'stride_output') AS "param: stride_output",

@@ -9,7 +9,8 @@
 --              empty list counts: TraceLens tests `is not None`); batch/instance norm: is_training =
 --              Concrete Inputs[5] is non-empty, num_channels = op_shape[1]; layer norm: num_channels =
 --              product of the list in Concrete Inputs[1], has_bias = Input Dims[3] present, training;
---              group norm: num_channels = op_shape[1], training; RMS norm (aten::_fused_rms_norm):
+--              group norm (aten's and aiter::_groupnorm_run, whose args are (x, num_groups, weight, bias, eps):
+--              the same positions): num_channels = op_shape[1], training; RMS norm (aten::_fused_rms_norm):
 --              num_channels as layer norm, no bias, not training. has_bias is True otherwise.
 --   backward   batch norm: op_shape = Input Dims[1] (cudnn/miopen variants: [0], not training; others:
 --              training = Concrete Inputs[7] non-empty), output_mask = [True]; layer norm: op_shape [1],

@@ -6,7 +6,9 @@
 -- code is ours:
 --   registry   TraceLens/PerfModel/torch_op_mapping.py: op_to_perf_model_class_map (op name -> perf model
 --              class), each class's `category` (TraceLens/PerfModel/perf_model.py) giving the sheet
---              (build_sheet_category_to_op_names).
+--              (build_sheet_category_to_op_names). The map always holds the extension's entries
+--              (TraceLens/PerfModel/extensions/pseudo_ops_perf_utils.py, get_pseudo_op_mappings), whatever
+--              --enable_pseudo_ops says: aiter::_groupnorm_run is modelled as GroupNorm in every report.
 --   instances  TraceLens/Reporting/generate_perf_report_pytorch.py: generate_perf_report_pytorch takes every
 --              event of its tree whose name is registered for the sheet, in the tree's event order (file
 --              order), and TraceLens/TreePerf/tree_perf.py: build_df_perf_metrics / compute_perf_metrics
@@ -66,6 +68,12 @@ SELECT * FROM (VALUES
     ('aten::silu', 'aten_unary_elementwise', 'UnaryElementwise'),
     ('aten::neg', 'aten_unary_elementwise', 'UnaryElementwise'),
     ('aten::pow', 'aten_unary_elementwise', 'UnaryElementwise'),
+    ('aten::replication_pad1d', 'aten_replication_pad', 'UnaryElementwise'),
+    ('aten::replication_pad2d', 'aten_replication_pad', 'UnaryElementwise'),
+    ('aten::replication_pad3d', 'aten_replication_pad', 'UnaryElementwise'),
+    ('aten::upsample_nearest1d', 'aten_upsample_nearest', 'UnaryElementwise'),
+    ('aten::upsample_nearest2d', 'aten_upsample_nearest', 'UnaryElementwise'),
+    ('aten::upsample_nearest3d', 'aten_upsample_nearest', 'UnaryElementwise'),
     ('aten::div', 'aten_binary_elementwise', 'BinaryElementwise'),
     ('aten::div_', 'aten_binary_elementwise', 'BinaryElementwise'),
     ('aten::mul', 'aten_binary_elementwise', 'BinaryElementwise'),
@@ -101,6 +109,7 @@ SELECT * FROM (VALUES
     ('aten::native_group_norm', 'group_norm', 'Normalization'),
     ('aten::miopen_group_norm', 'group_norm', 'Normalization'),
     ('aten::cudnn_group_norm', 'group_norm', 'Normalization'),
+    ('aiter::_groupnorm_run', 'group_norm', 'Normalization'),
     ('aten::instance_norm', 'instance_norm', 'Normalization'),
     ('aten::native_instance_norm', 'instance_norm', 'Normalization'),
     ('aten::miopen_instance_norm', 'instance_norm', 'Normalization'),
