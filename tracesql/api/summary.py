@@ -178,8 +178,11 @@ def _compute_line(frames: dict[str, pl.DataFrame], trace_id: str) -> str:
 
 
 def _wrap(text: str, w: int, indent: str) -> list[str]:
+    """``text`` in lines of at most ``w`` characters (a longer word alone on its line), continued after
+    ``indent``; a number stays on the line of the unit after it (``37.3 %``, ``1.501 ms``)."""
     lines, cur = [], ""
-    for word in text.split(" "):
+    for word in re.sub(r"(\d) (%|ms|µs|s)(?=[ ,;)]|$)", "\\1\0\\2", text).split(" "):
+        word = word.replace("\0", " ")
         if cur and len(cur) + 1 + len(word) > w:
             lines.append(cur)
             cur = indent + word
