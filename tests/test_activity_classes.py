@@ -13,6 +13,8 @@ import pytest
 import tracesql
 from tracesql.api.categories import add_rules
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 # GPU work on device 0 (µs): two streams; DeepEP communication overlaps a GEMM and an elementwise kernel.
 KERNELS = [  # (name, stream, start_us, dur_us)
     ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_cublas", 7, 0, 100),

@@ -14,6 +14,8 @@ from tracesql.ingest import find_trace_files
 
 from .conftest import tracesql_cli
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 DLRM = "multirank/dlrm_8rank"
 
 

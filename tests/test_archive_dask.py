@@ -17,6 +17,8 @@ from tracesql.parallel.executors import EXIT_ONCE_ENV
 
 from .conftest import tracesql_cli
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 TRACES = ["nvidia/h100_bert_small_infer.json.gz", "amd/mi300_bert_small_infer.json.gz", "multirank/hta_sampled"]
 FOLDERS = ["h100_bert_small_infer", "mi300_bert_small_infer", "rank-0", "rank-1"]
 

@@ -129,6 +129,7 @@ def test_kill_9_at_random_moments(tmp_path, inputs):
     assert 0 in present and any(0 < n < len(names) for n in present)
 
 
+@pytest.mark.slow
 def test_stale_work_area_of_a_dead_process_is_removed(tmp_path, shared_traces):
     """A work area left by a killed ingest (its pid no longer runs) is removed by the next ingest; one of a live
     process is left alone."""

@@ -351,6 +351,7 @@ def _complete_events(path: Path) -> list:
         events.append(ev)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["alexnet_truncated_json.json.gz", "alexnet_truncated_gzip.json.gz"])
 def test_salvage_damaged_shared_traces_cli(tmp_path, shared_traces, name):
     f = shared_traces / "damaged" / name
@@ -379,6 +380,7 @@ def test_salvage_damaged_shared_traces_cli(tmp_path, shared_traces, name):
 
 # ---- a directory of good and bad files ---------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_directory_with_good_and_bad_files(tmp_path, shared_traces):
     d = tmp_path / "archive"
     (d / "sub").mkdir(parents=True)

@@ -12,6 +12,8 @@ import pytest
 
 from tracesql.store.schema import DERIVED_TABLES, TABLES
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 ingest_mod = importlib.import_module("tracesql.ingest")
 
 # real traces of different kinds: ranks of one job, NVIDIA and AMD inference, a CUDA-graph capture, JAX

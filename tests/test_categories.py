@@ -607,6 +607,7 @@ def _read(path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.slow
 def test_report_tracelens_by_parent_module_matches_inference_reference(tmp_path, shared_traces, reference_dir):
     """`report --style tracelens --group-by-parent-module` writes what TraceLens's inference report with
     --group_by_parent_module writes (the graphs/vllm_decode_full reference: the graph replay merged with its capture

@@ -120,6 +120,7 @@ def test_columns_env_is_the_width(qwen_dataset):
 
 # ---- one line per error ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_bad_invocations_are_one_line(qwen_dataset, tmp_path):
     ds = str(qwen_dataset[0])
     cases = [
@@ -188,6 +189,7 @@ def _copy_gz(src: Path, dst: Path, extra: bytes = b"") -> None:
     dst.write_bytes(gzip.compress(data))
 
 
+@pytest.mark.slow
 def test_traces_of_the_same_file_name(shared_traces, tmp_path):
     src = shared_traces / "amd/mi300_torch_compile_triton.json.gz"
     a, b = tmp_path / "run_a" / "trace.json.gz", tmp_path / "run_b" / "trace.json.gz"

@@ -105,6 +105,7 @@ def test_parsed_values():
         assert e.value.code == 2, argv
 
 
+@pytest.mark.slow
 def test_ingest_dash_o_still_works_with_a_warning(tmp_path, shared_traces, capsys):
     out = tmp_path / "ds"
     assert main(["ingest", str(shared_traces / "nvidia/hta_trace_compare_base.json.gz"), "-o", str(out), "-q"]) == 0
@@ -132,6 +133,7 @@ def _csv_sections(text: str) -> dict[str, int]:
     return out
 
 
+@pytest.mark.slow
 def test_report_output_file(qwen_dataset, tmp_path, capsys, monkeypatch):
     """`report --output FILE` writes what `report` prints, its tables whole: every row and column, where the
     printed tables fit the terminal; with --out it is a usage error."""

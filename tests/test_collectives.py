@@ -18,6 +18,8 @@ from tracesql.api import comm
 
 from .conftest import tracesql_cli
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 GLOO = Path(__file__).resolve().parent / "data" / "multirank_gloo"
 
 

@@ -63,6 +63,7 @@ def test_report_native(qwen_dataset, capsys):
         assert f"== {section}\n" in out, section
 
 
+@pytest.mark.slow
 def test_report_tracelens_gpu_timeline_equals_reference(qwen_dataset, reference_dir, tmp_path, capsys):
     assert main(["report", str(qwen_dataset[0]), "--style", "tracelens", "--format", "csv",
                  "--out", str(tmp_path / "tl")]) == 0

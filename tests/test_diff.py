@@ -23,6 +23,8 @@ import tracesql
 import tracesql.api.diff
 from tracesql.cli.diff import EXIT_SLOWER
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 SLOW_NS = 123_457  # per GPU event of the chosen op
 LEVELS = ("timeline", "steps", "steady", "categories", "ops", "op_args", "modules", "kernels", "tree", "perf")
 

@@ -214,6 +214,7 @@ def test_content_hash_is_xxh3_of_the_file_bytes(tmp_path, shared_traces):
         assert d.sql("SELECT content_hash FROM traces")["content_hash"].to_list() == [digest]
 
 
+@pytest.mark.slow
 def test_duplicate_of_a_trace_stored_with_a_blake2b_hash_is_detected(tmp_path, shared_traces):
     """Datasets written before the content hash became XXH3-128 store BLAKE2b-128 digests: a file ingested
     then is still recognised."""
@@ -234,6 +235,7 @@ def test_duplicate_of_a_trace_stored_with_a_blake2b_hash_is_detected(tmp_path, s
         assert d.sql("SELECT count(*) AS n FROM traces")["n"][0] == 1
 
 
+@pytest.mark.slow
 def test_truncated_traces_error_and_salvage(tmp_path, shared_traces):
     for name, kept in [("alexnet_truncated_json.json.gz", 868), ("alexnet_truncated_gzip.json.gz", 974)]:
         f = shared_traces / "damaged" / name
@@ -250,6 +252,7 @@ def test_truncated_traces_error_and_salvage(tmp_path, shared_traces):
     assert not (tmp_path / "strict").exists()  # nothing ingested: no dataset left behind
 
 
+@pytest.mark.slow
 def test_dataset_opens_from_any_directory(tmp_path, shared_traces, monkeypatch):
     import duckdb
 
@@ -276,6 +279,7 @@ def test_bad_file_one_line_error(tmp_path):
     assert str(ei.value).startswith(str(bad)) and "not JSON" in str(ei.value)
 
 
+@pytest.mark.slow
 def test_ingest_with_user_rules(tmp_path, shared_traces, capsys):
     from tracesql.cli.main import main
 
@@ -297,6 +301,7 @@ def test_ingest_with_user_rules(tmp_path, shared_traces, capsys):
     assert len(err) == 1 and "category and pattern" in err[0]
 
 
+@pytest.mark.slow
 def test_older_table_layout_is_a_clear_error(tmp_path, shared_traces):
     """A dataset whose stored events lack a column of the current layout (as written by an earlier version)
     opens with a one-line DatasetError naming the trace, not a binder traceback."""

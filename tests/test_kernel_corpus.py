@@ -104,6 +104,7 @@ def test_corpus_file_is_well_formed():
         assert abs(c - n / 3) <= 1, (lib, batch)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("split", ["check", "rules"])
 def test_corpus_coverage_by_library(corpus, split, capsys):
     """At most 1 % of the held-out (`check`) names fall to `other` (2 % of the `rules` names: a few one-off
@@ -288,6 +289,7 @@ def _corpus_trace(kernels: list[tuple[str, float]], path: Path) -> None:
     path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": ev}))
 
 
+@pytest.mark.slow
 def test_cli_unmatched_on_the_check_set(corpus, tmp_path, capsys):
     """The held-out names of both batches as kernels of a trace: `tracesql categories --unmatched` lists exactly the
     check names the rules leave `other` (1 of 198). Each kernel lasts the total GPU time a public profiler table

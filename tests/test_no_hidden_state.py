@@ -11,6 +11,8 @@ import pytest
 import tracesql
 from tracesql.api import report, summary
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 TRACES = ["nvidia/h100_qwen_infer.json.gz", "amd/mi300_bert_small_infer.json.gz"]
 
 

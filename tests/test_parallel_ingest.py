@@ -19,6 +19,8 @@ from tracesql.store.schema import TABLES
 
 from .conftest import good_trace_files, tracesql_cli
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 DLRM = "multirank/dlrm_8rank"
 # columns that differ between two ingests of the same file: when and how long
 VOLATILE = {"traces": ["ingested_at", "ingest_seconds"]}

@@ -11,6 +11,8 @@ import pytest
 
 import tracesql
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 DATA = Path(__file__).resolve().parent / "data" / "peers"
 
 

@@ -166,6 +166,7 @@ def _ops(ds) -> dict:
     return {r["op_name"]: r for r in rows}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", OPS, ids=[o[0] for o in OPS])
 def test_flops_and_bytes_by_hand(fixture_ds, op):
     name, _, _, _, family, flops, nbytes, precision = op
@@ -222,6 +223,7 @@ def test_arg_sets(fixture_ds):
     assert r["count"] == 1 and r["kernel_time_sum_ns"] == KERNEL_US * 1000
 
 
+@pytest.mark.slow
 def test_unknown_gpu_keeps_flops_and_says_why(unknown_ds):
     [t] = unknown_ds.sql("SELECT gpu_name, gpu, reason, flops FROM perf_traces").rows(named=True)
     assert t["gpu_name"] == "Quadro GP100" and t["gpu"] is None
@@ -232,6 +234,7 @@ def test_unknown_gpu_keeps_flops_and_says_why(unknown_ds):
     assert nulls == (len(OPS), 0, len(OPS), len(OPS))
 
 
+@pytest.mark.slow
 def test_arch_name_and_user_spec_override(unknown_ds):
     con = unknown_ds.con
     try:
@@ -286,6 +289,7 @@ def qwen(qwen_dataset):
     ds.close()
 
 
+@pytest.mark.slow
 def test_qwen_gpu_and_share_modelled(qwen):
     [t] = qwen.sql("SELECT * FROM perf_traces").rows(named=True)
     assert (t["gpu_name"], t["gpu"]) == ("NVIDIA H100 80GB HBM3", "H100 SXM")
@@ -298,6 +302,7 @@ def test_qwen_gpu_and_share_modelled(qwen):
                     "Reduce": 50, "Embedding_fwd": 1, "(not modelled)": 51}
 
 
+@pytest.mark.slow
 def test_qwen_hot_ops(qwen):
     rows = qwen.sql("""SELECT op_name, shape, flops, bytes, count, bound FROM perf_args
                        WHERE family IN ('GEMM', 'SDPA_fwd') ORDER BY kernel_time_sum_ns DESC""").rows(named=True)
@@ -312,6 +317,7 @@ def test_qwen_hot_ops(qwen):
 
 # ---- Dataset.perf and `tracesql perf` ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_dataset_perf_selections(qwen):
     cats = qwen.perf(by="category", micros=False)
     assert set(cats["trace"]) == {"h100_qwen_infer.json.gz"}
@@ -356,6 +362,7 @@ def test_arch_after_a_report_materialized_the_views(qwen):
             qwen.execute(f'DROP TABLE IF EXISTS temp.main."{name}"')
 
 
+@pytest.mark.slow
 def test_cli_perf(qwen_dataset, unknown_ds, tmp_path):
     import subprocess
 
@@ -386,6 +393,7 @@ def test_cli_perf(qwen_dataset, unknown_ds, tmp_path):
     assert got["aten::addmm"]["roofline_pct"] == ""  # no bf16 peak in the spec
 
 
+@pytest.mark.slow
 def test_roofline_chart_points_are_the_perf_rows(qwen, tmp_path):
     from tracesql.api.perf import roofline_spec, write_plot
 
@@ -425,6 +433,7 @@ def test_roofline_chart_points_are_the_perf_rows(qwen, tmp_path):
         assert json.loads(data) == {k: v for k, v in spec.items() if k != "$schema"}
 
 
+@pytest.mark.slow
 def test_first_screen_says_share_modelled_and_worst_ops(qwen):
     from tracesql.api.summary import render
 

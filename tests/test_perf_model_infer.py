@@ -11,6 +11,8 @@ import pytest
 
 import tracesql
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 2_000_000  # µs
 KERNEL_US = 20  # every op of the fixture launches one kernel of 20 µs

@@ -15,6 +15,8 @@ from tracesql import DatasetError
 
 from .conftest import tracesql_cli
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 QWEN = "nvidia/h100_qwen_infer.json.gz"  # 18,221 events, 1,707 GPU events
 BERT = "nvidia/h100_bert_small_infer.json.gz"
 DAMAGED = "damaged/alexnet_truncated_json.json.gz"

@@ -84,6 +84,7 @@ def test_report_opens_with_the_summary(qwen_dataset, qwen_summary):
     assert "\n== gpu_timeline\n" in text[len(qwen_summary):]
 
 
+@pytest.mark.slow
 def test_several_traces_get_one_line_each_first(tmp_path, shared_traces):
     files = [str(shared_traces / "nvidia" / f) for f in ("hta_trace_compare_base.json.gz",
                                                          "hta_trace_compare_test.json.gz")]
@@ -103,6 +104,7 @@ def _compute(text: str) -> str:
     return " ".join(" ".join(line.split()) for line in lines)
 
 
+@pytest.mark.slow
 def test_arch_names_the_roofline_gpu(qwen_dataset, qwen_summary):
     """`summary --arch MI300X` puts the H100 trace's ops on the MI300X roofline, as `report --arch` does at its top;
     the figures are perf_traces' under that device."""
@@ -120,6 +122,7 @@ def test_arch_names_the_roofline_gpu(qwen_dataset, qwen_summary):
     assert _run("report", str(path), "--arch", "MI300X").startswith(text)
 
 
+@pytest.mark.slow
 def test_arch_for_a_trace_that_names_no_gpu(tmp_path, shared_traces):
     """The summary asks for --arch when the trace names no GPU, and takes it."""
     tracesql.ingest([str(shared_traces / "nvidia/hta_trace_compare_base.json.gz")], out=tmp_path / "ds", quiet=True)

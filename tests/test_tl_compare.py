@@ -12,6 +12,8 @@ import tracesql
 from tracesql.cli.main import main
 from tracesql.peers.tracelens import diff as diff_tracelens
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 REF = "tracelens/compare/h100_vs_mi300_bert"
 BASE, VARIANT = "nvidia/h100_bert_small_infer.json.gz", "amd/mi300_bert_small_infer.json.gz"
 TAGS = ("h100", "mi300")

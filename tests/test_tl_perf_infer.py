@@ -12,6 +12,8 @@ from tracesql.store.dataset import materialize
 from .test_tl_ops_unique_args import read_csv
 from .test_tl_perf_sheets import assert_sheet_equal
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 REF = "graphs/vllm_decode_full"
 # the inference report's sheets reproduced here: (file, view)
 SHEETS = [("GEMM", "tl_perf_infer_gemm"), ("UnaryElementwise", "tl_perf_infer_unary_elementwise"),

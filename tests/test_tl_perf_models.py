@@ -12,6 +12,8 @@ from tracesql.cli import main
 from .test_tl_ops_unique_args import read_csv
 from .test_tl_perf_sheets import assert_sheet_equal
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 DATA = Path(__file__).parent / "data" / "tl_perf_models"
 
 

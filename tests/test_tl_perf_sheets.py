@@ -12,6 +12,8 @@ from tracesql.cli.main import main
 
 from .test_tl_ops_unique_args import as_text, read_csv
 
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
 # (reference folder, trace, sheet) for every per-family sheet and unified_perf_summary.csv under
 # reference/tracelens/ that --style tracelens reproduces. Left out, with the reason:
 #   CMP/unified_perf_summary    the perf report run with --comparison_json_path adds TraceDiff's columns (tree
