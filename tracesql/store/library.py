@@ -88,11 +88,10 @@ def _cache_file(name: str) -> Path:
 _memo: dict[str, Schemas] = {}
 
 
-def schemas(mods: list[Module]) -> dict[str, Schemas]:
-    """The columns of every view of ``mods`` (a closed set in load order: each after what it requires), by
-    module: from this process's memory, the cache directory, or computed (and then cached)."""
+def cached(mods: list[Module]) -> dict[str, Schemas]:
+    """The columns of the views of those of ``mods`` whose columns are known: in this process's memory or in the
+    cache directory, by module."""
     out: dict[str, Schemas] = {}
-    missing: list[Module] = []
     for m in mods:
         key = module_key(m.name)
         if key in _memo:
@@ -102,9 +101,17 @@ def schemas(mods: list[Module]) -> dict[str, Schemas]:
             data = json.loads(_cache_file(m.name).read_text())
             out[m.name] = _memo[key] = {v: [(c, t) for c, t in cols] for v, cols in data.items()}
         except (OSError, ValueError, TypeError):
-            missing.append(m)
+            pass
+    return out
+
+
+def schemas(mods: list[Module]) -> dict[str, Schemas]:
+    """The columns of every view of ``mods`` (a closed set in load order: each after what it requires), by
+    module: known (cached), or computed in a scratch connection (and then cached)."""
+    out = cached(mods)
+    missing = {m.name for m in mods} - set(out)
     if missing:
-        out.update(_compute(mods, {m.name for m in missing}, out))
+        out.update(_compute(mods, missing, out))
     return out
 
 
@@ -125,20 +132,28 @@ def _compute(mods: list[Module], todo: set[str], known: dict[str, Schemas]) -> d
                     if kind == "MACRO":
                         con.execute(text)
                 continue
-            found: Schemas = {}
-            for kind, name, text in statements(m):
-                con.execute(text)
-                if kind == "VIEW":
-                    cols = [(c, t) for c, t in con.execute(
-                        "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name <> 'temp' "
-                        "AND schema_name = 'main' AND table_name = ? ORDER BY column_index", [name]).fetchall()]
-                    found[name] = cols
-                    con.execute(stand_in(name, cols))
-            out[m.name] = _memo[module_key(m.name)] = found
-            _store(m.name, found)
+            out[m.name] = _create_reading_columns(con, m, [])
     finally:
         con.close()
     return out
+
+
+def _create_reading_columns(con, m: Module, made: list[str]) -> Schemas:
+    """Create the module ``m`` on ``con``, each view followed by its stand-in (appended to ``made``), and keep
+    the columns read (memory and cache directory)."""
+    found: Schemas = {}
+    for kind, name, text in statements(m):
+        con.execute(text)
+        if kind == "VIEW":
+            cols = [(c, t) for c, t in con.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = current_database() "
+                "AND schema_name = 'main' AND table_name = ? ORDER BY column_index", [name]).fetchall()]
+            found[name] = cols
+            con.execute(stand_in(name, cols))
+            made.append(name)
+    _memo[module_key(m.name)] = found
+    _store(m.name, found)
+    return found
 
 
 def _store(name: str, found: Schemas) -> None:
@@ -189,11 +204,20 @@ class Library:
         shadowed = {r[0] for r in self.con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE temporary UNION ALL "
             "SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal").fetchall()}
-        loaded = [m for m in order if m.name in self.loaded]
-        stmts, made = _creation(new, loaded, shadowed)
-        try:
-            for st in stmts:
-                self.con.execute(st)
+        known = cached(order)
+        made: list[str] = []
+        try:  # stand-ins of every view whose columns are known; a module whose are not is created reading them
+            for m in order:
+                for view, c in known.get(m.name, {}).items():
+                    if view not in shadowed:
+                        self.con.execute(stand_in(view, c))
+                        made.append(view)
+            for m in new:
+                if m.name in known:
+                    for _, _, text in statements(m):
+                        self.con.execute(text)
+                else:
+                    _create_reading_columns(self.con, m, made)
         finally:
             for v in made:
                 self.con.execute(f"DROP VIEW IF EXISTS temp.main.{_ident(v)}")
