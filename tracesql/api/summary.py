@@ -145,9 +145,9 @@ def screen(frames: dict[str, pl.DataFrame], trace_id: str, w: int) -> list[str]:
     (h,) = _rows(frames["overview_launch_hints"], trace_id)
     out.append("")
     out += _wrap(_launch_line(h), w, "           ")
-    out.append("           " + ("launch-bound: the GPU mostly waits for the CPU to launch work (fewer, larger "
-                                "kernels or CUDA graphs help)" if h["launch_bound"]
-                                else f"not launch-bound: {h['launch_bound_reason']}"))
+    verdict = ("launch-bound: the GPU mostly waits for the CPU to launch work (fewer, larger kernels or CUDA graphs "
+               "help)" if h["launch_bound"] else f"not launch-bound: {h['launch_bound_reason']}")
+    out += ["           " + line for line in _wrap(verdict, w - 11, "")]
     out += _wrap(_compute_line(frames, trace_id), w, "           ")
     return out
 

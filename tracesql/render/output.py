@@ -2,8 +2,9 @@
 
 A table for a person (``--format table``, the default) fits the terminal: its width is ``$COLUMNS``, else the
 detected width of the terminal, else 120. Long text (kernel names, transitions) is cut in the middle with an
-ellipsis, and when that is not enough the columns of least value are left out, with one line saying which and
-that ``--wide`` shows everything. Machine formats (csv, json, parquet) are written whole. The drawing is rich's.
+ellipsis, so that different values still look different (cut_distinct), and when that is not enough the columns of
+least value are left out, with one line saying which and that ``--wide`` shows everything. Machine formats (csv,
+json, parquet) are written whole. The drawing is rich's.
 """
 from __future__ import annotations
 
@@ -59,6 +60,74 @@ def cut_middle(s: str, width: int) -> str:
     head = (width - 1 + 1) // 2
     tail = width - 1 - head
     return s[:head] + ELLIPSIS + (s[-tail:] if tail else "")
+
+
+BREAKS = " :<>,()[]{}/.-_"  # characters a name is read in parts at: a window starts after one when it can
+
+
+def _common_lengths(values: list[str]) -> dict[str, int]:
+    """{value: the longest common prefix it shares with any other of the distinct ``values``} (the neighbours in
+    sorted order have it)."""
+    vs = sorted(set(values))
+    out = dict.fromkeys(vs, 0)
+    for a, b in zip(vs, vs[1:], strict=False):
+        n = 0
+        while n < min(len(a), len(b)) and a[n] == b[n]:
+            n += 1
+        out[a], out[b] = max(out[a], n), max(out[b], n)
+    return out
+
+
+def _cut_at(s: str, width: int, pos: int) -> str:
+    """``s`` in ``width`` characters keeping its start, then ``…`` and a window from the part of the name at
+    ``pos`` (the first character that tells it from another value), then ``…`` when more follows."""
+    if pos < width - 1:  # the start alone tells it apart
+        return s[:width - 1] + ELLIPSIS
+    head = max(1, min(width // 4, 16))
+    room = width - head - 1
+    if pos >= len(s) - room:  # the window reaches the end: head … tail
+        return s[:head] + ELLIPSIS + s[len(s) - room:]
+    room -= 1  # the closing ellipsis
+    start = pos
+    while start > pos - room // 3 and start > head and s[start - 1] not in BREAKS:
+        start -= 1
+    return s[:head] + ELLIPSIS + s[start:start + room] + ELLIPSIS
+
+
+def _distinct_width(values: list[str], natural: int) -> int:
+    """The narrowest width at which cut_middle keeps the different ``values`` different (their natural width at
+    most)."""
+    n = len(set(values))
+    lo, hi = 1, max(natural, 1)
+    if len({cut_middle(v, hi) for v in set(values)}) < n:  # only equal values look equal: cannot happen
+        return hi
+    while lo < hi:  # distinctness grows with the width in practice; the search takes the first width that has it
+        mid = (lo + hi) // 2
+        if len({cut_middle(v, mid) for v in set(values)}) == n:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def cut_distinct(values: list[str], width: int) -> dict[str, str]:
+    """{value: what is shown of it in ``width`` characters} for the values of one column: cut in the middle
+    (cut_middle), except where that makes two different values look the same: those keep their start and the
+    part that tells them apart, a window from where they first differ from every other value of the column (after
+    the longest prefix they share with any of them; their end when they are a prefix of another)."""
+    out = {v: cut_middle(v, width) for v in set(values)}
+    if width < 8 or len(set(out.values())) == len(out):
+        return out
+    seen: dict[str, int] = {}
+    for cut in out.values():
+        seen[cut] = seen.get(cut, 0) + 1
+    clash = [v for v, cut in out.items() if seen[cut] > 1 and len(v) > width]
+    if not clash:
+        return out
+    pre = _common_lengths(list(out))
+    for v in clash:
+        out[v] = _cut_at(v, width, pre[v])
+    return out
 
 
 def fit_line(s: str, width: int) -> str:
@@ -126,13 +195,20 @@ def format_table(df: pl.DataFrame, max_rows: int | None = MAX_ROWS, float_digits
         def total() -> int:
             return sum(caps[i] for i in keep) + SEP * max(len(keep) - 1, 0)
 
-        def cut_text(floor: int) -> None:  # the widest text first, down to floor (the header stays readable)
+        distinct = {i: _distinct_width([r[i] for r in cells], natural[i]) for i in keep if not numeric[i]}
+
+        def cut_text(floor: int, keep_distinct: bool = False) -> None:
+            """The widest text first, down to floor (the header stays readable); with keep_distinct, no column
+            below the width at which its different values still look different (at most COMFORT_TEXT)."""
+            def low(j: int) -> int:
+                return max(floor, len(cols[j]), min(distinct[j], COMFORT_TEXT) if keep_distinct else 0)
+
             while total() > limit:
-                cands = [i for i in keep if not numeric[i] and caps[i] > max(floor, len(cols[i]))]
+                cands = [i for i in keep if not numeric[i] and caps[i] > low(i)]
                 if not cands:
                     return
                 i = max(cands, key=lambda j: caps[j])
-                caps[i] = max(floor, len(cols[i]), caps[i] - (total() - limit))
+                caps[i] = max(low(i), caps[i] - (total() - limit))
 
         def drop(order: list[int]) -> None:
             while total() > limit and len(keep) > 1 and order:
@@ -144,16 +220,18 @@ def format_table(df: pl.DataFrame, max_rows: int | None = MAX_ROWS, float_digits
         low = [i for i in order if _low_value_rank(cols[i]) is not None]
         cut_text(COMFORT_TEXT)
         drop(low)
-        cut_text(MIN_TEXT)
+        cut_text(MIN_TEXT, keep_distinct=True)
         drop(order)
+        cut_text(MIN_TEXT)
         cut_text(4)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
                   header_style="", show_lines=False)
     for i in keep:
         table.add_column(cut_middle(cols[i], caps[i]), justify="right" if numeric[i] else "left", no_wrap=True,
                          overflow="ellipsis", max_width=caps[i] if limit is not None else None, min_width=None)
+    shown_as = {i: cut_distinct([r[i] for r in cells], caps[i]) for i in keep if not numeric[i]}
     for r in cells:
-        table.add_row(*[cut_middle(r[i], caps[i]) for i in keep])
+        table.add_row(*[shown_as[i][r[i]] if i in shown_as else cut_middle(r[i], caps[i]) for i in keep])
     console = Console(file=io.StringIO(), width=limit or 10**6, color_system=None, force_terminal=False,
                       highlight=False, emoji=False, markup=False, soft_wrap=False, legacy_windows=False)
     with console.capture() as cap:
