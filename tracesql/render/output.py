@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tracesql.errors import UsageError
@@ -143,6 +144,8 @@ def _cell(v, float_digits: int) -> str:
         return f"{v:,.{float_digits}f}"
     if isinstance(v, int):
         return f"{v:,}"
+    if isinstance(v, list):  # a list column (a collective's missing ranks): its items, empty when it has none
+        return ", ".join(_cell(x, float_digits) for x in v)
     return str(v).replace("\n", " ").replace("\r", " ")
 
 
@@ -154,21 +157,41 @@ def _low_value_rank(name: str) -> int | None:
     return None
 
 
-def _drop_order(cols: list[str], keep_first: int) -> list[int]:
-    """Indices of the columns in the order they are left out: the LOW_VALUE ones, then the others right to left
-    (never the first ``keep_first``)."""
-    ranked = sorted((r, i) for i, c in enumerate(cols) if (r := _low_value_rank(c)) is not None and i >= keep_first)
-    rest = [i for i in range(len(cols) - 1, keep_first - 1, -1) if _low_value_rank(cols[i]) is None]
-    return [i for _, i in ranked] + rest
+def _drop_order(cols: list[str], keep_first: int, keep: Sequence[str] = ()) -> list[int]:
+    """Indices of the columns in the order they are left out: the LOW_VALUE ones, then the others right to left,
+    then those named in ``keep``, last first (never the first ``keep_first``)."""
+    def low(c: str) -> int | None:
+        return None if c in keep else _low_value_rank(c)
+
+    ranked = sorted((r, i) for i, c in enumerate(cols) if (r := low(c)) is not None and i >= keep_first)
+    rest = [i for i in range(len(cols) - 1, keep_first - 1, -1) if low(cols[i]) is None and cols[i] not in keep]
+    kept = [i for c in reversed(keep) for i in [j for j, x in enumerate(cols) if x == c and j >= keep_first]]
+    return [i for _, i in ranked] + rest + kept
+
+
+def empty_columns(df: pl.DataFrame) -> list[str]:
+    """The columns without a value in any row: null, empty text or an empty list everywhere."""
+    import polars as pl
+
+    out = []
+    for c, t in df.schema.items():
+        col = df.get_column(c)
+        if df.height == 0:
+            break
+        if col.null_count() == df.height or (t == pl.String and (col.fill_null("") == "").all()) or \
+                (isinstance(t, pl.List) and (col.list.len().fill_null(0) == 0).all()):
+            out.append(c)
+    return out
 
 
 def format_table(df: pl.DataFrame, max_rows: int | None = MAX_ROWS, float_digits: int = 3,
-                 width: int | None = None, wide: bool = False) -> str:
+                 width: int | None = None, wide: bool = False, important: Sequence[str] = ()) -> str:
     """An aligned text table of a polars DataFrame (no trailing newline).
 
-    ``width``: the table fits in this many characters (long text cut in the middle, then columns of least value
-    left out, with a line naming them); None or ``wide``: every column whole. ``max_rows``: rows shown (None:
-    all), with a line saying how many more there are."""
+    ``width``: the table fits in this many characters (columns empty in every row left out, long text cut in the
+    middle, then columns of least value left out, with a line naming them; the columns named in ``important`` last);
+    None or ``wide``: every column whole. ``max_rows``: rows shown (None: all), with a line saying how many more
+    there are."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -187,6 +210,10 @@ def format_table(df: pl.DataFrame, max_rows: int | None = MAX_ROWS, float_digits
         if "trace" in cols and "trace_id" in cols:  # the label identifies the trace for a person
             keep.remove(cols.index("trace_id"))
             hidden.add("trace_id")
+        for c in empty_columns(df):  # nothing to read: no room taken (machine formats keep them)
+            if cols.index(c) in keep and len(keep) > 1:
+                keep.remove(cols.index(c))
+                hidden.add(c)
         if "trace" in cols and len(cols) > 1 and df.height and df.get_column("trace").n_unique() == 1:
             title = f"trace {df.get_column('trace')[0]}"  # one trace: said once above the table
             keep.remove(cols.index("trace"))
@@ -216,8 +243,8 @@ def format_table(df: pl.DataFrame, max_rows: int | None = MAX_ROWS, float_digits
                 if i in keep:
                     keep.remove(i)
 
-        order = _drop_order(cols, keep_first=1)
-        low = [i for i in order if _low_value_rank(cols[i]) is not None]
+        order = _drop_order(cols, keep_first=1, keep=important)
+        low = [i for i in order if _low_value_rank(cols[i]) is not None and cols[i] not in important]
         cut_text(COMFORT_TEXT)
         drop(low)
         cut_text(MIN_TEXT, keep_distinct=True)
@@ -271,24 +298,32 @@ def frame_json(df: pl.DataFrame):
 
 
 def csv_frame(df: pl.DataFrame) -> pl.DataFrame:
-    """The frame with its nested columns (lists, structs), which CSV cannot hold, written as JSON text."""
+    """The frame with its nested columns, which CSV cannot hold, as text: a list of plain values as its items
+    joined by ';' (a collective's missing ranks `1;3`; empty when it has none), other lists and structs as JSON."""
     import polars as pl
 
-    nested = [c for c, t in df.schema.items() if isinstance(t, (pl.List, pl.Array, pl.Struct))]
-    if not nested:
+    def flat(t) -> bool:
+        return isinstance(t, (pl.List, pl.Array)) and not isinstance(t.inner, (pl.List, pl.Array, pl.Struct))
+
+    nested = [c for c, t in df.schema.items() if isinstance(t, (pl.List, pl.Array, pl.Struct)) and not flat(t)]
+    lists = [c for c, t in df.schema.items() if flat(t)]
+    if not nested and not lists:
         return df
-    return df.with_columns(pl.col(c).map_elements(
-        lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v, default=str), return_dtype=pl.String,
-        skip_nulls=True) for c in nested)
+    return df.with_columns(
+        [pl.col(c).cast(pl.List(pl.String)).list.join(";") for c in lists]
+        + [pl.col(c).map_elements(lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v, default=str),
+                                  return_dtype=pl.String, skip_nulls=True) for c in nested])
 
 
-def write_frame(df: pl.DataFrame, fmt: str, output: str | None, wide: bool = False) -> None:
-    """Write a frame as a table (fitted to the terminal on stdout unless ``wide``), CSV, JSON or Parquet."""
+def write_frame(df: pl.DataFrame, fmt: str, output: str | None, wide: bool = False,
+                important: Sequence[str] = ()) -> None:
+    """Write a frame as a table (fitted to the terminal on stdout unless ``wide``; ``important``: the columns it
+    leaves out last), CSV, JSON or Parquet."""
     if fmt == "table":
         if output:
             text = format_table(df, max_rows=None) + "\n"
         else:
-            text = format_table(df, width=None if wide else terminal_width()) + "\n"
+            text = format_table(df, width=None if wide else terminal_width(), important=important) + "\n"
     elif fmt == "csv":
         text = csv_frame(df).write_csv()
     elif fmt == "json":
