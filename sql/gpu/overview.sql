@@ -71,8 +71,8 @@ WHERE pooled OR (SELECT count(*) FROM gpu_timeline d WHERE d.trace_id = g.trace_
 -- kernel_category_summary (Σ duration over every GPU event, cuda_sync waits included as category sync).
 --   trace_id, rank (1 = most time), kernel_category, count, total_ns, pct (of the trace's Σ duration)
 CREATE OR REPLACE VIEW overview_top_categories AS
-SELECT trace_id, rank, kernel_category, count, round(total_time_ms * 1e6)::BIGINT AS total_ns, pct
-FROM kernel_category_summary WHERE ruleset = 'default' AND rank <= 5;
+SELECT trace_id, row_order AS rank, kernel_category, count, round(total_time_ms * 1e6)::BIGINT AS total_ns, pct
+FROM kernel_category_summary WHERE ruleset = 'default' AND row_order <= 5;
 
 -- overview_top_kernels: the five kernels (short names) with the most GPU time per trace, from kernel_summary.
 --   trace_id, rank (1 = most time; ties by name), name, activity_class, count, total_ns, avg_ns,
