@@ -206,3 +206,27 @@ SELECT trace_id, span_ns, gpu_idle_ns, gpu_idle_pct, idle_host_wait_ns,
                             trunc(1000.0 * idle_host_wait_ns / gpu_idle_ns) / 10)
        END AS launch_bound_reason
 FROM h;
+
+-- overview_no_gpu: one row per trace without GPU events (no row of `kernels`: no kernel, memcpy or memset), saying
+-- why its GPU sections are absent from a report.
+--   trace_id
+--   cpu_events            events of the CPU side (the `events` table)
+--   launch_calls          launch API calls (the `launches` table): their GPU work is not in the trace
+--   gpu_count             entries in the trace's deviceProperties (traces.device_count)
+--   reason                one sentence: launch calls without GPU events mean the profiler did not record the GPU
+--                         side (its CUDA/ROCm activity off, or a device or mode whose events are not in the JSON:
+--                         MTIA, the CUPTI range profiler); without launch calls the run did no GPU work (CPU only)
+CREATE OR REPLACE VIEW overview_no_gpu AS
+WITH e AS (SELECT trace_id, count(*) AS n FROM events GROUP BY trace_id),
+     l AS (SELECT trace_id, count(*) AS n FROM launches GROUP BY trace_id)
+SELECT t.trace_id, coalesce(e.n, 0) AS cpu_events, coalesce(l.n, 0) AS launch_calls, t.device_count AS gpu_count,
+       CASE WHEN coalesce(l.n, 0) > 0
+            THEN format('no GPU events, though {:,} launch calls: the profiler did not record the GPU side (GPU '
+                        || 'activity off, or a device or mode whose events it does not write, e.g. MTIA or the '
+                        || 'CUPTI range profiler)', l.n)
+            ELSE format('no GPU events and no launch calls: a CPU-only run ({:,} CPU events{})', coalesce(e.n, 0),
+                        CASE WHEN t.distributed_backend IS NOT NULL
+                             THEN ', backend ' || t.distributed_backend ELSE '' END)
+       END AS reason
+FROM traces t LEFT JOIN e USING (trace_id) LEFT JOIN l USING (trace_id)
+WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = t.trace_id);
