@@ -228,7 +228,7 @@ def test_matching_equals_regexp_matches_per_pair(ds):
 
 def test_summary_per_trace_h100_qwen(ds, trace_ids):
     tid = trace_ids["nvidia/h100_qwen_infer.json.gz"]
-    df = categories(ds, trace_id=tid)
+    df = categories(ds, trace=tid)
     assert df.columns[:4] == ["kernel_category", "count", "total_time_ms", "pct"]
     rows = {r[0]: r for r in df.iter_rows()}
     # 1,707 GPU events, Σ dur 45.6473 ms (the kernels table)
@@ -242,7 +242,7 @@ def test_summary_per_trace_h100_qwen(ds, trace_ids):
     assert df["cumulative_pct"][-1] == pytest.approx(100.0)
     assert "other" not in rows
     # by file name too
-    assert categories(ds, trace_id="h100_qwen_infer.json.gz").equals(df)
+    assert categories(ds, trace="h100_qwen_infer.json.gz").equals(df)
 
 
 def test_hta_preset_reproduces_hta_kernel_types(ds, trace_ids, reference_dir):
@@ -561,13 +561,13 @@ def test_op_category_summary_h100_qwen(ops_ds, trace_ids):
 
 def test_categories_breakdowns(ops_ds, trace_ids):
     t = "nvidia/h100_bert_small_infer.json.gz"
-    by_op = categories(ops_ds, trace_id=trace_ids[t], by="op")
+    by_op = categories(ops_ds, trace=trace_ids[t], by="op")
     assert by_op.columns[:3] == ["cpu_op", "kernel_category", "count"]
     assert by_op.row(0)[:3] == ("aten::addmm", "GEMM", 26) and by_op["pct_of_parent_time"][0] == 100.0
-    op_cat = categories(ops_ds, trace_id=trace_ids[t], by="op_category")
+    op_cat = categories(ops_ds, trace=trace_ids[t], by="op_category")
     assert op_cat["op_category"].to_list()[:3] == ["GEMM", "attention_fwd", "norm"]
     assert op_cat["gpu_events"].sum() == 61
-    sub = categories(ops_ds, trace_id=trace_ids[t], by="subcategory")
+    sub = categories(ops_ds, trace=trace_ids[t], by="subcategory")
     assert sub["count"].sum() == 61 and sub["pct"].sum() == pytest.approx(100.0)
     allt = categories(ops_ds, by="device")
     assert allt.columns[0] == "trace_id" and allt["count"].sum() == ops_ds.con.sql(

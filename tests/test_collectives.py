@@ -11,6 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import tracesql
@@ -287,6 +288,41 @@ def test_cli_collectives_and_ranks(dlrm):
     bad = subprocess.run(tracesql_cli() + ["collectives", str(dlrm.path), "--job", "5"], capture_output=True,
                          text=True, timeout=300, env=env)
     assert bad.returncode == 1 and bad.stderr == "tracesql: error: no job 5 in the dataset (jobs: 1)\n"
+
+
+def test_collectives_table_keeps_seq_waits_and_busbw(dlrm):
+    """At 120 columns: no room for the process group and the missing ranks, empty in every row of the DLRM job
+    (both stay in CSV), and seq, the waits and busbw are kept; the skews, first/last rank and algbw give way."""
+    env = dict(os.environ, COLUMNS="120")
+    p = subprocess.run(tracesql_cli() + ["collectives", str(dlrm.path)], capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[1].split() == ["job_id", "seq", "coll_type", "dtype", "msg_bytes", "n_ranks", "status",
+                                "latency_us", "mean_wait_us", "total_wait_us", "busbw_gbps"]
+    assert lines[3].split() == ["1", "1", "all_to_all", "float32", "24,576", "8", "matched", "10.000", "3,304.500",
+                                "26,436.000", "2.150"]
+    assert lines[-1] == ("(--wide shows all; 5 columns not shown: start_skew_us, end_skew_us, first_rank, "
+                         "last_rank, algbw_gbps)")
+    assert max(map(len, lines)) <= 120
+    c = subprocess.run(tracesql_cli() + ["collectives", str(dlrm.path), "-f", "csv"], capture_output=True,
+                       text=True, timeout=300, env=env)
+    rows = list(csv.DictReader(c.stdout.splitlines()))
+    assert len(rows) == 8 and {(r["pg"], r["missing_ranks"]) for r in rows} == {("", "")}
+
+
+def test_missing_ranks_print_readably(cut):
+    """The collectives rank 3 lacks: `3` in the table, `3` in CSV (a list of several: `1;3`), a list in JSON."""
+    from tracesql.render.output import csv_frame, format_table
+
+    df = comm.collectives(cut)
+    tail = df.filter(pl.col("status") == "missing_ranks")
+    assert tail.height == len(S.PLAN) - CUT_BEFORE and tail["missing_ranks"].to_list()[0] == [3]
+    table = format_table(tail.select("seq", "status", "missing_ranks"), width=120).splitlines()
+    assert table[2].split() == [str(tail["seq"][0]), "missing_ranks", "3"]
+    assert csv_frame(tail)["missing_ranks"].unique().to_list() == ["3"]
+    assert csv_frame(pl.DataFrame({"r": [[1, 3], [], None]})).write_csv() == 'r\n1;3\n""\n\n'
+    assert json.loads(tail.write_json())[0]["missing_ranks"] == [3]
 
 
 # --- TraceLens style: the multi-rank collective report ---------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 
 import tracesql
 from tests.conftest import tracesql_cli
+from tracesql.api.analysis import trace_ids
 
 
 def _run(*args: str) -> str:
@@ -131,3 +132,89 @@ def test_arch_for_a_trace_that_names_no_gpu(tmp_path, shared_traces):
         "give --arch NAME or FILE")
     assert _compute(_run("summary", str(tmp_path / "ds"), "--arch", "H100 SXM")).endswith(
         "0.0 % of GPU time (0.0 % of op time); H100 SXM roofline: no modelled op on it")
+
+
+@pytest.fixture(scope="module")
+def small_dataset(tmp_path_factory, shared_traces):
+    """Three small traces: one kernel (hta_triton_example), two kernel launches (hta_trace_compare_base), and one
+    rank of the DLRM job (4 streams)."""
+    out = tmp_path_factory.mktemp("small") / "ds"
+    files = [str(shared_traces / f) for f in ("nvidia/hta_triton_example.json.gz",
+                                              "nvidia/hta_trace_compare_base.json.gz",
+                                              "multirank/dlrm_8rank/rank0.json.gz")]
+    tracesql.ingest(files, out=out, quiet=True)
+    return out
+
+
+def _launches(text: str) -> str:
+    """The Launches line of a first screen and its continuation lines, joined."""
+    lines = text[text.index("\nLaunches ") + 1:].split("\nCompute ", 1)[0].splitlines()
+    return " ".join(" ".join(line.split()) for line in lines)
+
+
+def test_a_few_kernels_are_not_launch_bound(small_dataset):
+    """One or two kernels are too little evidence: the hint says so instead of calling the trace launch-bound (the
+    triton example's one launch took longer than its kernel, which made it 'launch-bound' before)."""
+    one = _launches(_run("summary", str(small_dataset), "--trace", "hta_triton_example.json.gz"))
+    assert one.endswith("1 of 1 kernel launches (100.0 %) took longer than their kernel (median call 47.8 µs, "
+                        "median kernel 1.8 µs) not launch-bound: 1 launch with GPU work, too few to tell (needs 50)")
+    two = _launches(_run("summary", str(small_dataset), "--trace", "hta_trace_compare_base.json.gz"))
+    assert two.startswith("Launches GPU idle 272.804 ms (99.4 % of the span), of which 0.000 ms (0.0 %) with a "
+                          "stream waiting for a launch (0 host-wait gaps); summed over 2 streams, host waits "
+                          "0.000 ms of 373.623 ms stream idle time;")
+    assert two.endswith("not launch-bound: 2 launches with GPU work, too few to tell (needs 50)")
+
+
+def test_host_waits_are_times_of_the_span(small_dataset):
+    """On 4 streams the host waits summed over streams (22.2 ms) exceed the GPU span (13.0 ms): the screen compares
+    them only with the summed stream idle time, and its headline is the GPU idle time during which a stream waited
+    for a launch, recomputed here from gpu_gaps and gpu_activity."""
+    text = _launches(_run("summary", str(small_dataset), "--trace", "rank0.json.gz"))
+    assert text.startswith("Launches GPU idle 6.419 ms (49.3 % of the span), of which 6.060 ms (94.4 %) with a "
+                           "stream waiting for a launch (197 host-wait gaps); summed over 4 streams, host waits "
+                           "22.239 ms of 22.383 ms stream idle time; 164 of 245 kernel launches (66.9 %)")
+    assert text.endswith("launch-bound: the GPU mostly waits for the CPU to launch work (fewer, larger kernels or "
+                         "CUDA graphs help)")
+    with tracesql.open(small_dataset) as ds:
+        (tid,) = trace_ids(ds, "rank0.json.gz")
+        (h,) = ds.execute("SELECT span_ns, gpu_idle_ns, idle_host_wait_ns, host_wait_union_ns, host_wait_sum_ns, "
+                          "stream_idle_sum_ns FROM overview_launch_hints WHERE trace_id = $t", {"t": tid}).fetchall()
+        busy = ds.execute("SELECT ts_ns, end_ns FROM gpu_activity WHERE trace_id = $t AND activity_class <> 'sync'",
+                          {"t": tid}).fetchall()
+        waits = ds.execute("SELECT prev_end_ns, ts_ns FROM gpu_gaps WHERE trace_id = $t AND gap_ns > 0 AND host_wait",
+                           {"t": tid}).fetchall()
+    span, idle, idle_wait, union, wait_sum, idle_sum = h
+    assert (span, idle, idle_wait) == (13_009_000, 6_419_000, 6_060_000)
+    assert wait_sum > span and idle_sum > span  # sums over streams: not times of the span
+    assert idle_wait <= union <= span and idle_wait <= idle
+
+    def merged(iv):
+        out: list[list[int]] = []
+        for s, e in sorted(iv):
+            if out and s <= out[-1][1]:
+                out[-1][1] = max(out[-1][1], e)
+            else:
+                out.append([s, e])
+        return out
+
+    def length(iv):
+        return sum(e - s for s, e in iv)
+
+    def minus(a, b):  # intervals of a not covered by b, both merged
+        out, j = [], 0
+        for s, e in a:
+            while j < len(b) and b[j][1] <= s:
+                j += 1
+            k, cur = j, s
+            while k < len(b) and b[k][0] < e:
+                if b[k][0] > cur:
+                    out.append([cur, b[k][0]])
+                cur = max(cur, b[k][1])
+                k += 1
+            if cur < e:
+                out.append([cur, e])
+        return out
+
+    w, b = merged(waits), merged(busy)
+    assert length(w) == union
+    assert length(minus(w, b)) == idle_wait

@@ -6,6 +6,8 @@ import math
 
 import pytest
 
+import tracesql
+
 QWEN = "nvidia/h100_qwen_infer.json.gz"
 
 # TraceLens ops_summary references -> the shared trace they were made from.
@@ -203,7 +205,7 @@ def test_cpu_only_trace(tds, trace_ids):
     assert one(tds, "SELECT count(*) FROM gpu_event_ops WHERE trace_id = ?", [tid])[0][0] == 0
     assert one(tds, "SELECT gpu_events, linked_events FROM gpu_link_summary WHERE trace_id = ?",
                [tid])[0] == (0, 0)
-    assert tds.tree(trace_id=tid).height == 0
+    assert tds.tree(trace=tid).height == 0
 
 
 # ---- attribution and rollups -----------------------------------------------------------------------
@@ -287,18 +289,18 @@ def test_tl_ops_summary_matches_tracelens(tds, trace_ids, reference_dir, ref):
 
 def test_tree_frame(tds, trace_ids):
     tid = trace_ids[QWEN]
-    t = tds.tree(trace_id=tid, depth=1)
+    t = tds.tree(trace=tid, depth=1)
     assert t["name"].to_list()[:2] == ["ProfilerStep#6", "nn.Module: Qwen2Model_0"]
     assert t["kind"].to_list()[-1] == "unlinked" and t["kernel_count"].to_list()[-1] == 509
-    layers = tds.tree(trace_id=tid, module="Qwen2DecoderLayer", depth=0)
+    layers = tds.tree(trace=tid, module="Qwen2DecoderLayer", depth=0)
     assert layers.height == 24 and set(layers["kind"]) == {"module"}
     assert math.isclose(layers.filter(layers["name"] == "nn.Module: Qwen2DecoderLayer_0")["gpu_busy_us"][0],
                         1323.644, rel_tol=1e-9)
-    mm = tds.tree(trace_id=tid, op="aten::mm", depth=2)
+    mm = tds.tree(trace=tid, op="aten::mm", depth=2)
     assert set(mm["kind"]) == {"op", "launch", "gpu"}
     assert mm.filter(mm["level"] == 0).height == 96  # TraceLens's Count for aten::mm
     # a node's GPU time covers its children's
-    full = tds.tree(trace_id=tid)
+    full = tds.tree(trace=tid)
     assert full.filter(full["kind"] == "gpu").height == 1198
 
 
@@ -319,3 +321,52 @@ def test_tree_cli(qwen_dataset, capsys):
     rows = capsys.readouterr().out.splitlines()
     assert rows[0].startswith("trace_id,trace,level,kind,name,gpu_busy_us") and len(rows) == 1 + 96
     assert main(["tree", str(path), "--op", "no::such_op"]) == 1
+
+
+def test_tree_merge_sums_the_instances(qwen_dataset, capsys):
+    """--merge: the 96 aten::mm of h100_qwen_infer are one node ×96 whose times are the sums of theirs, with
+    their 96 memsets and 96 GEMM launches merged below it."""
+    import polars as pl
+
+    from tracesql.cli.main import main
+
+    path, tid = qwen_dataset
+    with tracesql.open(path) as d:
+        plain = d.tree(op="aten::mm", depth=0)
+        merged = d.tree(op="aten::mm", depth=2, merge=True)
+    assert plain.height == 96
+    top = merged.row(0, named=True)
+    assert (top["level"], top["name"], top["n_nodes"], top["kernel_count"]) == (0, "aten::mm", 96, 192)
+    assert math.isclose(top["gpu_busy_us"], plain["gpu_busy_us"].sum(), rel_tol=1e-12)
+    assert math.isclose(top["gpu_busy_us"], 6668.679, rel_tol=1e-9)
+    assert merged.select("level", "name", "n_nodes").rows()[1:4] == [
+        (1, "cudaMemsetAsync", 96), (2, "Memset (Device)", 96), (1, "cudaLaunchKernelExC", 96)]
+    assert merged.filter(pl.col("level") == 1)["kernel_count"].sum() == 192
+    assert main(["tree", str(path), "--op", "aten::mm", "--depth", "1", "--merge", "--width", "100"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == "aten::mm ×96 " + "." * 57 + " (6,668.68 µs, 192 GPU events)" and len(out[1]) == 100
+    assert out[2].startswith("  cudaMemsetAsync ×96 ...") and out[2].endswith("(80.26 µs, 96 GPU events)")
+
+
+def test_tree_merge_merges_profiler_steps(tmp_path, shared_traces, capsys):
+    """The 2,034 roots of kineto_2021_v1_8 (6 ProfilerStep#N, 966 AccumulateGrad, ...) merge into 11 nodes and
+    the [no launch] line; ProfilerStep#N of every N is one ProfilerStep#* ×6."""
+    from tracesql.cli.main import main
+
+    tracesql.ingest([str(shared_traces / "nvidia/kineto_2021_v1_8.json.gz")], out=tmp_path / "ds", quiet=True)
+    assert main(["tree", str(tmp_path / "ds"), "--depth", "0", "--merge", "--width", "100", "-f", "text"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 + 12 + 1
+    assert out[1] == "ProfilerStep#* ×6 " + "." * 48 + " (226,011.00 µs, 5,526 GPU events)" and len(out[1]) == 100
+    assert [line.split(" ..")[0] for line in out[6:8]] == ["torch::autograd::AccumulateGrad ×966",
+                                                           "MeanBackward1 ×6"]
+    with tracesql.open(tmp_path / "ds") as d:
+        roots = d.tree(depth=0)
+        steps = roots.filter(roots["name"].str.starts_with("ProfilerStep#"))
+    assert roots.height == 2034 + 1 and steps.height == 6
+    assert (steps["kernel_count"].sum(), round(steps["gpu_busy_us"].sum(), 3)) == (5526, 226011.0)
+
+
+def test_tree_of_a_module_that_does_not_exist_raises(qwen_dataset):
+    with tracesql.open(qwen_dataset[0]) as d, pytest.raises(tracesql.EmptySelection, match="no module 'Nope' found"):
+        d.tree(module="Nope")

@@ -2,7 +2,7 @@
 __version__ = "0.1.0"  # before the imports: tracesql.ingest reads it
 
 from tracesql.api.dataset import Dataset, open  # noqa: E402,A004
-from tracesql.errors import DatasetError, TraceError  # noqa: E402
+from tracesql.errors import DatasetError, EmptySelection, TraceError  # noqa: E402
 from tracesql.ingest import ingest  # noqa: E402
 
-__all__ = ["ingest", "open", "Dataset", "TraceError", "DatasetError", "__version__"]
+__all__ = ["ingest", "open", "Dataset", "TraceError", "DatasetError", "EmptySelection", "__version__"]

@@ -113,7 +113,8 @@ LEFT JOIN kernel_name_categories c
 --   avg_time_us         mean duration, µs
 --   pct                 total_time_ms as a percentage of the trace's Σ dur over all GPU events
 --   cumulative_pct      running sum of pct over the categories of the trace by descending time
---   rank                1 = the category with the most time in the trace
+--   row_order           the row's position when the trace's categories are ordered by time (1 = the most;
+--                       ties by category name): an order of rows, not a rank (ties get different numbers)
 CREATE OR REPLACE VIEW kernel_category_summary AS
 WITH g AS (
     SELECT e.ruleset, k.trace_id, e.kernel_category, count(*) AS count, sum(k.dur_ns) AS total_ns
@@ -123,17 +124,17 @@ WITH g AS (
 ), t AS (
     SELECT *, sum(total_ns) OVER (PARTITION BY ruleset, trace_id) AS trace_ns,
            row_number() OVER (PARTITION BY ruleset, trace_id ORDER BY total_ns DESC NULLS LAST, kernel_category)
-               AS rank
+               AS row_order
     FROM g
 )
 SELECT ruleset, trace_id, kernel_category, count,
        coalesce(total_ns, 0) / 1e6 AS total_time_ms,
        coalesce(total_ns, 0) / 1e3 / count AS avg_time_us,
        100.0 * coalesce(total_ns, 0) / nullif(trace_ns, 0) AS pct,
-       100.0 * sum(coalesce(total_ns, 0)) OVER (PARTITION BY ruleset, trace_id ORDER BY rank
+       100.0 * sum(coalesce(total_ns, 0)) OVER (PARTITION BY ruleset, trace_id ORDER BY row_order
                                                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
              / nullif(trace_ns, 0) AS cumulative_pct,
-       rank
+       row_order
 FROM t;
 
 -- kernel_category_summary_all: one row per (ruleset, category) over every trace of the dataset; same
@@ -147,17 +148,17 @@ WITH g AS (
     GROUP BY ALL
 ), t AS (
     SELECT *, sum(total_ns) OVER (PARTITION BY ruleset) AS all_ns,
-           row_number() OVER (PARTITION BY ruleset ORDER BY total_ns DESC NULLS LAST, kernel_category) AS rank
+           row_number() OVER (PARTITION BY ruleset ORDER BY total_ns DESC NULLS LAST, kernel_category) AS row_order
     FROM g
 )
 SELECT ruleset, kernel_category, count,
        coalesce(total_ns, 0) / 1e6 AS total_time_ms,
        coalesce(total_ns, 0) / 1e3 / count AS avg_time_us,
        100.0 * coalesce(total_ns, 0) / nullif(all_ns, 0) AS pct,
-       100.0 * sum(coalesce(total_ns, 0)) OVER (PARTITION BY ruleset ORDER BY rank
+       100.0 * sum(coalesce(total_ns, 0)) OVER (PARTITION BY ruleset ORDER BY row_order
                                                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
              / nullif(all_ns, 0) AS cumulative_pct,
-       rank
+       row_order
 FROM t;
 
 -- kernel_subcategory_summary: one row per (ruleset, trace, category, subcategory).

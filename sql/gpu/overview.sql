@@ -3,7 +3,7 @@
 -- launches), ranked here so that the Python side only formats. Every number is read from the detailed view
 -- named in its comment, with that view's definition.
 --
--- @requires gpu/timeline gpu/kernel_summary gpu/op_summaries gpu/gaps gpu/launches categories/kernels
+-- @requires lib/intervals gpu/timeline gpu/kernel_summary gpu/op_summaries gpu/gaps gpu/launches categories/kernels
 
 -- _overview_device_props: one row per entry of a trace's Kineto deviceProperties list.
 CREATE OR REPLACE VIEW _overview_device_props AS
@@ -74,8 +74,8 @@ WHERE pooled OR (SELECT count(*) FROM gpu_timeline d WHERE d.trace_id = g.trace_
 --   trace_id, rank (1 = most time), kernel_category, count, total_ns, pct (of the trace's Σ duration)
 -- @output summary 3 overview_top_categories ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW overview_top_categories AS
-SELECT trace_id, rank, kernel_category, count, round(total_time_ms * 1e6)::BIGINT AS total_ns, pct
-FROM kernel_category_summary WHERE ruleset = 'default' AND rank <= 5;
+SELECT trace_id, row_order AS rank, kernel_category, count, round(total_time_ms * 1e6)::BIGINT AS total_ns, pct
+FROM kernel_category_summary WHERE ruleset = 'default' AND row_order <= 5;
 
 -- overview_top_kernels: the five kernels (short names) with the most GPU time per trace, from kernel_summary.
 --   trace_id, rank (1 = most time; ties by name), name, activity_class, count, total_ns, avg_ns,
@@ -118,18 +118,54 @@ SELECT * FROM (
     WHERE g.gap_ns > 0)
 WHERE rank <= 3;
 
--- overview_launch_hints: per trace, the numbers that say whether the GPU waited on the CPU's launches.
+-- _overview_host_wait_members: per trace, the intervals of _class_unions that place host waits on the GPU's
+-- timeline: C every counted GPU event (all devices and streams, as gpu_timeline), K every host-wait gap
+-- (gpu_gaps: from the latest end of the earlier events on the stream to the start of an event whose launch
+-- call began after that end).
+CREATE OR REPLACE VIEW _overview_host_wait_members AS
+SELECT trace_id, 0::BIGINT AS grp, 'C' AS cls, ts_ns AS s, end_ns AS e
+FROM _gpu_activity_core WHERE activity_class <> 'sync'
+UNION ALL
+SELECT trace_id, 0::BIGINT, 'K', prev_end_ns, ts_ns FROM _gpu_gaps_core WHERE gap_ns > 0 AND host_wait;
+
+-- _overview_host_wait_unions: per trace with GPU events, host_wait_union_ns = |U(host-wait gaps)| (time at
+-- least one stream waited for a launch) and idle_host_wait_ns = |U(host-wait gaps) - U(GPU events)| (time no
+-- stream of any device was busy and at least one waited for a launch), ns.
+CREATE OR REPLACE VIEW _overview_host_wait_unions AS
+SELECT trace_id, coalesce(K_len, 0)::BIGINT AS host_wait_union_ns, (CK_len - C_len)::BIGINT AS idle_host_wait_ns
+FROM _class_unions('_overview_host_wait_members');
+
+-- overview_launch_hints: per trace, whether the GPU waited on the CPU's launches. Pooled over the trace's
+-- devices like gpu_timeline: a moment is GPU idle when no stream of any device runs an event.
 --   trace_id
---   idle_ns              sum of the positive gaps over all streams (gpu_gaps), ns
---   host_wait_ns, host_wait_gaps   the part of it, and the gaps, where the GPU waited for the CPU to launch
---                        (idle_breakdown host_wait)
---   host_wait_pct        100 host_wait_ns / idle_ns
---   kernel_launches      kernel launch calls whose GPU work is in the trace (launch_stats, launch_kind kernel)
---   short_kernels        of those, the ones whose GPU time was shorter than the call (launch_stats short_kernel)
---   short_kernel_pct     100 short_kernels / kernel_launches
---   launch_median_ns     median duration of those calls, ns;  kernel_median_ns  median GPU time per call, ns
---   launch_bound         idle is at least 10 % of the span and host waits are at least half of it, or at least
---                        half of the kernel launches took longer than their kernels
+--   span_ns, gpu_idle_ns        gpu_timeline, pooled row: first GPU start to last GPU end, and the idle part of it
+--   gpu_idle_pct                100 gpu_idle_ns / span_ns (gpu_timeline idle_pct)
+--   idle_host_wait_ns           the part of gpu_idle_ns during which at least one stream waited for the CPU to
+--                               launch its next event (a host-wait gap, gpu_gaps), ns: the idle time the launches
+--                               explain. At most gpu_idle_ns, so at most span_ns
+--   idle_host_wait_pct          100 idle_host_wait_ns / gpu_idle_ns (NULL when the GPU was never idle)
+--   idle_host_wait_span_pct     100 idle_host_wait_ns / span_ns
+--   host_wait_union_ns          time at least one stream waited for a launch (union of the host-wait gaps over
+--                               streams, GPU busy on other streams or not), ns
+--   n_streams                   (device, stream) pairs with GPU events
+--   stream_idle_sum_ns          the positive gaps summed over the n_streams streams (idle_breakdown), ns: it counts
+--                               a moment once per idle stream, so it can exceed span_ns
+--   host_wait_sum_ns, host_wait_gaps   the host-wait part of stream_idle_sum_ns (summed over streams the same
+--                               way), ns, and its number of gaps (idle_breakdown host_wait)
+--   host_wait_sum_pct           100 host_wait_sum_ns / stream_idle_sum_ns
+--   launches                    launch calls of any kind (kernel, graph, memcpy, memset) whose GPU work is in the
+--                               trace (launch_stats, n_gpu_events > 0): the evidence the hint rests on
+--   kernel_launches             of those, kernel launch calls
+--   short_kernels               of those, the ones whose GPU time was shorter than the call (launch_stats
+--                               short_kernel);  short_kernel_pct  100 short_kernels / kernel_launches
+--   launch_median_ns            median duration of the kernel launch calls, ns;  kernel_median_ns  median GPU time
+--                               per kernel launch call, ns
+--   launch_bound                enough evidence, launches >= 50 and host_wait_gaps >= 20 (a handful of kernels, or
+--                               one long CPU stall, says nothing about launch overhead), and the GPU spent at
+--                               least a tenth of its span idle waiting for launches (idle_host_wait_ns >= 10 % of
+--                               span_ns), which explains at least half of its idle time (>= 50 % of gpu_idle_ns)
+--   launch_bound_reason         NULL when launch_bound; else the first condition that fails, with its value (the
+--                               percentages cut, not rounded, to one decimal)
 -- @output summary 7 overview_launch_hints ORDER BY trace_id
 CREATE OR REPLACE VIEW overview_launch_hints AS
 WITH i AS (
@@ -138,15 +174,66 @@ WITH i AS (
            coalesce(sum(count) FILTER (WHERE idle_category = 'host_wait'), 0)::BIGINT AS host_wait_gaps
     FROM idle_breakdown GROUP BY trace_id
 ), l AS (
-    SELECT trace_id, count(*) AS kernel_launches, count(*) FILTER (WHERE short_kernel) AS short_kernels,
-           median(cpu_dur_ns) AS launch_median_ns, median(gpu_dur_ns) AS kernel_median_ns
-    FROM launch_stats WHERE launch_kind = 'kernel' AND n_gpu_events > 0 GROUP BY trace_id
+    SELECT trace_id, count(*) AS launches, count(*) FILTER (WHERE launch_kind = 'kernel') AS kernel_launches,
+           count(*) FILTER (WHERE launch_kind = 'kernel' AND short_kernel) AS short_kernels,
+           median(cpu_dur_ns) FILTER (WHERE launch_kind = 'kernel') AS launch_median_ns,
+           median(gpu_dur_ns) FILTER (WHERE launch_kind = 'kernel') AS kernel_median_ns
+    FROM launch_stats WHERE n_gpu_events > 0 GROUP BY trace_id
+), h AS (
+    SELECT t.trace_id, t.span_ns, t.idle_ns AS gpu_idle_ns, t.idle_pct AS gpu_idle_pct,
+           coalesce(u.idle_host_wait_ns, 0) AS idle_host_wait_ns,
+           coalesce(u.host_wait_union_ns, 0) AS host_wait_union_ns, t.n_streams,
+           coalesce(i.idle_ns, 0) AS stream_idle_sum_ns, coalesce(i.host_wait_ns, 0) AS host_wait_sum_ns,
+           coalesce(i.host_wait_gaps, 0) AS host_wait_gaps, coalesce(l.launches, 0) AS launches,
+           coalesce(l.kernel_launches, 0) AS kernel_launches, coalesce(l.short_kernels, 0) AS short_kernels,
+           l.launch_median_ns, l.kernel_median_ns
+    FROM overview_traces t LEFT JOIN _overview_host_wait_unions u USING (trace_id) LEFT JOIN i USING (trace_id)
+    LEFT JOIN l USING (trace_id)
 )
-SELECT t.trace_id, coalesce(i.idle_ns, 0) AS idle_ns, coalesce(i.host_wait_ns, 0) AS host_wait_ns,
-       coalesce(i.host_wait_gaps, 0) AS host_wait_gaps, 100.0 * i.host_wait_ns / nullif(i.idle_ns, 0) AS host_wait_pct,
-       coalesce(l.kernel_launches, 0) AS kernel_launches, coalesce(l.short_kernels, 0) AS short_kernels,
-       100.0 * l.short_kernels / nullif(l.kernel_launches, 0) AS short_kernel_pct,
-       l.launch_median_ns, l.kernel_median_ns,
-       coalesce((t.idle_pct >= 10 AND i.host_wait_ns >= 0.5 * i.idle_ns)
-                OR l.short_kernels >= 0.5 * l.kernel_launches, false) AS launch_bound
-FROM overview_traces t LEFT JOIN i USING (trace_id) LEFT JOIN l USING (trace_id);
+SELECT trace_id, span_ns, gpu_idle_ns, gpu_idle_pct, idle_host_wait_ns,
+       100.0 * idle_host_wait_ns / nullif(gpu_idle_ns, 0) AS idle_host_wait_pct,
+       100.0 * idle_host_wait_ns / nullif(span_ns, 0) AS idle_host_wait_span_pct,
+       host_wait_union_ns, n_streams, stream_idle_sum_ns, host_wait_sum_ns, host_wait_gaps,
+       100.0 * host_wait_sum_ns / nullif(stream_idle_sum_ns, 0) AS host_wait_sum_pct,
+       launches, kernel_launches, short_kernels, 100.0 * short_kernels / nullif(kernel_launches, 0) AS short_kernel_pct,
+       launch_median_ns, kernel_median_ns,
+       launches >= 50 AND host_wait_gaps >= 20 AND idle_host_wait_ns >= 0.1 * span_ns
+           AND idle_host_wait_ns >= 0.5 * gpu_idle_ns AS launch_bound,
+       CASE WHEN span_ns IS NULL THEN 'no GPU activity'
+            WHEN launches < 50 THEN format('{} launch{} with GPU work, too few to tell (needs 50)', launches,
+                                         CASE WHEN launches = 1 THEN '' ELSE 'es' END)
+            WHEN host_wait_gaps < 20
+                THEN format('{} gap{} where the GPU waited for a launch, too few to tell (needs 20)',
+                            host_wait_gaps, CASE WHEN host_wait_gaps = 1 THEN '' ELSE 's' END)
+            WHEN idle_host_wait_ns < 0.1 * span_ns
+                THEN format('the GPU waited for launches {:.1f} % of its span (needs 10 %)',
+                            trunc(1000.0 * idle_host_wait_ns / span_ns) / 10)
+            WHEN idle_host_wait_ns < 0.5 * gpu_idle_ns
+                THEN format('launches explain {:.1f} % of the GPU idle time (needs 50 %)',
+                            trunc(1000.0 * idle_host_wait_ns / gpu_idle_ns) / 10)
+       END AS launch_bound_reason
+FROM h;
+
+-- overview_no_gpu: one row per trace without GPU events (no row of `kernels`: no kernel, memcpy or memset), saying
+-- why its GPU sections are absent from a report.
+--   trace_id
+--   cpu_events            events of the CPU side (the `events` table)
+--   launch_calls          launch API calls (the `launches` table): their GPU work is not in the trace
+--   gpu_count             entries in the trace's deviceProperties (traces.device_count)
+--   reason                one sentence: launch calls without GPU events mean the profiler did not record the GPU
+--                         side (its CUDA/ROCm activity off, or a device or mode whose events are not in the JSON:
+--                         MTIA, the CUPTI range profiler); without launch calls the run did no GPU work (CPU only)
+CREATE OR REPLACE VIEW overview_no_gpu AS
+WITH e AS (SELECT trace_id, count(*) AS n FROM events GROUP BY trace_id),
+     l AS (SELECT trace_id, count(*) AS n FROM launches GROUP BY trace_id)
+SELECT t.trace_id, coalesce(e.n, 0) AS cpu_events, coalesce(l.n, 0) AS launch_calls, t.device_count AS gpu_count,
+       CASE WHEN coalesce(l.n, 0) > 0
+            THEN format('no GPU events, though {:,} launch calls: the profiler did not record the GPU side (GPU '
+                        || 'activity off, or a device or mode whose events it does not write, e.g. MTIA or the '
+                        || 'CUPTI range profiler)', l.n)
+            ELSE format('no GPU events and no launch calls: a CPU-only run ({:,} CPU events{})', coalesce(e.n, 0),
+                        CASE WHEN t.distributed_backend IS NOT NULL
+                             THEN ', backend ' || t.distributed_backend ELSE '' END)
+       END AS reason
+FROM traces t LEFT JOIN e USING (trace_id) LEFT JOIN l USING (trace_id)
+WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = t.trace_id);

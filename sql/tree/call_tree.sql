@@ -79,3 +79,92 @@ UNION ALL
 SELECT trace_id, event_id, launch_event_id, 'gpu', name, ts_ns, dur_ns, dur_ns, dur_ns, 1,
        [ts_ns, event_id]
 FROM gpu_launch_links WHERE linked;
+
+-- call_tree_from(trace_sel, op_sel, module_sel, max_level): the call tree as `tracesql tree` prints it, one row
+-- per node in print order (depth first, siblings by start). The starting nodes (level 0) are every instance of
+-- the op op_sel (exact name or LIKE pattern), else every call of the nn.Module module_sel (`nn.Module: X_N`,
+-- `X_N`, a LIKE pattern on it, or the class name X), else the roots; max_level: deepest level kept (NULL: all);
+-- trace_sel: one trace_id (NULL: all). Without op_sel and module_sel each trace also gets one row for its GPU
+-- events without a launch (kind 'unlinked', name '[no launch]').
+--   trace_id, level (0 for the starting nodes), kind, name   as in call_tree
+--   gpu_busy_us                 union of the intervals of the GPU events below the node, µs
+--   gpu_sum_us                  Σ durations of those events, µs;  kernel_count  their number
+--   node_id, parent_node_id, ts_ns, dur_ns   as in call_tree (node_id NULL on the 'unlinked' row)
+--   path                        the sort_key of every node from the starting node down: the print order
+CREATE OR REPLACE MACRO call_tree_from(trace_sel, op_sel, module_sel, max_level) AS TABLE
+WITH RECURSIVE ct AS MATERIALIZED (
+    SELECT * FROM call_tree WHERE trace_sel IS NULL OR trace_id = trace_sel
+), roots AS (
+    SELECT * FROM ct
+    WHERE CASE WHEN op_sel IS NOT NULL THEN kind = 'op' AND (name = op_sel OR name LIKE op_sel)
+               WHEN module_sel IS NOT NULL THEN kind = 'module'
+                    AND (name = module_sel OR substr(name, 12) = module_sel OR substr(name, 12) LIKE module_sel
+                         OR regexp_replace(substr(name, 12), '_[0-9]+$', '') = module_sel)
+               ELSE parent_node_id IS NULL END
+), walk(trace_id, node_id, level, path) AS (
+    SELECT trace_id, node_id, 0, [sort_key] FROM roots
+    UNION ALL
+    SELECT c.trace_id, c.node_id, w.level + 1, list_append(w.path, c.sort_key)
+    FROM walk w JOIN ct c ON c.trace_id = w.trace_id AND c.parent_node_id = w.node_id
+    WHERE max_level IS NULL OR w.level < max_level
+), nodes AS (
+    SELECT w.trace_id, w.level, c.kind, c.name, c.gpu_busy_ns / 1000.0 AS gpu_busy_us,
+           c.gpu_sum_ns / 1000.0 AS gpu_sum_us, c.kernel_count, c.node_id, c.parent_node_id, c.ts_ns, c.dur_ns,
+           w.path
+    FROM walk w JOIN ct c USING (trace_id, node_id)
+), unlinked AS (   -- GPU events without a launch: one summary row per trace (whole-tree view only)
+    SELECT trace_id, 0 AS level, 'unlinked' AS kind, '[no launch]' AS name,
+           sum(_tree_busy_ns(ts_ns, ts_ns + dur_ns, prev_end)) / 1000.0 AS gpu_busy_us,
+           sum(dur_ns) / 1000.0 AS gpu_sum_us, count(*) AS kernel_count, NULL::BIGINT AS node_id,
+           NULL::BIGINT AS parent_node_id, min(ts_ns) AS ts_ns, NULL::BIGINT AS dur_ns,
+           [[9223372036854775807, 0]] AS path
+    FROM (SELECT *, max(ts_ns + dur_ns) OVER (PARTITION BY trace_id ORDER BY ts_ns, dur_ns
+                                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+          FROM gpu_launch_links WHERE NOT linked AND (trace_sel IS NULL OR trace_id = trace_sel))
+    WHERE op_sel IS NULL AND module_sel IS NULL
+    GROUP BY trace_id
+)
+SELECT trace_id, level, kind, name, gpu_busy_us, gpu_sum_us, kernel_count, node_id, parent_node_id,
+       ts_ns, dur_ns, path
+FROM (SELECT * FROM nodes UNION ALL SELECT * FROM unlinked)
+ORDER BY trace_id, path;
+
+-- call_tree_merged_from(trace_sel, op_sel, module_sel, max_level): call_tree_from with the sibling nodes of the
+-- same kind and name merged into one, level by level: the starting nodes by (kind, name), then under each merged
+-- node its children by (kind, name), and so on. A trailing `#N` of a name is read as `#*`, so that the 279
+-- `ProfilerStep#N` of a trace merge into one `ProfilerStep#*` node. One row per merged node in print order
+-- (depth first, siblings by the start of their first instance):
+--   trace_id, level, kind, name (with `#*` for a trailing `#N`)
+--   n_nodes                     instances merged (calls, launches, GPU events)
+--   gpu_busy_us                 Σ over the instances of each one's busy GPU time (call_tree_from), µs: instances
+--                               whose GPU work overlaps count it once each
+--   gpu_sum_us, kernel_count    Σ over the instances, µs and GPU events
+--   ts_ns                       start of the first instance;  dur_ns  Σ of the instances' durations
+CREATE OR REPLACE MACRO call_tree_merged_from(trace_sel, op_sel, module_sel, max_level) AS TABLE
+WITH RECURSIVE n AS MATERIALIZED (
+    SELECT *, regexp_replace(name, '#[0-9]+$', '#*') AS merged_name
+    FROM call_tree_from(trace_sel, op_sel, module_sel, max_level)
+), keyed(trace_id, node_id, level, key) AS (   -- each node's merge key: kind and merged name from its start
+    SELECT trace_id, node_id, level, [kind || ' ' || merged_name] FROM n WHERE level = 0
+    UNION ALL
+    SELECT c.trace_id, c.node_id, c.level, list_append(k.key, c.kind || ' ' || c.merged_name)
+    FROM keyed k JOIN n c ON c.trace_id = k.trace_id AND c.parent_node_id = k.node_id AND c.level = k.level + 1
+), g AS (
+    SELECT n.trace_id, n.level, k.key, any_value(n.kind) AS kind, any_value(n.merged_name) AS name,
+           count(*) AS n_nodes, sum(n.gpu_busy_us) AS gpu_busy_us, sum(n.gpu_sum_us) AS gpu_sum_us,
+           sum(n.kernel_count)::BIGINT AS kernel_count, min(n.ts_ns) AS ts_ns, sum(n.dur_ns)::BIGINT AS dur_ns,
+           min(n.path[-1]) AS first_key
+    FROM n LEFT JOIN keyed k ON k.trace_id = n.trace_id AND k.node_id IS NOT DISTINCT FROM n.node_id
+        AND k.level = n.level
+    GROUP BY n.trace_id, n.level, k.key
+), ordered(trace_id, key, opath) AS (   -- print order: the first instances' starts from the top down
+    SELECT trace_id, key, [first_key] FROM g WHERE level = 0
+    UNION ALL
+    SELECT c.trace_id, c.key, list_append(o.opath, c.first_key)
+    FROM ordered o JOIN g c ON c.trace_id = o.trace_id AND c.level = len(o.key)
+        AND c.key[1:len(o.key)] = o.key
+)
+SELECT g.trace_id, g.level, g.kind, g.name, g.n_nodes, g.gpu_busy_us, g.gpu_sum_us, g.kernel_count, g.ts_ns,
+       g.dur_ns
+FROM g JOIN ordered o ON o.trace_id = g.trace_id AND o.key IS NOT DISTINCT FROM g.key
+ORDER BY g.trace_id, o.opath;

@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from tracesql.api import analysis
 from tracesql.errors import DatasetError
 
 RULE_COLUMNS = ["ruleset", "applies_to", "event_cat", "category", "subcategory", "class", "pattern", "priority", "note"]
@@ -23,20 +24,6 @@ APPLIES_TO = {"kernel", "op", "op_first_kernel"}
 
 def _sql(ds, query: str, params=None) -> pl.DataFrame:
     return ds.con.sql(query, params=params).pl()
-
-
-def _resolve_trace(ds, trace_id: str | None) -> str | None:
-    """A trace id, or a file name / path suffix of exactly one ingested trace, to its trace id."""
-    if trace_id is None:
-        return None
-    rows = ds.execute("SELECT trace_id FROM traces WHERE trace_id = ? OR file_name = ? OR source_path = ? "
-                      "OR ends_with(source_path, '/' || ?)", [trace_id] * 4).fetchall()
-    ids = sorted({r[0] for r in rows})
-    if len(ids) == 1:
-        return ids[0]
-    if not ids:
-        raise DatasetError(f"no trace {trace_id!r} in the dataset (give a trace_id or a file name)")
-    raise DatasetError(f"{trace_id!r} names {len(ids)} traces ({', '.join(ids)}); give a trace_id")
 
 
 def rulesets(ds) -> list[str]:
@@ -64,15 +51,16 @@ _BY_VIEWS = {
 BY = ["category", "subcategory", *_BY_VIEWS]
 
 
-def categories(ds, ruleset: str = "default", unmatched: bool = False, trace_id: str | None = None,
+def categories(ds, ruleset: str = "default", unmatched: bool = False, trace: str | None = None,
                by: str = "category") -> pl.DataFrame:
     """GPU time per kernel category under a ruleset.
 
-    ``by="category"`` (default): one row per category over all GPU events (Σ dur; all traces, or
-    ``trace_id``), columns ``kernel_category, count, total_time_ms, pct, cumulative_pct, avg_time_us``, most
+    ``trace``: one trace (a trace_id, its first 6+ digits, a label, a file name or a path suffix, as `--trace`
+    takes them); None: every trace. ``by="category"`` (default): one row per category over all GPU events (Σ dur;
+    all traces, or ``trace``), columns ``kernel_category, count, total_time_ms, pct, cumulative_pct, avg_time_us``, most
     time first (views kernel_category_summary / kernel_category_summary_all). ``by="subcategory"``: one row
     per (category, subcategory) (kernel_subcategory_summary[_all]). Under the default ruleset, per trace
-    (``trace_id`` column first unless ``trace_id`` is given): ``by="stream"`` / ``"device"``
+    (``trace_id`` column first unless ``trace`` is given): ``by="stream"`` / ``"device"``
     (kernel_category_by_stream / _by_device), ``"op"`` (kernel_category_by_op: categories per parent op),
     ``"op_kernel"`` (kernel_category_by_op_kernel), ``"op_category"`` (op_category_summary).
     ``unmatched=True`` lists instead the GPU event names no rule of the ruleset matches (category ``other``)
@@ -83,7 +71,7 @@ def categories(ds, ruleset: str = "default", unmatched: bool = False, trace_id: 
         raise DatasetError(f"unknown ruleset {ruleset!r}; known: {', '.join(known)}")
     if by not in BY:
         raise DatasetError(f"unknown breakdown {by!r}; known: {', '.join(BY)}")
-    tid = _resolve_trace(ds, trace_id)
+    tid = None if trace is None else analysis.trace_ids(ds, trace)[0]
     if unmatched:
         if tid is None:
             return _sql(ds, "SELECT name, cat, count, total_time_ms, pct_of_gpu_time AS pct, traces "
@@ -109,10 +97,10 @@ def categories(ds, ruleset: str = "default", unmatched: bool = False, trace_id: 
                         f"ORDER BY {order}", {"rs": ruleset, "t": tid})
     cols = "kernel_category, count, total_time_ms, pct, cumulative_pct, avg_time_us"
     if tid is None:
-        return _sql(ds, f"SELECT {cols} FROM kernel_category_summary_all WHERE ruleset = $rs ORDER BY rank",
+        return _sql(ds, f"SELECT {cols} FROM kernel_category_summary_all WHERE ruleset = $rs ORDER BY row_order",
                     {"rs": ruleset})
     return _sql(ds, f"SELECT {cols} FROM kernel_category_summary WHERE ruleset = $rs AND trace_id = $t "
-                    "ORDER BY rank", {"rs": ruleset, "t": tid})
+                    "ORDER BY row_order", {"rs": ruleset, "t": tid})
 
 
 def read_rules(csv_path) -> pl.DataFrame:

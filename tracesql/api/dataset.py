@@ -15,20 +15,50 @@ class Dataset(Store):
     """A tracesql dataset: ``ds.sql(query)`` returns a polars DataFrame, ``ds.con`` is the DuckDB connection; the
     methods below are the analyses (tracesql.api.*)."""
 
-    # Analyses (each a thin wrapper over SQL views; see the modules named).
+    # Analyses (each a thin wrapper over SQL views; see the modules named). ``trace`` is what the CLI's --trace
+    # takes (a trace_id, its first 6+ digits, a label, a file name or a path suffix); None: every trace.
     def tree(self, op: str | None = None, module: str | None = None, depth: int | None = None,
-             trace_id: str | None = None) -> pl.DataFrame:
-        """Call tree with GPU time per node (tracesql.api.tree.tree: the parameters are documented there)."""
+             trace: str | None = None, merge: bool = False, **deprecated) -> pl.DataFrame:
+        """Call tree with GPU time per node (tracesql.api.tree.tree: the parameters are documented there); an op or
+        module that matches nothing raises EmptySelection, as `tracesql tree` exits 1."""
+        from tracesql.api import analysis
         from tracesql.api.tree import tree
 
-        return tree(self, op=op, module=module, depth=depth, trace_id=trace_id)
+        trace = _trace_keyword(trace, deprecated, "tree")
+        tid = None if trace is None else analysis.trace_ids(self, trace)[0]
+        return tree(self, op=op, module=module, depth=depth, trace=tid, merge=merge)
 
-    def categories(self, ruleset: str = "default", unmatched: bool = False, trace_id: str | None = None,
-                   by: str = "category") -> pl.DataFrame:
+    def categories(self, ruleset: str = "default", unmatched: bool = False, trace: str | None = None,
+                   by: str = "category", **deprecated) -> pl.DataFrame:
         """GPU time per kernel category (tracesql.api.categories.categories: the parameters are documented there)."""
         from tracesql.api.categories import categories
 
-        return categories(self, ruleset=ruleset, unmatched=unmatched, trace_id=trace_id, by=by)
+        trace = _trace_keyword(trace, deprecated, "categories")
+        return categories(self, ruleset=ruleset, unmatched=unmatched, trace=trace, by=by)
+
+    def summary(self, trace: str | None = None, arch: str | None = None) -> dict[str, pl.DataFrame]:
+        """The first screen's frames, {overview view name: its rows} (tracesql.api.summary.overview): what
+        `tracesql summary` prints; ``arch``: the GPU of the Compute line's roofline, as --arch."""
+        from tracesql.api.summary import overview
+
+        return overview(self, trace, arch=arch)
+
+    def report(self, style: str = "native", trace: str | None = None, by_module: bool = False,
+               arch: str | None = None) -> list[tuple[str, str | None, pl.DataFrame]]:
+        """Every section of a report, [(section, trace file name or None, frame)] (tracesql.api.report.build): what
+        `tracesql report --style STYLE` writes."""
+        from tracesql.api.report import build
+
+        return build(self, style=style, trace=trace, by_module=by_module, arch=arch)
+
+    def launches(self, trace: str | None = None, runtime_cutoff_us: float = 50,
+                 launch_delay_cutoff_us: float = 100) -> pl.DataFrame:
+        """Launch statistics per trace and launch API, what `tracesql launches` shows
+        (tracesql.api.analysis.launch_stats: the parameters are documented there)."""
+        from tracesql.api.analysis import launch_stats
+
+        return launch_stats(self, trace=trace, runtime_cutoff_us=runtime_cutoff_us,
+                            launch_delay_cutoff_us=launch_delay_cutoff_us)
 
     def kernel_summary(self, trace: str | None = None, step: int | str | None = None, sort: str = "total",
                        top: int | None = None, verbose: bool = False, by_category: bool = False) -> pl.DataFrame:
@@ -88,6 +118,23 @@ class Dataset(Store):
             b, v = (x if is_spec(x) else f"{self.path}:{x}" for x in (base, variant))
             return compare(b, v, level=level)
         return diff(self, base, variant, level=level)
+
+
+def _trace_keyword(trace: str | None, deprecated: dict, method: str) -> str | None:
+    """``trace``, or the value of the old keyword ``trace_id`` with a DeprecationWarning; any other keyword is a
+    TypeError, as for a method without **kwargs."""
+    import warnings
+
+    unknown = set(deprecated) - {"trace_id"}
+    if unknown:
+        raise TypeError(f"{method}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    if "trace_id" in deprecated:
+        warnings.warn(f"Dataset.{method}(trace_id=...) is deprecated: use trace= (a trace_id or a label)",
+                      DeprecationWarning, stacklevel=3)
+        if trace is not None:
+            raise TypeError(f"{method}() got both trace and trace_id")
+        return deprecated["trace_id"]
+    return trace
 
 
 def open(path, threads: int | None = None,  # noqa: A001 - mirrors tracesql.open(DATASET)

@@ -289,9 +289,11 @@ def _per_trace(sections) -> list[tuple[str, str | None, pl.DataFrame]]:
 
 
 def write(sections, fmt: str = "table", out: str | None = None, stream=None, width: int | None = None,
-          wide: bool = False) -> list[Path]:
+          wide: bool = False, traces: list[str] | None = None, without_gpu: frozenset[str] = frozenset()) -> list[Path]:
     """Print the sections (no out) or write one file per section into the folder out, with one sub-folder per
-    trace when the sections cover several traces.
+    trace when the sections cover several traces (``traces``: the labels of every trace covered, so that a trace
+    without a row in any section gets its folder too; ``without_gpu``: labels of traces without GPU events, whose
+    sections are written only when they have rows, e.g. the launch calls of a profile without its GPU side).
 
     Printed: ``table`` (each table fitted to ``width`` unless ``wide``), ``csv`` (a ``# section`` line before
     each), ``json`` (one JSON object keyed by section; a peer style's sections hold one array per trace label)."""
@@ -320,9 +322,13 @@ def write(sections, fmt: str = "table", out: str | None = None, stream=None, wid
     written = []
     split = _per_trace(sections)
     short_hist = {t: df.height for name, t, df in split if name == "short_kernel_histogram"}
-    labels = sorted({t for _, t, _ in split if t is not None})
+    labels = sorted({t for _, t, _ in split if t is not None} | set(traces or ()))
     folders = _folders(labels) if len(labels) > 1 else {}
+    for folder in [Path(out)] + [Path(out) / f for f in folders.values()]:
+        folder.mkdir(parents=True, exist_ok=True)
     for name, trace, df in split:
+        if trace in without_gpu and df.height == 0:
+            continue
         folder = Path(out)
         if trace is not None and folders:
             folder = folder / folders[trace]
@@ -368,6 +374,20 @@ def report(ds, style: str = "native", fmt: str = "table", out: str | None = None
             from tracesql.api import summary
 
             sys.stdout.write(summary.render(ds, trace=trace, arch=arch) + "\n")
+        labels = analysis.trace_labels(ds)
+        covered = [labels[t] for t in analysis.trace_ids(ds, trace)]
+        absent = no_gpu(ds, trace) if out is not None else []
+        for label, reason in absent:
+            print(f"tracesql report: {label}: no GPU sections, {reason}", file=sys.stderr)
     except duckdb.Error as e:
         raise RuntimeError(f"report failed: {str(e).splitlines()[0]}") from e
-    return write(sections, fmt=fmt, out=out, width=width, wide=wide)
+    return write(sections, fmt=fmt, out=out, width=width, wide=wide, traces=covered if out is not None else None,
+                 without_gpu=frozenset(label for label, _ in absent))
+
+
+def no_gpu(ds, trace: str | None = None) -> list[tuple[str, str]]:
+    """(label, reason) of each selected trace without GPU events (view overview_no_gpu): its report has no GPU
+    section."""
+    ids = analysis.trace_ids(ds, trace)
+    return ds.con.sql(f"SELECT l.label, o.reason FROM overview_no_gpu o JOIN trace_labels l USING (trace_id) "
+                      f"WHERE o.trace_id IN {analysis._in(ids)} ORDER BY l.label").fetchall()

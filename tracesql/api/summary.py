@@ -144,18 +144,28 @@ def screen(frames: dict[str, pl.DataFrame], trace_id: str, w: int) -> list[str]:
                         "yes" if g["host_wait"] else "no"] for g in gaps], w, indent=0)
     (h,) = _rows(frames["overview_launch_hints"], trace_id)
     out.append("")
-    line = (f"Launches   host waits {_ms(h['host_wait_ns'])} ms = {_pct(h['host_wait_pct'] or 0)} % of stream idle "
-            f"time ({h['host_wait_gaps']:,} gaps)")
+    out += _wrap(_launch_line(h), w, "           ")
+    verdict = ("launch-bound: the GPU mostly waits for the CPU to launch work (fewer, larger kernels or CUDA graphs "
+               "help)" if h["launch_bound"] else f"not launch-bound: {h['launch_bound_reason']}")
+    out += ["           " + line for line in _wrap(verdict, w - 11, "")]
+    out += _wrap(_compute_line(frames, trace_id), w, "           ")
+    return out
+
+
+def _launch_line(h: dict) -> str:
+    """The Launches line (overview_launch_hints): GPU idle time and the part of it spent waiting for launches (both
+    times on the pooled timeline, at most the span); stream sums only beside sums."""
+    line = (f"Launches   GPU idle {_ms(h['gpu_idle_ns'])} ms ({_pct(h['gpu_idle_pct'] or 0)} % of the "
+            f"span), of which {_ms(h['idle_host_wait_ns'])} ms ({_pct(h['idle_host_wait_pct'] or 0)} %) with a stream "
+            f"waiting for a launch ({_n(h['host_wait_gaps'], 'host-wait gap')})")
+    if h["n_streams"] > 1:
+        line += (f"; summed over {h['n_streams']} streams, host waits {_ms(h['host_wait_sum_ns'])} ms of "
+                 f"{_ms(h['stream_idle_sum_ns'])} ms stream idle time")
     if h["kernel_launches"]:
         line += (f"; {h['short_kernels']:,} of {h['kernel_launches']:,} kernel launches "
                  f"({_pct(h['short_kernel_pct'])} %) took longer than their kernel (median call "
                  f"{_us(h['launch_median_ns'])} µs, median kernel {_us(h['kernel_median_ns'])} µs)")
-    out += _wrap(line, w, "           ")
-    out.append("           " + ("launch-bound: the GPU mostly waits for the CPU to launch work (fewer, larger "
-                                "kernels or CUDA graphs help)" if h["launch_bound"]
-                                else "not launch-bound by these measures"))
-    out += _wrap(_compute_line(frames, trace_id), w, "           ")
-    return out
+    return line
 
 
 def _compute_line(frames: dict[str, pl.DataFrame], trace_id: str) -> str:

@@ -61,69 +61,43 @@ def release(ds, views=None) -> None:
         ds.con.execute(f'DROP TABLE IF EXISTS temp.main."{v}"')
 
 
-_TREE_SQL = """
-WITH RECURSIVE ct AS MATERIALIZED (
-    SELECT * FROM call_tree WHERE $trace_id IS NULL OR trace_id = $trace_id
-), roots AS (
-    SELECT * FROM ct
-    WHERE CASE WHEN $op IS NOT NULL THEN kind = 'op' AND (name = $op OR name LIKE $op)
-               WHEN $module IS NOT NULL THEN kind = 'module'
-                    AND (name = $module OR substr(name, 12) = $module OR substr(name, 12) LIKE $module
-                         OR regexp_replace(substr(name, 12), '_[0-9]+$', '') = $module)
-               ELSE parent_node_id IS NULL END
-), walk(trace_id, node_id, level, path) AS (
-    SELECT trace_id, node_id, 0, [sort_key] FROM roots
-    UNION ALL
-    SELECT c.trace_id, c.node_id, w.level + 1, list_append(w.path, c.sort_key)
-    FROM walk w JOIN ct c ON c.trace_id = w.trace_id AND c.parent_node_id = w.node_id
-    WHERE $depth IS NULL OR w.level < $depth
-), nodes AS (
-    SELECT w.trace_id, w.level, c.kind, c.name, c.gpu_busy_ns / 1000.0 AS gpu_busy_us,
-           c.gpu_sum_ns / 1000.0 AS gpu_sum_us, c.kernel_count, c.node_id, c.parent_node_id, c.ts_ns, c.dur_ns,
-           w.path
-    FROM walk w JOIN ct c USING (trace_id, node_id)
-), unlinked AS (   -- GPU events without a launch: one summary row per trace (whole-tree view only)
-    SELECT trace_id, 0 AS level, 'unlinked' AS kind, '[no launch]' AS name,
-           sum(_tree_busy_ns(ts_ns, ts_ns + dur_ns, prev_end)) / 1000.0 AS gpu_busy_us,
-           sum(dur_ns) / 1000.0 AS gpu_sum_us, count(*) AS kernel_count, NULL::BIGINT AS node_id,
-           NULL::BIGINT AS parent_node_id, min(ts_ns) AS ts_ns, NULL::BIGINT AS dur_ns,
-           [[9223372036854775807, 0]] AS path
-    FROM (SELECT *, max(ts_ns + dur_ns) OVER (PARTITION BY trace_id ORDER BY ts_ns, dur_ns
-                                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-          FROM gpu_launch_links WHERE NOT linked AND ($trace_id IS NULL OR trace_id = $trace_id))
-    WHERE $op IS NULL AND $module IS NULL
-    GROUP BY trace_id
-)
-SELECT trace_id, level, kind, name, gpu_busy_us, gpu_sum_us, kernel_count, node_id, parent_node_id,
-       ts_ns, dur_ns
-FROM (SELECT * FROM nodes UNION ALL SELECT * FROM unlinked)
-ORDER BY trace_id, path
-"""
+_COLUMNS = "trace_id, level, kind, name, gpu_busy_us, gpu_sum_us, kernel_count, node_id, parent_node_id, ts_ns, dur_ns"
+_MERGED_COLUMNS = "trace_id, level, kind, name, n_nodes, gpu_busy_us, gpu_sum_us, kernel_count, ts_ns, dur_ns"
 
 
-def tree(ds, op=None, module=None, depth=None, trace_id=None) -> pl.DataFrame:
-    """The call tree with GPU time per node, one row per node in print order (depth-first, by start).
+def tree(ds, op=None, module=None, depth=None, trace=None, merge: bool = False) -> pl.DataFrame:
+    """The call tree with GPU time per node, one row per node in print order (depth-first, by start): the rows of
+    the SQL macro call_tree_from (merge: call_tree_merged_from), where the columns are documented.
 
     op / module: start from every instance of that op (name, or a LIKE pattern) / nn.Module (full
-    `nn.Module: X_N` name, `X_N`, a LIKE pattern on it, or the class name `X`) instead of the roots.
-    depth: levels printed below the starting nodes (0: the starting nodes only).
-    trace_id: restrict to one trace.
+    `nn.Module: X_N` name, `X_N`, a LIKE pattern on it, or the class name `X`) instead of the roots; one that
+    matches nothing raises EmptySelection. depth: levels printed below the starting nodes (0: the starting nodes
+    only). trace: one trace_id (restrict to it). merge: sibling nodes of the same kind and name merged into one
+    (`n_nodes` instances, times summed; a trailing `#N` read as `#*`).
 
     Columns: trace_id, level (0 for the starting nodes), kind ('annotation', 'module', 'op', 'launch',
     'gpu', and 'unlinked' for the per-trace summary of GPU events without a launch), name, gpu_busy_us
     (union of the GPU intervals below the node), gpu_sum_us (Σ durations), kernel_count, node_id
-    (event_id), parent_node_id, ts_ns, dur_ns.
+    (event_id), parent_node_id, ts_ns, dur_ns; merged: n_nodes instead of node_id and parent_node_id.
     """
+    from tracesql.errors import EmptySelection
+
     if op is not None and module is not None:
         raise ValueError("give op or module, not both")
-    params = {"op": op, "module": module, "depth": None if depth is None else int(depth),
-              "trace_id": trace_id}
-    return ds.con.sql(_TREE_SQL, params=params).pl()
+    macro, cols = ("call_tree_merged_from", _MERGED_COLUMNS) if merge else ("call_tree_from", _COLUMNS)
+    params = {"op": op, "module": module, "depth": None if depth is None else int(depth), "trace": trace}
+    df = ds.con.sql(f"SELECT {cols} FROM {macro}($trace::VARCHAR, $op::VARCHAR, $module::VARCHAR, "
+                    "$depth::INTEGER)", params=params).pl()
+    if df.height == 0 and (op is not None or module is not None):
+        what = f"op {op!r}" if op is not None else f"module {module!r}"
+        raise EmptySelection(f"no {what} found in {ds.path}" + (f" (trace {trace})" if trace else ""))
+    return df
 
 
 def format_tree(df: pl.DataFrame, width: int = 110, name_width: int | None = None) -> str:
     """Indented text rendering of :func:`tree`'s result, one line per node, each at most ``width`` characters:
-    `name ..... (busy µs, N GPU events)`; a name too long for the line is cut in the middle."""
+    `name ..... (busy µs, N GPU events)`, a merged node (:func:`tree` with merge) `name ×N ..... (...)`; a name
+    too long for the line is cut in the middle."""
     from tracesql.render.output import cut_middle
 
     labels: dict[str, str] = {}
@@ -146,7 +120,8 @@ def format_tree(df: pl.DataFrame, width: int = 110, name_width: int | None = Non
         room = width - len(indent) - len(tail) - 4  # a space and at least three dots
         if name_width is not None:
             room = min(room, name_width)
-        name = cut_middle(row["name"], max(room, 8))
+        times = f" ×{row['n_nodes']:,}" if row.get("n_nodes") is not None else ""
+        name = cut_middle(row["name"], max(room - len(times), 8)) + times
         head = indent + name + " "
         lines.append(head + "." * max(3, width - len(head) - len(tail)) + tail)
     return "\n".join(lines)

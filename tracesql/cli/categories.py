@@ -10,7 +10,6 @@ from tracesql.render.output import DATASET_HELP
 
 
 def cmd_categories(args) -> int:
-    from tracesql.api import analysis
     from tracesql.api.categories import _sql, add_rules, categories
     from tracesql.api.dataset import Dataset
     from tracesql.cli.common import emit
@@ -27,8 +26,7 @@ def cmd_categories(args) -> int:
                         + "ORDER BY ruleset, applies_to, priority DESC, source, file, line_no",
                         {"rs": args.ruleset} if args.ruleset_given else None)
         else:
-            tid = analysis.trace_ids(ds, args.trace)[0] if args.trace else None
-            df = categories(ds, ruleset=args.ruleset, unmatched=args.unmatched, trace_id=tid, by=args.by)
+            df = categories(ds, ruleset=args.ruleset, unmatched=args.unmatched, trace=args.trace, by=args.by)
     finally:
         ds.close()
     if args.unmatched and df.height == 0:

@@ -5,6 +5,10 @@ import sys
 
 from tracesql.render.output import DATASET_HELP
 
+# What a reader of a collective's row looks for first: which one (seq), how long the ranks waited, the bandwidth;
+# a fitted table leaves them out last.
+IMPORTANT = ("seq", "total_wait_us", "mean_wait_us", "busbw_gbps", "wait_us", "mean_busbw_gbps")
+
 
 def _job_arg(s) -> None:
     # no short form: -j is --jobs (parallelism) in every command
@@ -29,7 +33,7 @@ def cmd_collectives(args) -> int:
         df = comm.collectives(ds, job=args.job, by=args.by, top=args.top)
         _header(ds, args)
         sys.stdout.flush()
-        return emit(df, args, "no collectives in the selection")
+        return emit(df, args, "no collectives in the selection", important=IMPORTANT)
 
 
 def cmd_ranks(args) -> int:

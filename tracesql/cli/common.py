@@ -72,11 +72,12 @@ def _nonempty(df, what: str):
     return df
 
 
-def emit(df, args, empty: str) -> int:
+def emit(df, args, empty: str, important: tuple[str, ...] = ()) -> int:
+    """Print or write a frame as the options say (``important``: the columns a fitted table leaves out last)."""
     from tracesql.render.output import write_frame
 
     _nonempty(df, empty)
-    write_frame(df, args.format, args.output, wide=args.wide)
+    write_frame(df, args.format, args.output, wide=args.wide, important=important)
     return 0
 
 

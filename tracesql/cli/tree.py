@@ -1,4 +1,4 @@
-"""`tracesql tree DATASET [--op NAME | --module NAME] [--depth N]`: the call tree with GPU time per node."""
+"""`tracesql tree DATASET [--op NAME | --module NAME] [--depth N] [--merge]`: the call tree with GPU time per node."""
 from __future__ import annotations
 
 from tracesql.cli.common import _output_arg, _trace_arg, nonneg_int
@@ -22,7 +22,8 @@ def cmd_tree(args) -> int:
         depth = args.depth
         if depth is None and args.format == "text":
             depth = DEFAULT_DEPTH
-        df = tree(ds, op=args.op, module=args.module, depth=None if depth is None else depth + 1, trace_id=trace_id)
+        df = tree(ds, op=args.op, module=args.module, depth=None if depth is None else depth + 1, trace=trace_id,
+                  merge=args.merge)
         labels = analysis.trace_labels(ds)
     if df.height == 0:
         what = f"op {args.op!r}" if args.op else f"module {args.module!r}" if args.module else "GPU work"
@@ -60,6 +61,8 @@ def register(subparsers) -> None:
                    "'nn.Module: X_N', 'X_N', a LIKE pattern, or the class name 'X'")
     s.add_argument("--depth", type=nonneg_int, metavar="N", help="levels to print below the starting nodes "
                    f"(0: the starting nodes only; default {DEFAULT_DEPTH} for the text tree, all for the tables)")
+    s.add_argument("--merge", action="store_true", help="merge sibling nodes of the same kind and name into one "
+                   "(instances ×N, times summed; a trailing #N counts as #*, so ProfilerStep#1, #2, ... merge)")
     _trace_arg(s)
     s.add_argument("--format", "-f", choices=["text", "table", "csv", "json", "parquet"], default="text",
                    help="text: the indented tree (the default); table, csv, json, parquet: one row per node")
