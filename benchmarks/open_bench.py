@@ -9,11 +9,14 @@ Rows (each a child process; CPU = user + system from its rusage, the lowest of -
   duckdb -init    the duckdb CLI answering the same query after `-init DATASET/init.sql` (the whole library)
   shell           `tracesql shell DATASET` with that query on stdin (checks the dataset, writes init.sql, runs the
                   duckdb CLI)
-  report cold     `tracesql report DATASET` (first command on a fresh cache directory)
-  report warm     the same again on that cache directory
+  report cold     `tracesql report DATASET` (first command on a fresh cache directory, DATASET/catalog.duckdb
+                  removed first)
+  report warm     the same with the cache directory and DATASET/catalog.duckdb an ingest leaves
   report hta/tracelens cold   the peer styles' reports (`--out TMP`) on a fresh cache directory
 
-The duckdb CLI is the one `pip install duckdb-cli` installs (found on PATH unless --duckdb is given).
+The duckdb CLI is the one `pip install duckdb-cli` installs (found on PATH unless --duckdb is given). Another
+version of tracesql is measured by putting its checkout first on PYTHONPATH (with a copy of the dataset: the run
+rewrites DATASET/init.sql and DATASET/catalog.duckdb).
 """
 from __future__ import annotations
 
@@ -45,10 +48,13 @@ def main() -> None:
     if not a.duckdb:
         sys.exit("no duckdb CLI: pip install duckdb-cli")
     ds = Path(a.dataset).resolve()
-    tracesql = [sys.executable, "-m", "tracesql.cli.main"]
+    tracesql = [sys.executable, "-m", "tracesql.cli"]
     query = "SELECT count(*) FROM kernels;\n"
     work = Path(tempfile.mkdtemp(prefix="open-bench-"))
-    from tracesql.store.dataset import table_statements
+    try:
+        from tracesql.store.dataset import table_statements
+    except ImportError:  # a version from before the packages by layer (--against through PYTHONPATH)
+        from tracesql.dataset import table_statements  # type: ignore[no-redef]
 
     floor_sql = work / "floor.sql"
     floor_sql.write_text("SET enable_progress_bar = false;\n" + "\n".join(table_statements(ds)) + "\n")
@@ -56,6 +62,8 @@ def main() -> None:
 
     def run(name: str, cmd: list[str], stdin: str | None = None, cold: bool = False) -> None:
         cache = work / f"cache-{name.replace(' ', '_')}-{len(rows.get(name, []))}"
+        if cold:  # as after an ingest on a fresh cache: no catalog (a version that opens it would bind nothing)
+            (ds / "catalog.duckdb").unlink(missing_ok=True)
         env = dict(os.environ, TRACESQL_CACHE_DIR=str(cache if cold else work / "cache-warm"), COLUMNS="120")
         rows.setdefault(name, []).append(_cpu(cmd, env, stdin))
 
@@ -68,6 +76,8 @@ def main() -> None:
         run("duckdb -init", [a.duckdb, "-init", str(ds / "init.sql")], query)
         run("shell", tracesql + ["shell", str(ds)], query)
         run("report cold", tracesql + ["report", str(ds)], cold=True)
+        subprocess.run(tracesql + ["catalog", str(ds)], capture_output=True, check=True,  # as an ingest leaves it
+                       env=dict(os.environ, TRACESQL_CACHE_DIR=str(work / "cache-warm")))
         run("report warm", tracesql + ["report", str(ds)])
         for style in ("hta", "tracelens"):
             run(f"report {style} cold", tracesql + ["report", str(ds), "--style", style, "--out",

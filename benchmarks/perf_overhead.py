@@ -23,7 +23,7 @@ _WITHOUT = """
 import sys
 from tracesql.api import report, summary
 from tracesql.store import sqlmodules
-from tracesql.cli.main import main
+from tracesql.cli import main
 perf = {o for m in sqlmodules.modules().values() if m.name.startswith("perf/") for o in m.objects}
 _views = report.materialized_views
 report.materialized_views = lambda style: [v for v in _views(style) if v not in perf]
@@ -33,7 +33,7 @@ summary.materialized = lambda tag: [v for v in sqlmodules.materialized(tag) if v
 summary._compute_line = lambda frames, trace_id: "Compute"
 sys.exit(main(sys.argv[1:]))
 """
-_WITH = "import sys\nfrom tracesql.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
+_WITH = "import sys\nfrom tracesql.cli import main\nsys.exit(main(sys.argv[1:]))\n"
 
 
 def run(dataset: str, fmt: str, without: bool) -> tuple[float, float]:

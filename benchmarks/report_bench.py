@@ -61,7 +61,7 @@ def run_once(dataset: str, style: str, verbose: bool) -> dict:
 def _cmd(*args: str) -> list[str]:
     """The tracesql command of this interpreter's environment."""
     exe = Path(sys.executable).with_name("tracesql")
-    return [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "tracesql.cli.main"]), *args]
+    return [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "tracesql.cli"]), *args]
 
 
 def main(argv=None) -> int:

@@ -190,7 +190,7 @@ def find_tracesql(explicit: str | None) -> str:
 
 def from_tree(tree: Path) -> list[str]:
     """Command that runs the tracesql CLI of the source tree ``tree`` with this interpreter."""
-    code = "import sys; sys.path.insert(0, sys.argv.pop(1)); from tracesql.cli.main import main; sys.exit(main())"
+    code = "import sys; sys.path.insert(0, sys.argv.pop(1)); from tracesql.cli import main; sys.exit(main())"
     return [sys.executable, "-c", code, str(tree)]
 
 

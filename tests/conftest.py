@@ -136,7 +136,7 @@ def qwen_dataset(tmp_path_factory, shared_traces) -> tuple[Path, str]:
 def tracesql_cli() -> list[str]:
     """The command that runs the installed CLI in a subprocess."""
     exe = Path(sys.executable).with_name("tracesql")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli.main"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli"]
 
 
 def init_sql_view(ds: Path, view: str) -> str:

@@ -62,7 +62,7 @@ def _numbers(ds_path) -> dict:
 
 def _report_comm_us(ds_path, tmp_path, tag: str) -> float:
     out = tmp_path / f"report-{tag}"
-    r = subprocess.run([sys.executable, "-m", "tracesql.cli.main", "report", str(ds_path), "--format", "csv",
+    r = subprocess.run([sys.executable, "-m", "tracesql.cli", "report", str(ds_path), "--format", "csv",
                         "--out", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     [f] = list(out.rglob("gpu_timeline.csv"))

@@ -208,7 +208,7 @@ class open_tables:
 
 def _run_cli(args: list[str]) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("tracesql")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli.main"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tracesql.cli"]
     return subprocess.run(cmd + args, capture_output=True, text=True, timeout=300)
 
 

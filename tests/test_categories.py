@@ -415,7 +415,7 @@ def test_read_rules_rejects_bad_files(tmp_path):
 
 
 def test_cli_categories_csv(all_dataset, ds):
-    out = subprocess.run([sys.executable, "-m", "tracesql.cli.main", "categories", str(all_dataset[0]),
+    out = subprocess.run([sys.executable, "-m", "tracesql.cli", "categories", str(all_dataset[0]),
                           "--ruleset", "hta", "--format", "csv"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     rows = list(csv.DictReader(out.stdout.splitlines()))

@@ -368,12 +368,19 @@ def report(ds, style: str = "native", fmt: str = "table", out: str | None = None
         from tracesql.render.output import terminal_width
 
         width = terminal_width()
+    first_screen = style == "native" and fmt == "table" and out is None  # the native text report opens with it
     try:
-        sections = build(ds, style=style, trace=trace, by_module=by_module, arch=arch, pseudo_ops=pseudo_ops)
-        if style == "native" and fmt == "table" and out is None:  # the native text report opens with the summary
-            from tracesql.api import summary
+        # the views the report and its first screen share are computed once for both (with the device set)
+        with ds.scope():
+            set_arch(ds, style, arch)
+            shared = materialized_views(style) + (materialized("summary") if first_screen else [])
+            with ds.materialized(shared, analysis.trace_ids(ds, trace) if trace is not None else None):
+                sections = build(ds, style=style, trace=trace, by_module=by_module, arch=arch,
+                                 pseudo_ops=pseudo_ops)
+                if first_screen:
+                    from tracesql.api import summary
 
-            sys.stdout.write(summary.render(ds, trace=trace, arch=arch) + "\n")
+                    sys.stdout.write(summary.render(ds, trace=trace, arch=arch) + "\n")
         labels = analysis.trace_labels(ds)
         covered = [labels[t] for t in analysis.trace_ids(ds, trace)]
         absent = no_gpu(ds, trace) if out is not None else []

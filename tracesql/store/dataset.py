@@ -187,22 +187,37 @@ def _catalog_key(stmts: list[str]) -> str:
 
 def catalog_is_current(dataset: Path) -> bool:
     """Whether DATASET/catalog.duckdb holds exactly the views this installation would write."""
-    from tracesql.store.library import script
-
-    cat = Path(dataset) / "catalog.duckdb"
-    if not cat.exists():
+    con = _open_current_catalog(Path(dataset), require_cached=False)
+    if con is None:
         return False
+    con.close()
+    return True
+
+
+def _open_current_catalog(dataset: Path, require_cached: bool = True):
+    """A read-only connection to DATASET/catalog.duckdb when it holds exactly the views this installation would
+    write, else None. ``require_cached``: None too when some module's columns are not cached (the key could
+    only be computed by binding them: the caller loads what it needs instead)."""
+    from tracesql.store.library import cached, script
+    from tracesql.store.sqlmodules import load_order
+
+    cat = dataset / "catalog.duckdb"
+    if not cat.exists():
+        return None
+    if require_cached and len(cached(load_order())) < len(load_order()):
+        return None
     try:
         con = duckdb.connect(str(cat), read_only=True)
     except duckdb.Error:
-        return False
+        return None
     try:
         key = con.execute("SELECT key FROM _tracesql_catalog").fetchall()[0][0]
     except duckdb.Error:
         key = None
-    finally:
+    if key != _catalog_key(table_statements(dataset) + script()):
         con.close()
-    return key == _catalog_key(table_statements(Path(dataset)) + script())
+        return None
+    return con
 
 
 def ensure_catalog(dataset: Path) -> None:
@@ -274,6 +289,7 @@ class Store:
     def __init__(self, path, threads: int | None = None, trace_ids: list[str] | None = None,
                  also: list[tuple[str | Path, str, str]] | None = None, memory_limit: str | None = None):
         from tracesql.store.library import Library
+        from tracesql.store.sqlmodules import modules
 
         self.path = Path(path)
         if not (self.path / "traces").is_dir():
@@ -282,6 +298,16 @@ class Store:
         if trace_ids is not None or also:
             tables = self._traces_statements(list(trace_ids or []), [(Path(p), t, a) for p, t, a in also or []])
         else:
+            # a current catalog holds every view already, unbound: nothing to create
+            catalog = _open_current_catalog(self.path)
+            if catalog is not None:
+                try:
+                    configure(catalog, memory_limit=memory_limit, threads=threads)
+                except BaseException:
+                    catalog.close()
+                    raise
+                self.con = Connection(catalog, Library(catalog, loaded=set(modules())))
+                return
             tables = table_statements(self.path)
         raw = duckdb.connect()
         try:
