@@ -8,7 +8,9 @@
 -- code is ours:
 --   registry   the inference extension's op mappings (TraceLens/PerfModel/extensions/pseudo_ops_perf_utils.py,
 --              get_pseudo_op_mappings, merged into op_to_perf_model_class_map by torch_op_mapping.py), as far as
---              reproduced here: vllm::rocm_unquantized_gemm (GEMM), the aiter RMSNorm ops (their category
+--              reproduced here: vllm::rocm_unquantized_gemm and aiter::gemm_a16w16 (GEMM), the gated SiLU ops
+--              sgl_kernel::silu_and_mul, aiter::silu_and_mul and _C::silu_and_mul (UnaryElementwise), the aiter
+--              RMSNorm ops (their category
 --              RMSNorm, sheet RMSNorm_fwd), the vLLM/aiter inference attention ops (InferenceAttention_fwd) and
 --              the unfused Triton MoE pseudo ops (MoE_unfused_fwd).
 --   instances  every event of the (merged) tree whose name is registered, in the tree's order: the trace's own
@@ -53,13 +55,19 @@
 CREATE OR REPLACE VIEW tl_perf_infer_model_ops AS
 SELECT * FROM (VALUES
     ('vllm::rocm_unquantized_gemm', 'vllm_rocm_unquantized_gemm', 'GEMM'),
+    ('aiter::gemm_a16w16', 'gemm_a16w16', 'GEMM'),
+    ('sgl_kernel::silu_and_mul', 'aiter_silu_and_mul', 'UnaryElementwise'),
+    ('aiter::silu_and_mul', 'aiter_silu_and_mul', 'UnaryElementwise'),
+    ('_C::silu_and_mul', 'aiter_silu_and_mul', 'UnaryElementwise'),
     ('aiter::rms_norm', 'aiter_rms_norm', 'RMSNorm_fwd'),
     ('aiter::rmsnorm2d_fwd_ck', 'aiter_rms_norm', 'RMSNorm_fwd'),
     ('aiter::rmsnorm', 'aiter_rmsnorm', 'RMSNorm_fwd'),
     ('aiter::rmsnorm2d_fwd_with_add_ck', 'aiter_rmsnorm2d_fwd_with_add_ck', 'RMSNorm_fwd'),
     ('aiter::add_rmsnorm', 'aiter_rmsnorm2d_fwd_with_add_ck', 'RMSNorm_fwd'),
     ('vllm::unified_attention_with_output', 'inference_attention', 'InferenceAttention_fwd'),
-    ('aiter::mha_varlen_fwd', 'inference_attention', 'InferenceAttention_fwd')
+    ('aiter::mha_varlen_fwd', 'inference_attention', 'InferenceAttention_fwd'),
+    ('sglang_profiler::attention_paged_attention_ragged', 'aiter_paged_attention_ragged', 'InferenceAttention_fwd'),
+    ('sglang::store_cache', 'sglang_store_cache', 'InferenceAttention_fwd')
 ) t(name, model, sheet);
 
 -- _tl_infer_windows: one row per graph launch of a replay trace merged with a window of its capture trace:
@@ -196,17 +204,17 @@ WITH RECURSIVE reg AS (
     SELECT name, model, sheet FROM tl_perf_model_ops UNION ALL SELECT name, model, sheet FROM tl_perf_infer_model_ops
     UNION ALL SELECT 'vllm::moe_forward', 'moe_forward', NULL
 ), own AS MATERIALIZED (
-    SELECT e.trace_id, e.event_id, e.event_id AS src_event_id, e.trace_id AS src_trace_id, e.name, r.model,
+    SELECT e.trace_id, e.event_id, e.event_id AS src_event_id, e.trace_id AS src_trace_id, r.name, r.model,
            r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
            e.ts_ns AS a_ts_ns, e.dur_ns AS a_dur_ns, e.ts_ns AS src_ts_ns, e.dur_ns AS src_dur_ns
-    FROM events e JOIN reg r ON r.name = e.name
+    FROM events e JOIN reg r ON r.name = _tl_op_name(e.name)
     WHERE e.cat = 'cpu_op'
 ), cap AS MATERIALIZED (
-    SELECT c.trace_id, c.uid AS event_id, c.event_id AS src_event_id, c.capture_trace_id AS src_trace_id, e.name,
+    SELECT c.trace_id, c.uid AS event_id, c.event_id AS src_event_id, c.capture_trace_id AS src_trace_id, r.name,
            r.model, r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
            w.launch_ts_ns AS a_ts_ns, w.launch_dur_ns AS a_dur_ns, e.ts_ns AS src_ts_ns, e.dur_ns AS src_dur_ns,
            c.graph_index
-    FROM _tl_infer_capture_events c JOIN reg r ON r.name = c.name
+    FROM _tl_infer_capture_events c JOIN reg r ON r.name = _tl_op_name(c.name)
     JOIN events e ON e.trace_id = c.capture_trace_id AND e.event_id = c.event_id
     JOIN _tl_infer_windows w ON w.trace_id = c.trace_id AND w.graph_index = c.graph_index
     WHERE c.cat = 'cpu_op'
@@ -297,7 +305,7 @@ WITH RECURSIVE reg AS (
     FROM inst i JOIN events a ON a.trace_id = i.trace_id AND a.cat = 'user_annotation'
      AND _us_f64(a.ts_ns) <= _us_f64(i.a_ts_ns)
      AND _us_f64(i.a_ts_ns) + _us_f64(i.a_dur_ns) < _us_f64(a.ts_ns) + _us_f64(a.dur_ns)
-    WHERE i.model = 'inference_attention'
+    WHERE i.model IN ('inference_attention', 'aiter_paged_attention_ragged')
     GROUP BY i.trace_id, i.event_id
 )
 SELECT i.trace_id, i.event_id, i.name, i.model, i.sheet, i.pid, i.tid, i.input_dims, i.input_types,
@@ -316,40 +324,46 @@ LEFT JOIN _tl_process_meta tn ON tn.trace_id = i.trace_id AND tn.kind = 'thread_
 WHERE i.sheet IS NOT NULL OR i.pseudo_parent_uid IS NOT NULL;
 
 -- _tl_perf_infer_gemm: one row per GEMM instance of the inference report TraceLens keeps, in _tl_perf_summary's
--- input form: the aten GEMMs of peers/tracelens/perf_gemm and vllm::rocm_unquantized_gemm
--- (TraceLens/PerfModel/extensions/perf_model_extensions.py, vllm_rocm_unquantized_gemm): x = Input Dims[0]
--- (M, K), weight = [1] (N, K), bias when a third operand with dims is recorded; dtype_A_B = the three Input
--- types ('' for a missing third); no strides; B = 1 and transpose appended as for every GEMM. FLOPs
--- 2·M·N·K (+ M·N with bias); bytes M·K·bpe(x) + K·N·bpe(w) + M·N·bpe_out (+ N·bpe_out with bias), bpe_out =
--- bpe(bias dtype) with bias, else bpe(w); Compute Spec 'matrix_' + precision of x's dtype.
+-- input form: the aten GEMMs of peers/tracelens/perf_gemm and two extension models
+-- (TraceLens/PerfModel/extensions/perf_model_extensions.py) that read x = Input Dims[0] (M, K) and weight = [1]
+-- (N, K), bias when a third operand with dims is recorded, and write no strides:
+--   vllm_rocm_unquantized_gemm  parameters M, N, K, bias, dtype_A_B = the three Input types ('' for a missing
+--                               third), B = 1; bpe_out = bpe(third type) with bias, else bpe(w).
+--   gemm_a16w16 (aiter::gemm_a16w16, whose args are x, w, bias, dtype, ...: the output dtype follows x)
+--                               parameters B = 1, M, N, K, bias, dtype_A_B = (type[0], type[1], type[0]);
+--                               bpe_out = bpe(type[0]).
+-- transpose appended as for every GEMM. FLOPs 2·M·N·K (+ M·N with bias); bytes M·K·bpe(x) + K·N·bpe(w) +
+-- M·N·bpe_out (+ N·bpe_out with bias; GEMM.bytes_func in TraceLens/PerfModel/perf_model.py), NULL when a bpe is
+-- unknown; Compute Spec 'matrix_' + precision of x's dtype.
 CREATE OR REPLACE VIEW _tl_perf_infer_gemm AS
 WITH v AS (
     SELECT trace_id, event_id, input_dims AS d, json_extract_string(input_types, '$[*]') AS ty,
-           _tl_gemm_kernel(kernels) AS tk
-    FROM _tl_infer_perf_events WHERE model = 'vllm_rocm_unquantized_gemm'
+           _tl_gemm_kernel(kernels) AS tk, model = 'gemm_a16w16' AS a16w16
+    FROM _tl_infer_perf_events WHERE model IN ('vllm_rocm_unquantized_gemm', 'gemm_a16w16')
 ), ok AS (
     SELECT *, json_extract(d, '$[0][0]')::BIGINT AS m, json_extract(d, '$[0][1]')::BIGINT AS k,
            json_extract(d, '$[1][0]')::BIGINT AS n,
            coalesce(json_array_length(d) > 2 AND json_array_length(json_extract(d, '$[2]')) > 0, false) AS bias,
-           CASE WHEN len(ty) > 2 THEN ty[3] ELSE '' END AS dt3
+           CASE WHEN a16w16 THEN ty[1] WHEN len(ty) > 2 THEN ty[3] ELSE '' END AS dt3
     FROM v
     WHERE json_type(json_extract(d, '$[0]')) = 'ARRAY' AND json_array_length(json_extract(d, '$[0]')) >= 2
       AND json_type(json_extract(d, '$[1]')) = 'ARRAY' AND json_array_length(json_extract(d, '$[1]')) >= 1
       AND len(ty) >= 2 AND _tl_gemm_kernel_ok(tk)
 ), b AS (
     SELECT *, _tl_bpe(ty[1]) AS b1, _tl_bpe(ty[2]) AS b2,
-           CASE WHEN bias THEN _tl_bpe(dt3) ELSE _tl_bpe(ty[2]) END AS bo
+           CASE WHEN bias OR a16w16 THEN _tl_bpe(dt3) ELSE _tl_bpe(ty[2]) END AS bo
     FROM ok
 )
 SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_gemm_of('_tl_infer_perf_events')
 UNION ALL
 SELECT trace_id, event_id,
        list_concat(
+           CASE WHEN a16w16 THEN [{'k': 'B', 'v': '1', 't': 'i'}] ELSE [] END,
            [{'k': 'M', 'v': m::VARCHAR, 't': 'i'}, {'k': 'N', 'v': n::VARCHAR, 't': 'i'},
             {'k': 'K', 'v': k::VARCHAR, 't': 'i'}, {'k': 'bias', 'v': _tl_py_bool(bias), 't': NULL},
             {'k': 'dtype_A_B', 'v': '(' || _py_str(ty[1]) || ', ' || _py_str(ty[2]) || ', ' || _py_str(dt3) || ')',
-             't': NULL},
-            {'k': 'B', 'v': '1', 't': 'i'}],
+             't': NULL}],
+           CASE WHEN a16w16 THEN [] ELSE [{'k': 'B', 'v': '1', 't': 'i'}] END,
            CASE WHEN tk IS NOT NULL THEN [{'k': 'transpose', 'v': _tl_gemm_transpose(tk), 't': NULL}] ELSE [] END),
        2 * m::HUGEINT * n * k + CASE WHEN bias THEN m::HUGEINT * n ELSE 0 END,
        CASE WHEN b1 IS NOT NULL AND b2 IS NOT NULL AND bo IS NOT NULL
@@ -381,8 +395,30 @@ FROM _tl_perf_summary_of('_tl_perf_infer_gemm', '_tl_infer_perf_events', true)
 ORDER BY trace_id, rank;
 
 -- _tl_perf_infer_unary: one row per unary elementwise instance of the inference report TraceLens keeps, in
--- _tl_perf_summary's input form (the model of peers/tracelens/perf_elementwise).
-CREATE OR REPLACE VIEW _tl_perf_infer_unary AS SELECT * FROM _tl_perf_unary_of('_tl_infer_perf_events');
+-- _tl_perf_summary's input form: the models of peers/tracelens/perf_elementwise, and the gated SiLU
+-- aiter_silu_and_mul (TraceLens/PerfModel/extensions/perf_model_extensions.py; sgl_kernel_silu_and_mul is the
+-- same): args (out, input), out of shape [..., d] and input of shape [..., 2d]. op_shape = Input Dims[0] (out),
+-- dtype_in_out = (Input type[1], Input type[0]), stride_input = Input Strides[1], stride_output = Input
+-- Strides[0]. With n = elements of op_shape: FLOPs 5·n, bytes 2·n·bpe(in) + n·bpe(out) (NULL for an unknown
+-- dtype); Compute Spec 'vector_' + the precision of the input's dtype.
+CREATE OR REPLACE VIEW _tl_perf_infer_unary AS
+WITH g AS (
+    SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS d0, json_extract_string(input_types, '$[*]') AS ty,
+           json_extract(input_strides, '$[0]') AS st0, json_extract(input_strides, '$[1]') AS st1
+    FROM _tl_infer_perf_events WHERE model = 'aiter_silu_and_mul'
+), ok AS (
+    SELECT *, _tl_numel(_tl_shape(d0)) AS n, ty[2] AS dt_in, ty[1] AS dt_out FROM g
+    WHERE _tl_shape(d0) IS NOT NULL AND len(ty) >= 2 AND json_type(st0) = 'ARRAY' AND json_type(st1) = 'ARRAY'
+)
+SELECT * FROM _tl_perf_unary_of('_tl_infer_perf_events')
+UNION ALL
+SELECT trace_id, event_id,
+       [{'k': 'op_shape', 'v': _py_tuple1(d0), 't': NULL},
+        {'k': 'dtype_in_out', 'v': '(' || _py_str(dt_in) || ', ' || _py_str(dt_out) || ')', 't': NULL},
+        {'k': 'stride_input', 'v': _py_tuple1(st1), 't': NULL},
+        {'k': 'stride_output', 'v': _py_tuple1(st0), 't': NULL}],
+       5 * n, 2 * n * _tl_bpe(dt_in) + n * _tl_bpe(dt_out), 'vector_' || _tl_precision(dt_in)
+FROM ok;
 
 -- tl_perf_infer_unary_elementwise: TraceLens's UnaryElementwise.csv of its inference report (the model of
 -- peers/tracelens/perf_elementwise over the merged tree's instances), grouped by num_kernels too.
@@ -471,63 +507,96 @@ SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
 FROM _tl_perf_summary_of('_tl_perf_infer_rmsnorm', '_tl_infer_perf_events', true)
 ORDER BY trace_id, rank;
 
--- _tl_perf_infer_attention: one row per inference attention instance TraceLens keeps, in _tl_perf_summary's
--- input form (InferenceAttention in TraceLens/PerfModel/extensions/attention_perf_model_extensions.py). Chunk
--- statistics c_sq, c_sk, c_sqsq, c_sqsk (context requests) and g_sq, g_sk, g_sqsq, g_sqsk (generation requests)
--- from the op's annotation (vLLM's detailed format, see the top of this file); Q = Input Dims[0] = (N_Q, H_Q,
--- d_h_qk), K = Input Dims[1], whose last three dims are (N_KV, H_KV, d_h_v); B = 1, H_V = H_K = H_KV, dropout
--- 0.0, causal False, flash_impl True; dtype_Q = Input type[0], dtype_KV = Input type[1] (dtype_Q without one).
--- An instance without such an annotation, or with c_sq = g_sq = 0, or with other shapes, is dropped (its
--- model gives no FLOPs). FLOPs H_Q·(2·c_sqsk·d_h_qk + 2·c_sqsk·d_h_v − c_sqsq·d_h_qk − c_sqsq·d_h_v
--- + 2·g_sqsk·d_h_qk + 2·g_sqsk·d_h_v); bytes (Q read, output written, current K and V read; cached K and V
--- read): (c_sq + g_sq)·(H_Q·(d_h_qk + d_h_v) + H_KV·(d_h_qk + d_h_v))·bpe + ((c_sk − c_sq) + (g_sk − g_sq))·
--- H_KV·(d_h_qk + d_h_v)·bpe_KV, bpe of dtype_Q (2 when unknown), bpe_KV of dtype_KV (bpe when unknown).
--- Compute Spec 'matrix_' + the precision of dtype_Q.
+-- _tl_perf_infer_attention: one row per instance of the InferenceAttention_fwd sheet TraceLens keeps, in
+-- _tl_perf_summary's input form (TraceLens/PerfModel/extensions/attention_perf_model_extensions.py, and
+-- sglang_store_cache in perf_model_extensions.py). Chunk statistics c_sq, c_sk, c_sqsq, c_sqsk (context
+-- requests) and g_sq, g_sk, g_sqsq, g_sqsk (generation requests) from the op's annotation (vLLM's detailed
+-- format, see the top of this file). The attention models read:
+--   inference_attention (InferenceAttention)  Q = Input Dims[0] = (N_Q, H_Q, d_h_qk), K = Input Dims[1], whose
+--              last three dims are (N_KV, H_KV, d_h_v); dtype_Q = Input type[0], dtype_KV = Input type[1]
+--              (dtype_Q without one).
+--   aiter_paged_attention_ragged (sglang_profiler::attention_paged_attention_ragged)  Q = Input Dims[2] =
+--              (N_Q, H_Q, d_h_qk), the paged K and V caches = [3] and [4] (num_pages, page_size, H_KV, head
+--              dim): H_KV = K's second-last dim, d_h_v = V's last; N_KV = c_sk + g_sk; dtype_Q = Input type[2];
+--              no dtype_KV parameter (KV bytes at dtype_Q's size).
+-- Both: B = 1, H_V = H_K = H_KV, dropout 0.0, causal False, flash_impl True. An instance without such an
+-- annotation, or with c_sq = g_sq = 0, or with other shapes, is dropped (its model gives no FLOPs). FLOPs
+-- H_Q·(2·c_sqsk·d_h_qk + 2·c_sqsk·d_h_v − c_sqsq·d_h_qk − c_sqsq·d_h_v + 2·g_sqsk·d_h_qk + 2·g_sqsk·d_h_v);
+-- bytes (Q read, output written, current K and V read; cached K and V read): (c_sq + g_sq)·(H_Q·(d_h_qk +
+-- d_h_v) + H_KV·(d_h_qk + d_h_v))·bpe + ((c_sk − c_sq) + (g_sk − g_sq))·H_KV·(d_h_qk + d_h_v)·bpe_KV, bpe of
+-- dtype_Q (2 when unknown), bpe_KV of dtype_KV (bpe when unknown). Compute Spec 'matrix_' + the precision of
+-- dtype_Q.
+--   sglang_store_cache (sglang::store_cache, args k, v, k_cache, v_cache, indices, ...): op_shape = k's shape
+--              (Input Dims[0]), nelems = its elements, dtype = Input type[0]; FLOPs 0, bytes 4·nelems·bpe (k
+--              and v read, their cache rows written; bpe 2 for an unknown dtype); Compute Spec 'vector_' + the
+--              precision of dtype.
 CREATE OR REPLACE VIEW _tl_perf_infer_attention AS
 WITH e AS (
-    SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS q, json_extract(input_dims, '$[1]') AS kk,
+    SELECT trace_id, event_id, model = 'aiter_paged_attention_ragged' AS ragged,
+           json_extract(input_dims, CASE WHEN model = 'aiter_paged_attention_ragged' THEN '$[2]' ELSE '$[0]' END) AS q,
+           json_extract(input_dims, CASE WHEN model = 'aiter_paged_attention_ragged' THEN '$[3]' ELSE '$[1]' END)
+               AS kk,
+           json_extract(input_dims, '$[4]') AS vv,
            json_extract_string(input_types, '$[*]') AS ty,
            _perf_step_detailed(annotation) AS cs   -- vLLM's detailed step annotation (perf/paged_attention)
-    FROM _tl_infer_perf_events WHERE sheet = 'InferenceAttention_fwd'
+    FROM _tl_infer_perf_events WHERE model IN ('inference_attention', 'aiter_paged_attention_ragged')
 ), a AS (
-    SELECT trace_id, event_id, ty,
+    SELECT trace_id, event_id, ragged, ty,
            q ->> '$[0]' AS n_q, (q ->> '$[1]')::BIGINT AS h_q, (q ->> '$[2]')::BIGINT AS d_qk,
-           kk ->> '$[-3]' AS n_kv, (kk ->> '$[-2]')::BIGINT AS h_kv, (kk ->> '$[-1]')::BIGINT AS d_v,
+           CASE WHEN ragged THEN (cs.c_sk::BIGINT + cs.g_sk::BIGINT)::VARCHAR ELSE kk ->> '$[-3]' END AS n_kv,
+           (kk ->> '$[-2]')::BIGINT AS h_kv,
+           (CASE WHEN ragged THEN vv ->> '$[-1]' ELSE kk ->> '$[-1]' END)::BIGINT AS d_v,
            cs.c_sq::BIGINT AS c_sq, cs.c_sk::BIGINT AS c_sk, cs.c_sqsq::BIGINT AS c_sqsq,
            cs.c_sqsk::BIGINT AS c_sqsk, cs.g_sq::BIGINT AS g_sq, cs.g_sk::BIGINT AS g_sk,
            cs.g_sqsq::BIGINT AS g_sqsq, cs.g_sqsk::BIGINT AS g_sqsk,
-           ty[1] AS dt_q, CASE WHEN len(ty) > 1 THEN ty[2] ELSE ty[1] END AS dt_kv
+           CASE WHEN ragged THEN ty[3] ELSE ty[1] END AS dt_q,
+           CASE WHEN ragged THEN NULL WHEN len(ty) > 1 THEN ty[2] ELSE ty[1] END AS dt_kv
     FROM e
     WHERE cs.c_sq <> '' AND json_type(q) = 'ARRAY' AND json_array_length(q) = 3
-      AND json_type(kk) = 'ARRAY' AND json_array_length(kk) >= 3 AND len(ty) >= 1
+      AND json_type(kk) = 'ARRAY' AND json_array_length(kk) >= CASE WHEN ragged THEN 2 ELSE 3 END
+      AND (NOT ragged OR (json_type(vv) = 'ARRAY' AND json_array_length(vv) >= 1))
+      AND len(ty) >= CASE WHEN ragged THEN 3 ELSE 1 END
 ), ok AS (
     SELECT *, coalesce(_tl_bpe(dt_q), 2) AS bpe, coalesce(_tl_bpe(dt_kv), _tl_bpe(dt_q), 2) AS bpe_kv
     FROM a WHERE NOT (c_sq = 0 AND g_sq = 0)
+), sc AS (
+    SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS d0, json_extract_string(input_types, '$[0]') AS dt
+    FROM _tl_infer_perf_events WHERE model = 'sglang_store_cache'
 )
 SELECT trace_id, event_id,
-       [{'k': 'B', 'v': '1', 't': 'i'}, {'k': 'N_Q', 'v': n_q, 't': 'i'}, {'k': 'H_Q', 'v': h_q::VARCHAR, 't': 'i'},
-        {'k': 'H_V', 'v': h_kv::VARCHAR, 't': 'i'}, {'k': 'H_K', 'v': h_kv::VARCHAR, 't': 'i'},
-        {'k': 'N_KV', 'v': n_kv, 't': 'i'}, {'k': 'H_KV', 'v': h_kv::VARCHAR, 't': 'i'},
-        {'k': 'd_h_qk', 'v': d_qk::VARCHAR, 't': 'i'}, {'k': 'd_h_v', 'v': d_v::VARCHAR, 't': 'i'},
-        {'k': 'dropout', 'v': '0.0', 't': 'f'}, {'k': 'causal', 'v': 'False', 't': NULL},
-        {'k': 'flash_impl', 'v': 'True', 't': NULL},
-        {'k': 'c_sq', 'v': c_sq::VARCHAR, 't': 'i'}, {'k': 'c_sk', 'v': c_sk::VARCHAR, 't': 'i'},
-        {'k': 'c_sqsq', 'v': c_sqsq::VARCHAR, 't': 'i'}, {'k': 'c_sqsk', 'v': c_sqsk::VARCHAR, 't': 'i'},
-        {'k': 'g_sq', 'v': g_sq::VARCHAR, 't': 'i'}, {'k': 'g_sk', 'v': g_sk::VARCHAR, 't': 'i'},
-        {'k': 'g_sqsq', 'v': g_sqsq::VARCHAR, 't': 'i'}, {'k': 'g_sqsk', 'v': g_sqsk::VARCHAR, 't': 'i'},
-        {'k': 'dtype_Q', 'v': dt_q, 't': 's'}, {'k': 'dtype_KV', 'v': dt_kv, 't': 's'}] AS params,
+       list_concat(
+           [{'k': 'B', 'v': '1', 't': 'i'}, {'k': 'N_Q', 'v': n_q, 't': 'i'},
+            {'k': 'H_Q', 'v': h_q::VARCHAR, 't': 'i'}, {'k': 'H_V', 'v': h_kv::VARCHAR, 't': 'i'},
+            {'k': 'H_K', 'v': h_kv::VARCHAR, 't': 'i'}, {'k': 'N_KV', 'v': n_kv, 't': 'i'},
+            {'k': 'H_KV', 'v': h_kv::VARCHAR, 't': 'i'}, {'k': 'd_h_qk', 'v': d_qk::VARCHAR, 't': 'i'},
+            {'k': 'd_h_v', 'v': d_v::VARCHAR, 't': 'i'}, {'k': 'dropout', 'v': '0.0', 't': 'f'},
+            {'k': 'causal', 'v': 'False', 't': NULL}, {'k': 'flash_impl', 'v': 'True', 't': NULL},
+            {'k': 'c_sq', 'v': c_sq::VARCHAR, 't': 'i'}, {'k': 'c_sk', 'v': c_sk::VARCHAR, 't': 'i'},
+            {'k': 'c_sqsq', 'v': c_sqsq::VARCHAR, 't': 'i'}, {'k': 'c_sqsk', 'v': c_sqsk::VARCHAR, 't': 'i'},
+            {'k': 'g_sq', 'v': g_sq::VARCHAR, 't': 'i'}, {'k': 'g_sk', 'v': g_sk::VARCHAR, 't': 'i'},
+            {'k': 'g_sqsq', 'v': g_sqsq::VARCHAR, 't': 'i'}, {'k': 'g_sqsk', 'v': g_sqsk::VARCHAR, 't': 'i'},
+            {'k': 'dtype_Q', 'v': dt_q, 't': 's'}],
+           CASE WHEN ragged THEN [] ELSE [{'k': 'dtype_KV', 'v': dt_kv, 't': 's'}] END) AS params,
        h_q::HUGEINT * (2 * c_sqsk * d_qk) + h_q::HUGEINT * (2 * c_sqsk * d_v) - h_q::HUGEINT * (c_sqsq * d_qk)
            - h_q::HUGEINT * (c_sqsq * d_v) + h_q::HUGEINT * (2 * g_sqsk * d_qk) + h_q::HUGEINT * (2 * g_sqsk * d_v)
            AS flops,
        ((c_sq + g_sq)::HUGEINT * (h_q * d_qk + h_q * d_v + h_kv * d_qk + h_kv * d_v)) * bpe
            + (((c_sk - c_sq) + (g_sk - g_sq))::HUGEINT * (h_kv * d_qk + h_kv * d_v)) * bpe_kv AS bytes,
        'matrix_' || _tl_precision(dt_q) AS compute_spec
-FROM ok;
+FROM ok
+UNION ALL
+SELECT trace_id, event_id,
+       [{'k': 'op_shape', 'v': _py_tuple1(d0), 't': NULL},
+        {'k': 'nelems', 'v': _tl_numel(_tl_shape(d0))::VARCHAR, 't': 'i'},
+        {'k': 'dtype', 'v': dt, 't': 's'}],
+       0, 4 * _tl_numel(_tl_shape(d0)) * coalesce(_tl_bpe(dt), 2), 'vector_' || _tl_precision(dt)
+FROM sc WHERE _tl_shape(d0) IS NOT NULL AND dt IS NOT NULL;
 
 -- tl_perf_infer_attention_fwd: TraceLens's InferenceAttention_fwd.csv of its inference report, one row per trace
 -- and group of inference attention op instances with the same name, parameters and number of GPU events.
 --   trace_id                    the trace
 --   name                        the op name
+--   param: op_shape, nelems, dtype   sglang::store_cache's parameters (_tl_perf_infer_attention)
 --   param: B, N_Q, H_Q, H_V, H_K, N_KV, H_KV, d_h_qk, d_h_v, dropout, causal, flash_impl, c_sq, c_sk, c_sqsq,
 --   c_sqsk, g_sq, g_sk, g_sqsq, g_sqsk, dtype_Q, dtype_KV   the model's parameters (_tl_perf_infer_attention)
 --   num_kernels                 GPU events per instance
@@ -536,7 +605,8 @@ FROM ok;
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens-module 20 InferenceAttention_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_attention_fwd AS
-SELECT trace_id, name,
+SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
+       _tl_perf_param(params, 'nelems') AS "param: nelems", _tl_perf_param(params, 'dtype') AS "param: dtype",
        _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'N_Q') AS "param: N_Q",
        _tl_perf_param(params, 'H_Q') AS "param: H_Q", _tl_perf_param(params, 'H_V') AS "param: H_V",
        _tl_perf_param(params, 'H_K') AS "param: H_K", _tl_perf_param(params, 'N_KV') AS "param: N_KV",

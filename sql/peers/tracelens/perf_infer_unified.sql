@@ -71,7 +71,8 @@ WITH RECURSIVE lk AS MATERIALIZED (   -- the GPU events TraceLens links
      AND pc.capture_trace_id = c.capture_trace_id AND pc.event_id = x.op_event_id
     WHERE c.cat = 'cpu_op'
 ), ops_a AS MATERIALIZED (   -- the trace's own cpu_ops and the capture ops
-    SELECT c.trace_id, c.event_id AS uid, c.op_event_id AS parent_id, e.name, e.trace_id AS src_trace_id,
+    SELECT c.trace_id, c.event_id AS uid, c.op_event_id AS parent_id, _tl_op_name(e.name) AS name,
+           e.trace_id AS src_trace_id,
            e.event_id AS src_event_id, r.ts_ns AS k1, c.top_op_event_id AS k2, e.ts_ns AS k3, e.event_id AS k4,
            0 AS k5, e.dur_ns, NULL::BIGINT AS pseudo_parent_uid, NULL::BIGINT AS pseudo_gpu_event_id,
            NULL::VARCHAR AS sheet
@@ -80,7 +81,7 @@ WITH RECURSIVE lk AS MATERIALIZED (   -- the GPU events TraceLens links
     JOIN events r ON r.trace_id = c.trace_id AND r.event_id = c.top_op_event_id
     WHERE c.anchor_kind = 'op'
     UNION ALL
-    SELECT c.trace_id, c.uid, c.parent_id, e.name, c.capture_trace_id, c.src_event_id, l.ts_ns,
+    SELECT c.trace_id, c.uid, c.parent_id, _tl_op_name(e.name), c.capture_trace_id, c.src_event_id, l.ts_ns,
            l.graph_launch_event_id, l.ts_ns, l.graph_launch_event_id, c.uid, l.dur_ns, NULL, NULL, NULL
     FROM cap c JOIN events e ON e.trace_id = c.capture_trace_id AND e.event_id = c.src_event_id
     JOIN launch l ON l.trace_id = c.trace_id AND l.graph_index = c.graph_index
