@@ -24,8 +24,9 @@
 --              moves every one to the graph launch's start and duration. A capture op's GPU events are the
 --              replayed events whose capture-time launch lies inside it (make_connections).
 --              TraceLens's call stack differs from tree/nesting in two ways that move these ids: it holds no
---              user annotations, and it leaves out an event that ends after the event open at its start when
---              they overlap by 1 µs or more (tree/nesting clips it); both are followed here
+--              user annotations, and it leaves out an event that ends after the innermost event open at its
+--              start when they overlap by 1 µs or more (tree/nesting clips one of the two: the event, or the
+--              Python frames open at a cpu_op's start); both are followed here
 --              (_tl_infer_capture_events: the 125,785 events of the graphs/vllm_decode_full capture window).
 --   kernels    Kernel Time (µs) = busy time of those GPU events (float µs); kernel_details by start; an
 --              instance's num_kernels = their number (build_df_perf_metrics), a grouping key of every sheet
@@ -124,6 +125,18 @@ WITH n AS MATERIALIZED (   -- the capture traces' call stacks
     FROM n c JOIN n t ON t.trace_id = c.trace_id AND t.thread_key = c.thread_key AND t.end_ns = c.nest_end_ns
      AND t.ts_ns <= c.ts_ns AND t.event_id <> c.event_id AND NOT t.clipped
     WHERE c.clipped AND (_us_f64(t.end_ns) - _us_f64(c.ts_ns) >= 1.0 OR t.tree_parent_id IS NULL)
+    UNION
+    -- the same when tree/nesting clips the open events instead (Python frames open at a cpu_op's start that
+    -- end inside it): TraceLens's stack top at the event's start is the innermost event open there (latest
+    -- start; on equal starts the one earlier in the file), whatever it ends
+    SELECT trace_id, event_id FROM (
+        SELECT c.trace_id, c.event_id, c.end_ns AS c_end, _us_f64(c.ts_ns) AS c_ts, t.end_ns AS t_end,
+               t.tree_parent_id AS t_parent,
+               row_number() OVER (PARTITION BY c.trace_id, c.event_id ORDER BY t.ts_ns DESC, t.event_id DESC) AS r
+        FROM n c JOIN n t ON t.trace_id = c.trace_id AND t.thread_key = c.thread_key AND t.ts_ns <= c.ts_ns
+         AND t.end_ns > c.ts_ns AND (t.ts_ns < c.ts_ns OR t.event_id < c.event_id)
+        WHERE NOT c.clipped)
+    WHERE r = 1 AND t_end < c_end AND (_us_f64(t_end) - c_ts >= 1.0 OR t_parent IS NULL)
 ), w AS (
     SELECT w.trace_id, w.graph_index, w.capture_trace_id, w.uid0, n.event_id, n.cat, n.name, n.ts_ns, n.depth,
            n.tree_parent_id
