@@ -102,6 +102,8 @@ def cmd_query(args) -> int:
             ds.con.execute(f"COPY ({sql}) TO '{out}' (FORMAT parquet)")
             return 0
         df = ds.sql(sql)
+    except duckdb.OutOfMemoryException as e:
+        return _out_of_memory(e)
     except duckdb.Error as e:
         return _fail(_first_line(e), EXIT_FAILED)
     finally:
@@ -424,6 +426,13 @@ def _os_error(e: OSError) -> str:
     return f"{where}{e.strerror or type(e).__name__}"
 
 
+def _out_of_memory(e: BaseException) -> int:
+    from tracesql.store.config import default_memory_limit
+
+    return _fail(f"out of memory (DuckDB's memory limit is {default_memory_limit()}; set TRACESQL_MEMORY_LIMIT "
+                 f"to change it): {_first_line(e)}", EXIT_FAILED)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     try:
@@ -451,12 +460,11 @@ def main(argv=None) -> int:
     except OSError as e:  # an output file or folder that cannot be written
         return _fail(_os_error(e), EXIT_FAILED)
     except (duckdb.OutOfMemoryException, MemoryError) as e:
-        from tracesql.store.config import default_memory_limit
-
-        return _fail(f"out of memory (DuckDB's memory limit is {default_memory_limit()}; set TRACESQL_MEMORY_LIMIT "
-                     f"to change it): {_first_line(e)}", EXIT_FAILED)
+        return _out_of_memory(e)
     except (duckdb.Error, RuntimeError, ValueError) as e:  # e.g. a view that fails on this dataset, a bad value
         msg = _first_line(e)
+        if msg.startswith("report failed: Out of Memory Error"):  # report() wraps DuckDB's errors
+            return _out_of_memory(e)
         if "interrupted" in msg.lower():
             return _interrupted()
         return _fail(msg, EXIT_FAILED)
