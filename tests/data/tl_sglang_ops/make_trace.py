@@ -18,32 +18,14 @@ CSVs next to it were made.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-PID, TID, GPU_PID, GPU_TID = 3000, 3000, 2, 0
-BF16 = "c10::BFloat16"
-events: list[dict] = []
-corr = [500]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from kineto_builder import BF16, Trace  # noqa: E402  (tests/data/kineto_builder.py)
 
-
-def op(name, ts, dur, dims, types, strides, concrete):
-    events.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": PID, "tid": TID, "ts": ts, "dur": dur,
-                   "args": {"External id": len(events) + 1, "Record function id": 0, "Concrete Inputs": concrete,
-                            "Input type": types, "Input Strides": strides, "Input Dims": dims}})
-
-
-def launch(kernel, ts, k_ts, k_dur):
-    corr[0] += 1
-    c = corr[0]
-    events.append({"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": PID, "tid": TID, "ts": ts,
-                   "dur": 3.0, "args": {"External id": len(events) + 1, "correlation": c}})
-    events.append({"ph": "s", "id": c, "pid": PID, "tid": TID, "ts": ts, "cat": "ac2g", "name": "ac2g"})
-    events.append({"ph": "X", "cat": "kernel", "name": kernel, "pid": GPU_PID, "tid": GPU_TID, "ts": k_ts,
-                   "dur": k_dur, "args": {"External id": len(events) + 1, "device": 2, "stream": 0,
-                                          "correlation": c, "kernel": kernel, "grid": [256, 1, 1],
-                                          "block": [256, 1, 1]}})
-    events.append({"ph": "f", "id": c, "pid": GPU_PID, "tid": GPU_TID, "ts": k_ts, "cat": "ac2g", "name": "ac2g",
-                   "bp": "e"})
+trace_ = Trace(pid=3000, corr=500)
+events, op, launch, PID, TID = trace_.events, trace_.op, trace_.launch, trace_.pid, trace_.tid
 
 
 GEMM_K = "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x32x64_MI16x16x1_SN_LDSB1_ISA942"
