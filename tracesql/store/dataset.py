@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -146,17 +147,52 @@ def init_sql_text(dataset: Path) -> str:
             "SET enable_progress_bar = false;\n" + "\n".join(table_statements(dataset) + script()) + "\n")
 
 
+def _catalog_template(library: list[str]) -> Path | None:
+    """A DuckDB database holding the whole library over tables without rows, made once per library and DuckDB
+    version and shared by every dataset (cache_dir()/catalog-<key>.duckdb, written to a temporary name and renamed);
+    None when the cache directory cannot be written."""
+    from tracesql.store.config import cache_dir
+    from tracesql.store.schema import empty_table_statements
+
+    empty = empty_table_statements()
+    path = cache_dir() / f"catalog-{_catalog_key(empty + library)}.duckdb"
+    if path.exists():
+        return path
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        con = _connect_catalog(tmp)
+        try:
+            con.execute("SET enable_progress_bar = false")
+            for st in empty + library:
+                con.execute(st)
+        finally:
+            con.close()
+        os.replace(tmp, path)
+    except (OSError, duckdb.Error):
+        return None
+    finally:
+        tmp.unlink(missing_ok=True)
+        Path(f"{tmp}.wal").unlink(missing_ok=True)
+    return path
+
+
 def write_catalog(dataset: Path) -> Path:
     """Write DATASET/catalog.duckdb: a DuckDB database holding every view (open it with `duckdb FILE`), replaced
-    atomically. A dataset stored with an older table layout raises DatasetError."""
+    atomically: a copy of the shared template (_catalog_template) with the dataset's table views put in (the
+    library's views name the tables, so they read the new ones), or, without a template, every view created here.
+    A dataset stored with an older table layout raises DatasetError."""
     from tracesql.store.library import script
 
     dataset = Path(dataset)
     tables = table_statements(dataset)
     library = script()
+    template = _catalog_template(library)
     tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp = dataset / f".catalog.{tag}.duckdb"
     try:
+        if template is not None:
+            shutil.copyfile(template, tmp)
         con = _connect_catalog(tmp)
         try:
             con.execute("SET enable_progress_bar = false")
@@ -164,8 +200,9 @@ def write_catalog(dataset: Path) -> Path:
                 con.execute(st)
             if _layout_mismatch(con, dataset):
                 _raise_stale(dataset)
-            for st in library:
-                con.execute(st)
+            if template is None:
+                for st in library:
+                    con.execute(st)
             con.execute("CREATE TABLE _tracesql_catalog AS SELECT ? AS key", [_catalog_key(tables + library)])
         finally:
             con.close()
