@@ -132,3 +132,46 @@ def test_unknown_requirement_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setattr(sqlmodules, "sql_dir", lambda: tmp_path)
     with pytest.raises(sqlmodules.DatasetError, match="requires nowhere/b"):
         sqlmodules.load_order()
+
+
+def test_output_declarations(tmp_path):
+    """@output: KEYS, EXCLUDE, COLUMNS (the trace's label, ns shown in µs), CALL with its arguments, ORDER BY, and a
+    declaration continued over comment lines ending in a backslash."""
+    (tmp_path / "a.sql").write_text(
+        "-- a: outputs\n\n"
+        "-- v: one row per trace.\n"
+        "-- @output g 2 shown \\\n"
+        "--     COLUMNS trace_id trace n x_ns:us \\\n"
+        "--     ORDER BY trace, x_ns DESC\n"
+        "-- @output h 1 by-rank EXCLUDE rank ORDER BY trace_id, rank\n"
+        "-- @output r 1 called CALL gaps what=transitions top=50 full=false\n"
+        "CREATE OR REPLACE VIEW v AS SELECT 't' AS trace_id, 1 AS n, 2000 AS x_ns, 1 AS rank;\n")
+    m = sqlmodules._parse("a", tmp_path / "a.sql")
+    shown, by_rank, called = m.outputs
+    assert (shown.group, shown.position, shown.name, shown.object) == ("g", 2, "shown", "v")
+    assert shown.columns == ("trace_id", "trace", "n", "x_ns:us") and shown.order_by == "trace, x_ns DESC"
+    assert shown.query("trace_id IN ('t')") == (
+        "SELECT o.trace_id, t.trace, o.n, o.x_ns / 1e3 AS x_us FROM v o JOIN (SELECT trace_id, label AS trace "
+        "FROM trace_labels) t USING (trace_id) WHERE trace_id IN ('t') ORDER BY trace, x_ns DESC")
+    assert shown.query(drop=("trace_id", "trace")) == \
+        "SELECT o.n, o.x_ns / 1e3 AS x_us FROM v o ORDER BY trace, x_ns DESC"
+    assert by_rank.query() == "SELECT * EXCLUDE (rank) FROM v ORDER BY trace_id, rank"
+    assert by_rank.query("trace_id = $t", drop=("trace_id",)) == \
+        "SELECT * EXCLUDE (rank, trace_id) FROM v WHERE trace_id = $t ORDER BY trace_id, rank"
+    assert called.call == "gaps" and called.call_args == (("what", "transitions"), ("top", 50), ("full", False))
+    assert called.order_by is None and not called.columns
+
+
+def test_an_unreadable_output_is_an_error(tmp_path):
+    (tmp_path / "a.sql").write_text("-- a\n\n-- v: x\n-- @output g x v\nCREATE OR REPLACE VIEW v AS SELECT 1 AS x;\n")
+    with pytest.raises(sqlmodules.DatasetError, match="cannot read '@output g x v'"):
+        sqlmodules._parse("a", tmp_path / "a.sql")
+
+
+def test_shown_columns_are_columns_of_their_objects():
+    """Every COLUMNS entry of an @output names a column of its object (x_ns:us: x_ns; trace: the label)."""
+    mods = sqlmodules.load_order()
+    cols = {o: [c for c, _ in found] for s in library.schemas(mods).values() for o, found in s.items()}
+    bad = [f"{o.group} {o.name}: {c}" for m in mods for o in m.outputs for c in o.columns
+           if c != "trace" and c.removesuffix(":us") not in cols[o.object]]
+    assert not bad, bad

@@ -23,15 +23,24 @@ and the comment block above an object may say where it is worth computing once p
                                                  collective commands ('comm') or TraceLens's multi-rank
                                                  report ('tracelens-comm')
 
-and what a command or a report shows of it, so that no Python module lists view names:
+and what a command or a report shows of it, so that no Python module lists view names (a declaration
+ending in a backslash continues on the next comment line):
 
     -- @output perf-by 1 args KEYS op_name family input_dims
     -- @output report-tracelens 4 ops_summary_by_category EXCLUDE rank ORDER BY trace_id, rank
+    -- @output report-native 12 short_kernels \\
+    --     COLUMNS trace_id trace op_name kernel_name count total_ns:us mean_ns:us short_pct pct_of_kernel_time \\
+    --     ORDER BY trace, total_ns DESC, op_name, kernel_name
+    -- @output report-native 5 gaps_by_stream CALL gaps what=streams
                                                  the object is output NAME of GROUP, at POSITION in the group:
-                                                 a value of a command's option (`perf --by args`), a file of a
-                                                 report, a part of the first screen; KEYS are the columns that
-                                                 identify a row, EXCLUDE the columns not shown, ORDER BY (the rest
-                                                 of the line) the order of the rows
+                                                 a value of a command's option (`perf --by args`), a file (a
+                                                 section) of a report, a part of the first screen; KEYS are the
+                                                 columns that identify a row, EXCLUDE the columns not shown,
+                                                 COLUMNS instead the columns shown, in order (`trace`: the
+                                                 trace's label; `x_ns:us`: x_ns in µs, named x_us), CALL the
+                                                 API function that shows the object instead, with its keyword
+                                                 arguments (names the report knows: tracesql.api.report), ORDER
+                                                 BY (the rest of the line) the order of the rows
 
 Nothing else decides what is loaded, stored, materialized or shown: deleting a folder of modules removes
 exactly what they define (a module that requires a missing one is an error at load time).
@@ -60,26 +69,46 @@ class Output:
     keys: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     order_by: str | None = None
+    columns: tuple[str, ...] = ()  # the columns shown, in order (none: all but exclude)
+    call: str | None = None  # the API function that shows the object (its rows are then not a query's)
+    call_args: tuple[tuple[str, str | int | bool], ...] = ()  # its keyword arguments
 
-    def query(self, where: str = "", source: str | None = None) -> str:
+    def query(self, where: str = "", source: str | None = None, drop: tuple[str, ...] = ()) -> str:
         """SELECT of the object's rows as shown (``where``: a condition on them; ``source``: read another object
-        with the same columns instead)."""
-        cols = f"* EXCLUDE ({', '.join(self.exclude)})" if self.exclude else "*"
-        return (f"SELECT {cols} FROM {source or self.object}" + (f" WHERE {where}" if where else "")
+        with the same columns instead; ``drop``: columns not shown besides those the declaration leaves out)."""
+        src = source or self.object
+        if self.columns:
+            shown = [c for c in self.columns if c not in drop]
+            cols = ", ".join("t.trace" if c == "trace" else f"o.{c[:-3]} / 1e3 AS {c[:-6]}_us" if c.endswith("_ns:us")
+                             else f"o.{c}" for c in shown)
+            src = f"{src} o" + (" JOIN (SELECT trace_id, label AS trace FROM trace_labels) t USING (trace_id)"
+                                if "trace" in shown else "")
+        else:
+            exclude = self.exclude + tuple(c for c in drop if c not in self.exclude)
+            cols = f"* EXCLUDE ({', '.join(exclude)})" if exclude else "*"
+        return (f"SELECT {cols} FROM {src}" + (f" WHERE {where}" if where else "")
                 + (f" ORDER BY {self.order_by}" if self.order_by else ""))
 
 
 _OUTPUT = re.compile(r"^(?P<group>[a-z-]+)\s+(?P<pos>\d+)\s+(?P<name>\S+)(?:\s+KEYS\s+(?P<keys>.*?))?"
-                     r"(?:\s+EXCLUDE\s+(?P<exclude>.*?))?(?:\s+ORDER BY\s+(?P<order>.*))?$")
+                     r"(?:\s+EXCLUDE\s+(?P<exclude>.*?))?(?:\s+COLUMNS\s+(?P<columns>.*?))?"
+                     r"(?:\s+CALL\s+(?P<call>\w+)(?P<args>(?:\s+\w+=\S+)*))?(?:\s+ORDER BY\s+(?P<order>.*))?$")
+
+
+def _arg(value: str) -> str | int | bool:
+    """A CALL argument's value: an integer, true or false, else the text."""
+    return int(value) if value.isdigit() else {"true": True, "false": False}.get(value, value)
 
 
 def _output(decl: str, obj: str, path: Path) -> Output:
     m = _OUTPUT.match(decl)
     if not m:
         raise DatasetError(f"{path}: cannot read '@output {decl}' (GROUP POSITION NAME [KEYS c ...] "
-                           "[EXCLUDE c ...] [ORDER BY ...])")
+                           "[EXCLUDE c ...] [COLUMNS c ...] [CALL function arg=value ...] [ORDER BY ...])")
+    args = tuple((k, _arg(v)) for k, v in (a.split("=", 1) for a in (m["args"] or "").split()))
     return Output(m["group"], int(m["pos"]), m["name"], obj, tuple((m["keys"] or "").split()),
-                  tuple((m["exclude"] or "").split()), m["order"])
+                  tuple((m["exclude"] or "").split()), m["order"], tuple((m["columns"] or "").split()),
+                  m["call"], args)
 
 
 @dataclass
@@ -105,6 +134,20 @@ def sql_dir() -> Path:
         if cand.is_dir():
             return cand
     raise DatasetError("the tracesql sql/ folder is missing from the installation")
+
+
+def _joined(block: list[str]) -> list[str]:
+    """The comment lines of a block, a line ending in a backslash continued by the next one (its text after
+    ``--``)."""
+    out: list[str] = []
+    cont = False
+    for line in block:
+        if cont:
+            out[-1] = out[-1][:-1].rstrip() + " " + line[2:].strip()
+        else:
+            out.append(line.rstrip())
+        cont = out[-1].endswith("\\")
+    return out
 
 
 def _parse(name: str, path: Path) -> Module:
@@ -135,7 +178,7 @@ def _parse(name: str, path: Path) -> Module:
         if c:
             starts.append((j, c.group(1), c.group(2)))
             m.objects.append(c.group(2))
-            for b in block:
+            for b in _joined(block):
                 d = _DECL.match(b)
                 if d and d.group(1) == "materialize":
                     for tag in d.group(2).split():
