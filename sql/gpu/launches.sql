@@ -33,6 +33,7 @@ FROM launches l
 LEFT JOIN g ON g.trace_id = l.trace_id AND g.launch_event_id = l.event_id;
 
 -- launch_stats: launch_stats_at(50, 100): the cut-offs HTA uses (50 µs call, 100 µs delay).
+-- @output report-native 9 launch_stats CALL launches
 CREATE OR REPLACE VIEW launch_stats AS SELECT * FROM launch_stats_at(50, 100);
 
 -- launch_stats_by_api: one row per (trace, launch API) over launch_stats.

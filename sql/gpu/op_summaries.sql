@@ -51,6 +51,9 @@ LEFT JOIN texts ts ON ts.v = r.st LEFT JOIN texts tc ON tc.v = r.ci;
 --   mean_per_op_ns     kernel_time_ns / op_count (ns; NULL for the bracketed rows)
 --   time_pct           100 kernel_time_ns / all GPU time of the trace
 --   cumulative_pct     running sum of time_pct in decreasing order of kernel time
+-- @output report-native 10 op_summary \
+--     COLUMNS trace_id trace op_name op_count kernel_count kernel_time_ns:us mean_per_op_ns:us time_pct \
+--     cumulative_pct ORDER BY trace, kernel_time_ns DESC, op_name
 CREATE OR REPLACE VIEW op_summary AS
 WITH g AS (
     SELECT trace_id, op_name, count(DISTINCT op_event_id) AS op_count, count(*) AS kernel_count,
@@ -72,6 +75,11 @@ FROM g ORDER BY trace_id, kernel_time_ns DESC, op_name;
 --   count                                   op instances
 --   kernel_time_mean_ns, _median_ns, _std_ns (sample), _min_ns, _max_ns, _sum_ns
 --   time_pct, cumulative_pct                share of the trace's op-attributed GPU time, as in op_summary
+-- @output report-native 11 op_arg_summary \
+--     COLUMNS trace_id trace op_name input_dims input_type input_strides concrete_inputs count \
+--     kernel_time_mean_ns:us kernel_time_median_ns:us kernel_time_std_ns:us kernel_time_min_ns:us \
+--     kernel_time_max_ns:us kernel_time_sum_ns:us time_pct cumulative_pct \
+--     ORDER BY trace, kernel_time_sum_ns DESC, op_name, input_dims, input_type, input_strides, concrete_inputs
 CREATE OR REPLACE VIEW op_arg_summary AS
 WITH inst AS (
     SELECT g.trace_id, g.op_event_id, any_value(g.op_name) AS op_name, sum(g.dur_ns) AS t
@@ -110,6 +118,9 @@ SELECT s.trace_id, s.op_name, n.name AS kernel_name, s.count, s.total_ns, s.mean
 FROM s JOIN tot USING (trace_id) JOIN _gpu_names n USING (name_id) ORDER BY s.trace_id, total_ns DESC;
 
 -- short_kernels: short_kernels_at(10) (10 µs, TraceLens's default threshold).
+-- @output report-native 12 short_kernels \
+--     COLUMNS trace_id trace op_name kernel_name count total_ns:us mean_ns:us short_pct pct_of_kernel_time \
+--     ORDER BY trace, total_ns DESC, op_name, kernel_name
 CREATE OR REPLACE VIEW short_kernels AS SELECT * FROM short_kernels_at(10);
 
 -- short_kernel_histogram_at(threshold_us, bins): durations of the kernels shorter than threshold_us in
@@ -127,4 +138,6 @@ LEFT JOIN b ON b.trace_id = t.trace_id AND b.bin = r.bin
 GROUP BY ALL ORDER BY t.trace_id, r.bin;
 
 -- short_kernel_histogram: short_kernel_histogram_at(10, 20): 0.5 µs bins below 10 µs.
+-- @output report-native 13 short_kernel_histogram \
+--     COLUMNS trace_id trace bin bin_start_us bin_end_us count total_us ORDER BY trace, bin
 CREATE OR REPLACE VIEW short_kernel_histogram AS SELECT * FROM short_kernel_histogram_at(10, 20);

@@ -1,9 +1,10 @@
 """`tracesql report`: every analysis section of a dataset, in our native definitions or a peer's.
 
 Styles:
-  native     gpu_timeline, gpu_timeline_by_step, comm_compute_overlap, kernel_summary, gaps_by_stream,
-             gap_histogram, kernel_transitions, idle_breakdown, launch_stats (+ the op summaries of the call
-             tree views when they are present)
+  native     the sections the SQL library declares (``@output report-native``): the GPU timeline (whole traces
+             and per step), the communication overlapped by computation, the kernel summary, the gaps (per
+             stream, histogram, kernel transitions, idle causes), the launch statistics, and the op summaries
+             and short kernels when the call tree's views are installed
   tracelens  gpu_timeline, kernel_summary, ops_summary, ops_summary_by_category, ops_unique_args,
              unified_perf_summary, short_kernel_histogram, short_kernels_summary and the perf-model sheets
              (GEMM, SDPA_fwd, UnaryElementwise, BinaryElementwise, Reduce_fwd, Normalization, CONV_fwd: those
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -27,6 +29,7 @@ import polars as pl
 
 from tracesql.api import analysis
 from tracesql.api.arch import set_arch
+from tracesql.errors import DatasetError
 from tracesql.render.output import histogram_bars
 from tracesql.store.sqlmodules import materialized, outputs
 
@@ -45,52 +48,38 @@ def _q(ds, query: str, params=None) -> pl.DataFrame:
 
 # ---- section builders: each returns a DataFrame (or None when its views are missing) ------------------
 
+def _gaps_each_trace(ds, trace: str | None = None, **kw) -> pl.DataFrame:
+    """analysis.gaps of each trace on its own, a histogram over the trace's own range (up to its largest gap) and
+    with bars: a trace's folder is then the same whatever other traces the report covers, and a task that opens
+    the trace alone writes it (tracesql.api.archive_report)."""
+    ids = analysis.trace_ids(ds, trace)
+    df = (pl.concat([analysis.gaps(ds, trace=t, **kw) for t in ids]) if len(ids) > 1
+          else analysis.gaps(ds, trace=trace, **kw))
+    return histogram_bars(df) if kw.get("what") == "histogram" else df
+
+
+# The functions a native section may show its object with (``@output report-native ... CALL name arg=value``), by
+# the command whose frames they are (tracesql timeline, kernels, gaps, launches), called for the report's traces.
+_CALLS: dict[str, Callable[..., pl.DataFrame]] = {
+    "timeline": analysis.timeline, "kernels": analysis.kernel_summary, "gaps": analysis.gaps,
+    "gaps_each_trace": _gaps_each_trace, "launches": analysis.launch_stats}
+
+
 def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
+    """The native sections, in order (the SQL library's ``@output report-native``): name -> a function computing
+    its frame. A section declared by a module that is not installed (the call tree's op summaries) is absent."""
+    from functools import partial
+
     inn = analysis._in(ids)
-    a = analysis
-    out = {
-        "gpu_timeline": lambda: a.timeline(ds, trace=trace),
-        "gpu_timeline_by_step": lambda: a.timeline(ds, trace=trace, by_step=True),
-        "comm_compute_overlap": lambda: _q(ds, f"""SELECT c.trace_id, t.label AS trace,
-            CASE WHEN NOT c.pooled THEN c.device END::INTEGER AS device, c.pooled, c.comm_ns / 1e3 AS comm_us,
-            c.overlapped_ns / 1e3 AS overlapped_us,
-            c.exposed_ns / 1e3 AS exposed_us, c.overlap_pct
-            FROM comm_compute_overlap c JOIN trace_labels t USING (trace_id)
-            WHERE c.trace_id IN {inn} ORDER BY trace, c.pooled DESC, c.device"""),
-        "kernel_summary": lambda: a.kernel_summary(ds, trace=trace),
-        "gaps_by_stream": lambda: a.gaps(ds, trace=trace),
-        # each trace's histogram over its own range (up to its largest gap): a trace's folder is then the same
-        # whatever other traces the report covers, and a task that opens the trace alone writes it
-        # (tracesql.api.archive_report)
-        "gap_histogram": lambda: (pl.concat([a.gaps(ds, trace=t, what="histogram") for t in ids]) if len(ids) > 1
-                                  else a.gaps(ds, trace=trace, what="histogram")),
-        "kernel_transitions": lambda: a.gaps(ds, trace=trace, what="transitions", top=50),
-        "idle_breakdown": lambda: a.gaps(ds, trace=trace, what="idle"),
-        "launch_stats": lambda: a.launch_stats(ds, trace=trace),
-    }
-    if a.has_view(ds, "op_summary"):  # needs the call tree views (sql/tree/)
-        out["op_summary"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.op_name, o.op_count,
-            o.kernel_count,
-            o.kernel_time_ns / 1e3 AS kernel_time_us, o.mean_per_op_ns / 1e3 AS mean_per_op_us, o.time_pct,
-            o.cumulative_pct FROM op_summary o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
-            ORDER BY trace, o.kernel_time_ns DESC, o.op_name""")
-        out["op_arg_summary"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.op_name, o.input_dims,
-            o.input_type,
-            o.input_strides, o.concrete_inputs, o.count, o.kernel_time_mean_ns / 1e3 AS kernel_time_mean_us,
-            o.kernel_time_median_ns / 1e3 AS kernel_time_median_us, o.kernel_time_std_ns / 1e3 AS kernel_time_std_us,
-            o.kernel_time_min_ns / 1e3 AS kernel_time_min_us, o.kernel_time_max_ns / 1e3 AS kernel_time_max_us,
-            o.kernel_time_sum_ns / 1e3 AS kernel_time_sum_us, o.time_pct, o.cumulative_pct
-            FROM op_arg_summary o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
-            ORDER BY trace, o.kernel_time_sum_ns DESC, o.op_name, o.input_dims, o.input_type, o.input_strides,
-            o.concrete_inputs""")
-        out["short_kernels"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.op_name, o.kernel_name,
-            o.count,
-            o.total_ns / 1e3 AS total_us, o.mean_ns / 1e3 AS mean_us, o.short_pct, o.pct_of_kernel_time
-            FROM short_kernels o JOIN trace_labels t USING (trace_id) WHERE o.trace_id IN {inn}
-            ORDER BY trace, o.total_ns DESC, o.op_name, o.kernel_name""")
-        out["short_kernel_histogram"] = lambda: _q(ds, f"""SELECT o.trace_id, t.label AS trace, o.bin, o.bin_start_us,
-            o.bin_end_us, o.count, o.total_us FROM short_kernel_histogram o JOIN trace_labels t USING (trace_id)
-            WHERE o.trace_id IN {inn} ORDER BY trace, o.bin""")
+    out = {}
+    for o in outputs("report-native"):
+        if o.call is None:
+            out[o.name] = partial(_q, ds, o.query(f"trace_id IN {inn}"))
+        elif o.call in _CALLS:
+            out[o.name] = partial(_CALLS[o.call], ds, trace=trace, **dict(o.call_args))
+        else:
+            raise DatasetError(f"@output report-native {o.name}: no function {o.call!r} to call (known: "
+                               f"{', '.join(_CALLS)})")
     return out
 
 
@@ -213,10 +202,7 @@ def _build(ds, style: str, ids: list[str], trace: str | None,
             for name, query in ACROSS_TRACES.items():
                 out.append((name, None, _q(ds, query)))
         for name, fn in _native_sections(ds, ids, trace).items():
-            df = fn()
-            if name == "gap_histogram":
-                df = histogram_bars(df)
-            out.append((name, None, df))
+            out.append((name, None, fn()))
         return out
     names = dict(ds.con.sql(f"SELECT trace_id, label FROM trace_labels WHERE trace_id IN {analysis._in(ids)}")
                  .fetchall())
