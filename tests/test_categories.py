@@ -574,6 +574,14 @@ def test_categories_breakdowns(ops_ds, trace_ids):
         "SELECT count(*) FROM kernels").fetchall()[0][0]
     with pytest.raises(DatasetError, match="default ruleset"):
         categories(ops_ds, ruleset="hta", by="stream")
+    # the breakdowns are the SQL library's @output categories-by, in its order, with their columns
+    from tracesql.api.categories import BY
+
+    assert BY == ["category", "subcategory", "stream", "device", "op", "op_kernel", "op_category"]
+    assert categories(ops_ds, trace=trace_ids[t], by="stream").columns == [
+        "device", "stream", "kernel_category", "count", "total_time_ms", "pct_of_stream_time"]
+    assert op_cat.columns == ["op_category", "ops", "gpu_events", "kernel_time_ms", "pct", "cumulative_pct"]
+    assert categories(ops_ds, by="op_category").columns == ["trace_id", *op_cat.columns]
 
 
 def test_default_op_rules_on_real_op_names(ds):

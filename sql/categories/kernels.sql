@@ -186,6 +186,7 @@ FROM g;
 --   count               GPU events
 --   total_time_ms       Σ dur, ms
 --   pct_of_device_time  share of the device's Σ dur over all its GPU events
+-- @output categories-by 2 device ORDER BY trace_id, device, total_time_ms DESC, kernel_category
 CREATE OR REPLACE VIEW kernel_category_by_device AS
 WITH g AS (
     SELECT trace_id, device, kernel_category, count(*) AS count, coalesce(sum(dur_ns), 0) AS total_ns
@@ -201,6 +202,7 @@ FROM g;
 --   count               GPU events
 --   total_time_ms       Σ dur, ms
 --   pct_of_stream_time  share of the stream's Σ dur over all its GPU events
+-- @output categories-by 1 stream ORDER BY trace_id, device, stream, total_time_ms DESC, kernel_category
 CREATE OR REPLACE VIEW kernel_category_by_stream AS
 WITH g AS (
     SELECT trace_id, device, stream, kernel_category, count(*) AS count, coalesce(sum(dur_ns), 0) AS total_ns

@@ -72,6 +72,7 @@ JOIN gpu_event_ops o USING (trace_id, event_id);
 --   total_time_ms       Σ dur, ms
 --   avg_time_us         mean duration, µs
 --   pct_of_parent_time  share of the parent op's Σ dur (all its GPU events in the trace)
+-- @output categories-by 4 op_kernel ORDER BY trace_id, cpu_op, kernel_category, total_time_ms DESC, kernel_name
 CREATE OR REPLACE VIEW kernel_category_by_op_kernel AS
 WITH g AS (
     SELECT trace_id, cpu_op, kernel_category, name AS kernel_name, count(*) AS count,
@@ -94,6 +95,7 @@ FROM g;
 --   total_time_ms         Σ dur, ms
 --   pct_of_parent_time    share of the parent op's Σ dur (all its GPU events in the trace)
 --   parent_time_ms        the parent op's Σ dur over all its GPU events in the trace, ms
+-- @output categories-by 3 op ORDER BY trace_id, parent_time_ms DESC, cpu_op, total_time_ms DESC, kernel_category
 CREATE OR REPLACE VIEW kernel_category_by_op AS
 WITH g AS (
     SELECT trace_id, cpu_op, kernel_category, count(*) AS count, coalesce(sum(dur_ns), 0) AS total_ns
@@ -152,6 +154,7 @@ LEFT JOIN op_name_categories c ON c.ruleset = 'default' AND c.name = i.op_name;
 --   pct               share of the trace's Σ dur over all GPU events
 --   cumulative_pct    running sum of pct by descending kernel time
 --   rank              1 = the category with the most kernel time
+-- @output categories-by 5 op_category EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW op_category_summary AS
 WITH g AS (
     SELECT trace_id, op_category, count(*) AS ops, sum(gpu_events) AS gpu_events,

@@ -15,6 +15,7 @@ import polars as pl
 
 from tracesql.api import analysis
 from tracesql.errors import DatasetError
+from tracesql.store.sqlmodules import outputs
 
 RULE_COLUMNS = ["ruleset", "applies_to", "event_cat", "category", "subcategory", "class", "pattern", "priority", "note"]
 # what a kernel rule may say its GPU work is to the timeline, the gaps and the kernel summary (sql/categories/rules.sql)
@@ -32,23 +33,10 @@ def rulesets(ds) -> list[str]:
                                      "ORDER BY ruleset").fetchall()]
 
 
-# by= views of the default ruleset: (view, columns, order), each with trace_id first.
-_BY_VIEWS = {
-    "stream": ("kernel_category_by_stream",
-               "device, stream, kernel_category, count, total_time_ms, pct_of_stream_time",
-               "trace_id, device, stream, total_time_ms DESC, kernel_category"),
-    "device": ("kernel_category_by_device", "device, kernel_category, count, total_time_ms, pct_of_device_time",
-               "trace_id, device, total_time_ms DESC, kernel_category"),
-    "op": ("kernel_category_by_op",
-           "cpu_op, kernel_category, count, total_time_ms, pct_of_parent_time, parent_time_ms",
-           "trace_id, parent_time_ms DESC, cpu_op, total_time_ms DESC, kernel_category"),
-    "op_kernel": ("kernel_category_by_op_kernel",
-                  "cpu_op, kernel_category, kernel_name, count, total_time_ms, avg_time_us, pct_of_parent_time",
-                  "trace_id, cpu_op, kernel_category, total_time_ms DESC, kernel_name"),
-    "op_category": ("op_category_summary", "op_category, ops, gpu_events, kernel_time_ms, pct, cumulative_pct",
-                    "trace_id, rank"),
-}
-BY = ["category", "subcategory", *_BY_VIEWS]
+# by= breakdowns of the default ruleset, per trace (trace_id first): the SQL library's ``@output categories-by``,
+# named by the --by value.
+_BY_OUTPUTS = {o.name: o for o in outputs("categories-by")}
+BY = ["category", "subcategory", *_BY_OUTPUTS]
 
 
 def categories(ds, ruleset: str = "default", unmatched: bool = False, trace: str | None = None,
@@ -80,13 +68,13 @@ def categories(ds, ruleset: str = "default", unmatched: bool = False, trace: str
         return _sql(ds, "SELECT name, cat, count, total_time_ms, pct_of_trace_gpu_time AS pct "
                         "FROM kernel_names_unmatched_by_trace WHERE ruleset = $rs AND trace_id = $t "
                         "ORDER BY total_time_ms DESC, name", {"rs": ruleset, "t": tid})
-    if by in _BY_VIEWS:
+    if by in _BY_OUTPUTS:
         if ruleset != "default":
             raise DatasetError(f"--by {by} is computed under the default ruleset only")
-        view, cols, order = _BY_VIEWS[by]
+        o = _BY_OUTPUTS[by]
         if tid is None:
-            return _sql(ds, f"SELECT trace_id, {cols} FROM {view} ORDER BY {order}")
-        return _sql(ds, f"SELECT {cols} FROM {view} WHERE trace_id = $t ORDER BY {order}", {"t": tid})
+            return _sql(ds, o.query())
+        return _sql(ds, o.query("trace_id = $t", drop=("trace_id",)), {"t": tid})
     if by == "subcategory":
         cols = "kernel_category, kernel_subcategory, count, total_time_ms, pct, pct_of_category"
         order = "total_time_ms DESC, kernel_category, kernel_subcategory"
