@@ -104,3 +104,28 @@ def test_the_graph_is_read_as_imports_are_written():
     assert "tracesql.api.tree" in edges["tracesql.api.dataset"]
     assert "tracesql.api.dataset" in edges["tracesql"]
     assert "tracesql.cli.common" in edges["tracesql.cli.main"]
+
+
+def _code_strings(f: Path) -> str:
+    """The string constants of a Python file that are not docstrings (f-strings' literal parts included)."""
+    tree = ast.parse(f.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return "\n".join(n.value for n in ast.walk(tree)
+                     if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs)
+
+
+def test_the_native_report_and_the_category_breakdowns_name_no_view():
+    """The native report's sections and `categories --by` are the SQL library's @output report-native and
+    categories-by: the Python that shows them names none of their views."""
+    import re
+
+    from tracesql.store.sqlmodules import outputs
+
+    shown = {o.object for g in ("report-native", "categories-by") for o in outputs(g)}
+    assert len(shown) >= 18
+    shown -= {o.name for o in outputs("report-tracelens")}  # a peer's file name (short_kernel_histogram), not a view
+    for f in (PACKAGE / "api" / "report.py", PACKAGE / "api" / "categories.py"):
+        named = set(re.findall(r"\w+", _code_strings(f))) & shown
+        assert not named, (f.name, sorted(named))
