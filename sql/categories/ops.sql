@@ -118,7 +118,8 @@ FROM g;
 --   category_source            'op_rule' (an op rule matched the name) or 'kernels' (dominant kernel
 --                              category of its GPU events)
 --   gpu_events                 GPU events of the instance
---   kernel_time_ms             Σ dur of those events, ms
+--   kernel_time_ns             Σ dur of those events, ns
+--   kernel_time_ms             the same in ms
 CREATE OR REPLACE VIEW op_instance_categories AS
 WITH per_cat AS (
     SELECT trace_id, op_instance_id, any_value(cpu_op) AS cpu_op, any_value(op_name) AS op_name,
@@ -141,6 +142,7 @@ SELECT i.trace_id, i.op_instance_id, i.cpu_op,
        CASE WHEN c.matched THEN c.op_subcategory ELSE i.top_subcategory END AS op_subcategory,
        CASE WHEN c.matched THEN 'op_rule' ELSE 'kernels' END AS category_source,
        i.gpu_events,
+       i.total_ns::BIGINT AS kernel_time_ns,
        i.total_ns / 1e6 AS kernel_time_ms
 FROM inst i
 LEFT JOIN op_name_categories c ON c.ruleset = 'default' AND c.name = i.op_name;
@@ -157,19 +159,20 @@ LEFT JOIN op_name_categories c ON c.ruleset = 'default' AND c.name = i.op_name;
 -- @output categories-by 5 op_category EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW op_category_summary AS
 WITH g AS (
+    -- sums in integer ns: a sum of floats would depend on the order the rows are added in
     SELECT trace_id, op_category, count(*) AS ops, sum(gpu_events) AS gpu_events,
-           sum(kernel_time_ms) AS kernel_time_ms
+           sum(kernel_time_ns) AS kernel_ns
     FROM op_instance_categories
     GROUP BY ALL
 ), r AS (
-    SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY kernel_time_ms DESC, op_category) AS rank,
-           sum(kernel_time_ms) OVER (PARTITION BY trace_id) AS trace_ms
+    SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY kernel_ns DESC, op_category) AS rank,
+           sum(kernel_ns) OVER (PARTITION BY trace_id) AS trace_ns
     FROM g
 )
-SELECT trace_id, op_category, ops, gpu_events::BIGINT AS gpu_events, kernel_time_ms,
-       100.0 * kernel_time_ms / nullif(trace_ms, 0) AS pct,
-       100.0 * sum(kernel_time_ms) OVER (PARTITION BY trace_id ORDER BY rank
-                                         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-             / nullif(trace_ms, 0) AS cumulative_pct,
+SELECT trace_id, op_category, ops, gpu_events::BIGINT AS gpu_events, kernel_ns / 1e6 AS kernel_time_ms,
+       100.0 * kernel_ns / nullif(trace_ns, 0) AS pct,
+       100.0 * sum(kernel_ns) OVER (PARTITION BY trace_id ORDER BY rank
+                                    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+             / nullif(trace_ns, 0) AS cumulative_pct,
        rank
 FROM r;
