@@ -5,8 +5,10 @@ already present."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import duckdb
@@ -108,3 +110,93 @@ def test_same_file_in_two_processes(tmp_path, shared_traces):
     assert sum("already in the dataset" in o for o in outs) == 1
     got = _counts(ds)
     assert list(got) == [f] and got[f][2][TABLES.index("kernels")] == 1707
+
+
+# ---- every writing command at once, into a new and into an existing dataset --------------------------------------
+
+SMALL = ["nvidia/hta_large_integer.json.gz", "nvidia/hta_trace_compare_base.json.gz", "jax/cpu_perfetto_trace.json.gz",
+         "nvidia/gpumodel_relative_ts.json.gz", "nvidia/hta_triton_example.json.gz",
+         "nvidia/hta_event_sync_multi_stream.json.gz"]
+# every kernel becomes communication: the stored GPU timeline (built with the rules) changes visibly
+ALL_COMM = "category,pattern,class,priority\nall_comm,.,comm,1000000\n"
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory, shared_traces):
+    """Six small good traces and three files that fail (not a trace, truncated, missing), with the reference
+    counts of a clean ingest of the good ones."""
+    d = tmp_path_factory.mktemp("mixed")
+    good = [str(shared_traces / t) for t in SMALL]
+    (d / "not_a_trace.json").write_text('{"x": 1}')
+    (d / "cut.json").write_text('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1}, {"p')
+    bad = [str(d / "not_a_trace.json"), str(d / "cut.json"), str(d / "missing.json")]
+    (d / "rules.csv").write_text(ALL_COMM)
+    ref = d / "ref"
+    assert all(r.status == "ingested" for r in tracesql.ingest(good, out=ref))
+    return good, bad, d / "rules.csv", _counts(ref)
+
+
+def _start(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(_cli() + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _one_round(tmp: Path, good: list[str], bad: list[str], rules: Path, ref: dict, existing: bool) -> None:
+    ds = tmp / "ds"
+    if existing:
+        assert tracesql.ingest(good[:1], out=ds)[0].status == "ingested"
+    # four ingests: one of failing files only (the run that, creating the dataset, would remove it), three that
+    # overlap, with failing files among them; a rules change and a catalog at the same time
+    ingests = [[bad[0], bad[1]], [bad[0], *good[0:3]], [*good[2:5], bad[2]], [good[5], good[0], bad[1]]]
+    procs = [_start(["ingest", *files, "--out", str(ds), "-q"]) for files in ingests]
+    time.sleep(0.3)
+    others = [_start(["categories", str(ds), "--rules", str(rules), "--format", "csv"]),
+              _start(["catalog", str(ds)])]
+    outs = [p.communicate(timeout=300) for p in procs + others]
+    for p, (_out, err) in zip(procs + others, outs, strict=True):
+        assert "Traceback" not in err, err
+        assert p.returncode in (0, 1), err
+        for line in err.splitlines():
+            assert line.startswith(("tracesql: ", "rules from ")), err
+    assert [p.returncode for p in procs] == [1, 1, 1, 1], [o[1] for o in outs]
+    for p, (_out, err) in zip(others, outs[len(procs):], strict=True):
+        if p.returncode:  # only before the dataset was there: a command on a dataset never fails because of another
+            assert not existing and ("no such directory" in err or "not a tracesql dataset" in err
+                                     or "no GPU events" in err), err
+    # every good file is in the dataset once, whole, with the rows of a clean ingest
+    assert _counts(ds) == ref
+    assert not [p for p in (ds / ".staging").iterdir()] if (ds / ".staging").exists() else True
+    # every run is recorded, ended, with every file; each trace belongs to exactly one run
+    runs = [json.loads(p.read_text()) for p in (ds / "runs").glob("*.json")]
+    assert len(runs) == len(ingests) + existing
+    assert all(r["status"] in ("done", "failed_files") for r in runs), runs
+    by_files = sorted(sorted(f["path"] for f in r["files"]) for r in runs if r["command"] != "tracesql.ingest")
+    assert by_files == sorted(sorted(files) for files in ingests)
+    ingested = [f["trace_id"] for r in runs for f in r["files"] if f["status"] == "ingested"]
+    assert sorted(ingested) == sorted(v[0] for v in ref.values())
+    for r in runs:
+        for f in r["files"]:
+            assert (f["status"] == "failed") == (f["path"] in bad), f
+    with tracesql.open(ds) as d:
+        assert d.sql("SELECT count(*) AS n FROM ingest_run_files WHERE status = 'ingested'")["n"][0] == len(ref)
+    # the rules change is whole: the rule file is there and every trace's stored timeline is the one its rules
+    # give (also the traces published while it ran)
+    rule_ok = others[0].returncode == 0 or (ds / "rules" / "rules.csv").exists()
+    if rule_ok:
+        assert (ds / "rules" / "rules.csv").exists()
+    with tracesql.open(ds) as d:
+        diff = d.sql("SELECT count(*) AS n FROM (SELECT * FROM gpu_timeline_all EXCEPT ALL "
+                     "SELECT * FROM _gpu_timeline_all_build)")["n"][0]
+        assert diff == 0
+        if rule_ok:
+            assert d.sql("SELECT count(*) AS n FROM kernels_categorized WHERE kernel_category = 'all_comm'")["n"][0] > 0
+    assert not list(ds.glob(".catalog.*")) and not list(ds.glob(".init.sql.*"))
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new", "existing"])
+def test_every_writing_command_at_once(tmp_path, mixed, existing):
+    """Four ingests (one of failing files only), a `categories --rules` and a `catalog`, all at once, into a new
+    and into an existing dataset: no run removes or spoils what another writes. TRACESQL_CONCURRENCY_ROUNDS=20
+    repeats it."""
+    good, bad, rules, ref = mixed
+    for k in range(int(os.environ.get("TRACESQL_CONCURRENCY_ROUNDS", "1"))):
+        _one_round(tmp_path / f"r{k}", good, bad, rules, ref, existing)
