@@ -27,15 +27,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import orjson
 
 from tracesql.errors import DatasetError, TraceError
 from tracesql.ingest.derive import BATCH_TRACES, BUILD_MEMORY_LIMIT, build_derived, rules_plan, rules_stamp
 from tracesql.ingest.finalize import FinishedTrace, PreparedTrace, complete, prepare, rules_dir
 from tracesql.ingest.parse import ParsedTrace, TraceParser, Workers, default_chunk_size
 from tracesql.ingest.progress import THRESHOLD_BYTES, Progress, estimate_json_bytes
-from tracesql.ingest.publish import new_staging, publish, published_hash, remove_stale_staging
+from tracesql.ingest.publish import RUN_SIDECAR, new_staging, publish, published_hash, remove_stale_staging
 from tracesql.ingest.runs import RunRecord, dataset_lock, published_by
-from tracesql.parallel.executors import EXECUTORS, TASK_RUNS, Pool, cores, exit_once_if_asked, process_died
+from tracesql.parallel.executors import (
+    EXECUTORS,
+    EXIT_AFTER_PUBLISH_ENV,
+    TASK_RUNS,
+    Pool,
+    cores,
+    exit_once_if_asked,
+    process_died,
+)
 from tracesql.store.dataset import ensure_catalog, write_init_sql
 from tracesql.store.lock import Active, enter
 
@@ -247,6 +256,7 @@ class Batch:
         results = []
         for st, out, d in zip(staged, outs, done, strict=True):
             results.append(self._publish(st, out, d, share, rdir, stamp))
+            exit_once_if_asked(EXIT_AFTER_PUBLISH_ENV)
             on_result(results[-1])
         return results
 
@@ -736,6 +746,8 @@ def _ingest_parallel(files: list[str], dataset: Path, out, salvage: bool, quiet:
                                 for f in todo.pop(i)])
                         continue
                     del todo[i]
+                    if attempt > 1:  # a file published by a process of this run before it was stopped
+                        got = [_ours(dataset, run_id, r) for r in got]
                     finished[i] = _merge(tasks[i], recovered.get(i, {}), got)
                     while next_task in finished:  # in the order of the files
                         for r in finished.pop(next_task):
@@ -762,6 +774,18 @@ def _ingest_parallel(files: list[str], dataset: Path, out, salvage: bool, quiet:
         progress.close()
     _publish_catalog(dataset, out, any(r.status == "ingested" for r in results))
     return results
+
+
+def _ours(dataset: Path, run_id: str | None, r: IngestResult) -> IngestResult:
+    """A file found already present, whose trace a process of this run published (and died before reporting it):
+    the result recorded with the trace."""
+    if r.status != "duplicate" or run_id is None:
+        return r
+    try:
+        rec = orjson.loads((dataset / "traces" / f"trace_id={r.trace_id}" / RUN_SIDECAR).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return r
+    return result_from_record(rec) if rec.get("run_id") == run_id and rec.get("path") == r.path else r
 
 
 def _merge(files: list[str], recovered: dict[str, IngestResult], got: list[IngestResult]) -> list[IngestResult]:

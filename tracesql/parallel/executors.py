@@ -28,6 +28,8 @@ EXECUTORS = ("processes", "dask")
 # Fault injection for tests of retried tasks: when this variable names a file that does not exist yet, the first
 # task to stage a trace creates the file and ends its process at once (as a killed worker would).
 EXIT_ONCE_ENV = "TRACESQL_TEST_EXIT_ONCE"
+# The same, for the first process to publish a trace, right after its publish.
+EXIT_AFTER_PUBLISH_ENV = "TRACESQL_TEST_EXIT_AFTER_PUBLISH"
 
 
 _busy = False  # a pool process is running a task
@@ -74,9 +76,9 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def exit_once_if_asked() -> None:
-    """The fault injection of EXIT_ONCE_ENV (a no-op unless the variable is set)."""
-    marker = os.environ.get(EXIT_ONCE_ENV)
+def exit_once_if_asked(env: str = EXIT_ONCE_ENV) -> None:
+    """The fault injection of EXIT_ONCE_ENV or EXIT_AFTER_PUBLISH_ENV (a no-op unless the variable is set)."""
+    marker = os.environ.get(env)
     if marker:
         try:
             fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
