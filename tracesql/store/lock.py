@@ -31,6 +31,8 @@ from tracesql.errors import DatasetError
 LOCK_FILE = ".lock"
 ACTIVE_FILE = ".active"
 JOURNAL = ".rules-change.json"
+# Fault injection for tests: a process that commits a change ends at once after writing the journal.
+EXIT_AFTER_COMMIT_ENV = "TRACESQL_TEST_EXIT_AFTER_COMMIT"
 
 _held: dict[str, list] = {}  # realpath of the dataset -> [open lock file, depth]
 _held_mutex = threading.RLock()
@@ -169,6 +171,8 @@ def commit(dataset: Path, staging: Path, moves: list[tuple[Path, Path]], removes
         os.fsync(f.fileno())
     os.replace(tmp, dataset / JOURNAL)
     _fsync_dir(dataset)
+    if os.environ.get(EXIT_AFTER_COMMIT_ENV):  # fault injection (tests): die between the commit and the moves
+        os._exit(3)
     _apply(dataset, body)
 
 
