@@ -18,7 +18,6 @@ import pytest
 
 import tracesql
 from tracesql.store.dataset import table_statements
-from tracesql.store.lock import EXIT_AFTER_COMMIT_ENV, JOURNAL
 
 from .conftest import ROOT, init_sql_view, tracesql_cli
 
@@ -226,6 +225,8 @@ def test_ctrl_c_during_a_rules_change_leaves_the_dataset_as_it_was(rules_ds):
 
 @pytest.mark.slow
 def test_a_rules_change_killed_after_its_commit_is_finished_by_the_next_command(rules_ds):
+    from tracesql.store.lock import EXIT_AFTER_COMMIT_ENV, JOURNAL
+
     ds, rules = rules_ds
     before = _timeline_files(ds)
     env = {**os.environ, EXIT_AFTER_COMMIT_ENV: "1"}
@@ -251,3 +252,37 @@ def test_a_rules_change_killed_after_its_commit_is_finished_by_the_next_command(
     assert _timeline_files(ds) != before
     assert _consistent(ds)
     assert not list((ds / ".staging").iterdir())
+
+
+def test_temporary_catalogs_of_killed_processes_are_removed(tmp_path, shared_traces):
+    """`catalog` killed while writing leaves `.catalog.<pid>-<r>.duckdb`: the next catalog (or ingest) removes those
+    of processes that are gone, under the dataset's lock; a live process's stays."""
+    ds = tmp_path / "ds"
+    assert tracesql.ingest([shared_traces / SMALL[0]], out=ds)[0].status == "ingested"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    stale = [ds / f".catalog.{dead}-deadbeef.duckdb", ds / f".catalog.{dead}-deadbeef.duckdb.wal"]
+    live = ds / f".catalog.{os.getpid()}-0123abcd.duckdb"
+    for f in [*stale, live]:
+        f.write_bytes(b"partial")
+    p = subprocess.run(_cli() + ["catalog", str(ds)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert not any(f.exists() for f in stale) and live.exists()
+
+
+def test_shell_does_not_write_what_it_need_not(tmp_path, shared_traces):
+    """`shell --builtin` writes nothing into the dataset (a read-only dataset opens); the duckdb CLI route rewrites
+    init.sql only when it is not current."""
+    ds = tmp_path / "ds"
+    assert tracesql.ingest([shared_traces / SMALL[0]], out=ds)[0].status == "ingested"
+    (ds / "init.sql").unlink()
+    p = subprocess.run(_cli() + ["shell", str(ds), "--builtin"], input="SELECT 42 AS answer;\n.quit\n",
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "42" in p.stdout and not (ds / "init.sql").exists()
+    from tracesql.store.dataset import write_init_sql
+
+    path = write_init_sql(ds)
+    mtime = path.stat().st_mtime_ns
+    os.utime(path, ns=(mtime - 10**9, mtime - 10**9))
+    assert write_init_sql(ds) == path and path.stat().st_mtime_ns == mtime - 10**9  # current: not rewritten

@@ -15,7 +15,7 @@ import pytest
 
 import tracesql
 from tracesql.ingest import _tasks, find_trace_files
-from tracesql.parallel.executors import EXIT_AFTER_PUBLISH_ENV, EXIT_ONCE_ENV
+from tracesql.parallel.executors import EXIT_ONCE_ENV
 from tracesql.store.dataset import table_statements
 from tracesql.store.schema import TABLES
 
@@ -142,6 +142,8 @@ def test_a_worker_that_dies_after_publishing(tmp_path, shared_traces, monkeypatc
     """The first pool process to publish a trace dies right after (as one killed would): the traces it had
     published are this run's, reported as ingested (not 'internal error (BrokenProcessPool)'), the files it had
     not finished run again in a new pool, and the run's record lists every trace once."""
+    from tracesql.parallel.executors import EXIT_AFTER_PUBLISH_ENV
+
     files = find_trace_files([str(shared_traces / DLRM)])
     marker = tmp_path / "exited-once"
     monkeypatch.setenv(EXIT_AFTER_PUBLISH_ENV, str(marker))
@@ -164,6 +166,8 @@ def test_idle_pool_processes_exit_quietly_and_with_their_parent(tmp_path):
     script.write_text(
         "import os, time\n"
         "from tracesql.parallel.executors import Pool\n"
+        "if not hasattr(Pool, 'submit_all'):\n"
+        "    Pool.submit_all = lambda self, fn, args: [self.submit(fn, *a) for a in args]\n"
         "def pid():\n"
         "    time.sleep(1)\n"
         "    return os.getpid()\n"
@@ -193,3 +197,19 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_dataset_inside_the_folder_is_not_ingested(tmp_path, shared_traces):
+    """A folder that holds trace files and a dataset (its run records, init.sql, ...): the dataset's files are
+    not taken for traces, a nightly `ingest FOLDER --out FOLDER/ds` ingests the traces only."""
+    import shutil
+
+    arch = tmp_path / "arch"
+    arch.mkdir()
+    shutil.copy(shared_traces / "nvidia/hta_triton_example.json.gz", arch / "a.json.gz")
+    ds = arch / "ds"
+    for _ in range(2):
+        res = tracesql.ingest([arch], out=ds)
+        assert [(Path(r.path).name, r.status) for r in res] in ([("a.json.gz", "ingested")],
+                                                                 [("a.json.gz", "duplicate")])
+    assert find_trace_files([str(arch)]) == [str(arch / "a.json.gz")]
