@@ -123,10 +123,10 @@ ALL_COMM = "category,pattern,class,priority\nall_comm,.,comm,1000000\n"
 
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory, shared_traces):
-    """Six small good traces and three files that fail (not a trace, truncated, missing), with the reference
+    """Six small good traces and qwen, three files that fail (not a trace, truncated, missing), with the reference
     counts of a clean ingest of the good ones."""
     d = tmp_path_factory.mktemp("mixed")
-    good = [str(shared_traces / t) for t in SMALL]
+    good = [str(shared_traces / t) for t in SMALL] + [str(shared_traces / "nvidia/h100_qwen_infer.json.gz")]
     (d / "not_a_trace.json").write_text('{"x": 1}')
     (d / "cut.json").write_text('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1}, {"p')
     bad = [str(d / "not_a_trace.json"), str(d / "cut.json"), str(d / "missing.json")]
@@ -146,9 +146,12 @@ def _one_round(tmp: Path, good: list[str], bad: list[str], rules: Path, ref: dic
         assert tracesql.ingest(good[:1], out=ds)[0].status == "ingested"
     # four ingests: one of failing files only (the run that, creating the dataset, would remove it), three that
     # overlap, with failing files among them; a rules change and a catalog at the same time
-    ingests = [[bad[0], bad[1]], [bad[0], *good[0:3]], [*good[2:5], bad[2]], [good[5], good[0], bad[1]]]
-    procs = [_start(["ingest", *files, "--out", str(ds), "-q"]) for files in ingests]
-    time.sleep(0.3)
+    # overlap, with failing files among them; the failing one and one that takes a while (qwen, 18,221 events)
+    # start first; the others, a rules change and a catalog a moment later
+    ingests = [[bad[0], bad[1]], [good[6], bad[0], *good[0:2]], [*good[1:5], bad[2]], [good[5], good[0], bad[1]]]
+    procs = [_start(["ingest", *files, "--out", str(ds), "-q"]) for files in ingests[:2]]
+    time.sleep(0.5)
+    procs += [_start(["ingest", *files, "--out", str(ds), "-q"]) for files in ingests[2:]]
     others = [_start(["categories", str(ds), "--rules", str(rules), "--format", "csv"]),
               _start(["catalog", str(ds)])]
     outs = [p.communicate(timeout=300) for p in procs + others]

@@ -114,11 +114,13 @@ def enter(dataset: Path) -> Active | None:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         except FileNotFoundError:
             return None
-        except PermissionError:
+        except PermissionError as e:
             try:
                 fd = os.open(path, os.O_RDONLY)
             except FileNotFoundError:
-                return None
+                if not Path(dataset).is_dir():
+                    return None
+                raise e from None  # a dataset that cannot be written
         fcntl.flock(fd, fcntl.LOCK_SH)
         try:
             same = os.stat(path).st_ino == os.fstat(fd).st_ino
