@@ -155,7 +155,7 @@ def test_a_worker_that_dies_after_publishing(tmp_path, shared_traces, monkeypatc
     assert all(r.row_counts.get("kernels") for r in res)
     (run,) = [json.loads(p.read_text()) for p in (ds / "runs").glob("*.json")]
     assert (run["status"], run["ingested"], run["already_present"], run["failed"]) == ("done", 8, 0, 0)
-    assert sorted(f["trace_id"] for f in run["files"]) == sorted(r.trace_id for r in res)
+    assert sorted(f["trace_id"] for f in run["files"]) == sorted(str(r.trace_id) for r in res)
     assert len(list((ds / "traces").glob("trace_id=*"))) == 8
 
 

@@ -180,7 +180,7 @@ def test_a_killed_run_keeps_the_traces_it_published(tmp_path, shared_traces):
     killed = next(r for r in _runs(ds) if r["run_id"] == rec["run_id"])
     assert killed["status"] == "killed" and killed["ingested"] == len(published)
     assert sorted(f["trace_id"] for f in killed["files"] if f["status"] == "ingested") == published
-    assert sorted(r.trace_id for r in again if r.status == "duplicate") == published
+    assert sorted(str(r.trace_id) for r in again if r.status == "duplicate") == published
     with tracesql.open(ds) as d:
         per_trace = d.sql("SELECT trace_id, count(*) AS n FROM ingest_run_files WHERE status = 'ingested' "
                           "GROUP BY ALL").rows()
