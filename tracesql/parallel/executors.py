@@ -88,6 +88,17 @@ def exit_once_if_asked(env: str = EXIT_ONCE_ENV) -> None:
         os._exit(3)
 
 
+def _as_completed(futures: list) -> Iterator:
+    """concurrent.futures.as_completed, waking every half second: a signal that the kernel hands to another thread
+    (a library's) than the one waiting is acted on within that time, rather than when the next task ends."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+        yield from done
+
+
 class Pool:
     """Tasks submitted to an executor, their results as they complete."""
 
@@ -147,9 +158,7 @@ class Pool:
             from distributed import as_completed
 
             return iter(as_completed(futures))
-        from concurrent.futures import as_completed as cf_as_completed
-
-        return cf_as_completed(futures)
+        return _as_completed(futures)
 
     def stop(self, futures: list) -> None:
         """Stop everything after an interrupt or an error."""
