@@ -269,7 +269,12 @@ class Batch:
             """Under the lock, just before the publish: a rules change since the build is applied to this trace
             too (the dataset's traces were rebuilt with it; this one was not published yet)."""
             if rules_stamp(rdir) != stamp:
-                build_derived(out, st.parsed.staging, rules_plan(), rules_dir=rdir)
+                plan = rules_plan()
+                build_derived(out, st.parsed.staging, plan, rules_dir=rdir)  # each table as one part
+                for step in plan.steps:
+                    for part in (out / step.table).glob("part-*.parquet"):
+                        if part.name != "part-00000.parquet":
+                            part.unlink()
 
         res.row_counts = done.counts
         res.events_read = done.row["events_read"]
