@@ -203,3 +203,33 @@ def test_every_writing_command_at_once(tmp_path, mixed, existing):
     good, bad, rules, ref = mixed
     for k in range(int(os.environ.get("TRACESQL_CONCURRENCY_ROUNDS", "1"))):
         _one_round(tmp_path / f"r{k}", good, bad, rules, ref, existing)
+
+
+def test_a_trace_built_before_a_rules_change_is_published_under_the_new_rules(tmp_path, shared_traces, monkeypatch):
+    """A rules change that lands between a trace's build and its publish (another process's `categories --rules`):
+    the trace's rule tables are rebuilt under the lock before its publish, so its stored timeline is the one of the
+    rules in place."""
+    import sys
+
+    ds = tmp_path / "ds"
+    assert tracesql.ingest([shared_traces / SMALL[0]], out=ds)[0].status == "ingested"
+    ing = sys.modules["tracesql.ingest"]
+    real = ing.build_derived
+    changed = []
+
+    def build_then_change(*a, **k):
+        real(*a, **k)
+        if not changed:  # the other process's change, done while this trace waits for its publish
+            (ds / "rules").mkdir(exist_ok=True)
+            (ds / "rules" / "all_comm.csv").write_text(
+                "ruleset,applies_to,event_cat,category,subcategory,class,pattern,priority,note\n"
+                '"default","kernel","","all_comm","","comm",".","1000000",""\n')
+            changed.append(True)
+
+    monkeypatch.setattr(ing, "build_derived", build_then_change)
+    assert tracesql.ingest([shared_traces / "nvidia/h100_bert_small_infer.json.gz"], out=ds)[0].status == "ingested"
+    with tracesql.open(ds) as d:
+        bert = d.sql("SELECT trace_id FROM traces WHERE file_name LIKE 'h100_bert%'")["trace_id"][0]
+        diff = d.sql("SELECT count(*) AS n FROM (SELECT * FROM gpu_timeline_all WHERE trace_id = $t EXCEPT ALL "
+                     "SELECT * FROM _gpu_timeline_all_build WHERE trace_id = $t)", {"t": bert})["n"][0]
+    assert diff == 0
