@@ -215,7 +215,7 @@ def test_a_trace_built_before_a_rules_change_is_published_under_the_new_rules(tm
     assert tracesql.ingest([shared_traces / SMALL[0]], out=ds)[0].status == "ingested"
     ing = sys.modules["tracesql.ingest"]
     real = ing.build_derived
-    changed = []
+    changed: list[bool] = []
 
     def build_then_change(*a, **k):
         real(*a, **k)
