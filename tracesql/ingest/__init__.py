@@ -481,9 +481,13 @@ def _enter_dataset(dataset: Path) -> tuple[_Created | None, Active]:
     for _ in range(100):
         if dataset.exists() and not dataset.is_dir():
             raise DatasetError(f"{dataset}: cannot create the dataset here (File exists)")
-        if dataset.is_dir() and not (dataset / "traces").is_dir() and any(
+        try:
+            foreign = dataset.is_dir() and not (dataset / "traces").is_dir() and any(
                 p.name not in DATASET_FILES and not p.name.startswith((".init.sql.", ".catalog.", ".rules-change."))
-                for p in dataset.iterdir()):
+                for p in dataset.iterdir())
+        except FileNotFoundError:
+            continue  # removed meanwhile by the run that had created it
+        if foreign:
             raise DatasetError(f"{dataset}: a directory that is not a tracesql dataset and not empty; give a new or "
                                "empty directory, or an existing dataset")
         existed = dataset.is_dir()
