@@ -4,6 +4,7 @@ done is in it, and a later run completes the job (removing the killed run's work
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import signal
@@ -174,3 +175,114 @@ def test_stale_work_area_is_removed_when_every_file_is_already_in_the_dataset(tm
     (stale / "out" / "events" / "part-00000.parquet").write_bytes(b"PAR1 partial")
     assert [x.status for x in tracesql.ingest([f], out=ds)] == ["duplicate"]
     assert not stale.exists()
+
+
+# ---- a rules change is one change ---------------------------------------------------------------------------------
+
+ALL_COMM = "category,pattern,class,priority\nall_comm,.,comm,1000000\n"
+RULES_TRACES = ["nvidia/hta_large_integer.json.gz", "nvidia/hta_trace_compare_base.json.gz",
+                "nvidia/gpumodel_relative_ts.json.gz", "nvidia/hta_triton_example.json.gz",
+                "nvidia/hta_event_sync_multi_stream.json.gz", "nvidia/h100_bert_small_infer.json.gz"]
+
+
+def _timeline_files(ds: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(ds)): p.read_bytes() for p in sorted(ds.glob("traces/*/gpu_timeline_all/*.parquet"))}
+
+
+def _consistent(ds: Path) -> bool:
+    """The stored GPU timeline is the one the rules in place give."""
+    with tracesql.open(ds) as d:
+        return d.sql("SELECT count(*) AS n FROM (SELECT * FROM gpu_timeline_all EXCEPT ALL "
+                     "SELECT * FROM _gpu_timeline_all_build)")["n"][0] == 0
+
+
+@pytest.fixture
+def rules_ds(tmp_path, shared_traces):
+    ds = tmp_path / "ds"
+    assert all(r.status == "ingested" for r in tracesql.ingest([shared_traces / t for t in RULES_TRACES], out=ds))
+    (tmp_path / "all_comm.csv").write_text(ALL_COMM)
+    return ds, tmp_path / "all_comm.csv"
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_rules_change_leaves_the_dataset_as_it_was(rules_ds):
+    ds, rules = rules_ds
+    before = _timeline_files(ds)
+    p = subprocess.Popen(_cli() + ["categories", str(ds), "--rules", str(rules)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not list((ds / ".staging").glob("*/*")):
+        time.sleep(0.01)  # the change is under way: its work area is being filled
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "tracesql: interrupted" and "Traceback" not in err
+    assert not (ds / "rules" / "all_comm.csv").exists()
+    assert _timeline_files(ds) == before
+    assert _consistent(ds)
+    assert not list((ds / ".staging").iterdir())
+
+
+@pytest.mark.slow
+def test_a_rules_change_killed_after_its_commit_is_finished_by_the_next_command(rules_ds):
+    from tracesql.store.lock import EXIT_AFTER_COMMIT_ENV, JOURNAL
+
+    ds, rules = rules_ds
+    before = _timeline_files(ds)
+    env = {**os.environ, EXIT_AFTER_COMMIT_ENV: "1"}
+    p = subprocess.run(_cli() + ["categories", str(ds), "--rules", str(rules)], capture_output=True, text=True,
+                       env=env)
+    assert p.returncode == 3  # died between the commit and the moves
+    assert (ds / JOURNAL).exists() and not (ds / "rules" / "all_comm.csv").exists()
+    # a reader that cannot write the dataset says so instead of reading a mix
+    import tracesql.store.lock as lock
+
+    def read_only(*a):
+        raise PermissionError(13, "Permission denied")
+
+    real, lock._apply = lock._apply, read_only
+    try:
+        with pytest.raises(tracesql.DatasetError, match="rules was interrupted after it was committed"):
+            tracesql.open(ds)
+    finally:
+        lock._apply = real
+    q = subprocess.run(_cli() + ["timeline", str(ds), "--format", "csv"], capture_output=True, text=True)
+    assert q.returncode == 0, q.stderr
+    assert not (ds / JOURNAL).exists() and (ds / "rules" / "all_comm.csv").exists()
+    assert _timeline_files(ds) != before
+    assert _consistent(ds)
+    assert not list((ds / ".staging").iterdir())
+
+
+def test_temporary_catalogs_of_killed_processes_are_removed(tmp_path, shared_traces):
+    """`catalog` killed while writing leaves `.catalog.<pid>-<r>.duckdb`: the next catalog (or ingest) removes those
+    of processes that are gone, under the dataset's lock; a live process's stays."""
+    ds = tmp_path / "ds"
+    assert tracesql.ingest([shared_traces / SMALL[0]], out=ds)[0].status == "ingested"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    stale = [ds / f".catalog.{dead}-deadbeef.duckdb", ds / f".catalog.{dead}-deadbeef.duckdb.wal"]
+    live = ds / f".catalog.{os.getpid()}-0123abcd.duckdb"
+    for f in [*stale, live]:
+        f.write_bytes(b"partial")
+    p = subprocess.run(_cli() + ["catalog", str(ds)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert not any(f.exists() for f in stale) and live.exists()
+
+
+def test_shell_does_not_write_what_it_need_not(tmp_path, shared_traces):
+    """`shell --builtin` writes nothing into the dataset (a read-only dataset opens); the duckdb CLI route rewrites
+    init.sql only when it is not current."""
+    ds = tmp_path / "ds"
+    assert tracesql.ingest([shared_traces / SMALL[0]], out=ds)[0].status == "ingested"
+    (ds / "init.sql").unlink()
+    p = subprocess.run(_cli() + ["shell", str(ds), "--builtin"], input="SELECT 42 AS answer;\n.quit\n",
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "42" in p.stdout and not (ds / "init.sql").exists()
+    from tracesql.store.dataset import write_init_sql
+
+    path = write_init_sql(ds)
+    mtime = path.stat().st_mtime_ns
+    os.utime(path, ns=(mtime - 10**9, mtime - 10**9))
+    assert write_init_sql(ds) == path and path.stat().st_mtime_ns == mtime - 10**9  # current: not rewritten

@@ -5,8 +5,10 @@ already present."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import duckdb
@@ -108,3 +110,126 @@ def test_same_file_in_two_processes(tmp_path, shared_traces):
     assert sum("already in the dataset" in o for o in outs) == 1
     got = _counts(ds)
     assert list(got) == [f] and got[f][2][TABLES.index("kernels")] == 1707
+
+
+# ---- every writing command at once, into a new and into an existing dataset --------------------------------------
+
+SMALL = ["nvidia/hta_large_integer.json.gz", "nvidia/hta_trace_compare_base.json.gz", "jax/cpu_perfetto_trace.json.gz",
+         "nvidia/gpumodel_relative_ts.json.gz", "nvidia/hta_triton_example.json.gz",
+         "nvidia/hta_event_sync_multi_stream.json.gz"]
+# every kernel becomes communication: the stored GPU timeline (built with the rules) changes visibly
+ALL_COMM = "category,pattern,class,priority\nall_comm,.,comm,1000000\n"
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory, shared_traces):
+    """Six small good traces and qwen, three files that fail (not a trace, truncated, missing), with the reference
+    counts of a clean ingest of the good ones."""
+    d = tmp_path_factory.mktemp("mixed")
+    good = [str(shared_traces / t) for t in SMALL] + [str(shared_traces / "nvidia/h100_qwen_infer.json.gz")]
+    (d / "not_a_trace.json").write_text('{"x": 1}')
+    (d / "cut.json").write_text('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1}, {"p')
+    bad = [str(d / "not_a_trace.json"), str(d / "cut.json"), str(d / "missing.json")]
+    (d / "rules.csv").write_text(ALL_COMM)
+    ref = d / "ref"
+    assert all(r.status == "ingested" for r in tracesql.ingest(good, out=ref))
+    return good, bad, d / "rules.csv", _counts(ref)
+
+
+def _start(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(_cli() + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _one_round(tmp: Path, good: list[str], bad: list[str], rules: Path, ref: dict, existing: bool) -> None:
+    ds = tmp / "ds"
+    if existing:
+        assert tracesql.ingest(good[:1], out=ds)[0].status == "ingested"
+    # four ingests: one of failing files only (the run that, creating the dataset, would remove it), three that
+    # overlap, with failing files among them; a rules change and a catalog at the same time
+    # overlap, with failing files among them; the failing one and one that takes a while (qwen, 18,221 events)
+    # start first; the others, a rules change and a catalog a moment later
+    ingests = [[bad[0], bad[1]], [good[6], bad[0], *good[0:2]], [*good[1:5], bad[2]], [good[5], good[0], bad[1]]]
+    procs = [_start(["ingest", *files, "--out", str(ds), "-q"]) for files in ingests[:2]]
+    time.sleep(0.5)
+    procs += [_start(["ingest", *files, "--out", str(ds), "-q"]) for files in ingests[2:]]
+    others = [_start(["categories", str(ds), "--rules", str(rules), "--format", "csv"]),
+              _start(["catalog", str(ds)])]
+    outs = [p.communicate(timeout=300) for p in procs + others]
+    for p, (_out, err) in zip(procs + others, outs, strict=True):
+        assert "Traceback" not in err, err
+        assert p.returncode in (0, 1), err
+        for line in err.splitlines():
+            assert line.startswith(("tracesql: ", "rules from ")), err
+    assert [p.returncode for p in procs] == [1, 1, 1, 1], [o[1] for o in outs]
+    for p, (_out, err) in zip(others, outs[len(procs):], strict=True):
+        if p.returncode:  # only before the dataset was there: a command on a dataset never fails because of another
+            assert not existing and ("no such directory" in err or "not a tracesql dataset" in err
+                                     or "no GPU events" in err), err
+    # every good file is in the dataset once, whole, with the rows of a clean ingest
+    assert _counts(ds) == ref
+    assert not [p for p in (ds / ".staging").iterdir()] if (ds / ".staging").exists() else True
+    # every run is recorded, ended, with every file; each trace belongs to exactly one run
+    runs = [json.loads(p.read_text()) for p in (ds / "runs").glob("*.json")]
+    assert len(runs) == len(ingests) + existing
+    assert all(r["status"] in ("done", "failed_files") for r in runs), runs
+    by_files = sorted(sorted(f["path"] for f in r["files"]) for r in runs if r["command"] != "tracesql.ingest")
+    assert by_files == sorted(sorted(files) for files in ingests)
+    ingested = [f["trace_id"] for r in runs for f in r["files"] if f["status"] == "ingested"]
+    assert sorted(ingested) == sorted(v[0] for v in ref.values())
+    for r in runs:
+        for f in r["files"]:
+            assert (f["status"] == "failed") == (f["path"] in bad), f
+    with tracesql.open(ds) as d:
+        assert d.sql("SELECT count(*) AS n FROM ingest_run_files WHERE status = 'ingested'")["n"][0] == len(ref)
+    # the rules change is whole: the rule file is there and every trace's stored timeline is the one its rules
+    # give (also the traces published while it ran)
+    rule_ok = others[0].returncode == 0 or (ds / "rules" / "rules.csv").exists()
+    if rule_ok:
+        assert (ds / "rules" / "rules.csv").exists()
+    with tracesql.open(ds) as d:
+        diff = d.sql("SELECT count(*) AS n FROM (SELECT * FROM gpu_timeline_all EXCEPT ALL "
+                     "SELECT * FROM _gpu_timeline_all_build)")["n"][0]
+        assert diff == 0
+        if rule_ok:
+            assert d.sql("SELECT count(*) AS n FROM kernels_categorized WHERE kernel_category = 'all_comm'")["n"][0] > 0
+    assert not list(ds.glob(".catalog.*")) and not list(ds.glob(".init.sql.*"))
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new", "existing"])
+def test_every_writing_command_at_once(tmp_path, mixed, existing):
+    """Four ingests (one of failing files only), a `categories --rules` and a `catalog`, all at once, into a new
+    and into an existing dataset: no run removes or spoils what another writes. TRACESQL_CONCURRENCY_ROUNDS=20
+    repeats it."""
+    good, bad, rules, ref = mixed
+    for k in range(int(os.environ.get("TRACESQL_CONCURRENCY_ROUNDS", "1"))):
+        _one_round(tmp_path / f"r{k}", good, bad, rules, ref, existing)
+
+
+def test_a_trace_built_before_a_rules_change_is_published_under_the_new_rules(tmp_path, shared_traces, monkeypatch):
+    """A rules change that lands between a trace's build and its publish (another process's `categories --rules`):
+    the trace's rule tables are rebuilt under the lock before its publish, so its stored timeline is the one of the
+    rules in place."""
+    import sys
+
+    ds = tmp_path / "ds"
+    assert tracesql.ingest([shared_traces / SMALL[0]], out=ds)[0].status == "ingested"
+    ing = sys.modules["tracesql.ingest"]
+    real = ing.build_derived
+    changed: list[bool] = []
+
+    def build_then_change(*a, **k):
+        real(*a, **k)
+        if not changed:  # the other process's change, done while this trace waits for its publish
+            (ds / "rules").mkdir(exist_ok=True)
+            (ds / "rules" / "all_comm.csv").write_text(
+                "ruleset,applies_to,event_cat,category,subcategory,class,pattern,priority,note\n"
+                '"default","kernel","","all_comm","","comm",".","1000000",""\n')
+            changed.append(True)
+
+    monkeypatch.setattr(ing, "build_derived", build_then_change)
+    assert tracesql.ingest([shared_traces / "nvidia/h100_bert_small_infer.json.gz"], out=ds)[0].status == "ingested"
+    with tracesql.open(ds) as d:
+        bert = d.sql("SELECT trace_id FROM traces WHERE file_name LIKE 'h100_bert%'")["trace_id"][0]
+        diff = d.sql("SELECT count(*) AS n FROM (SELECT * FROM gpu_timeline_all WHERE trace_id = $t EXCEPT ALL "
+                     "SELECT * FROM _gpu_timeline_all_build WHERE trace_id = $t)", {"t": bert})["n"][0]
+    assert diff == 0

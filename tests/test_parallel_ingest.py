@@ -3,8 +3,10 @@ order of the files, one init.sql and catalog at the end; an interrupted parallel
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -88,20 +90,25 @@ def test_glob_patterns_are_expanded(tmp_path, shared_traces):
 def test_interrupted_parallel_run_leaves_whole_traces(tmp_path, shared_traces):
     files = [str(shared_traces / f) for f in good_trace_files()]
     ds = tmp_path / "ds"
+    # Ctrl-C typed on a terminal: SIGINT to the whole process group, the pool processes included
     p = subprocess.Popen(tracesql_cli() + ["ingest", *files, "--out", str(ds), "-q", "--jobs", "2"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.time() + 120
     while time.time() < deadline and not list((ds / "traces").glob("trace_id=*")):
         time.sleep(0.05)  # interrupt once some trace is published, while others are in flight
-    p.send_signal(signal.SIGINT)
+    os.killpg(p.pid, signal.SIGINT)
     out, err = p.communicate(timeout=120)
     assert p.returncode == 130, (out, err)
-    assert err.strip().splitlines()[-1] == "tracesql: interrupted"
+    assert err.strip().splitlines() == ["tracesql: interrupted"], err  # no pool process's traceback before it
     published = list((ds / "traces").glob("trace_id=*"))
     assert 0 < len(published) < len(files)
     assert not list((ds / ".staging").iterdir())  # the tasks removed their work areas
     (run,) = [json.loads(x.read_text()) for x in (ds / "runs").glob("*.json")]
     assert run["status"] == "interrupted"
+    # every trace published belongs to the run, also those whose task had not reported back
+    assert sorted(f["trace_id"] for f in run["files"] if f["status"] == "ingested") == \
+        sorted(d.name.split("=", 1)[1] for d in published)
+    assert run["ingested"] == len(published)
     # what was published is whole: a later run completes the dataset, adding each remaining file once
     r = tracesql.ingest(files, out=ds, jobs=2)
     assert sum(x.status == "duplicate" for x in r) == len(published)
@@ -128,3 +135,81 @@ def test_dask_local_cluster_equals_sequential_and_survives_a_killed_worker(tmp_p
     assert not list((ds / ".staging").iterdir())
     (run,) = [json.loads(p.read_text()) for p in (ds / "runs").glob("*.json")]
     assert (run["status"], run["ingested"], run["already_present"], run["failed"]) == ("done", 8, 0, 0)
+
+
+@pytest.mark.slow
+def test_a_worker_that_dies_after_publishing(tmp_path, shared_traces, monkeypatch):
+    """The first pool process to publish a trace dies right after (as one killed would): the traces it had
+    published are this run's, reported as ingested (not 'internal error (BrokenProcessPool)'), the files it had
+    not finished run again in a new pool, and the run's record lists every trace once."""
+    from tracesql.parallel.executors import EXIT_AFTER_PUBLISH_ENV
+
+    files = find_trace_files([str(shared_traces / DLRM)])
+    marker = tmp_path / "exited-once"
+    monkeypatch.setenv(EXIT_AFTER_PUBLISH_ENV, str(marker))
+    ds = tmp_path / "ds"
+    res = tracesql.ingest(files, out=ds, jobs=2)
+    assert marker.exists()  # a process did die after a publish
+    assert [r.path for r in res] == files
+    assert [r.status for r in res] == ["ingested"] * 8, [r.error for r in res]
+    assert all(r.row_counts.get("kernels") for r in res)
+    (run,) = [json.loads(p.read_text()) for p in (ds / "runs").glob("*.json")]
+    assert (run["status"], run["ingested"], run["already_present"], run["failed"]) == ("done", 8, 0, 0)
+    assert sorted(f["trace_id"] for f in run["files"]) == sorted(str(r.trace_id) for r in res)
+    assert len(list((ds / "traces").glob("trace_id=*"))) == 8
+
+
+def test_idle_pool_processes_exit_quietly_and_with_their_parent(tmp_path):
+    """A pool process exits without a traceback when stopped while idle (SIGTERM), and by itself when its parent
+    is killed with SIGKILL."""
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import os, time\n"
+        "from tracesql.parallel.executors import Pool\n"
+        "if not hasattr(Pool, 'submit_all'):\n"
+        "    Pool.submit_all = lambda self, fn, args: [self.submit(fn, *a) for a in args]\n"
+        "def pid():\n"
+        "    time.sleep(1)\n"
+        "    return os.getpid()\n"
+        "if __name__ == '__main__':\n"
+        "    p = Pool('processes', 2)\n"
+        "    fs = p.submit_all(pid, [(), ()])\n"
+        "    print(' '.join(str(f.result()) for f in fs), flush=True)\n"
+        "    time.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    assert parent.stdout is not None
+    kids = sorted({int(x) for x in parent.stdout.readline().split()})
+    assert len(kids) == 2
+    os.kill(kids[0], signal.SIGTERM)  # idle: it exits, quietly
+    parent.kill()  # SIGKILL: the other exits by itself
+    _, err = parent.communicate(timeout=30)
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_alive(k) for k in kids):
+        time.sleep(0.1)
+    assert not any(_alive(k) for k in kids)
+    assert "Traceback" not in err, err
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_dataset_inside_the_folder_is_not_ingested(tmp_path, shared_traces):
+    """A folder that holds trace files and a dataset (its run records, init.sql, ...): the dataset's files are
+    not taken for traces, a nightly `ingest FOLDER --out FOLDER/ds` ingests the traces only."""
+    import shutil
+
+    arch = tmp_path / "arch"
+    arch.mkdir()
+    shutil.copy(shared_traces / "nvidia/hta_triton_example.json.gz", arch / "a.json.gz")
+    ds = arch / "ds"
+    for _ in range(2):
+        res = tracesql.ingest([arch], out=ds)
+        assert [(Path(r.path).name, r.status) for r in res] in ([("a.json.gz", "ingested")],
+                                                                 [("a.json.gz", "duplicate")])
+    assert find_trace_files([str(arch)]) == [str(arch / "a.json.gz")]

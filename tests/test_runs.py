@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,89 @@ def test_the_cron_recipe_runs_as_written(tmp_path, shared_traces):
     runs = _runs(tmp_path / "ds")
     assert [(r["status"], r["ingested"], r["already_present"], r["failed"]) for r in runs] == [
         ("failed_files", 1, 0, 1), ("failed_files", 0, 1, 1)]
+
+
+def test_a_killed_run_keeps_the_traces_it_published(tmp_path, shared_traces):
+    """kill -9 of a run once it has published a trace: the trace belongs to the run at once (ingest_run_files,
+    hence `report --since`), and the next run marks the run killed with that trace in its record, rather than
+    leaving it to no run ('already present' later)."""
+    ds = tmp_path / "ds"
+    files = [str(shared_traces / f) for f in ("nvidia/hta_triton_example.json.gz", QWEN, BERT)]
+    p = subprocess.Popen(tracesql_cli() + ["ingest", *files, "--out", str(ds), "-q"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not list((ds / "traces").glob("trace_id=*")):
+        time.sleep(0.02)
+    p.kill()
+    p.communicate(timeout=60)
+    published = sorted(d.name.split("=", 1)[1] for d in (ds / "traces").glob("trace_id=*"))
+    assert published
+    (rec,) = _runs(ds)
+    assert rec["status"] == "running"
+    with tracesql.open(ds) as d:
+        files_of_run = d.sql("SELECT run_id, trace_id FROM ingest_run_files WHERE status = 'ingested' "
+                             "ORDER BY trace_id").rows()
+    assert files_of_run == [(rec["run_id"], t) for t in published]
+    since = subprocess.run(tracesql_cli() + ["report", str(ds), "--since", rec["run_id"], "--out",
+                                             str(tmp_path / "rep")], capture_output=True, text=True)
+    assert since.returncode == 0, since.stderr
+    # the next run: the killed run's record is repaired, the trace stays its own
+    again = tracesql.ingest(files, out=ds)
+    killed = next(r for r in _runs(ds) if r["run_id"] == rec["run_id"])
+    assert killed["status"] == "killed" and killed["ingested"] == len(published)
+    assert sorted(f["trace_id"] for f in killed["files"] if f["status"] == "ingested") == published
+    assert sorted(str(r.trace_id) for r in again if r.status == "duplicate") == published
+    with tracesql.open(ds) as d:
+        per_trace = d.sql("SELECT trace_id, count(*) AS n FROM ingest_run_files WHERE status = 'ingested' "
+                          "GROUP BY ALL").rows()
+    assert sorted(per_trace) == sorted((r.trace_id, 1) for r in again)  # every trace, one run each
+
+
+def test_a_record_that_cannot_be_written_says_so(tmp_path, shared_traces, monkeypatch, capsys):
+    """A run whose record cannot be written at its end (the disk is full) writes what it can in place (status,
+    counts, the reason), says so on stderr, and is not later taken for a killed run."""
+    import errno
+
+    from tracesql.ingest import runs as runs_mod
+
+    ds = tmp_path / "ds"
+    real = runs_mod._write_json
+
+    def full(path, obj):
+        if obj.get("status") != "running":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, obj)
+
+    monkeypatch.setattr(runs_mod, "_write_json", full)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"x": 1}')
+    res = tracesql.ingest([shared_traces / BERT, bad], out=ds)
+    assert [r.status for r in res] == ["ingested", "failed"]
+    err = capsys.readouterr().err
+    assert "without its list of files (No space left on device)" in err
+    monkeypatch.setattr(runs_mod, "_write_json", real)
+    (rec,) = _runs(ds)
+    assert (rec["status"], rec["ingested"], rec["failed"]) == ("failed_files", 1, 1)
+    assert "No space left on device" in rec["error"]
+    tracesql.ingest([shared_traces / BERT], out=ds)  # a later run does not mark it killed
+    assert next(r for r in _runs(ds) if r["run_id"] == rec["run_id"])["status"] == "failed_files"
+    with tracesql.open(ds) as d:  # its trace is still its own
+        assert d.sql("SELECT run_id FROM ingest_run_files WHERE status = 'ingested'").rows() == [(rec["run_id"],)]
+
+
+def test_a_ctrl_c_reported_by_duckdb_is_an_interrupt(tmp_path, shared_traces, monkeypatch):
+    """DuckDB reports a Ctrl-C during one of its queries as its own error ('Query interrupted'): the run is
+    recorded as interrupted, not as an error."""
+    import duckdb
+
+    ing = sys.modules["tracesql.ingest"]
+
+    def interrupted(*a, **k):
+        raise duckdb.InterruptException("Query interrupted")
+
+    ds = tmp_path / "ds"
+    assert tracesql.ingest([shared_traces / BERT], out=ds)[0].status == "ingested"
+    monkeypatch.setattr(ing, "_ingest_files", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        tracesql.ingest([shared_traces / QWEN], out=ds)
+    assert _runs(ds)[-1]["status"] == "interrupted"

@@ -147,31 +147,28 @@ def add_rules(dataset_path, csv_path, name: str | None = None) -> Path:
     parses it exactly). A file of the same name is replaced; other user rule files are kept, so several
     files merge (ties between equal priorities go to the earlier file name). Returns the written path.
     """
+    from tracesql.ingest.derive import change_rules
+    from tracesql.store.lock import active
+
     ds_dir = Path(dataset_path)
     if not (ds_dir / "traces").is_dir():
         raise DatasetError(f"{dataset_path}: not a tracesql dataset (no traces/ folder)")
     rules = read_rules(csv_path)
-    out_dir = ds_dir / "rules"
-    out_dir.mkdir(exist_ok=True)
     stem = Path(name or Path(csv_path).name).name
     if not stem.endswith(".csv"):
         stem += ".csv"
-    dest = out_dir / stem
-    tmp = out_dir / f".{stem}.tmp"
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n")
-        w.writerow(RULE_COLUMNS)
-        for row in rules.iter_rows():
-            w.writerow(row)
-    tmp.replace(dest)
-    _rebuild_rule_tables(ds_dir)
-    return dest
 
+    def write(path: Path) -> None:
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n")
+            w.writerow(RULE_COLUMNS)
+            for row in rules.iter_rows():
+                w.writerow(row)
 
-def _rebuild_rule_tables(ds_dir: Path) -> None:
-    """The stored tables computed with the rules (the GPU timeline's classes) are rebuilt for every trace, so
-    that the timeline, the categories and the gaps agree under the new rules."""
-    from tracesql.ingest.derive import rebuild, rule_dependent_tables
-
-    rebuild(ds_dir, rule_dependent_tables())
-
+    # the rule file and the stored tables computed with the rules (the GPU timeline's classes) change together,
+    # so that the timeline, the categories and the gaps agree under the rules in place, whatever interrupts it
+    with active(ds_dir) as a:
+        if a is None or not (ds_dir / "traces").is_dir():
+            raise DatasetError(f"{dataset_path}: not a tracesql dataset (no traces/ folder)")
+        change_rules(ds_dir, stem, write)
+    return ds_dir / "rules" / stem

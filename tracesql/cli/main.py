@@ -181,11 +181,15 @@ def cmd_tables(args) -> int:
 
 
 def cmd_catalog(args) -> int:
+    from pathlib import Path
+
     from tracesql.store.dataset import write_catalog, write_init_sql
+    from tracesql.store.lock import active
 
     _open(args.dataset).close()  # validates the dataset
-    print(write_init_sql(args.dataset))
-    print(write_catalog(args.dataset))
+    with active(Path(args.dataset)):  # the dataset is not removed under it
+        print(write_init_sql(args.dataset))
+        print(write_catalog(args.dataset))
     return 0
 
 
@@ -219,9 +223,9 @@ def cmd_shell(args) -> int:
     except BaseException:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         raise
-    init = write_init_sql(ds_path)
     exe = None if args.builtin else shutil.which("duckdb")
     if exe:
+        init = _shell_init_sql(ds_path, write_init_sql)
         version = duckdb_cli_version(exe)
         if version is not None and version >= MIN_DUCKDB_CLI:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
@@ -231,6 +235,23 @@ def cmd_shell(args) -> int:
               f"v{'.'.join(map(str, MIN_DUCKDB_CLI))} or newer (pip install duckdb-cli); using the built-in prompt",
               file=sys.stderr)
     return _python_shell(ds_path)
+
+
+def _shell_init_sql(ds_path, write_init_sql) -> str:
+    """DATASET/init.sql for the duckdb CLI: rewritten only when it is not current; for a dataset that cannot be
+    written, a copy in a temporary file."""
+    import tempfile
+    from pathlib import Path
+
+    from tracesql.store.dataset import init_sql_text
+
+    try:
+        return str(write_init_sql(ds_path))
+    except OSError:
+        fd, path = tempfile.mkstemp(prefix="tracesql-init-", suffix=".sql")
+        with os.fdopen(fd, "w") as f:
+            f.write(init_sql_text(Path(ds_path)))
+        return path
 
 
 def _history_file() -> str | None:

@@ -27,16 +27,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import orjson
 
 from tracesql.errors import DatasetError, TraceError
-from tracesql.ingest.derive import BATCH_TRACES, BUILD_MEMORY_LIMIT, build_derived
+from tracesql.ingest.derive import BATCH_TRACES, BUILD_MEMORY_LIMIT, build_derived, rules_plan, rules_stamp
 from tracesql.ingest.finalize import FinishedTrace, PreparedTrace, complete, prepare, rules_dir
 from tracesql.ingest.parse import ParsedTrace, TraceParser, Workers, default_chunk_size
 from tracesql.ingest.progress import THRESHOLD_BYTES, Progress, estimate_json_bytes
-from tracesql.ingest.publish import new_staging, publish, published_hash, remove_stale_staging
-from tracesql.ingest.runs import RunRecord, dataset_lock
-from tracesql.parallel.executors import EXECUTORS, Pool, cores, exit_once_if_asked
+from tracesql.ingest.publish import RUN_SIDECAR, new_staging, publish, published_hash, remove_stale_staging
+from tracesql.ingest.runs import RunRecord, dataset_lock, published_by
+from tracesql.parallel.executors import (
+    EXECUTORS,
+    EXIT_AFTER_PUBLISH_ENV,
+    TASK_RUNS,
+    Pool,
+    cores,
+    exit_once_if_asked,
+    process_died,
+)
 from tracesql.store.dataset import ensure_catalog, write_init_sql
+from tracesql.store.lock import Active, enter
 
 __all__ = ["BUILD_MEMORY_LIMIT", "TRACE_SUFFIXES", "IngestResult", "Workers", "default_jobs", "find_trace_files",
            "ingest", "ingest_file"]
@@ -106,12 +116,22 @@ def find_trace_files(paths: list[str]) -> list[str]:
                 out += find_trace_files(matches)
                 continue
         if pp.is_dir():
-            for f in sorted(pp.rglob("*")):
-                if f.is_file() and f.name.endswith(TRACE_SUFFIXES) and not f.name.startswith("."):
-                    out.append(str(f))
+            found = []
+            for d, dirs, names in os.walk(pp):
+                # a tracesql dataset in the folder (its run records, init.sql, ...) holds no trace files
+                dirs[:] = [x for x in dirs if not is_dataset_dir(Path(d) / x)]
+                found += [Path(d) / n for n in names if n.endswith(TRACE_SUFFIXES) and not n.startswith(".")
+                          and os.path.isfile(os.path.join(d, n))]
+            out += [str(f) for f in sorted(found)]
         else:
             out.append(str(pp))
     return out
+
+
+def is_dataset_dir(d: Path) -> bool:
+    """Whether ``d`` is a tracesql dataset: a ``traces`` folder and a file only a dataset has."""
+    return (d / "traces").is_dir() and any((d / n).exists() for n in ("runs", "init.sql", ".lock", ".active",
+                                                                      "catalog.duckdb", ".staging"))
 
 
 def failed_result(path: str, e: Exception) -> IngestResult:
@@ -144,8 +164,9 @@ class Batch:
     build's statements for all of them, so that small traces do not each pay the statements' fixed cost. Each
     trace is still published on its own, atomically."""
 
-    def __init__(self, dataset: Path):
+    def __init__(self, dataset: Path, run_id: str | None = None):
         self.dataset = dataset
+        self.run_id = run_id
         self.staged: list[_Staged] = []
         self._con: duckdb.DuckDBPyConnection | None = None
 
@@ -227,22 +248,34 @@ class Batch:
                 st.out = out
             outs.append(st.out)
         first = staged[0].parsed
-        build_derived(outs[0] if len(outs) == 1 else outs, first.staging, rules_dir=rules_dir(first))
+        rdir = rules_dir(first)
+        stamp = rules_stamp(rdir)  # the rules the tables are built with
+        build_derived(outs[0] if len(outs) == 1 else outs, first.staging, rules_dir=rdir)
         share = (time.time() - t0) / len(staged)
         done = [complete(self.con, st.parsed, st.pre, out, st.started) for st, out in zip(staged, outs, strict=True)]
         results = []
         for st, out, d in zip(staged, outs, done, strict=True):
-            results.append(self._publish(st, out, d, share))
+            results.append(self._publish(st, out, d, share, rdir, stamp))
+            exit_once_if_asked(EXIT_AFTER_PUBLISH_ENV)
             on_result(results[-1])
         return results
 
-    def _publish(self, st: _Staged, out: Path, done: FinishedTrace, share: float) -> IngestResult:
+    def _publish(self, st: _Staged, out: Path, done: FinishedTrace, share: float, rdir: Path,
+                 stamp: str) -> IngestResult:
         res = st.result
         trace_id = done.row["trace_id"]
-        if not publish(out, self.dataset, trace_id, done.row["size_bytes"], done.row["content_hash"]):
-            res.status = "duplicate"
-            return res
-        res.status = "ingested"
+
+        def same_rules() -> None:
+            """Under the lock, just before the publish: a rules change since the build is applied to this trace
+            too (the dataset's traces were rebuilt with it; this one was not published yet)."""
+            if rules_stamp(rdir) != stamp:
+                plan = rules_plan()
+                build_derived(out, st.parsed.staging, plan, rules_dir=rdir)  # each table as one part
+                for step in plan.steps:
+                    for part in (out / step.table).glob("part-*.parquet"):
+                        if part.name != "part-00000.parquet":
+                            part.unlink()
+
         res.row_counts = done.counts
         res.events_read = done.row["events_read"]
         res.skipped = done.skipped
@@ -252,6 +285,16 @@ class Batch:
         res.noted = done.noted
         res.unlinked = done.unlinked
         res.seconds = st.seconds + share
+        run = None
+        if self.run_id is not None:
+            run = {"run_id": self.run_id, "path": res.path, "status": "ingested", "trace_id": trace_id,
+                   "error": None, "json_bytes": res.json_bytes, "seconds": round(res.seconds, 6),
+                   "result": _result_fields(res)}
+        if not publish(out, self.dataset, trace_id, done.row["size_bytes"], done.row["content_hash"], run=run,
+                       before=same_rules):
+            res.status = "duplicate"
+            return res
+        res.status = "ingested"
         return res
 
     def close(self) -> None:
@@ -263,6 +306,23 @@ class Batch:
         if self._con is not None:
             self._con.close()
             self._con = None
+
+
+_RESULT_FIELDS = ("row_counts", "events_read", "skipped", "json_bytes", "seconds", "truncated", "rank", "noted",
+                  "unlinked")
+
+
+def _result_fields(r: IngestResult) -> dict:
+    return {k: getattr(r, k) for k in _RESULT_FIELDS}
+
+
+def result_from_record(rec: dict) -> IngestResult:
+    """The result of a file whose trace this run published, from the entry the trace carries (RUN_SIDECAR)."""
+    r = IngestResult(path=rec["path"], trace_id=rec.get("trace_id"), status="ingested")
+    for k, v in (rec.get("result") or {}).items():
+        if k in _RESULT_FIELDS:
+            setattr(r, k, v)
+    return r
 
 
 def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = True,
@@ -342,12 +402,22 @@ def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     if isinstance(paths, (str, os.PathLike)):
         paths = [str(paths)]
     dataset = Path(out)
-    created = _prepare_dataset(dataset)
+    created, act = _enter_dataset(dataset)
+    try:
+        return _run(paths, dataset, out, created, act, salvage, quiet, on_result, command, jobs, executor,
+                    scheduler, scheduler_file)
+    finally:
+        act.release()
+
+
+def _run(paths, dataset: Path, out, created: _Created | None, act: Active, salvage: bool, quiet: bool,
+         on_result: Callable[[IngestResult], object] | None, command: str | None, jobs: int | None, executor: str,
+         scheduler: str | None, scheduler_file: str | None) -> list[IngestResult]:
     try:
         run = RunRecord(dataset, command if command is not None else "tracesql.ingest")
     except OSError as e:
         if created:
-            _remove_new_dataset(dataset, created)
+            _remove_new_dataset(dataset, created, act, None)
         raise DatasetError(f"{out}: cannot write the record of this run ({e.strerror or type(e).__name__})") \
             from None
 
@@ -356,73 +426,135 @@ def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
         if on_result:
             on_result(r)
 
+    def finish(status: str | None = None, error: str | None = None) -> None:
+        note = run.finish(status, error)
+        if note:
+            import sys
+
+            print(f"tracesql: warning: {note}", file=sys.stderr)
+
     try:
         files = find_trace_files([str(p) for p in paths])
         n = default_jobs(files) if jobs is None else max(1, min(jobs, len(files)))
         if executor == "dask" or n > 1:
             results = _ingest_parallel(files, dataset, out, salvage, quiet, record, n, executor, scheduler,
-                                       scheduler_file)
+                                       scheduler_file, run_id=run.run_id)
         else:
-            results = _ingest_files(files, dataset, out, salvage, quiet, record)
+            results = _ingest_files(files, dataset, out, salvage, quiet, record, run_id=run.run_id)
     except KeyboardInterrupt:
-        run.finish("interrupted", "interrupted (Ctrl-C or SIGTERM)")
+        finish("interrupted", "interrupted (Ctrl-C or SIGTERM)")
         if created:
-            _remove_new_dataset(dataset, created)
+            _remove_new_dataset(dataset, created, act, run)
         raise
     except BaseException as e:  # an error of the dataset: a dataset made by this call goes again
-        run.finish("error", str(e).splitlines()[0] if str(e) else type(e).__name__)
+        if _interrupted(e):  # DuckDB's report of a Ctrl-C
+            finish("interrupted", "interrupted (Ctrl-C or SIGTERM)")
+            if created:
+                _remove_new_dataset(dataset, created, act, run)
+            raise KeyboardInterrupt from None
+        finish("error", str(e).splitlines()[0] if str(e) else type(e).__name__)
         if created:
-            _remove_new_dataset(dataset, created)
+            _remove_new_dataset(dataset, created, act, run)
         raise
-    if created and not any(r.status == "ingested" for r in results):
-        run.discard()
-        _remove_new_dataset(dataset, created)  # nothing was ingested: no skeleton dataset is left behind
-    else:
-        run.finish()
+    if not (created and not any(r.status == "ingested" for r in results)
+            and _remove_new_dataset(dataset, created, act, run)):
+        finish()  # (a new dataset in which nothing was ingested is removed again, with this record)
     return results
 
 
-def _prepare_dataset(dataset: Path) -> tuple[Path, bool] | None:
-    """Make the dataset directory if needed. Returns what to remove when the ingest publishes nothing: the
-    topmost directory this call created, or the dataset directory itself when it was there and empty (then
-    emptied, not removed: the flag is then True); None for an existing dataset. A directory that holds files
-    and is not a dataset is refused."""
-    if dataset.exists() and not dataset.is_dir():
-        raise DatasetError(f"{dataset}: cannot create the dataset here (File exists)")
-    dataset_files = (".staging", "init.sql", "catalog.duckdb", "rules", "runs", ".lock")
-    if dataset.is_dir() and not (dataset / "traces").is_dir() and \
-            any(p.name not in dataset_files and not p.name.startswith(".init.sql.") for p in dataset.iterdir()):
-        raise DatasetError(f"{dataset}: a directory that is not a tracesql dataset and not empty; give a new or "
-                           "empty directory, or an existing dataset")
-    created: tuple[Path, bool] | None = None
-    if dataset.is_dir() and not (dataset / "traces").is_dir():
-        created = (dataset, True)
-    else:
+DATASET_FILES = (".staging", "init.sql", "catalog.duckdb", "rules", "runs", ".lock", ".active", "traces")
+
+
+@dataclass
+class _Created:
+    """What a run made when it created its dataset: ``top``, the topmost directory it made (None: the dataset's
+    directory was there, empty, and is emptied again rather than removed)."""
+
+    top: Path | None
+
+
+def _enter_dataset(dataset: Path) -> tuple[_Created | None, Active]:
+    """Make the dataset directory if needed and take its ``active`` lock (tracesql.store.lock) for the run.
+    Returns what the run created (None: the dataset was there, or another run created it) and the lock. The run
+    that creates ``traces/`` (one ``mkdir``: one run of those starting together) is the dataset's creator. A file
+    that is not a directory, or a directory that holds files and is not a dataset, is refused."""
+    for _ in range(100):
+        if dataset.exists() and not dataset.is_dir():
+            raise DatasetError(f"{dataset}: cannot create the dataset here (File exists)")
+        try:
+            foreign = dataset.is_dir() and not (dataset / "traces").is_dir() and any(
+                p.name not in DATASET_FILES and not p.name.startswith((".init.sql.", ".catalog.", ".rules-change."))
+                for p in dataset.iterdir())
+        except FileNotFoundError:
+            continue  # removed meanwhile by the run that had created it
+        if foreign:
+            raise DatasetError(f"{dataset}: a directory that is not a tracesql dataset and not empty; give a new or "
+                               "empty directory, or an existing dataset")
+        existed = dataset.is_dir()
         top = dataset.absolute()
+        made: Path | None = None
         while not top.exists():
-            created, top = (top, False), top.parent
-    try:
-        dataset.mkdir(parents=True, exist_ok=True)
-        (dataset / "traces").mkdir(exist_ok=True)
-    except OSError as e:
-        raise DatasetError(f"{dataset}: cannot create the dataset here ({e.strerror or type(e).__name__})") from None
-    return created
+            made, top = top, top.parent
+        try:
+            dataset.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise DatasetError(f"{dataset}: cannot create the dataset here ({e.strerror or type(e).__name__})") \
+                from None
+        try:
+            act = enter(dataset)
+        except OSError as e:
+            raise DatasetError(f"{dataset}: cannot create the dataset here ({e.strerror or type(e).__name__})") \
+                from None
+        if act is None:
+            continue  # removed meanwhile by the run that had created it: again
+        try:
+            (dataset / "traces").mkdir()
+        except FileExistsError:
+            return None, act
+        except OSError as e:
+            act.release()
+            raise DatasetError(f"{dataset}: cannot create the dataset here ({e.strerror or type(e).__name__})") \
+                from None
+        return _Created(top=None if existed else made), act
+    raise DatasetError(f"{dataset}: cannot create the dataset here (it is removed and made again by other runs)")
 
 
-def _remove_new_dataset(dataset: Path, created: tuple[Path, bool]) -> None:
-    """Undo _prepare_dataset after an ingest that published nothing (unless another process published a trace
-    there meanwhile)."""
-    if any((dataset / "traces").glob("trace_id=*")):
-        return
-    top, empty_only = created
-    if empty_only:  # the directory was there, empty: leave it empty
+def _remove_new_dataset(dataset: Path, created: _Created, act: Active, run: RunRecord | None) -> bool:
+    """Undo _enter_dataset after a run that published nothing: only when no other command is at work in the
+    dataset (its ``active`` lock is this run's alone), no trace is published and no other run has a record there;
+    the dataset's directory is renamed away first (a run starting meanwhile makes a new one), then removed, and
+    the parents this run made are removed when empty. Returns whether it was removed (with ``run``'s record)."""
+    if not act.try_exclusive():
+        return False
+    mine = {run.path.name} if run is not None else set()
+    if any((dataset / "traces").glob("trace_id=*")) or any(
+            p.name not in mine for p in (dataset / "runs").glob("*.json")) or any((dataset / "rules").glob("*.csv")):
+        return False
+    if created.top is None:  # the directory was there, empty: leave it empty
         for p in list(dataset.iterdir()):
+            if p.name == ".active":
+                continue
             if p.is_dir():
                 shutil.rmtree(p, ignore_errors=True)
             else:
                 p.unlink(missing_ok=True)
-        return
-    shutil.rmtree(top, ignore_errors=True)
+        (dataset / ".active").unlink(missing_ok=True)
+        return True
+    trash = dataset.with_name(f".{dataset.name}.removed-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        os.rename(dataset, trash)
+    except OSError:
+        return False
+    shutil.rmtree(trash, ignore_errors=True)
+    d = dataset.absolute().parent
+    top = created.top.absolute()
+    while d != top.parent and d != d.parent and (d == top or top in d.parents):
+        try:
+            d.rmdir()
+        except OSError:
+            break
+        d = d.parent
+    return True
 
 
 def _interrupted(e: BaseException) -> bool:
@@ -432,7 +564,7 @@ def _interrupted(e: BaseException) -> bool:
 
 def _ingest_files(files: list[str], dataset: Path, out, salvage: bool, quiet: bool,
                   on_result: Callable[[IngestResult], object] | None, publish_catalog: bool = True,
-                  workers_per_file: int = 2) -> list[IngestResult]:
+                  workers_per_file: int = 2, run_id: str | None = None) -> list[IngestResult]:
     """Ingest ``files`` one after the other (their derived tables built in batches), reporting each result in
     order; then write init.sql and the catalog (unless ``publish_catalog`` is False: a task of a parallel run,
     whose parent writes them once)."""
@@ -446,7 +578,7 @@ def _ingest_files(files: list[str], dataset: Path, out, salvage: bool, quiet: bo
 
     results: list[IngestResult] = []
     waiting: list[IngestResult] = []  # results not reported yet: staged traces and the files after them
-    batch = Batch(dataset)
+    batch = Batch(dataset, run_id)
 
     def report(upto: IngestResult | None = None) -> None:
         """Report the waiting results in order, up to ``upto`` (a trace just published), else all."""
@@ -524,12 +656,13 @@ def _publish_catalog(dataset: Path, out, any_ingested: bool) -> None:
 JOB_MIN_BYTES = 32 << 20
 
 
-def run_task(files: list[str], dataset: str, salvage: bool, workers: int) -> list:
-    """Ingest a group of files into ``dataset`` (no init.sql or catalog: the driver writes them once)."""
+def run_task(files: list[str], dataset: str, salvage: bool, workers: int, run_id: str | None = None) -> list:
+    """Ingest a group of files into ``dataset`` (no init.sql or catalog: the driver writes them once); the traces
+    it publishes carry the entry of ``run_id``."""
     from tracesql.ingest import _ingest_files
 
     return _ingest_files(files, Path(dataset), dataset, salvage, True, None, publish_catalog=False,
-                         workers_per_file=workers)
+                         workers_per_file=workers, run_id=run_id)
 
 
 def default_jobs(files: list[str]) -> int:
@@ -563,50 +696,109 @@ def _tasks(files: list[str], jobs: int) -> list[list[str]]:
 
 def _ingest_parallel(files: list[str], dataset: Path, out, salvage: bool, quiet: bool,
                      on_result: Callable[[IngestResult], object] | None, jobs: int, executor: str = "processes",
-                     scheduler: str | None = None, scheduler_file: str | None = None) -> list[IngestResult]:
+                     scheduler: str | None = None, scheduler_file: str | None = None,
+                     run_id: str | None = None) -> list[IngestResult]:
     """Ingest ``files`` as ``_tasks`` groups (each built as one batch) on ``executor`` (executors.py), reporting
-    the results in the order of the files; init.sql and the catalog are written once at the end."""
+    the results in the order of the files; init.sql and the catalog are written once at the end.
+
+    A task whose local process died (killed, out of memory): the files whose traces it had published are reported
+    as ingested (from the entries the traces carry), the others run again in a new pool of processes (TASK_RUNS
+    runs in all), then fail with a line saying so."""
     dataset = dataset.resolve()  # the workers may run elsewhere, on a filesystem shared at the same path
-    pool = Pool(executor, jobs, scheduler, scheduler_file)
-    futures: list = []
+    tasks = _tasks(files, jobs)
+    total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+    progress = Progress(f"{len(files)} files", total, enabled=not quiet and total > THRESHOLD_BYTES)
+    done_bytes = 0
+    results: list[IngestResult] = []
+    finished: dict[int, list[IngestResult]] = {}
+    next_task = 0
+    todo = {i: list(t) for i, t in enumerate(tasks)}  # task -> its files still to run
+    recovered: dict[int, dict[str, IngestResult]] = {}
     try:
-        slots = pool.workers
-        tasks = _tasks(files, slots)
-        n_cores = cores()
-        per_task_workers = 1 if executor == "dask" else max(1, min(2, n_cores // slots))
-        total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
-        progress = Progress(f"{len(files)} files", total, enabled=not quiet and total > THRESHOLD_BYTES)
-        done_bytes = 0
-        results: list[IngestResult] = []
-        finished: dict[int, list[IngestResult]] = {}
-        next_task = 0
-        try:
-            futures = [pool.submit(run_task, t, str(dataset), salvage, per_task_workers) for t in tasks]
-            index = {id(f): i for i, f in enumerate(futures)}
-            for fut in pool.as_completed(futures):
-                i = index[id(fut)]
-                try:
-                    finished[i] = fut.result()
-                except Exception as e:  # noqa: BLE001 - a task that failed for good: each of its files fails
-                    if _interrupted(e):
-                        raise KeyboardInterrupt from None
-                    finished[i] = [failed_result(f, e) for f in tasks[i]]
-                while next_task in finished:  # in the order of the files
+        for attempt in range(1, TASK_RUNS + 1):
+            if not todo:
+                break
+            pool = Pool(executor, jobs, scheduler, scheduler_file)
+            futures: list = []
+            try:
+                slots = pool.workers
+                n_cores = cores()
+                per_task_workers = 1 if executor == "dask" else max(1, min(2, n_cores // slots))
+                order = sorted(todo)
+                futures = pool.submit_all(run_task, [(todo[i], str(dataset), salvage, per_task_workers, run_id)
+                                                     for i in order])
+                index = {id(f): i for f, i in zip(futures, order, strict=True)}
+                for fut in pool.as_completed(futures):
+                    i = index[id(fut)]
+                    try:
+                        got = fut.result()
+                    except Exception as e:  # noqa: BLE001 - a task that failed for good: each of its files fails
+                        if _interrupted(e):
+                            raise KeyboardInterrupt from None
+                        if not (process_died(e) and run_id is not None):
+                            finished[i] = _merge(tasks[i], recovered.get(i, {}),
+                                                 [failed_result(f, e) for f in todo.pop(i)])
+                            continue
+                        # the process died: what it published is this run's; the rest runs again
+                        mine = {r["path"]: result_from_record(r)
+                                for r in published_by(dataset, {run_id}).get(run_id, [])}
+                        rec = recovered.setdefault(i, {})
+                        rec.update({f: mine[f] for f in todo[i] if f in mine})
+                        todo[i] = [f for f in todo[i] if f not in rec]
+                        if not todo[i]:
+                            del todo[i]
+                            finished[i] = _merge(tasks[i], rec, [])
+                        elif attempt == TASK_RUNS:
+                            finished[i] = _merge(tasks[i], rec, [IngestResult(
+                                path=f, status="failed", error=f"{f}: the process ingesting it ended unexpectedly "
+                                f"{TASK_RUNS} times (killed, or out of memory); nothing of it was published")
+                                for f in todo.pop(i)])
+                        continue
+                    del todo[i]
+                    if attempt > 1:  # a file published by a process of this run before it was stopped
+                        got = [_ours(dataset, run_id, r) for r in got]
+                    finished[i] = _merge(tasks[i], recovered.get(i, {}), got)
+                    while next_task in finished:  # in the order of the files
+                        for r in finished.pop(next_task):
+                            results.append(r)
+                            if on_result:
+                                on_result(r)
+                        done_bytes += sum(os.path.getsize(f) for f in tasks[next_task] if os.path.isfile(f))
+                        progress.update(done_bytes)
+                        next_task += 1
+                while next_task in finished:  # tasks that failed, in the order of the files
                     for r in finished.pop(next_task):
                         results.append(r)
                         if on_result:
                             on_result(r)
-                    done_bytes += sum(os.path.getsize(f) for f in tasks[next_task] if os.path.isfile(f))
-                    progress.update(done_bytes)
                     next_task += 1
-        finally:
-            progress.close()
-    except BaseException:
-        pool.stop(futures)
-        if executor != "dask":  # the local processes have exited: the work areas of tasks stopped mid-way go too
-            remove_stale_staging(dataset)
-        raise
+            except BaseException:
+                pool.stop(futures)
+                if executor != "dask":  # the local processes have exited: the work areas of stopped tasks go too
+                    remove_stale_staging(dataset)
+                raise
+            finally:
+                pool.close()
     finally:
-        pool.close()
+        progress.close()
     _publish_catalog(dataset, out, any(r.status == "ingested" for r in results))
     return results
+
+
+def _ours(dataset: Path, run_id: str | None, r: IngestResult) -> IngestResult:
+    """A file found already present, whose trace a process of this run published (and died before reporting it):
+    the result recorded with the trace."""
+    if r.status != "duplicate" or run_id is None:
+        return r
+    try:
+        rec = orjson.loads((dataset / "traces" / f"trace_id={r.trace_id}" / RUN_SIDECAR).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return r
+    return result_from_record(rec) if rec.get("run_id") == run_id and rec.get("path") == r.path else r
+
+
+def _merge(files: list[str], recovered: dict[str, IngestResult], got: list[IngestResult]) -> list[IngestResult]:
+    """The results of a task's files in their order: those recovered after its process died, the others from
+    its last run."""
+    rest = iter(got)
+    return [recovered[f] if f in recovered else next(rest) for f in files]

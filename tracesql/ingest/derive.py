@@ -238,22 +238,114 @@ def rule_dependent_tables() -> list[str]:
     return [t for t, m in stored.items() if "categories/rules" in {x.name for x in load_order([m.name])}]
 
 
-def rebuild(dataset: Path, tables: list[str]) -> int:
-    """Recompute the stored tables ``tables`` of every trace of ``dataset`` with the dataset's current rules,
-    each part file replaced atomically (a reader sees the old rows or the new ones). Returns the number of
-    traces rebuilt."""
-    from tracesql.ingest.publish import new_staging
-
+def rules_plan(tables: list[str] | None = None) -> BuildPlan:
+    """The plan that rebuilds the stored tables ``tables`` (default: those that read the category rules)."""
+    tables = rule_dependent_tables() if tables is None else tables
     stored = stored_tables()
     full = build_plan()
-    plan = BuildPlan(modules=tuple(m.name for m in load_order(sorted({stored[t].name for t in tables}))),
+    return BuildPlan(modules=tuple(m.name for m in load_order(sorted({stored[t].name for t in tables}))),
                      steps=tuple(s for s in full.steps if s.table in tables))
-    traces = sorted((Path(dataset) / "traces").glob("trace_id=*"))
-    staging = new_staging(Path(dataset))
-    try:
-        for i in range(0, len(traces), BATCH_TRACES):
-            batch = traces[i:i + BATCH_TRACES]
-            build_derived(batch[0] if len(batch) == 1 else batch, staging, plan, rules_dir=Path(dataset) / "rules")
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+
+
+def rules_stamp(rules_dir: Path) -> str:
+    """Identifies the user rule files of a dataset (their names and contents): tables built under one stamp are
+    rebuilt before a trace is published under another."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for f in sorted(Path(rules_dir).glob("*.csv")):
+        h.update(f.name.encode() + b"\0")
+        try:
+            h.update(f.read_bytes())
+        except OSError:
+            pass
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _link_tree(src: Path, dst: Path) -> None:
+    """``dst`` as a copy of the trace directory ``src``'s tables: hard links to its parts (published parts are
+    never written in place, only replaced), copies where links are not possible."""
+    for d in src.iterdir():
+        if not d.is_dir():
+            continue
+        (dst / d.name).mkdir(parents=True, exist_ok=True)
+        for f in d.glob("*.parquet"):
+            try:
+                os.link(f, dst / d.name / f.name)
+            except OSError:
+                shutil.copyfile(f, dst / d.name / f.name)
+
+
+def change_rules(dataset: Path, name: str | None, write, tables: list[str] | None = None) -> int:
+    """Install the user rule file ``rules/<name>`` (``write(path)`` writes it; None: none) and rebuild the stored
+    tables that read the rules (``tables``) for every trace, as one change: everything is staged in a work area
+    first (the dataset does not change), then committed (tracesql.store.lock.commit) and moved into place. An
+    interrupt or a kill before the commit leaves the dataset as it was; after it, the change is completed (by this
+    process, or by the next command that opens the dataset). The whole change holds the dataset's lock: no trace
+    is published meanwhile (a trace built under other rules is rebuilt under the lock before its publish). Returns
+    the number of traces rebuilt."""
+    import signal
+    import threading
+
+    from tracesql.ingest.publish import _fsync_tree, new_staging
+    from tracesql.store.lock import commit, dataset_lock, recover
+
+    dataset = Path(dataset)
+    plan = rules_plan(tables)
+    built = [s.table for s in plan.steps]
+    recover(dataset)
+    with dataset_lock(dataset):
+        staging = new_staging(dataset)
+        try:
+            rules = staging / "rules"
+            rules.mkdir()
+            for f in sorted((dataset / "rules").glob("*.csv")):
+                shutil.copyfile(f, rules / f.name)
+            if name is not None:
+                write(rules / name)
+            traces = sorted((dataset / "traces").glob("trace_id=*"))
+            work = staging / "traces"
+            outs = []
+            for t in traces:
+                _link_tree(t, work / t.name)
+                outs.append(work / t.name)
+            for i in range(0, len(outs), BATCH_TRACES):
+                batch = outs[i:i + BATCH_TRACES]
+                build_derived(batch[0] if len(batch) == 1 else batch, staging, plan, rules_dir=rules)
+            moves: list[tuple[Path, Path]] = []
+            removes: list[Path] = []
+            for t, o in zip(traces, outs, strict=True):
+                for table in built:
+                    new = sorted((o / table).glob("*.parquet"))
+                    moves += [(f, t / table / f.name) for f in new]
+                    names = {f.name for f in new}
+                    removes += [f for f in (t / table).glob("*.parquet") if f.name not in names]
+            if name is not None:
+                moves.append((rules / name, dataset / "rules" / name))
+            (dataset / "rules").mkdir(exist_ok=True)
+            _fsync_tree(work)
+            _fsync_tree(rules)
+            main = threading.current_thread() is threading.main_thread()
+            if main:  # the commit and its moves are not cut by a Ctrl-C: the change is then whole or not made
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+            try:
+                commit(dataset, staging, moves, removes)
+            finally:
+                if main:
+                    pending = signal.sigpending() & {signal.SIGINT, signal.SIGTERM}
+                    if pending:
+                        import sys
+
+                        print("tracesql: the rules change was already committed when interrupted: it is complete",
+                              file=sys.stderr)
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return len(traces)
+
+
+def rebuild(dataset: Path, tables: list[str] | None = None) -> int:
+    """Recompute the stored tables ``tables`` of every trace of ``dataset`` with the dataset's current rules, as
+    one change (change_rules, the rule files unchanged). Returns the number of traces rebuilt."""
+    return change_rules(dataset, None, None, tables)

@@ -15,8 +15,14 @@ import uuid
 from pathlib import Path
 
 import duckdb
+import orjson
 
 from tracesql.ingest.jsonstream import content_hasher
+from tracesql.store.lock import dataset_lock, pid_alive, recover
+
+# The record of the run that published a trace, written into the trace's directory before its publish: a
+# published trace belongs to its run whatever happens to the run after (runs.py reads them back).
+RUN_SIDECAR = "ingest_run.json"
 
 # (size, content hash) of the published traces of each dataset, by trace directory name. A trace directory is
 # complete and never changes once published, so only directories not seen before are read (those published by
@@ -71,32 +77,47 @@ def published_hash(path: str, size: int, dataset: Path) -> str | None:
     return _known_hash(path, known[size])
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+_pid_alive = pid_alive
+
+
+def _stale(pid: str) -> bool:
+    return pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid))
 
 
 def remove_stale_staging(dataset: Path) -> None:
-    """Remove the work areas (and init.sql temporary files) left by ingests that were killed: their process no
-    longer exists."""
+    """Remove the work areas (and init.sql, catalog and journal temporary files) left by commands that were
+    killed: their process no longer exists. Under the dataset's lock, after a rules change that a killed process
+    had committed is finished (its staged files are in a work area)."""
     staging_root = dataset / ".staging"
+    host = socket.gethostname()
+    stale = []
     if staging_root.is_dir():
-        host = socket.gethostname()
         for d in staging_root.iterdir():
             pid, _, rest = d.name.partition("-")
             if "@" in rest and rest.split("@", 1)[1] != host:
                 continue  # another machine's (a dataset on a shared filesystem): its processes are not seen here
-            if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
-                shutil.rmtree(d, ignore_errors=True)
-    for f in dataset.glob(".init.sql.*"):
-        pid = f.name.split(".")[-1].split("-", 1)[0]
-        if pid.isdigit() and not _pid_alive(int(pid)):
+            if _stale(pid):
+                stale.append(d)
+    temps = [f for pat in (".init.sql.*", ".catalog.*.duckdb*", ".rules-change.json.*.tmp")
+             for f in dataset.glob(pat) if _stale(_temp_pid(f.name))]
+    if not stale and not temps:
+        return
+    recover(dataset)
+    with dataset_lock(dataset):
+        for d in stale:
+            shutil.rmtree(d, ignore_errors=True)
+        for f in temps:
             f.unlink(missing_ok=True)
+
+
+def _temp_pid(name: str) -> str:
+    """The pid in the name of a temporary file: ``.init.sql.<pid>-<r>``, ``.catalog.<pid>-<r>.duckdb[.wal]``,
+    ``.rules-change.json.<pid>.tmp``."""
+    if name.startswith(".init.sql."):
+        return name[len(".init.sql."):].split("-", 1)[0]
+    if name.startswith(".catalog."):
+        return name[len(".catalog."):].split("-", 1)[0]
+    return name.split(".")[-2]
 
 
 def new_staging(dataset: Path) -> Path:
@@ -134,19 +155,31 @@ def _fsync_tree(root: Path) -> None:
         _fsync_dir(Path(d))
 
 
-def publish(out: Path, dataset: Path, trace_id: str, size: int, content_hash: str) -> bool:
-    """Move the complete trace directory ``out`` to ``dataset/traces/trace_id=<trace_id>`` in one atomic step.
-    Returns False, publishing nothing, when a trace of that id is already there."""
+def publish(out: Path, dataset: Path, trace_id: str, size: int, content_hash: str, run: dict | None = None,
+            before=None) -> bool:
+    """Move the complete trace directory ``out`` to ``dataset/traces/trace_id=<trace_id>`` in one atomic step,
+    under the dataset's lock, with ``run`` (the record of the run for this trace: RUN_SIDECAR) in it. ``before``
+    is called under the lock just before (to bring the trace's tables in line with the dataset's rules). Returns
+    False, publishing nothing, when a trace of that id is already there."""
     final = dataset / "traces" / f"trace_id={trace_id}"
     final.parent.mkdir(parents=True, exist_ok=True)
+    if run is not None:
+        (out / RUN_SIDECAR).write_bytes(orjson.dumps(run))
     _fsync_tree(out)  # the parts are on disk before they are published: a machine crash cannot publish a trace
     #                   whose files are incomplete
-    try:
-        os.rename(out, final)
-    except OSError:
+    recover(dataset)
+    with dataset_lock(dataset):
         if final.exists():
             return False
-        raise
+        if before is not None:
+            before()
+            _fsync_tree(out)
+        try:
+            os.rename(out, final)
+        except OSError:
+            if final.exists():
+                return False
+            raise
     _fsync_dir(final.parent)
     _KNOWN.setdefault(str(dataset.resolve()), {})[final.name] = (size, content_hash)
     return True

@@ -4,8 +4,10 @@ files ingested one after the other (tracesql.ingest.run_task), a parallel report
 Dask worker killed mid-task and the task retried) is harmless: a trace already published is found by its content
 hash, and the work area of a dead process is removed by the next ingest on its host.
 
-- ``processes``: a pool of ``jobs`` processes on this machine (spawned; Ctrl-C stops them with SIGTERM, which each
-  turns into an interrupt that removes its work areas).
+- ``processes``: a pool of ``jobs`` processes on this machine (spawned with Ctrl-C blocked, so that a Ctrl-C to
+  the process group reaches the parent only; the parent stops them with SIGTERM, which a busy process turns into an
+  interrupt that removes its work areas and an idle one into a quiet exit). Each process exits as soon as its
+  parent is gone (a parent killed with SIGKILL leaves no process behind).
 - ``dask``: the scheduler named by ``scheduler`` / ``scheduler_file`` (or ``DASK_SCHEDULER_ADDRESS``), else a
   ``LocalCluster`` of ``jobs`` single-threaded worker processes on the loopback interface. Workers write into the
   dataset directly, so it must be on a filesystem every worker sees at the same path. Needs
@@ -26,17 +28,47 @@ EXECUTORS = ("processes", "dask")
 # Fault injection for tests of retried tasks: when this variable names a file that does not exist yet, the first
 # task to stage a trace creates the file and ends its process at once (as a killed worker would).
 EXIT_ONCE_ENV = "TRACESQL_TEST_EXIT_ONCE"
+# The same, for the first process to publish a trace, right after its publish.
+EXIT_AFTER_PUBLISH_ENV = "TRACESQL_TEST_EXIT_AFTER_PUBLISH"
 
 
-def task_init() -> None:
+_busy = False  # a pool process is running a task
+
+
+def task_init(parent: int | None = None) -> None:
     """A pool process: Ctrl-C is the parent's to handle (it stops the tasks with SIGTERM, raised here as an
-    interrupt so that a task's work areas are removed on the way out)."""
+    interrupt so that a task's work areas are removed on the way out; an idle process exits quietly). The process
+    exits when its parent ``parent`` is gone."""
 
     def stop(*_):
-        raise KeyboardInterrupt
+        if _busy:
+            raise KeyboardInterrupt
+        os._exit(0)  # idle: nothing to clean up, and no traceback
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, stop)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    if parent is not None:
+        import threading
+
+        def watch() -> None:
+            import time
+
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)  # the parent died (kill -9): nothing is left to report to
+
+        threading.Thread(target=watch, name="tracesql-parent-watch", daemon=True).start()
+
+
+def _run_task(fn: Callable, *args) -> Any:
+    """Run a task in a pool process, marked busy while it runs (see task_init)."""
+    global _busy
+    _busy = True
+    try:
+        return fn(*args)
+    finally:
+        _busy = False
 
 
 def cores() -> int:
@@ -44,9 +76,9 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def exit_once_if_asked() -> None:
-    """The fault injection of EXIT_ONCE_ENV (a no-op unless the variable is set)."""
-    marker = os.environ.get(EXIT_ONCE_ENV)
+def exit_once_if_asked(env: str = EXIT_ONCE_ENV) -> None:
+    """The fault injection of EXIT_ONCE_ENV or EXIT_AFTER_PUBLISH_ENV (a no-op unless the variable is set)."""
+    marker = os.environ.get(env)
     if marker:
         try:
             fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
@@ -54,6 +86,17 @@ def exit_once_if_asked() -> None:
             return
         os.close(fd)
         os._exit(3)
+
+
+def _as_completed(futures: list) -> Iterator:
+    """concurrent.futures.as_completed, waking every half second: a signal that the kernel hands to another thread
+    (a library's) than the one waiting is acted on within that time, rather than when the next task ends."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+        yield from done
 
 
 class Pool:
@@ -67,7 +110,7 @@ class Pool:
             from concurrent.futures import ProcessPoolExecutor
 
             self._pool: Any = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                                                  initializer=task_init)
+                                                  initializer=task_init, initargs=(os.getpid(),))
         elif executor == "dask":
             try:
                 from distributed import Client, LocalCluster
@@ -95,16 +138,27 @@ class Pool:
     def submit(self, fn: Callable, *args) -> Any:
         if self.executor == "dask":
             return self._pool.submit(fn, *args, pure=False)
-        return self._pool.submit(fn, *args)
+        return self._pool.submit(_run_task, fn, *args)
+
+    def submit_all(self, fn: Callable, args: list[tuple]) -> list:
+        """Submit one task per tuple of arguments. The local processes start here: with Ctrl-C blocked, which
+        they inherit until they ignore it (task_init); a Ctrl-C meanwhile reaches this process once they are
+        started."""
+        if self.executor == "dask":
+            return [self.submit(fn, *a) for a in args]
+        block = {signal.SIGINT, signal.SIGTERM}
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, block)
+        try:
+            return [self.submit(fn, *a) for a in args]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
     def as_completed(self, futures: list) -> Iterator:
         if self.executor == "dask":
             from distributed import as_completed
 
             return iter(as_completed(futures))
-        from concurrent.futures import as_completed as cf_as_completed
-
-        return cf_as_completed(futures)
+        return _as_completed(futures)
 
     def stop(self, futures: list) -> None:
         """Stop everything after an interrupt or an error."""

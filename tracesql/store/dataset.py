@@ -73,32 +73,64 @@ def _run_statements(root: Path) -> list[str]:
     if not any((root / "runs").glob("*.json")):
         return [f"CREATE OR REPLACE VIEW {t} AS {empty_select(t)};" for t in DATASET_TABLES]
     glob = _quote(str(root / "runs" / "*.json"))
+    # the entries the traces carry (ingest/runs.py): a published trace its run's record does not list (the run
+    # was killed, or is still going) is listed too
+    sidecars = _quote(str(root / "traces" / "trace_id=*" / "ingest_run.json"))
+    has_sidecars = any((root / "traces").glob("trace_id=*/ingest_run.json"))
 
     def struct(table: str) -> str:
         return ", ".join(f'"{c}" {t}' for c, t, _ in columns(table))
 
     run_cols = ", ".join(f"'{c}': '{t}'" for c, t, _ in columns("ingest_runs"))
+    sidecar_types = ", ".join(f"'{c}': '{t}'" for c, t, _ in columns("ingest_run_files"))
+    sidecar_cols = ", ".join(f"'{c}': \"{c}\"" for c, _, _ in columns("ingest_run_files"))
     file_cols = ", ".join(f'f."{c}"' for c, _, _ in columns("ingest_run_files"))
     files_type = f"STRUCT({struct('ingest_run_files')})[]"
     return [
         f"CREATE OR REPLACE VIEW ingest_runs AS SELECT * FROM read_json({glob}, format = 'unstructured', "
         f"columns = {{{run_cols}}});",
         f"CREATE OR REPLACE VIEW ingest_run_files AS SELECT {file_cols} FROM (SELECT unnest(files) AS f "
-        f"FROM read_json({glob}, format = 'unstructured', columns = {{'files': '{files_type}'}}));",
+        f"FROM read_json({glob}, format = 'unstructured', columns = {{'files': '{files_type}'}}))"
+        + (f" UNION ALL SELECT {file_cols} FROM (SELECT {{{sidecar_cols}}} AS f FROM read_json({sidecars}, "
+           f"format = 'unstructured', columns = {{{sidecar_types}}})) s WHERE NOT EXISTS (SELECT 1 FROM (SELECT "
+           f"unnest(files) AS r FROM read_json({glob}, format = 'unstructured', columns = {{'files': "
+           f"'{files_type}'}})) WHERE r.run_id = s.f.run_id AND r.trace_id = s.f.trace_id AND r.status = "
+           "'ingested')" if has_sidecars else "") + ";",
     ]
 
 
 def write_init_sql(dataset: Path) -> Path:
-    """(Re)write DATASET/init.sql (init_sql_text), replaced atomically. Cheap: text only."""
+    """(Re)write DATASET/init.sql (init_sql_text), replaced atomically, under the dataset's lock; not when it is
+    current. Cheap: text only."""
+    from tracesql.store.lock import dataset_lock
+
     dataset = Path(dataset)
+    text = init_sql_text(dataset)
+    try:
+        if (dataset / "init.sql").read_text() == text:
+            return dataset / "init.sql"
+    except (OSError, UnicodeDecodeError):
+        pass
     tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp = dataset / f".init.sql.{tag}"
-    try:
-        tmp.write_text(init_sql_text(dataset))
-        os.replace(tmp, dataset / "init.sql")
-    finally:
-        tmp.unlink(missing_ok=True)
+    with dataset_lock(dataset):
+        try:
+            tmp.write_text(init_sql_text(dataset))
+            os.replace(tmp, dataset / "init.sql")
+        finally:
+            tmp.unlink(missing_ok=True)
     return dataset / "init.sql"
+
+
+def _remove_stale_catalog_temps(dataset: Path) -> None:
+    """Temporary catalogs (``.catalog.<pid>-<random>.duckdb``) of processes that no longer run (killed while
+    writing the catalog); the caller holds the dataset's lock."""
+    from tracesql.store.lock import pid_alive
+
+    for f in Path(dataset).glob(".catalog.*.duckdb*"):
+        pid = f.name[len(".catalog."):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
+            f.unlink(missing_ok=True)
 
 
 def stale_traces(dataset: Path) -> dict[str, list[str]]:
@@ -183,10 +215,16 @@ def write_catalog(dataset: Path) -> Path:
     library's views name the tables, so they read the new ones), or, without a template, every view created here.
     A dataset stored with an older table layout raises DatasetError."""
     from tracesql.store.library import script
+    from tracesql.store.lock import dataset_lock
 
     dataset = Path(dataset)
+    with dataset_lock(dataset):
+        _remove_stale_catalog_temps(dataset)
+        return _write_catalog(dataset, script())
+
+
+def _write_catalog(dataset: Path, library: list[str]) -> Path:
     tables = table_statements(dataset)
-    library = script()
     template = _catalog_template(library)
     tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp = dataset / f".catalog.{tag}.duckdb"
@@ -326,12 +364,14 @@ class Store:
     def __init__(self, path, threads: int | None = None, trace_ids: list[str] | None = None,
                  also: list[tuple[str | Path, str, str]] | None = None, memory_limit: str | None = None):
         from tracesql.store.library import Library
+        from tracesql.store.lock import recover
         from tracesql.store.sqlmodules import modules
 
         self.path = Path(path)
         if not (self.path / "traces").is_dir():
             what = "no such directory" if not self.path.exists() else "not a tracesql dataset (no traces/ folder)"
             raise DatasetError(f"{path}: {what}; create one with `tracesql ingest TRACE --out {path}`")
+        recover(self.path)  # a rules change committed by a process that died before finishing it
         if trace_ids is not None or also:
             tables = self._traces_statements(list(trace_ids or []), [(Path(p), t, a) for p, t, a in also or []])
         else:
