@@ -27,6 +27,7 @@ import polars as pl
 
 from tracesql.api import analysis
 from tracesql.api.arch import set_arch
+from tracesql.escape import file_name, unique_name
 from tracesql.render.output import histogram_bars
 from tracesql.store.sqlmodules import materialized, outputs
 
@@ -160,8 +161,9 @@ def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str,
 
 
 def _safe_name(s: str) -> str:
-    s = re.sub(r"\.json(\.gz)?$", "", s)
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", s) or "trace"
+    """A trace label as a file or folder name (tracesql.escape.file_name: never '.' or '..', no separator or
+    control character, bounded length), without its .json/.json.gz suffix."""
+    return file_name(re.sub(r"\.json(\.gz)?$", "", s or ""))
 
 
 def set_pseudo_ops(ds, style: str, on: bool) -> None:
@@ -262,11 +264,11 @@ def _folders(labels: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     used: set[str] = set()
     for label in labels:
-        name = base = _safe_name(label)
-        n = 2
-        while name in used:
-            name, n = f"{base}_{n}", n + 1
-        used.add(name)
+        base = _safe_name(label)
+        name, n = base, 2
+        while name.lower() in used:  # compared without case, for file systems that ignore it
+            name, n = unique_name(base, n), n + 1
+        used.add(name.lower())
         out[label] = name
     return out
 

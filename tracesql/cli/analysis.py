@@ -15,6 +15,7 @@ from tracesql.cli.common import (
     emit,
 )
 from tracesql.errors import EmptySelection
+from tracesql.escape import terminal_text
 from tracesql.render.output import DATASET_HELP, histogram_bars
 
 
@@ -107,7 +108,7 @@ def cmd_report(args) -> int:
                                     by_module=args.group_by_parent_module, arch=args.arch,
                                     pseudo_ops=args.pseudo_ops)
     for p in written:
-        print(p, file=sys.stderr)
+        print(terminal_text(p), file=sys.stderr)
     return 0
 
 
@@ -146,11 +147,11 @@ def cmd_perf(args) -> int:
     with _open(args.dataset) as ds:
         if args.plot:
             perf.write_plot(perf.roofline_spec(ds, trace=args.trace, arch=args.arch), args.plot)
-            print(args.plot, file=sys.stderr)
+            print(terminal_text(args.plot), file=sys.stderr)
             return 0
         df = perf.perf(ds, trace=args.trace, arch=args.arch, by=args.by, bound=args.bound, below_pct=args.below_pct)
         for line in perf.reasons(ds, trace=args.trace, arch=args.arch):
-            print(line, file=sys.stderr)
+            print(terminal_text(line), file=sys.stderr)
     if args.top is not None:
         import polars as pl
 

@@ -7,6 +7,7 @@ import sys
 
 from tracesql.api.diff import LEVELS, RANK_MODES
 from tracesql.errors import EmptySelection, UsageError
+from tracesql.escape import terminal_text
 from tracesql.store.sqlmodules import outputs
 
 # Exit status of `diff --fail-if-slower PCT` when the variant's GPU span is more than PCT % above the baseline's
@@ -221,7 +222,7 @@ def _diff_hta(args) -> int:
     width = None if args.wide or args.out else terminal_width()
     for path in report.write([(name, None, df) for name, df in results], fmt=fmt, out=args.out, width=width,
                              wide=args.wide):
-        print(path, file=sys.stderr)
+        print(terminal_text(path), file=sys.stderr)
     return 0
 
 
@@ -268,7 +269,7 @@ def cmd_diff(args) -> int:
             df = display(frames[lv])
             path = os.path.join(args.out, f"diff_{lv}.{fmt}")
             write_frame(df, fmt, path)
-            print(path, file=sys.stderr)
+            print(terminal_text(path), file=sys.stderr)
     elif args.level:
         df = display(frames[args.level])
         if df.height == 0 or args.top == 0:
@@ -288,9 +289,21 @@ def cmd_diff(args) -> int:
     if args.fail_if_slower is not None:
         msg = _slower(frames, args.fail_if_slower)
         if msg:
-            print(f"tracesql: {msg}", file=sys.stderr)
+            print(terminal_text(f"tracesql: {msg}"), file=sys.stderr)
             return EXIT_SLOWER
     return 0
+
+
+def _check_tag(tag: str) -> None:
+    """A --names tag is part of the file names TraceLens's comparison writes (``ops_unique_args_intersect_TAG2``):
+    no path separator or control character, not '.' or '..', at most FILE_NAME_MAX characters."""
+    import re
+
+    from tracesql.escape import FILE_NAME_MAX
+
+    if not tag or tag in (".", "..") or len(tag) > FILE_NAME_MAX or re.search(r"[/\\\x00-\x1f\x7f]", tag):
+        raise UsageError(f"--names: {tag!r} cannot be part of a file name (a tag has no '/', '\\' or control "
+                         f"character, is not '.' or '..', and has 1 to {FILE_NAME_MAX} characters)")
 
 
 def _cmd_diff_tracelens(args) -> int:
@@ -306,6 +319,8 @@ def _cmd_diff_tracelens(args) -> int:
         raise UsageError("--out writes csv or json files, not a table")
     if args.level or args.fail_if_slower is not None or args.top is not None or args.output:
         raise UsageError("--level, --top, --fail-if-slower and --output go with --style native")
+    for tag in args.names or ():
+        _check_tag(tag)
     ds, base_id, variant_id = open_args(args)  # a graph replay's side opens its capture trace too
     with ds:
         tags = tuple(args.names) if args.names else diff_tracelens.default_tags(ds, base_id, variant_id)
@@ -316,7 +331,7 @@ def _cmd_diff_tracelens(args) -> int:
 
     width = terminal_width() if fmt == "table" and not args.out and not args.wide else None
     for path in write([(name, None, df) for name, df in files], fmt=fmt, out=args.out, width=width, wide=args.wide):
-        print(path, file=sys.stderr)
+        print(terminal_text(path), file=sys.stderr)
     return 0
 
 
