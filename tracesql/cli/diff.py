@@ -338,7 +338,7 @@ def _cmd_diff_tracelens(args) -> int:
 def register(subparsers) -> None:
     import argparse
 
-    from tracesql.cli.common import _output_arg, nonneg_int
+    from tracesql.cli.common import _output_arg, finite_float, nonneg_int
 
     s = subparsers.add_parser(
         "diff", help="compare two traces (DATASET[:TRACE] each): GPU timeline, categories, ops, ops by argument set, "
@@ -365,7 +365,7 @@ def register(subparsers) -> None:
                         "the jobs as a whole, every time summed over the ranks")
     s.add_argument("--top", "-n", type=nonneg_int, metavar="N",
                    help="the first N rows of each list of the first screen (default 10), or of --level")
-    s.add_argument("--fail-if-slower", type=float, metavar="PCT",
+    s.add_argument("--fail-if-slower", type=finite_float, metavar="PCT",
                    help=f"exit with status {EXIT_SLOWER} (after the output) when the variant's GPU span is more than "
                         "PCT %% above the baseline's")
     s.add_argument("--format", "-f", choices=["table", "csv", "json", "parquet"], default=None,
