@@ -155,3 +155,25 @@ def test_unwritable_output_names_the_path(small_ds, tmp_path, capsys):
     assert main(["query", str(small_ds), "SELECT 1 AS x", "-f", "csv", "-o", str(target)]) == 1
     msg = _one_error_line(capsys.readouterr().err)
     assert str(target) in msg and "FileNotFoundError" != msg, msg
+
+
+def test_the_suite_fails_a_cli_run_that_prints_a_traceback(tmp_path, request):
+    """tests/conftest.py checks every tracesql run a test makes through subprocess: here a stand-in `tracesql`
+    that prints a traceback is seen (and forgotten again, so that this test passes)."""
+    import os
+    import sys
+
+    from .conftest import is_tracesql_run
+
+    fake = tmp_path / "tracesql"
+    fake.write_text("#!/bin/sh\necho 'Traceback (most recent call last):' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    subprocess.run([str(fake), "kernels", "DS"], capture_output=True, text=True)
+    subprocess.run([str(fake)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert len(request.node.cli_tracebacks) == 2
+    request.node.cli_tracebacks.clear()
+    subprocess.run(["sh", "-c", "echo 'Traceback (most recent call last):' >&2"], capture_output=True)  # not ours
+    assert request.node.cli_tracebacks == []
+    assert is_tracesql_run([sys.executable, "-m", "tracesql.cli", "query"]) and is_tracesql_run(tracesql_cli())
+    assert is_tracesql_run(["bash", "-c", f"{os.path.dirname(sys.executable)}/tracesql ingest x"])
+    assert not is_tracesql_run([sys.executable, "-c", "print('tracesql')"])
