@@ -6,7 +6,6 @@ import sys
 from tracesql.cli.common import (
     ARCH_NATIVE,
     MAX_BINS,
-    MAX_JOBS,
     _arch_arg,
     _open,
     _out_args,
@@ -17,6 +16,7 @@ from tracesql.cli.common import (
     emit,
     finite_float,
     int_option,
+    jobs_number,
     nonneg_float,
 )
 from tracesql.errors import EmptySelection
@@ -290,7 +290,7 @@ def register(subparsers) -> None:
                    "(tracesql runs DATASET lists them)")
     s.add_argument("--wide", "-w", action="store_true", help="print the tables whole (no column left out, no name "
                    "shortened to fit the terminal)")
-    s.add_argument("--jobs", "-j", type=int_option(hi=MAX_JOBS),
+    s.add_argument("--jobs", "-j", type=jobs_number,
                    metavar="N", help="with --out: one task per trace, N at once in local "
                    "processes (or N local Dask workers with --executor dask; default: one per core); each task "
                    "opens its trace alone and writes its folder, the cross-trace tables are merged at the end")

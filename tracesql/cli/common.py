@@ -36,6 +36,7 @@ def int_option(lo: int | None = None, hi: int | None = None, what: str = ""):
 
 
 nonneg_int = int_option(0)
+jobs_number = int_option(hi=MAX_JOBS)  # --jobs of every command (0 or less is said by the command)
 
 
 def float_option(lo: float | None = None, lo_open: bool = False):

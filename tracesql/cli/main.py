@@ -14,7 +14,7 @@ from tracesql.cli import categories as cmd_categories
 from tracesql.cli import comm as cmd_comm
 from tracesql.cli import diff as cmd_diff
 from tracesql.cli import tree as cmd_tree
-from tracesql.cli.common import MAX_JOBS, _open, _wrapped, int_option
+from tracesql.cli.common import _open, _wrapped, jobs_number
 from tracesql.errors import DatasetError, EmptySelection, TraceError, UsageError
 from tracesql.escape import terminal_text
 from tracesql.render.output import DATASET_HELP, format_table, terminal_width, write_frame
@@ -360,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--salvage", action="store_true", help="keep the complete events of truncated or damaged "
                    "files; every skipped event is recorded in ingest_issues")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    s.add_argument("--jobs", "-j", type=int_option(hi=MAX_JOBS),
+    s.add_argument("--jobs", "-j", type=jobs_number,
                    metavar="N", help="files ingested in parallel by N processes (default: "
                    "one per core, at most one per file, per 32 MB of files and per GiB of free memory)")
     s.add_argument("--executor", choices=("processes", "dask"), default="processes",
