@@ -27,7 +27,7 @@ import polars as pl
 
 from tracesql.api import analysis
 from tracesql.api.arch import set_arch
-from tracesql.escape import file_name, unique_name
+from tracesql.escape import file_name, terminal_text, unique_name
 from tracesql.render.output import histogram_bars
 from tracesql.store.sqlmodules import materialized, outputs
 
@@ -315,7 +315,7 @@ def write(sections, fmt: str = "table", out: str | None = None, stream=None, wid
             stream.write(json.dumps(doc, ensure_ascii=False) + "\n")
             return []
         for name, trace, df in sections:
-            title = name if trace is None else f"{name} ({trace})"
+            title = name if trace is None else f"{name} ({terminal_text(trace)})"  # a label on one line
             if fmt == "table":
                 stream.write(f"== {title}\n{format_table(df, width=None if wide else width)}\n\n")
             else:
@@ -387,7 +387,7 @@ def report(ds, style: str = "native", fmt: str = "table", out: str | None = None
         covered = [labels[t] for t in analysis.trace_ids(ds, trace)]
         absent = no_gpu(ds, trace) if out is not None else []
         for label, reason in absent:
-            print(f"tracesql report: {label}: no GPU sections, {reason}", file=sys.stderr)
+            print(terminal_text(f"tracesql report: {label}: no GPU sections, {reason}"), file=sys.stderr)
     except duckdb.Error as e:
         raise RuntimeError(f"report failed: {str(e).splitlines()[0]}") from e
     return write(sections, fmt=fmt, out=out, width=width, wide=wide, traces=covered if out is not None else None,

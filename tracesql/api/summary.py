@@ -258,7 +258,7 @@ def _job_screen(ds, ids: list[str], w: int) -> list[str] | None:
         return None
     out: list[str] = []
     for job in jobs:
-        out += comm.job_lines(ds, job)
+        out += [terminal_text(line) for line in comm.job_lines(ds, job)]
         ranks = comm.ranks(ds, job).select(
             "rank", "span_us", "busy_pct", "compute_us", "gpu_comm_us", "transfer_us", "wait_us", "arrived_last",
             "late_us", "bounds_job")

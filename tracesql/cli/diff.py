@@ -55,6 +55,7 @@ def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], to
     def traces(side: str) -> str:  # a side of several traces (--ranks job) is named by their count
         return f"{side.count(',') + 1} traces, values summed" if "," in side else f"trace {side}"
 
+    labels = (terminal_text(labels[0]), terminal_text(labels[1]))  # names from the traces, shown escaped
     out = [f"== base {labels[0]} ({traces(ids[0])})", f"   variant {labels[1]} ({traces(ids[1])})"]
     missing = [who for who, key in (("baseline", "base_ns"), ("variant", "variant_ns"))
                if key not in tl.get("span", {}) or tl["span"][key] is None]
@@ -153,6 +154,7 @@ def rank_screen(frames: dict, labels: tuple[str, str], top: int, width: int | No
 
     from tracesql.render.output import fit_line, format_table
 
+    labels = (terminal_text(labels[0]), terminal_text(labels[1]))  # names from the traces, shown escaped
     out = [f"== base {labels[0]}", f"   variant {labels[1]}", "(rank r of the baseline against rank r of the variant)"]
 
     def table(title: str, df, cols: list[str]) -> None:
