@@ -390,3 +390,25 @@ def test_report_folders_stay_inside_out(tmp_path, jobs):
         assert re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*", f.name) and len(f.name) <= 100, f.name
         assert f.resolve().parent == out.resolve() and (f / "kernel_summary.csv").is_file()
     assert len({f.name.lower() for f in folders}) == len(folders)  # distinct even without case
+
+
+def test_hostile_file_name_as_a_label_on_the_terminal(tmp_path, capsys, monkeypatch):
+    """A trace file named with ESC, a bidirectional override and a newline: its label (the file name) is shown
+    escaped wherever a terminal shows it: tables' titles, the first screen, the tree, the printed report, diff."""
+    monkeypatch.setenv("COLUMNS", "160")
+    src = tmp_path / "x\x1b[2J\u202e\nname.json"
+    src.write_text(json.dumps(_small_trace(["gemm", "gemm"])))
+    other = tmp_path / "y\x1b]0;title\x07.json"
+    other.write_text(json.dumps(_small_trace(["gemm"], ts0=2000)))
+    results = tracesql.ingest([str(src), str(other)], out=tmp_path / "ds", quiet=True)
+    assert [r.status for r in results] == ["ingested", "ingested"], [r.error for r in results]
+    ds = str(tmp_path / "ds")
+    t = "x\\x1b[2J\\u202e\\nname.json"
+    for argv in (["kernels", ds, "--trace", src.name], ["summary", ds], ["tree", ds, "--trace", src.name],
+                 ["traces", ds], ["report", ds, "--style", "hta"], ["report", ds, "--trace", src.name],
+                 ["diff", f"{ds}:{src.name}", f"{ds}:{other.name}"]):
+        capsys.readouterr()
+        _run(*argv)
+        out, err = capsys.readouterr()
+        assert not _RAW.search(out + err), (argv, out + err)
+        assert t in out or "x\\x1b[2J\\u202e\\nname" in out, (argv, out)
