@@ -689,3 +689,20 @@ def test_rule_file_errors_from_the_command_line(tmp_path, capsys):
         assert main(["categories", str(d), "--rules", str(f)]) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("tracesql: error: ") and str(f) in err, err
+
+
+def test_user_rules_of_a_dataset_are_bounded_together(tmp_path):
+    """Rule files that are each within MAX_RULES but together above it: the one that crosses it is refused and
+    the dataset keeps the others; replacing a file by one of the same name does not count it twice."""
+    from tracesql.api.categories import MAX_RULES
+
+    d = tmp_path / "ds"
+    (d / "traces").mkdir(parents=True)
+    half = MAX_RULES // 2 + 1
+    for name in ("a.csv", "b.csv"):
+        (tmp_path / name).write_text("category,pattern\n" + "".join(f"c{i},^{name[0]}{i}_\n" for i in range(half)))
+    add_rules(d, tmp_path / "a.csv")
+    add_rules(d, tmp_path / "a.csv")  # the same file again: replaced
+    with pytest.raises(DatasetError, match=f"make more than {MAX_RULES:,}; a dataset has at most"):
+        add_rules(d, tmp_path / "b.csv")
+    assert sorted(p.name for p in (d / "rules").iterdir()) == ["a.csv"]

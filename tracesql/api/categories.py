@@ -192,6 +192,7 @@ def add_rules(dataset_path, csv_path, name: str | None = None) -> Path:
     if not stem.endswith(".csv"):
         stem += ".csv"
     dest = out_dir / stem
+    _check_rule_total(out_dir, stem, rules.height, csv_path)
     tmp = out_dir / f".{stem}.tmp"
     with open(tmp, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n")
@@ -201,6 +202,19 @@ def add_rules(dataset_path, csv_path, name: str | None = None) -> Path:
     tmp.replace(dest)
     _rebuild_rule_tables(ds_dir)
     return dest
+
+
+def _check_rule_total(out_dir: Path, stem: str, n: int, csv_path) -> None:
+    """MAX_RULES bounds the user rules of a dataset too, all files together (the file of the same name is
+    replaced, so its rules do not count)."""
+    others = 0
+    for p in out_dir.glob("*.csv"):
+        if p.name != stem:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                others += max(sum(1 for _ in f) - 1, 0)  # written fully quoted, one rule per line after the header
+    if others + n > MAX_RULES:
+        raise DatasetError(f"{csv_path}: its {n:,} rules and the {others:,} of the dataset's other rule files make "
+                           f"more than {MAX_RULES:,}; a dataset has at most {MAX_RULES:,} user rules")
 
 
 def _rebuild_rule_tables(ds_dir: Path) -> None:
