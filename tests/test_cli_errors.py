@@ -177,3 +177,9 @@ def test_the_suite_fails_a_cli_run_that_prints_a_traceback(tmp_path, request):
     assert is_tracesql_run([sys.executable, "-m", "tracesql.cli", "query"]) and is_tracesql_run(tracesql_cli())
     assert is_tracesql_run(["bash", "-c", f"{os.path.dirname(sys.executable)}/tracesql ingest x"])
     assert not is_tracesql_run([sys.executable, "-c", "print('tracesql')"])
+
+
+def test_usage_error_line_shows_arguments_escaped(capsys):
+    """argparse's own error line repeats what the command line held: escaped like every other error line."""
+    line = _usage_error(["kernels", "DS", "x\x1b[2J\u202ey"], capsys)
+    assert line.endswith("unrecognized arguments: x\\x1b[2J\\u202ey"), line

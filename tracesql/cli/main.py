@@ -339,13 +339,17 @@ class _Parser(argparse.ArgumentParser):
         kw.setdefault("allow_abbrev", False)
         super().__init__(**kw)
 
+    def error(self, message: str):
+        """The usage, then one error line: what the command line held shown escaped (an argument with a newline
+        or an escape sequence stays on the line)."""
+        super().error(terminal_text(message))
+
 
 def build_parser() -> argparse.ArgumentParser:
     from tracesql.cli.common import _out_args
     from tracesql.version import __version__
 
-    p = argparse.ArgumentParser(prog="tracesql", description="SQL analytics over GPU profiler traces.", epilog=EPILOG,
-                                allow_abbrev=False)
+    p = _Parser(prog="tracesql", description="SQL analytics over GPU profiler traces.", epilog=EPILOG)
     p.add_argument("--version", action="version", version=f"tracesql {__version__} (duckdb {duckdb.__version__})",
                    help="print the version of tracesql and of DuckDB, then exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
