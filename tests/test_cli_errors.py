@@ -183,3 +183,16 @@ def test_usage_error_line_shows_arguments_escaped(capsys):
     """argparse's own error line repeats what the command line held: escaped like every other error line."""
     line = _usage_error(["kernels", "DS", "x\x1b[2J\u202ey"], capsys)
     assert line.endswith("unrecognized arguments: x\\x1b[2J\\u202ey"), line
+
+
+@pytest.mark.parametrize("bw,peak,text", [(5300, -708, "max_achievable_tflops.matrix_bf16 is -708.0"),
+                                          (0, 708, "mem_bw_gbps is 0.0")])
+def test_tracelens_arch_file_peaks_must_be_positive(small_ds, tmp_path, capsys, bw, peak, text):
+    import json
+
+    spec = tmp_path / "arch.json"
+    spec.write_text(json.dumps({"mem_bw_gbps": bw, "max_achievable_tflops": {"matrix_bf16": peak,
+                                                                             "matrix_fp16": 654}}))
+    assert main(["report", str(small_ds), "--style", "tracelens", "--arch", str(spec)]) == 2
+    msg = _one_error_line(capsys.readouterr().err)
+    assert msg == f"{spec}: {text}; the bandwidth and the peaks must be positive numbers", msg
