@@ -113,6 +113,8 @@ def test_nan_and_inf_are_refused(argv, capsys):
     (["launches", "DS", "--runtime-cutoff-us", "-1"], "--runtime-cutoff-us: must be at least 0, not -1"),
     (["tree", "DS", "--width", "-3"], "--width: must be 1 or more, not -3"),
     (["perf", "DS", "--below-pct", "ten"], "--below-pct: not a number: 'ten'"),
+    (["gaps", "DS", "--hist", "--hist-max", "1e300"], "--hist-max: must be at most 1e+15, not 1e+300"),
+    (["gaps", "DS", "--hist", "--hist-min=-1e308"], "--hist-min: must be at least -1e+15, not -1e+308"),
 ])
 def test_options_with_a_cost_are_bounded(argv, text, capsys):
     assert text in _usage_error(argv, capsys)

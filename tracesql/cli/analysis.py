@@ -17,7 +17,8 @@ from tracesql.cli.common import (
     finite_float,
     int_option,
     jobs_number,
-    nonneg_float,
+    nonneg_time_us,
+    time_us,
 )
 from tracesql.errors import EmptySelection
 from tracesql.escape import terminal_text
@@ -193,9 +194,9 @@ def register(subparsers) -> None:
     g.add_argument("--transitions", action="store_true", help="kernel pairs A -> B with gap statistics")
     g.add_argument("--idle", action="store_true", help="idle time by cause: host_wait, kernel_wait, other")
     g.add_argument("--events", action="store_true", help="every positive gap, largest first")
-    s.add_argument("--hist-min", type=finite_float, default=0.0, metavar="US", help="histogram lower bound, µs (0); "
+    s.add_argument("--hist-min", type=time_us, default=0.0, metavar="US", help="histogram lower bound, µs (0); "
                    "smaller gaps are counted in a first bin")
-    s.add_argument("--hist-max", type=finite_float, default=None,
+    s.add_argument("--hist-max", type=time_us, default=None,
                    metavar="US", help="histogram upper bound, µs (default: "
                    "the largest gap, rounded up); larger gaps are counted in a last, open bin")
     s.add_argument("--bins", type=int_option(hi=MAX_BINS, what=" (one row per bin)"), default=20, metavar="N",
@@ -204,7 +205,7 @@ def register(subparsers) -> None:
                    help="order of --transitions (default count)")
     _top_arg(s, "rows (--events, --transitions)")
     _step_arg(s, "GPU work (totals, --hist, --events)")
-    s.add_argument("--kernel-wait-us", type=nonneg_float, default=30.0, metavar="US",
+    s.add_argument("--kernel-wait-us", type=nonneg_time_us, default=30.0, metavar="US",
                    help="--idle: gaps shorter than this (not host waits) are kernel_wait (default 30)")
     s.add_argument("--verbose", "-v", action="store_true", help="full kernel names")
     _out_args(s)
@@ -229,9 +230,9 @@ def register(subparsers) -> None:
                     "launches, memcpy/memset) joined to its GPU work on correlation.")
     s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _trace_arg(s)
-    s.add_argument("--runtime-cutoff-us", type=nonneg_float, default=50.0, metavar="US",
+    s.add_argument("--runtime-cutoff-us", type=nonneg_time_us, default=50.0, metavar="US",
                    help="a launch call longer than this is a runtime outlier (default 50)")
-    s.add_argument("--launch-delay-cutoff-us", type=nonneg_float, default=100.0, metavar="US",
+    s.add_argument("--launch-delay-cutoff-us", type=nonneg_time_us, default=100.0, metavar="US",
                    help="a launch whose GPU work starts later than this after the call is a launch-delay outlier "
                         "(default 100)")
     _out_args(s)

@@ -39,9 +39,9 @@ nonneg_int = int_option(0)
 jobs_number = int_option(hi=MAX_JOBS)  # --jobs of every command (0 or less is said by the command)
 
 
-def float_option(lo: float | None = None, lo_open: bool = False):
+def float_option(lo: float | None = None, lo_open: bool = False, hi: float | None = None):
     """An argparse type: a finite number (nan and inf are refused everywhere: no comparison with them means
-    anything), at least ``lo`` (above it with ``lo_open``) when given."""
+    anything), at least ``lo`` (above it with ``lo_open``) and at most ``hi`` when given."""
     import argparse
     import math
 
@@ -54,12 +54,18 @@ def float_option(lo: float | None = None, lo_open: bool = False):
             raise argparse.ArgumentTypeError(f"must be a finite number, not {text!r}")
         if lo is not None and (v <= lo if lo_open else v < lo):
             raise argparse.ArgumentTypeError(f"must be {'above' if lo_open else 'at least'} {lo:g}, not {v:g}")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"must be at most {hi:g}, not {v:g}")
         return v
     return parse
 
 
 finite_float = float_option()
-nonneg_float = float_option(0.0)
+# A time in µs (histogram bounds, cut-offs): within ±1e15 µs (31 years; a trace's int64 ns reach 9.2e15 µs), so
+# that bin widths and comparisons stay finite.
+MAX_US = 1e15
+time_us = float_option(-MAX_US, hi=MAX_US)
+nonneg_time_us = float_option(0.0, hi=MAX_US)
 
 
 # Option names mean one thing in every command (tests/test_cli_options.py checks the parsers): -o/--output a FILE
