@@ -362,6 +362,7 @@ HOSTILE_FILES = ["...json", "..json", ".json.json", "-rf.json", "a b\u202e.json"
                  "...json.gz"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [None, "1"])
 def test_report_folders_stay_inside_out(tmp_path, jobs):
     """Trace files named to escape the report's folder (`...json` would name a folder `..`): every file the report
@@ -392,6 +393,7 @@ def test_report_folders_stay_inside_out(tmp_path, jobs):
     assert len({f.name.lower() for f in folders}) == len(folders)  # distinct even without case
 
 
+@pytest.mark.slow
 def test_hostile_file_name_as_a_label_on_the_terminal(tmp_path, capsys, monkeypatch):
     """A trace file named with ESC, a bidirectional override and a newline: its label (the file name) is shown
     escaped wherever a terminal shows it: tables' titles, the first screen, the tree, the printed report, diff."""
