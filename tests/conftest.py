@@ -133,6 +133,53 @@ def qwen_dataset(tmp_path_factory, shared_traces) -> tuple[Path, str]:
     return out, r.trace_id
 
 
+# ---- no traceback from any tracesql run -------------------------------------------------------------------------
+# docs/cli.md promises one error line, never a traceback. Every run of the command line that a test makes through
+# subprocess (run, check_output, Popen.communicate: they all read the output through Popen.communicate) is checked:
+# a Python traceback on its stderr (or its stdout, when stderr goes there) fails the test, unless the test is marked
+# @pytest.mark.traceback_expected. The pseudo-terminal runs of tests/terminal.py are checked there.
+
+def is_tracesql_run(args) -> bool:
+    """Whether a subprocess's args run the tracesql command line (the installed script, python -m tracesql.cli, or a
+    shell command naming either)."""
+    if isinstance(args, (str, bytes, os.PathLike)):
+        text = os.fsdecode(args)
+        return "tracesql" in text and ("tracesql.cli" in text or "/tracesql " in text or text.startswith("tracesql "))
+    parts = [os.fsdecode(a) for a in args]
+    if not parts:
+        return False
+    if Path(parts[0]).name == "tracesql" or "tracesql.cli" in parts[1:3]:
+        return True
+    return Path(parts[0]).name in ("bash", "sh") and any(is_tracesql_run(p) for p in parts[1:])
+
+
+@pytest.fixture(autouse=True)
+def _no_traceback_in_cli_runs(request, monkeypatch):
+    import subprocess
+
+    if request.node.get_closest_marker("traceback_expected"):
+        yield
+        return
+    seen: list[str] = []
+    request.node.cli_tracebacks = seen  # what was seen so far (tests/test_cli_errors.py checks the check)
+    real = subprocess.Popen.communicate
+
+    def communicate(self, *a, **kw):
+        out, err = real(self, *a, **kw)
+        if is_tracesql_run(self.args):
+            stream = err if err is not None else out  # stdout only when stderr goes there
+            text = os.fsdecode(stream) if isinstance(stream, bytes) else (stream or "")
+            if "Traceback (most recent call last)" in text:
+                seen.append(f"{self.args!r}:\n{text[-3000:]}")
+        return out, err
+
+    monkeypatch.setattr(subprocess.Popen, "communicate", communicate)
+    yield
+    if seen:
+        pytest.fail("a tracesql run printed a traceback (mark the test traceback_expected if it must):\n"
+                    + "\n".join(seen), pytrace=False)
+
+
 def tracesql_cli() -> list[str]:
     """The command that runs the installed CLI in a subprocess."""
     exe = Path(sys.executable).with_name("tracesql")

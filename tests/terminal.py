@@ -12,7 +12,8 @@ import time
 
 
 class Terminal:
-    def __init__(self, argv: list[str], env: dict | None = None, cwd: str | None = None, columns: int = 120):
+    def __init__(self, argv: list[str], env: dict | None = None, cwd: str | None = None, columns: int = 120,
+                 allow_traceback: bool = False):
         import fcntl
         import struct
         import termios
@@ -24,6 +25,7 @@ class Terminal:
         os.close(slave)
         self.text = ""
         self.pos = 0  # expect() searches the output from here
+        self.allow_traceback = allow_traceback  # else a Python traceback in the output fails the test (docs/cli.md)
 
     def __enter__(self):
         return self
@@ -32,7 +34,11 @@ class Terminal:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+        while self._read(0.05):
+            pass
         os.close(self.master)
+        if exc[0] is None and not self.allow_traceback and "Traceback (most recent call last)" in self.text:
+            raise AssertionError(f"a traceback on the terminal:\n{self.text[-3000:]}")
 
     def _read(self, timeout: float) -> bool:
         r, _, _ = select.select([self.master], [], [], timeout)

@@ -650,3 +650,67 @@ def test_report_tracelens_by_parent_module_matches_inference_reference(tmp_path,
     flat = tmp_path / "flat"
     assert main(["report", str(ds), "--style", "tracelens", "--format", "csv", "--out", str(flat)]) == 0
     assert "parent_module" not in _read(flat / "graph_execution" / "ops_summary.csv")[0]
+
+
+def test_rule_file_with_a_byte_order_mark(tmp_path):
+    """A rule file saved with a UTF-8 byte order mark (as Excel writes CSV) reads as without one."""
+    f = tmp_path / "bom.csv"
+    f.write_bytes(b"\xef\xbb\xbfcategory,pattern\nmine,^gemm\n")
+    rules = read_rules(f)
+    assert rules.select("category", "pattern").rows() == [("mine", "^gemm")]
+
+
+def test_rule_file_bounds(tmp_path):
+    """A field over the csv module's default limit (131,072 characters) is read and said to be too long, in one
+    error naming the line; a field within the bound is kept; more than MAX_RULES rules are refused, quickly."""
+    import time
+
+    from tracesql.api.categories import MAX_RULE_FIELD, MAX_RULES
+
+    f = tmp_path / "long.csv"
+    f.write_text("category,pattern,note\nx,^a,ok\ny,^b," + "n" * 200_000 + "\n")
+    with pytest.raises(DatasetError, match=r"long.csv:3: note has 200,000 characters; a rule's field has at most"):
+        read_rules(f)
+    f.write_text("category,pattern\nx,^(" + "a" * (MAX_RULE_FIELD - 10) + ")\n")
+    assert read_rules(f).height == 1
+    f.write_text("category,pattern\n" + "".join(f"c{i},^k{i}_\n" for i in range(MAX_RULES + 1)))
+    t0 = time.monotonic()
+    with pytest.raises(DatasetError, match=f"more than {MAX_RULES:,} rules"):
+        read_rules(f)
+    f.write_text("category,pattern\n" + "".join(f"c{i},^k{i}_\n" for i in range(MAX_RULES)))
+    assert read_rules(f).height == MAX_RULES
+    assert time.monotonic() - t0 < 60
+    f.write_text("category,pattern\n" + "".join(f"c{i},^k{i}_\n" for i in range(50)) + "bad,(unclosed\n")
+    with pytest.raises(DatasetError, match=r"invalid pattern '\(unclosed'"):  # the batch check still names it
+        read_rules(f)
+
+
+def test_rule_file_errors_from_the_command_line(tmp_path, capsys):
+    """`categories --rules` with a rule file out of bounds or not UTF-8: one line, exit 1, no traceback."""
+    from tracesql.cli.main import main
+
+    d = tmp_path / "ds"
+    (d / "traces").mkdir(parents=True)
+    f = tmp_path / "r.csv"
+    for content in (b"category,pattern\nx," + b"a" * 140_000 + b"\n", b"category,pattern\nx,\xff\xfe\n"):
+        f.write_bytes(content)
+        assert main(["categories", str(d), "--rules", str(f)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("tracesql: error: ") and str(f) in err, err
+
+
+def test_user_rules_of_a_dataset_are_bounded_together(tmp_path):
+    """Rule files that are each within MAX_RULES but together above it: the one that crosses it is refused and
+    the dataset keeps the others; replacing a file by one of the same name does not count it twice."""
+    from tracesql.api.categories import MAX_RULES
+
+    d = tmp_path / "ds"
+    (d / "traces").mkdir(parents=True)
+    half = MAX_RULES // 2 + 1
+    for name in ("a.csv", "b.csv"):
+        (tmp_path / name).write_text("category,pattern\n" + "".join(f"c{i},^{name[0]}{i}_\n" for i in range(half)))
+    add_rules(d, tmp_path / "a.csv")
+    add_rules(d, tmp_path / "a.csv")  # the same file again: replaced
+    with pytest.raises(DatasetError, match=f"make more than {MAX_RULES:,}; a dataset has at most"):
+        add_rules(d, tmp_path / "b.csv")
+    assert sorted(p.name for p in (d / "rules").iterdir()) == ["a.csv"]

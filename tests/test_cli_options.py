@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tracesql.cli.common import jobs_number
 from tracesql.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +72,7 @@ def test_the_shared_options_mean_what_the_docs_say():
             assert (a.dest, tuple(a.option_strings), a.metavar) == (dest, strings, metavar), (cmd, opt)
     # -j is parallelism and -o an output file wherever they exist
     assert {cmd for cmd, _ in options["-j"]} == {"ingest", "report"}
-    assert all(a.type is int for _, a in options["-j"])
+    assert all(a.type is jobs_number for _, a in options["-j"])  # a whole number, at most MAX_JOBS
     assert {cmd for cmd, _ in options["--job"]} == {"collectives", "ranks"}
     assert {cmd for cmd, _ in options["-o"]} >= {"query", "kernels", "tree", "report", "diff"}
     assert "ingest" not in {cmd for cmd, _ in options["-o"]}

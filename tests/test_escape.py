@@ -15,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracesql.escape import (
+    FILE_NAME_MAX,
+    file_name,
     html_text,
     py_comment,
     py_str,
@@ -23,6 +25,7 @@ from tracesql.escape import (
     sql_like,
     sql_str,
     terminal_text,
+    unique_name,
     xml_attr,
     xml_text,
 )
@@ -166,6 +169,44 @@ def test_terminal_text():
     assert terminal_text("\x1b[31mred\x1b[0m\nnext") == "\\x1b[31mred\\x1b[0m\\nnext"
     assert terminal_text("gemm<float> ü") == "gemm<float> ü"
     assert terminal_text("a\u2028b\ud800") == "a\\u2028b\\ud800"
+
+
+def test_terminal_text_shows_nul_bidi_and_zero_width_characters():
+    assert terminal_text("k\x00e\x9bx") == "k\\x00e\\x9bx"  # NUL and a C1 control (CSI)
+    assert terminal_text("abc\u202edef\u2066g\u200fh") == "abc\\u202edef\\u2066g\\u200fh"  # reorder what follows
+    assert terminal_text("zero\u200bwidth\ufeff") == "zero\\u200bwidth\\ufeff"
+    assert terminal_text(None) == "" and terminal_text(12) == "12"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_terminal_text_leaves_nothing_a_terminal_acts_on(s):
+    shown = terminal_text(s)
+    assert not re.search("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]",
+                         shown)
+    if not re.search("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]", s):
+        assert shown == s  # plain text is left as it is
+
+
+HOSTILE_FILES = ["...json", "..json", "..", ".", "", "...", "../../etc/passwd", "a/b\\c", "-rf", ".hidden",
+                 "bad\n\x1b[2J", "\u202eevil", "nul\x00", "x" * 300, "é" * 50, "con", " . "]
+
+
+@pytest.mark.parametrize("name", HOSTILE_FILES)
+def test_file_name(name, tmp_path):
+    f = file_name(name)
+    assert f not in ("", ".", "..") and not f.startswith((".", "-"))
+    assert re.fullmatch(r"[A-Za-z0-9._-]+", f) and len(f) <= FILE_NAME_MAX, f
+    (tmp_path / f).mkdir()  # a folder of that name is where it should be
+    assert [p.name for p in tmp_path.iterdir()] == [f] and (tmp_path / f).resolve().parent == tmp_path.resolve()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.integers(min_value=2, max_value=10**6))
+def test_file_name_for_any_text(s, n):
+    for f in (file_name(s), unique_name(file_name(s), n)):
+        assert re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*", f) and len(f) <= FILE_NAME_MAX
+        assert f not in (".", "..")
 
 
 @settings(max_examples=200, deadline=None)

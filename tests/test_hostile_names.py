@@ -292,3 +292,125 @@ def test_plot_of_characters_xml_cannot_hold(tmp_path):
     p.close()
     assert json.loads(p.scripts[0][1])["title"] == name  # the spec keeps the name as it is
     assert json.loads((tmp_path / "c.json").read_text())["title"] == name
+
+
+# ---- names on the terminal, in error lines and as folder names -------------------------------------------------
+
+# What a terminal acts on: ESC sequences (clear the screen, colours), NUL, a C1 CSI, bidirectional overrides.
+TERMINAL = ["k\x1b[2J\x1b[31mred", "nul\x00k", "c1\x9b2Jk", "abc\u202egpj.exe", "iso\u2066late\u2069", "new\nline\rcr"]
+_RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # never printed as they are
+
+
+def _small_trace(kernels: list[str], ts0: int = 1000) -> dict:
+    ev: list[dict] = []
+    for i, k in enumerate(kernels):
+        ts, corr = ts0 + 100 * i, 10 + i
+        ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": ts, "dur": 50})
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts + 1,
+                   "dur": 5, "args": {"correlation": corr}})
+        ev.append({"ph": "X", "cat": "kernel", "name": k, "pid": 0, "tid": 7, "ts": ts + 20, "dur": 20,
+                   "args": {"device": 0, "stream": 7, "correlation": corr}})
+    return {"schemaVersion": 1, "traceEvents": ev, "deviceProperties": [{"id": 0, "name": "GPU"}]}
+
+
+def test_terminal_shows_control_and_bidi_characters_escaped(tmp_path, capsys, monkeypatch):
+    """Kernel names holding ESC, NUL, a C1 control and bidirectional overrides: every terminal output (tables,
+    tree, first screen) shows them escaped (``\\x1b``, ``\\u202e``), and each name stays on its line."""
+    monkeypatch.setenv("COLUMNS", "200")
+    (tmp_path / "t.json").write_text(json.dumps(_small_trace(TERMINAL)))
+    [r] = tracesql.ingest([str(tmp_path / "t.json")], out=tmp_path / "ds", quiet=True)
+    assert r.status == "ingested", r.error
+    ds = str(tmp_path / "ds")
+    for argv in (["kernels", ds, "-v", "--wide"], ["kernels", ds, "-v", "-f", "table", "-o", str(tmp_path / "k.txt")],
+                 ["tree", ds], ["summary", ds], ["gaps", ds, "--transitions", "-v"],
+                 ["query", ds, "SELECT name AS \"col\x1b[2J\" FROM kernels"]):
+        capsys.readouterr()
+        _run(*argv)
+        out = capsys.readouterr().out
+        if "-o" in argv:
+            out = (tmp_path / "k.txt").read_text()
+        assert not _RAW.search(out), (argv, out)
+        if argv[0] == "kernels":
+            assert "k\\x1b[2J\\x1b[31mred" in out and "abc\\u202egpj.exe" in out and "nul\\x00k" in out
+            assert "new\\nline\\rcr" in out and "c1\\x9b2Jk" in out
+    # machine formats keep the names exactly
+    _run("kernels", ds, "-v", "-f", "json", "-o", str(tmp_path / "k.json"))
+    assert sorted(r["name"] for r in json.loads((tmp_path / "k.json").read_text())) == sorted(TERMINAL)
+
+
+def test_hostile_file_name_in_an_error_line(tmp_path):
+    """A trace file whose name holds a newline and an escape sequence, and fails: its error is one line, with the
+    name escaped (the line is not split, the screen is not cleared)."""
+    bad = tmp_path / "bad\n\x1b[2J\u202e.json"
+    bad.write_text('{"traceEvents": [{"ph": "X", "ts": ')
+    p = subprocess.run([*_cli(), "ingest", str(bad), "--out", str(tmp_path / "ds"), "-q"], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 1
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("tracesql: error: "), p.stderr
+    assert "bad\\n\\x1b[2J\\u202e.json" in p.stderr and not _RAW.search(p.stderr), p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def _cli() -> list[str]:
+    from tests.conftest import tracesql_cli
+
+    return tracesql_cli()
+
+
+HOSTILE_FILES = ["...json", "..json", ".json.json", "-rf.json", "a b\u202e.json", "bad\n\x1b[2J.json",
+                 "nul\x01.json", "x" * 240 + ".json", "Same.json", "same.json", "same.json.gz", "é.json",
+                 "...json.gz"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", [None, "1"])
+def test_report_folders_stay_inside_out(tmp_path, jobs):
+    """Trace files named to escape the report's folder (`...json` would name a folder `..`): every file the report
+    writes is inside --out, each trace has its own folder, no folder is '.', '..' or hidden."""
+    import gzip
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for i, name in enumerate(HOSTILE_FILES):
+        data = json.dumps(_small_trace(["gemm"], ts0=1000 + i)).encode()
+        path = src / (name if name.endswith((".json", ".json.gz")) else name + ".json")
+        path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
+    results = tracesql.ingest(sorted(str(p) for p in src.iterdir()), out=tmp_path / "ds", quiet=True)
+    assert [r.error for r in results if r.status != "ingested"] == []
+    work = tmp_path / "work"
+    out = work / "rep"
+    work.mkdir()
+    (work / "keep.txt").write_text("x")
+    before = {p for p in tmp_path.rglob("*") if out not in p.parents}
+    _run("report", str(tmp_path / "ds"), "--out", str(out), "-f", "csv", *(["--jobs", jobs] if jobs else []))
+    after = {p for p in tmp_path.rglob("*") if out not in p.parents and p != out}
+    assert after == before  # nothing written outside --out
+    folders = [p for p in out.iterdir() if p.is_dir()]
+    assert len(folders) == len(HOSTILE_FILES)  # one folder per trace
+    for f in folders:
+        assert re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*", f.name) and len(f.name) <= 100, f.name
+        assert f.resolve().parent == out.resolve() and (f / "kernel_summary.csv").is_file()
+    assert len({f.name.lower() for f in folders}) == len(folders)  # distinct even without case
+
+
+@pytest.mark.slow
+def test_hostile_file_name_as_a_label_on_the_terminal(tmp_path, capsys, monkeypatch):
+    """A trace file named with ESC, a bidirectional override and a newline: its label (the file name) is shown
+    escaped wherever a terminal shows it: tables' titles, the first screen, the tree, the printed report, diff."""
+    monkeypatch.setenv("COLUMNS", "160")
+    src = tmp_path / "x\x1b[2J\u202e\nname.json"
+    src.write_text(json.dumps(_small_trace(["gemm", "gemm"])))
+    other = tmp_path / "y\x1b]0;title\x07.json"
+    other.write_text(json.dumps(_small_trace(["gemm"], ts0=2000)))
+    results = tracesql.ingest([str(src), str(other)], out=tmp_path / "ds", quiet=True)
+    assert [r.status for r in results] == ["ingested", "ingested"], [r.error for r in results]
+    ds = str(tmp_path / "ds")
+    t = "x\\x1b[2J\\u202e\\nname.json"
+    for argv in (["kernels", ds, "--trace", src.name], ["summary", ds], ["tree", ds, "--trace", src.name],
+                 ["traces", ds], ["report", ds, "--style", "hta"], ["report", ds, "--trace", src.name],
+                 ["diff", f"{ds}:{src.name}", f"{ds}:{other.name}"]):
+        capsys.readouterr()
+        _run(*argv)
+        out, err = capsys.readouterr()
+        assert not _RAW.search(out + err), (argv, out + err)
+        assert t in out or "x\\x1b[2J\\u202e\\nname" in out, (argv, out)

@@ -11,14 +11,20 @@ string formatting:
   ``#`` comment line.
 - ``sql_str(s)``, ``sql_ident(s)``, ``sql_like(s)``: a SQL string literal, a quoted identifier, a LIKE pattern
   that matches ``s`` literally (use with ``ESCAPE '\\'``). Prefer query parameters where the API allows them.
-- ``terminal_text(s)``: one line of plain text for a terminal or a log (control characters made visible).
+- ``terminal_text(s)``: one line of plain text for a terminal or a log (control, bidirectional and zero-width
+  characters made visible).
+- ``file_name(s)``, ``unique_name(base, n)``: a file or folder name made from a name (never ``.``/``..``, no
+  separator, no control character, bounded length).
 
 Each returns a ``str`` that, read back by its language, gives exactly ``s`` (``py_comment`` and ``terminal_text``
-only keep it on one line).
+only keep it on one line; ``file_name`` only keeps it inside its folder).
 
 Who calls them: the HTML and SVG that tracesql writes (`tracesql perf --plot FILE.html|.svg`) are built by
 tracesql.render (``html_text``, ``script_json``, ``xml_text``, ``xml_attr``). CSV, JSON and Parquet are written by
-polars, which quotes and encodes values itself. The Python, SQL and terminal helpers have no caller yet.
+polars, which quotes and encodes values itself. Terminal tables (tracesql.render.output), the call tree and the
+first screen show names through ``terminal_text``, and so does every one-line error and warning of the command
+line (tracesql.cli). The report's sub-folders and TraceLens's tag file names come from ``file_name`` and
+``unique_name`` (tracesql.api.report).
 tests/test_escape.py covers every helper against hostile names, and tests/test_hostile_names.py every file format
 tracesql writes against a trace made of them.
 """
@@ -72,13 +78,47 @@ def py_str(s: str) -> str:
     return repr(str(s))
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# What a terminal acts on or draws as nothing: C0 and C1 controls (NUL, ESC, newline, carriage return, DEL...), the
+# bidirectional controls that reorder what follows (U+061C, U+200E/F, U+202A-E, U+2066-9), zero-width characters
+# (U+200B-D, U+2060, U+FEFF), line and paragraph separators and lone surrogates.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+                      "\ud800-\udfff]")
 
 
-def terminal_text(s: str) -> str:
-    """``s`` on one line: control characters (newlines included), line separators and lone surrogates are shown as
-    escapes, so a name cannot start a new line, move the cursor or change colours."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(s))
+def terminal_text(s) -> str:
+    """``s`` on one line: control characters (newlines, ESC and NUL included), bidirectional and zero-width
+    characters, line separators and lone surrogates are shown as escapes (``\\x1b``, ``\\u202e``), so a name
+    cannot start a new line, move the cursor, change colours, reorder the text after it or hide in plain sight.
+    ``None`` is the empty string."""
+    if s is None:
+        return ""
+    s = str(s)
+    if _CONTROL.search(s) is None:
+        return s
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), s)
+
+
+# A file or folder name made from a name: letters, digits, '.', '_' and '-' only, never starting with '.' (so never
+# '.' or '..', nor hidden), at most FILE_NAME_MAX characters (well under every file system's 255 bytes).
+FILE_NAME_MAX = 100
+_NOT_FILE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def file_name(s, default: str = "trace") -> str:
+    """A safe file or folder name for ``s`` (a trace label, a tag): every run of other characters (separators
+    ``/`` and ``\\``, control characters, spaces, non-ASCII) becomes one ``_``, leading dots and dashes are
+    dropped, the result is cut to FILE_NAME_MAX characters; ``default`` when nothing is left. The name cannot be
+    ``.`` or ``..``, hold a separator or start an option. Different names may give the same result: make names
+    unique where they are used (``unique_name``)."""
+    out = _NOT_FILE.sub("_", "" if s is None else str(s)).lstrip(".-")[:FILE_NAME_MAX].rstrip(".")
+    return out or default
+
+
+def unique_name(base: str, n: int) -> str:
+    """The ``n``-th alternative to the file name ``base`` when it is taken: ``base_N``, still at most
+    FILE_NAME_MAX characters."""
+    suffix = f"_{n}"
+    return base[:FILE_NAME_MAX - len(suffix)] + suffix
 
 
 def py_comment(s: str) -> str:

@@ -37,6 +37,16 @@ def set_arch(ds, style: str, arch: str | None) -> None:
         if not ok:
             raise UsageError(f"{arch}: not a TraceLens GPU arch file (a JSON object with mem_bw_gbps and "
                              "max_achievable_tflops: {compute spec: TFLOP/s})")
+        bad = ds.con.execute("""SELECT k, v FROM (SELECT 'mem_bw_gbps' AS k, TRY_CAST($t::JSON ->> 'mem_bw_gbps'
+                                                AS DOUBLE) AS v, 0 AS o
+                                  UNION ALL SELECT 'max_achievable_tflops.' || k, TRY_CAST($t::JSON
+                                                -> 'max_achievable_tflops' ->> k AS DOUBLE), 1
+                                  FROM unnest(json_keys($t::JSON -> 'max_achievable_tflops')) AS s(k))
+                                 WHERE v IS NOT NULL AND NOT (v > 0 AND NOT isinf(v)) ORDER BY o, k LIMIT 1""",
+                             {"t": text}).fetchall()
+        if bad:  # a peak of 0, below 0, nan or inf would give a roofline % of no meaning
+            raise UsageError(f"{arch}: {bad[0][0]} is {bad[0][1]}; the bandwidth and the peaks must be positive "
+                             "numbers")
         ds.con.execute("SET VARIABLE tracesql_tl_arch_json = ?", [text])
         return
     known = [r[0] for r in ds.con.sql("SELECT DISTINCT platform FROM tl_arch_platforms ORDER BY 1").fetchall()]

@@ -91,6 +91,12 @@ def categories(ds, ruleset: str = "default", unmatched: bool = False, trace: str
                     "ORDER BY row_order", {"rs": ruleset, "t": tid})
 
 
+# Bounds of a user rule file (docs/cli.md): every rule is one regular expression matched against every GPU event
+# name, so the rules' count is the cost of every command that reads categories.
+MAX_RULES = 10_000
+MAX_RULE_FIELD = 65_536  # characters in one field (a pattern, a note)
+
+
 def read_rules(csv_path) -> pl.DataFrame:
     """Read and check a rule CSV; returns its rules with the full column set (strings; priority may be '').
 
@@ -101,7 +107,11 @@ def read_rules(csv_path) -> pl.DataFrame:
     path = Path(csv_path)
     if not path.is_file():
         raise DatasetError(f"{csv_path}: no such rule file")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a byte order mark (as Excel writes) is not part of the header
+    except UnicodeDecodeError as e:
+        raise DatasetError(f"{csv_path}: not UTF-8 text (byte {e.start})") from None
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))  # any field is read; too long ones are said below
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip().lower() for h in (reader.fieldnames or [])]
     missing = [c for c in ("category", "pattern") if c not in header]
@@ -127,11 +137,24 @@ def read_rules(csv_path) -> pl.DataFrame:
                 raise DatasetError(f"{csv_path}:{lineno}: priority must be an integer") from None
         if any("\n" in v or "\r" in v for v in row.values()):
             raise DatasetError(f"{csv_path}:{lineno}: fields must not contain line breaks")
+        long = [c for c, v in row.items() if len(v) > MAX_RULE_FIELD]
+        if long:
+            raise DatasetError(f"{csv_path}:{lineno}: {long[0]} has {len(row[long[0]]):,} characters; a rule's "
+                               f"field has at most {MAX_RULE_FIELD:,}")
         rows.append(row)
+        if len(rows) > MAX_RULES:
+            raise DatasetError(f"{csv_path}: more than {MAX_RULES:,} rules; a rule file has at most {MAX_RULES:,} "
+                               "(every GPU event name is matched against every rule)")
     con = duckdb.connect(config={"memory_limit": "256MB"})
     con.execute("SET enable_progress_bar = false")
     try:
-        for row in rows:
+        try:  # all patterns at once; one by one only to name the bad one
+            con.execute("SELECT count(regexp_matches('', p)) FROM unnest(?::VARCHAR[]) t(p)",
+                        [[row["pattern"] for row in rows]]).fetchall()
+            rows_to_check = []
+        except duckdb.Error:
+            rows_to_check = rows
+        for row in rows_to_check:
             try:
                 con.execute("SELECT regexp_matches('', ?)", [row["pattern"]]).fetchall()
             except duckdb.Error as e:
@@ -170,5 +193,19 @@ def add_rules(dataset_path, csv_path, name: str | None = None) -> Path:
     with active(ds_dir) as a:
         if a is None or not (ds_dir / "traces").is_dir():
             raise DatasetError(f"{dataset_path}: not a tracesql dataset (no traces/ folder)")
+        _check_rule_total(ds_dir / "rules", stem, rules.height, csv_path)
         change_rules(ds_dir, stem, write)
     return ds_dir / "rules" / stem
+
+
+def _check_rule_total(out_dir: Path, stem: str, n: int, csv_path) -> None:
+    """MAX_RULES bounds the user rules of a dataset too, all files together (the file of the same name is
+    replaced, so its rules do not count)."""
+    others = 0
+    for p in out_dir.glob("*.csv"):
+        if p.name != stem:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                others += max(sum(1 for _ in f) - 1, 0)  # written fully quoted, one rule per line after the header
+    if others + n > MAX_RULES:
+        raise DatasetError(f"{csv_path}: its {n:,} rules and the {others:,} of the dataset's other rule files make "
+                           f"more than {MAX_RULES:,}; a dataset has at most {MAX_RULES:,} user rules")

@@ -7,6 +7,7 @@ tracesql_perf_arch (a device-table name) and tracesql_perf_spec (the text of a u
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import polars as pl
@@ -38,10 +39,19 @@ def _set_device(ds, arch: str | None) -> None:
         except OSError as e:
             raise DatasetError(f"{arch}: cannot read the device spec file ({e.strerror})") from None
         con.execute("SET VARIABLE tracesql_perf_spec = ?", [text])
-        names = [r[0] for r in con.execute("SELECT gpu FROM perf_devices WHERE origin = 'user'").fetchall()]
+        rows = con.execute("SELECT * EXCLUDE (name_pattern, source_url, note, origin) FROM perf_devices "
+                           "WHERE origin = 'user'").fetchall()
+        names = [r[0] for r in rows]
         if not names:
             raise UsageError(f"{arch}: no device row (the header needs at least the columns gpu, name_pattern, "
                              "memory_tb_s and a peak such as bf16_tflops; see sql/perf/devices.csv)")
+        cols = [d[0] for d in con.execute("SELECT * EXCLUDE (name_pattern, source_url, note, origin) FROM "
+                                          "perf_devices LIMIT 0").description]
+        for r in rows:  # a peak of 0, below 0, nan or inf would give a roofline % of no meaning
+            bad = [(c, v) for c, v in zip(cols[1:], r[1:], strict=True) if v is not None and not 0 < v < math.inf]
+            if bad:
+                raise UsageError(f"{arch}: device {r[0]!r}: {bad[0][0]} is {bad[0][1]}; peaks and bandwidth must "
+                                 "be positive numbers (leave a field empty when unknown)")
         if len(names) == 1:
             con.execute("SET VARIABLE tracesql_perf_arch = ?", [names[0]])
         return

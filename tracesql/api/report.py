@@ -30,6 +30,7 @@ import polars as pl
 from tracesql.api import analysis
 from tracesql.api.arch import set_arch
 from tracesql.errors import DatasetError
+from tracesql.escape import file_name, terminal_text, unique_name
 from tracesql.render.output import histogram_bars
 from tracesql.store.sqlmodules import materialized, outputs
 
@@ -149,8 +150,9 @@ def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str,
 
 
 def _safe_name(s: str) -> str:
-    s = re.sub(r"\.json(\.gz)?$", "", s)
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", s) or "trace"
+    """A trace label as a file or folder name (tracesql.escape.file_name: never '.' or '..', no separator or
+    control character, bounded length), without its .json/.json.gz suffix."""
+    return file_name(re.sub(r"\.json(\.gz)?$", "", s or ""))
 
 
 def set_pseudo_ops(ds, style: str, on: bool) -> None:
@@ -248,11 +250,11 @@ def _folders(labels: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     used: set[str] = set()
     for label in labels:
-        name = base = _safe_name(label)
-        n = 2
-        while name in used:
-            name, n = f"{base}_{n}", n + 1
-        used.add(name)
+        base = _safe_name(label)
+        name, n = base, 2
+        while name.lower() in used:  # compared without case, for file systems that ignore it
+            name, n = unique_name(base, n), n + 1
+        used.add(name.lower())
         out[label] = name
     return out
 
@@ -299,7 +301,7 @@ def write(sections, fmt: str = "table", out: str | None = None, stream=None, wid
             stream.write(json.dumps(doc, ensure_ascii=False) + "\n")
             return []
         for name, trace, df in sections:
-            title = name if trace is None else f"{name} ({trace})"
+            title = name if trace is None else f"{name} ({terminal_text(trace)})"  # a label on one line
             if fmt == "table":
                 stream.write(f"== {title}\n{format_table(df, width=None if wide else width)}\n\n")
             else:
@@ -371,7 +373,7 @@ def report(ds, style: str = "native", fmt: str = "table", out: str | None = None
         covered = [labels[t] for t in analysis.trace_ids(ds, trace)]
         absent = no_gpu(ds, trace) if out is not None else []
         for label, reason in absent:
-            print(f"tracesql report: {label}: no GPU sections, {reason}", file=sys.stderr)
+            print(terminal_text(f"tracesql report: {label}: no GPU sections, {reason}"), file=sys.stderr)
     except duckdb.Error as e:
         raise RuntimeError(f"report failed: {str(e).splitlines()[0]}") from e
     return write(sections, fmt=fmt, out=out, width=width, wide=wide, traces=covered if out is not None else None,

@@ -13,6 +13,7 @@ import shutil
 import polars as pl
 
 from tracesql.api import analysis
+from tracesql.escape import terminal_text
 from tracesql.store.sqlmodules import materialized, outputs
 
 MIN_WIDTH = 80
@@ -85,7 +86,21 @@ def _device_label(r: dict, n_rows: int, t: dict) -> str:
 
 
 def _rows(df: pl.DataFrame, trace_id: str) -> list[dict]:
-    return df.filter(pl.col("trace_id") == trace_id).to_dicts()
+    return _shown(df.filter(pl.col("trace_id") == trace_id).to_dicts())
+
+
+# A name the trace does not give (JSON null): shown as this in the first screen (an empty cell in tables).
+NO_NAME = "[no name]"
+
+
+def _shown(rows: list[dict]) -> list[dict]:
+    """The rows with every text value as the terminal shows it (tracesql.escape.terminal_text: no control or
+    bidirectional character reaches the screen)."""
+    return [{k: terminal_text(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
+
+
+def _name(v) -> str:
+    return NO_NAME if v is None else str(v)
 
 
 def _gpu_line(t: dict) -> str:
@@ -107,7 +122,7 @@ def _gpu_line(t: dict) -> str:
 def screen(frames: dict[str, pl.DataFrame], trace_id: str, w: int) -> list[str]:
     """The first screen of one trace."""
     (t,) = _rows(frames["overview_traces"], trace_id)
-    out = [_cut(f"== {t['file_name']} (trace {trace_id})", w), _cut(_gpu_line(t), w)]
+    out = [_cut(f"== {_name(t['file_name'])} (trace {trace_id})", w), _cut(_gpu_line(t), w)]
     if t["span_ns"] is None:
         return out + ["Span       no GPU activity in this trace"]
     out.append(_cut(f"Span       {_ms(t['span_ns'])} ms from the first to the last GPU activity (profile "
@@ -121,25 +136,25 @@ def screen(frames: dict[str, pl.DataFrame], trace_id: str, w: int) -> list[str]:
     cats = _rows(frames["overview_top_categories"], trace_id)
     if cats:
         out.append("")
-        out.append(_cut("Categories " + ", ".join(f"{c['kernel_category']} {_pct(c['pct'])} %" for c in cats)
+        out.append(_cut("Categories " + ", ".join(f"{_name(c['kernel_category'])} {_pct(c['pct'])} %" for c in cats)
                         + " (Σ GPU time)", w))
     ks = _rows(frames["overview_top_kernels"], trace_id)
     if ks:
         out.append("")
         out += _table(["Top kernels by GPU time", "count", "total ms", "mean µs", "time %"],
-                      [[k["name"], f"{k['count']:,}", _ms(k["total_ns"]), _us(k["avg_ns"]), _pct(k["time_pct"])]
+                      [[_name(k["name"]), f"{k['count']:,}", _ms(k["total_ns"]), _us(k["avg_ns"]), _pct(k["time_pct"])]
                        for k in ks], w, indent=0)
     ops = _rows(frames["overview_top_ops"], trace_id)
     if ops:
         out.append("")
         out += _table(["Top ops by GPU time", "ops", "GPU events", "total ms", "time %"],
-                      [[o["op_name"], f"{o['op_count']:,}", f"{o['kernel_count']:,}", _ms(o["kernel_time_ns"]),
+                      [[_name(o["op_name"]), f"{o['op_count']:,}", f"{o['kernel_count']:,}", _ms(o["kernel_time_ns"]),
                         _pct(o["time_pct"])] for o in ops], w, indent=0)
     gaps = _rows(frames["overview_largest_gaps"], trace_id)
     if gaps:
         out.append("")
         out += _table(["Largest idle gaps: before -> after", "gap ms", "at ms", "stream", "host wait"],
-                      [[f"{g['prev_name']} -> {g['name']}", _ms(g["gap_ns"]), _ms(g["at_ns"]),
+                      [[f"{_name(g['prev_name'])} -> {_name(g['name'])}", _ms(g["gap_ns"]), _ms(g["at_ns"]),
                         f"{g['device']}:{g['stream']}" if g["device"] is not None else str(g["stream"]),
                         "yes" if g["host_wait"] else "no"] for g in gaps], w, indent=0)
     (h,) = _rows(frames["overview_launch_hints"], trace_id)
@@ -182,7 +197,7 @@ def _compute_line(frames: dict[str, pl.DataFrame], trace_id: str) -> str:
     line += f", at {_pct(p['roofline_pct'])} % of the {p['gpu']} roofline"
     if worst:
         line += "; farthest below it: " + ", ".join(
-            f"{r['op_name']} {_pct(r['roofline_pct'])} % ({r['bound']}, {_pct(r['time_pct'])} % of time)"
+            f"{_name(r['op_name'])} {_pct(r['roofline_pct'])} % ({r['bound']}, {_pct(r['time_pct'])} % of time)"
             for r in worst)
     return line
 
@@ -204,15 +219,16 @@ def _wrap(text: str, w: int, indent: str) -> list[str]:
 def compact(frames: dict[str, pl.DataFrame], w: int) -> list[str]:
     """One line per trace: file (without .json.gz; up to 40 columns), GPUs (up to 22), rank, span, busy, compute,
     exposed comm, and the top kernel in what is left of the width."""
-    kern = {r["trace_id"]: r for r in frames["overview_top_kernels"].filter(pl.col("rank") == 1).to_dicts()}
+    kern = {r["trace_id"]: r for r in _shown(frames["overview_top_kernels"].filter(pl.col("rank") == 1).to_dicts())}
     headers = ["trace", "GPUs", "rank", "span ms", "busy %", "compute %", "exp. comm %", "top kernel"]
     rows = []
-    for t in frames["overview_traces"].to_dicts():
+    for t in _shown(frames["overview_traces"].to_dicts()):
         k = kern.get(t["trace_id"])
-        rows.append([re.sub(r"\.json(\.gz)?$", "", t["file_name"]), f"{t['gpu_count']}× {t['gpu_models'] or '?'}",
+        rows.append([re.sub(r"\.json(\.gz)?$", "", _name(t["file_name"])),
+                     f"{t['gpu_count']}× {t['gpu_models'] or '?'}",
                      "" if t["rank"] is None else str(t["rank"]), _ms(t["span_ns"]), _pct(t["busy_pct"]),
                      _pct(t["compute_pct"]), _pct(t["comm_exposed_pct"]),
-                     "" if k is None else f"{_pct(k['time_pct'])} % {k['name']}"])
+                     "" if k is None else f"{_pct(k['time_pct'])} % {_name(k['name'])}"])
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
     widths[0] = min(widths[0], 40)
     widths[1] = min(widths[1], 22)
@@ -242,7 +258,7 @@ def _job_screen(ds, ids: list[str], w: int) -> list[str] | None:
         return None
     out: list[str] = []
     for job in jobs:
-        out += comm.job_lines(ds, job)
+        out += [terminal_text(line) for line in comm.job_lines(ds, job)]
         ranks = comm.ranks(ds, job).select(
             "rank", "span_us", "busy_pct", "compute_us", "gpu_comm_us", "transfer_us", "wait_us", "arrived_last",
             "late_us", "bounds_job")

@@ -61,6 +61,9 @@ def release(ds, views=None) -> None:
         ds.con.execute(f'DROP TABLE IF EXISTS temp.main."{v}"')
 
 
+# A node whose name the trace does not give (JSON null): shown as this in the text tree (an empty cell in tables).
+NO_NAME = "[no name]"
+
 _COLUMNS = "trace_id, level, kind, name, gpu_busy_us, gpu_sum_us, kernel_count, node_id, parent_node_id, ts_ns, dur_ns"
 _MERGED_COLUMNS = "trace_id, level, kind, name, n_nodes, gpu_busy_us, gpu_sum_us, kernel_count, ts_ns, dur_ns"
 
@@ -98,6 +101,7 @@ def format_tree(df: pl.DataFrame, width: int = 110, name_width: int | None = Non
     """Indented text rendering of :func:`tree`'s result, one line per node, each at most ``width`` characters:
     `name ..... (busy µs, N GPU events)`, a merged node (:func:`tree` with merge) `name ×N ..... (...)`; a name
     too long for the line is cut in the middle."""
+    from tracesql.escape import terminal_text
     from tracesql.render.output import cut_middle
 
     labels: dict[str, str] = {}
@@ -110,7 +114,7 @@ def format_tree(df: pl.DataFrame, width: int = 110, name_width: int | None = Non
             if last_trace is not None:
                 lines.append("")
             label = labels.get(row["trace_id"])
-            lines.append(f"trace {label} ({row['trace_id']})" if label else f"trace {row['trace_id']}")
+            lines.append(f"trace {terminal_text(label)} ({row['trace_id']})" if label else f"trace {row['trace_id']}")
             last_trace = row["trace_id"]
         tail = f" ({row['gpu_busy_us']:,.2f} µs"
         if row["kind"] != "gpu":
@@ -121,7 +125,8 @@ def format_tree(df: pl.DataFrame, width: int = 110, name_width: int | None = Non
         if name_width is not None:
             room = min(room, name_width)
         times = f" ×{row['n_nodes']:,}" if row.get("n_nodes") is not None else ""
-        name = cut_middle(row["name"], max(room - len(times), 8)) + times
+        shown = NO_NAME if row["name"] is None else terminal_text(row["name"])  # nothing raw reaches the screen
+        name = cut_middle(shown, max(room - len(times), 8)) + times
         head = indent + name + " "
         lines.append(head + "." * max(3, width - len(head) - len(tail)) + tail)
     return "\n".join(lines)

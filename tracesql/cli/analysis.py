@@ -5,6 +5,7 @@ import sys
 
 from tracesql.cli.common import (
     ARCH_NATIVE,
+    MAX_BINS,
     _arch_arg,
     _open,
     _out_args,
@@ -13,8 +14,14 @@ from tracesql.cli.common import (
     _top_arg,
     _trace_arg,
     emit,
+    finite_float,
+    int_option,
+    jobs_number,
+    nonneg_time_us,
+    time_us,
 )
 from tracesql.errors import EmptySelection
+from tracesql.escape import terminal_text
 from tracesql.render.output import DATASET_HELP, histogram_bars
 
 
@@ -107,7 +114,7 @@ def cmd_report(args) -> int:
                                     by_module=args.group_by_parent_module, arch=args.arch,
                                     pseudo_ops=args.pseudo_ops)
     for p in written:
-        print(p, file=sys.stderr)
+        print(terminal_text(p), file=sys.stderr)
     return 0
 
 
@@ -146,11 +153,11 @@ def cmd_perf(args) -> int:
     with _open(args.dataset) as ds:
         if args.plot:
             perf.write_plot(perf.roofline_spec(ds, trace=args.trace, arch=args.arch), args.plot)
-            print(args.plot, file=sys.stderr)
+            print(terminal_text(args.plot), file=sys.stderr)
             return 0
         df = perf.perf(ds, trace=args.trace, arch=args.arch, by=args.by, bound=args.bound, below_pct=args.below_pct)
         for line in perf.reasons(ds, trace=args.trace, arch=args.arch):
-            print(line, file=sys.stderr)
+            print(terminal_text(line), file=sys.stderr)
     if args.top is not None:
         import polars as pl
 
@@ -187,16 +194,18 @@ def register(subparsers) -> None:
     g.add_argument("--transitions", action="store_true", help="kernel pairs A -> B with gap statistics")
     g.add_argument("--idle", action="store_true", help="idle time by cause: host_wait, kernel_wait, other")
     g.add_argument("--events", action="store_true", help="every positive gap, largest first")
-    s.add_argument("--hist-min", type=float, default=0.0, metavar="US", help="histogram lower bound, µs (0); "
+    s.add_argument("--hist-min", type=time_us, default=0.0, metavar="US", help="histogram lower bound, µs (0); "
                    "smaller gaps are counted in a first bin")
-    s.add_argument("--hist-max", type=float, default=None, metavar="US", help="histogram upper bound, µs (default: "
+    s.add_argument("--hist-max", type=time_us, default=None,
+                   metavar="US", help="histogram upper bound, µs (default: "
                    "the largest gap, rounded up); larger gaps are counted in a last, open bin")
-    s.add_argument("--bins", type=int, default=20, metavar="N", help="histogram bins of equal width (20)")
+    s.add_argument("--bins", type=int_option(hi=MAX_BINS, what=" (one row per bin)"), default=20, metavar="N",
+                   help=f"histogram bins of equal width (20; at most {MAX_BINS:,})")
     s.add_argument("--sort", "-s", choices=["count", "avg", "max", "stdev", "total"], default="count",
                    help="order of --transitions (default count)")
     _top_arg(s, "rows (--events, --transitions)")
     _step_arg(s, "GPU work (totals, --hist, --events)")
-    s.add_argument("--kernel-wait-us", type=float, default=30.0, metavar="US",
+    s.add_argument("--kernel-wait-us", type=nonneg_time_us, default=30.0, metavar="US",
                    help="--idle: gaps shorter than this (not host waits) are kernel_wait (default 30)")
     s.add_argument("--verbose", "-v", action="store_true", help="full kernel names")
     _out_args(s)
@@ -221,9 +230,9 @@ def register(subparsers) -> None:
                     "launches, memcpy/memset) joined to its GPU work on correlation.")
     s.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
     _trace_arg(s)
-    s.add_argument("--runtime-cutoff-us", type=float, default=50.0, metavar="US",
+    s.add_argument("--runtime-cutoff-us", type=nonneg_time_us, default=50.0, metavar="US",
                    help="a launch call longer than this is a runtime outlier (default 50)")
-    s.add_argument("--launch-delay-cutoff-us", type=float, default=100.0, metavar="US",
+    s.add_argument("--launch-delay-cutoff-us", type=nonneg_time_us, default=100.0, metavar="US",
                    help="a launch whose GPU work starts later than this after the call is a launch-delay outlier "
                         "(default 100)")
     _out_args(s)
@@ -245,7 +254,8 @@ def register(subparsers) -> None:
                    help="one row per op and argument set (the default), per op name, per op family (with the GPU "
                         "time no model covers), or per kernel of the ops that launched one")
     s.add_argument("--bound", choices=["compute", "memory"], help="only the rows bound by compute or by memory")
-    s.add_argument("--below-pct", type=float, metavar="N", help="only the rows at less than N %% of their roofline")
+    s.add_argument("--below-pct", type=finite_float,
+                   metavar="N", help="only the rows at less than N %% of their roofline")
     s.add_argument("--plot", metavar="FILE", help="write the roofline chart of one trace instead (one point per op and "
                    "argument set): FILE.svg, .png or .html (a self-contained page; these need tracesql[plot]), or "
                    ".json (the Vega-Lite spec)")
@@ -281,7 +291,8 @@ def register(subparsers) -> None:
                    "(tracesql runs DATASET lists them)")
     s.add_argument("--wide", "-w", action="store_true", help="print the tables whole (no column left out, no name "
                    "shortened to fit the terminal)")
-    s.add_argument("--jobs", "-j", type=int, metavar="N", help="with --out: one task per trace, N at once in local "
+    s.add_argument("--jobs", "-j", type=jobs_number,
+                   metavar="N", help="with --out: one task per trace, N at once in local "
                    "processes (or N local Dask workers with --executor dask; default: one per core); each task "
                    "opens its trace alone and writes its folder, the cross-trace tables are merged at the end")
     s.add_argument("--executor", choices=("processes", "dask"), default=None,

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from tracesql.cli.common import _out_args, _trace_arg
+from tracesql.escape import terminal_text
 from tracesql.render.output import DATASET_HELP
 
 
@@ -16,7 +17,7 @@ def cmd_categories(args) -> int:
 
     for path in args.rules or []:
         dest = add_rules(args.dataset, path)
-        print(f"rules from {path} added to the dataset as {dest}", file=sys.stderr)
+        print(terminal_text(f"rules from {path} added to the dataset as {dest}"), file=sys.stderr)
     ds = Dataset(args.dataset)
     try:
         if args.list_rules:
@@ -30,7 +31,7 @@ def cmd_categories(args) -> int:
     finally:
         ds.close()
     if args.unmatched and df.height == 0:
-        print(f"every GPU event name matches a rule of the ruleset {args.ruleset}", file=sys.stderr)
+        print(terminal_text(f"every GPU event name matches a rule of the ruleset {args.ruleset}"), file=sys.stderr)
         return 0
     return emit(in_us(df), args, "no GPU events in the selection")
 

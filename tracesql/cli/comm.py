@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from tracesql.escape import terminal_text
 from tracesql.render.output import DATASET_HELP
 
 # What a reader of a collective's row looks for first: which one (seq), how long the ranks waited, the bandwidth;
@@ -22,7 +23,7 @@ def _header(ds, args) -> None:
 
     if args.format == "table" and not args.output:
         for line in comm.job_lines(ds, args.job):
-            print(_wrapped(line))
+            print(_wrapped(terminal_text(line)))
 
 
 def cmd_collectives(args) -> int:

@@ -10,16 +10,62 @@ def _open(path):
     return Dataset(path)
 
 
-def nonneg_int(text: str) -> int:
+# The options' parsers: a value out of bounds is a usage error (exit status 2) naming the option, before any work.
+# Bounds on what an option can make a command do (docs/cli.md, "Bounds"):
+MAX_BINS = 10_000  # gaps --hist --bins: one row per bin
+MAX_JOBS = 1_024  # --jobs: processes or cluster tasks at once
+MAX_WIDTH = 100_000  # tree --width: characters per line
+
+
+def int_option(lo: int | None = None, hi: int | None = None, what: str = ""):
+    """An argparse type: a whole number from ``lo`` to ``hi`` (either may be None: no bound); ``what`` says why the
+    upper bound is there."""
     import argparse
 
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {v}")
-    return v
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if lo is not None and v < lo:
+            raise argparse.ArgumentTypeError(f"must be {lo} or more, not {v}")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"must be at most {hi:,}{what}, not {v:,}")
+        return v
+    return parse
+
+
+nonneg_int = int_option(0)
+jobs_number = int_option(hi=MAX_JOBS)  # --jobs of every command (0 or less is said by the command)
+
+
+def float_option(lo: float | None = None, lo_open: bool = False, hi: float | None = None):
+    """An argparse type: a finite number (nan and inf are refused everywhere: no comparison with them means
+    anything), at least ``lo`` (above it with ``lo_open``) and at most ``hi`` when given."""
+    import argparse
+    import math
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"must be a finite number, not {text!r}")
+        if lo is not None and (v <= lo if lo_open else v < lo):
+            raise argparse.ArgumentTypeError(f"must be {'above' if lo_open else 'at least'} {lo:g}, not {v:g}")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"must be at most {hi:g}, not {v:g}")
+        return v
+    return parse
+
+
+finite_float = float_option()
+# A time in µs (histogram bounds, cut-offs): within ±1e15 µs (31 years; a trace's int64 ns reach 9.2e15 µs), so
+# that bin widths and comparisons stay finite.
+MAX_US = 1e15
+time_us = float_option(-MAX_US, hi=MAX_US)
+nonneg_time_us = float_option(0.0, hi=MAX_US)
 
 
 # Option names mean one thing in every command (tests/test_cli_options.py checks the parsers): -o/--output a FILE

@@ -7,6 +7,7 @@ import sys
 
 from tracesql.api.diff import LEVELS, RANK_MODES
 from tracesql.errors import EmptySelection, UsageError
+from tracesql.escape import terminal_text
 from tracesql.store.sqlmodules import outputs
 
 # Exit status of `diff --fail-if-slower PCT` when the variant's GPU span is more than PCT % above the baseline's
@@ -54,6 +55,7 @@ def first_screen(frames: dict, labels: tuple[str, str], ids: tuple[str, str], to
     def traces(side: str) -> str:  # a side of several traces (--ranks job) is named by their count
         return f"{side.count(',') + 1} traces, values summed" if "," in side else f"trace {side}"
 
+    labels = (terminal_text(labels[0]), terminal_text(labels[1]))  # names from the traces, shown escaped
     out = [f"== base {labels[0]} ({traces(ids[0])})", f"   variant {labels[1]} ({traces(ids[1])})"]
     missing = [who for who, key in (("baseline", "base_ns"), ("variant", "variant_ns"))
                if key not in tl.get("span", {}) or tl["span"][key] is None]
@@ -152,6 +154,7 @@ def rank_screen(frames: dict, labels: tuple[str, str], top: int, width: int | No
 
     from tracesql.render.output import fit_line, format_table
 
+    labels = (terminal_text(labels[0]), terminal_text(labels[1]))  # names from the traces, shown escaped
     out = [f"== base {labels[0]}", f"   variant {labels[1]}", "(rank r of the baseline against rank r of the variant)"]
 
     def table(title: str, df, cols: list[str]) -> None:
@@ -221,7 +224,7 @@ def _diff_hta(args) -> int:
     width = None if args.wide or args.out else terminal_width()
     for path in report.write([(name, None, df) for name, df in results], fmt=fmt, out=args.out, width=width,
                              wide=args.wide):
-        print(path, file=sys.stderr)
+        print(terminal_text(path), file=sys.stderr)
     return 0
 
 
@@ -268,7 +271,7 @@ def cmd_diff(args) -> int:
             df = display(frames[lv])
             path = os.path.join(args.out, f"diff_{lv}.{fmt}")
             write_frame(df, fmt, path)
-            print(path, file=sys.stderr)
+            print(terminal_text(path), file=sys.stderr)
     elif args.level:
         df = display(frames[args.level])
         if df.height == 0 or args.top == 0:
@@ -288,9 +291,21 @@ def cmd_diff(args) -> int:
     if args.fail_if_slower is not None:
         msg = _slower(frames, args.fail_if_slower)
         if msg:
-            print(f"tracesql: {msg}", file=sys.stderr)
+            print(terminal_text(f"tracesql: {msg}"), file=sys.stderr)
             return EXIT_SLOWER
     return 0
+
+
+def _check_tag(tag: str) -> None:
+    """A --names tag is part of the file names TraceLens's comparison writes (``ops_unique_args_intersect_TAG2``):
+    no path separator or control character, not '.' or '..', at most FILE_NAME_MAX characters."""
+    import re
+
+    from tracesql.escape import FILE_NAME_MAX
+
+    if not tag or tag in (".", "..") or len(tag) > FILE_NAME_MAX or re.search(r"[/\\\x00-\x1f\x7f]", tag):
+        raise UsageError(f"--names: {tag!r} cannot be part of a file name (a tag has no '/', '\\' or control "
+                         f"character, is not '.' or '..', and has 1 to {FILE_NAME_MAX} characters)")
 
 
 def _cmd_diff_tracelens(args) -> int:
@@ -306,6 +321,8 @@ def _cmd_diff_tracelens(args) -> int:
         raise UsageError("--out writes csv or json files, not a table")
     if args.level or args.fail_if_slower is not None or args.top is not None or args.output:
         raise UsageError("--level, --top, --fail-if-slower and --output go with --style native")
+    for tag in args.names or ():
+        _check_tag(tag)
     ds, base_id, variant_id = open_args(args)  # a graph replay's side opens its capture trace too
     with ds:
         tags = tuple(args.names) if args.names else diff_tracelens.default_tags(ds, base_id, variant_id)
@@ -316,14 +333,14 @@ def _cmd_diff_tracelens(args) -> int:
 
     width = terminal_width() if fmt == "table" and not args.out and not args.wide else None
     for path in write([(name, None, df) for name, df in files], fmt=fmt, out=args.out, width=width, wide=args.wide):
-        print(path, file=sys.stderr)
+        print(terminal_text(path), file=sys.stderr)
     return 0
 
 
 def register(subparsers) -> None:
     import argparse
 
-    from tracesql.cli.common import _output_arg, nonneg_int
+    from tracesql.cli.common import _output_arg, finite_float, nonneg_int
 
     s = subparsers.add_parser(
         "diff", help="compare two traces (DATASET[:TRACE] each): GPU timeline, categories, ops, ops by argument set, "
@@ -350,7 +367,7 @@ def register(subparsers) -> None:
                         "the jobs as a whole, every time summed over the ranks")
     s.add_argument("--top", "-n", type=nonneg_int, metavar="N",
                    help="the first N rows of each list of the first screen (default 10), or of --level")
-    s.add_argument("--fail-if-slower", type=float, metavar="PCT",
+    s.add_argument("--fail-if-slower", type=finite_float, metavar="PCT",
                    help=f"exit with status {EXIT_SLOWER} (after the output) when the variant's GPU span is more than "
                         "PCT %% above the baseline's")
     s.add_argument("--format", "-f", choices=["table", "csv", "json", "parquet"], default=None,

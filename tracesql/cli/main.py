@@ -14,8 +14,9 @@ from tracesql.cli import categories as cmd_categories
 from tracesql.cli import comm as cmd_comm
 from tracesql.cli import diff as cmd_diff
 from tracesql.cli import tree as cmd_tree
-from tracesql.cli.common import _open, _wrapped
+from tracesql.cli.common import _open, _wrapped, jobs_number
 from tracesql.errors import DatasetError, EmptySelection, TraceError, UsageError
+from tracesql.escape import terminal_text
 from tracesql.render.output import DATASET_HELP, format_table, terminal_width, write_frame
 
 # Modules that add subcommands: each defines register(subparsers).
@@ -33,7 +34,9 @@ EPILOG = f"""exit status: {EXIT_OK} success; {EXIT_FAILED} a trace, dataset, rul
 
 
 def _fail(msg: str, code: int = EXIT_USAGE) -> int:
-    print(f"tracesql: error: {msg}", file=sys.stderr)
+    """The one error line: names and paths in ``msg`` shown escaped (tracesql.escape.terminal_text), so that a file
+    named with a newline or an escape sequence cannot split the line or drive the terminal."""
+    print(f"tracesql: error: {terminal_text(msg)}", file=sys.stderr)
     return code
 
 
@@ -56,9 +59,9 @@ def cmd_ingest(args) -> int:
         totals[r.status] += 1
         if r.status == "failed":
             failed += 1
-            print(r.summary_line(), file=sys.stderr)
+            print(terminal_text(r.summary_line()), file=sys.stderr)
         else:  # --quiet hides the progress bar only; the results stay, wrapped to the terminal's width
-            print(_wrapped(r.summary_line()))
+            print(_wrapped(terminal_text(r.summary_line())))
 
     rules = []
     if args.rules:  # check the rule files before any work, so a bad file costs nothing
@@ -80,12 +83,12 @@ def cmd_ingest(args) -> int:
         return _fail("no trace files (*.json, *.json.gz) found in " + ", ".join(args.paths), EXIT_FAILED)
     if len(results) > 1:
         print(_wrapped(f"{len(results)} files: {totals['ingested']} ingested, {totals['duplicate']} "
-                       f"already present, {totals['failed']} failed; dataset {args.out}"))
+                       f"already present, {totals['failed']} failed; dataset {terminal_text(args.out)}"))
     if rules and os.path.isdir(os.path.join(args.out, "traces")):
         from tracesql.api.categories import add_rules
 
         for r in rules:
-            print(f"rules {r} -> {add_rules(args.out, r)}")
+            print(terminal_text(f"rules {r} -> {add_rules(args.out, r)}"))
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -357,13 +360,17 @@ class _Parser(argparse.ArgumentParser):
         kw.setdefault("allow_abbrev", False)
         super().__init__(**kw)
 
+    def error(self, message: str):
+        """The usage, then one error line: what the command line held shown escaped (an argument with a newline
+        or an escape sequence stays on the line)."""
+        super().error(terminal_text(message))
+
 
 def build_parser() -> argparse.ArgumentParser:
     from tracesql.cli.common import _out_args
     from tracesql.version import __version__
 
-    p = argparse.ArgumentParser(prog="tracesql", description="SQL analytics over GPU profiler traces.", epilog=EPILOG,
-                                allow_abbrev=False)
+    p = _Parser(prog="tracesql", description="SQL analytics over GPU profiler traces.", epilog=EPILOG)
     p.add_argument("--version", action="version", version=f"tracesql {__version__} (duckdb {duckdb.__version__})",
                    help="print the version of tracesql and of DuckDB, then exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -378,7 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--salvage", action="store_true", help="keep the complete events of truncated or damaged "
                    "files; every skipped event is recorded in ingest_issues")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    s.add_argument("--jobs", "-j", type=int, metavar="N", help="files ingested in parallel by N processes (default: "
+    s.add_argument("--jobs", "-j", type=jobs_number,
+                   metavar="N", help="files ingested in parallel by N processes (default: "
                    "one per core, at most one per file, per 32 MB of files and per GiB of free memory)")
     s.add_argument("--executor", choices=("processes", "dask"), default="processes",
                    help="where the files go: processes on this machine (default) or a Dask cluster (the scheduler "
@@ -443,8 +451,12 @@ def _interrupted() -> int:
 
 
 def _os_error(e: OSError) -> str:
-    where = f"{e.filename}: " if e.filename else ""
-    return f"{where}{e.strerror or type(e).__name__}"
+    """The path and what went wrong. An OSError raised by polars or DuckDB has no strerror: its message names the
+    path."""
+    if e.strerror:
+        return (f"{e.filename}: " if e.filename else "") + e.strerror
+    msg = _first_line(e) if str(e).strip() else type(e).__name__
+    return f"{e.filename}: {msg}" if e.filename and str(e.filename) not in msg else msg
 
 
 def _out_of_memory(e: BaseException) -> int:

@@ -1,7 +1,7 @@
 """`tracesql tree DATASET [--op NAME | --module NAME] [--depth N] [--merge]`: the call tree with GPU time per node."""
 from __future__ import annotations
 
-from tracesql.cli.common import _output_arg, _trace_arg, nonneg_int
+from tracesql.cli.common import MAX_WIDTH, _output_arg, _trace_arg, int_option, nonneg_int
 from tracesql.render.output import DATASET_HELP
 
 DEFAULT_DEPTH = 3  # levels below the roots printed when --depth is not given
@@ -67,7 +67,8 @@ def register(subparsers) -> None:
     s.add_argument("--format", "-f", choices=["text", "table", "csv", "json", "parquet"], default="text",
                    help="text: the indented tree (the default); table, csv, json, parquet: one row per node")
     _output_arg(s)
-    s.add_argument("--width", type=int, metavar="N", help="width of the text lines (default: the terminal's, "
+    s.add_argument("--width", type=int_option(1, MAX_WIDTH),
+                   metavar="N", help="width of the text lines (default: the terminal's, "
                    "110 with --output)")
     s.add_argument("--wide", "-w", action="store_true", help="names whole (text lines as long as they need)")
     s.set_defaults(func=cmd_tree)

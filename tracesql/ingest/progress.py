@@ -80,9 +80,10 @@ class Progress:
 
 
 def _short(label: str, width: int = 40) -> str:
+    from tracesql.escape import terminal_text
     from tracesql.render.output import cut_middle
 
-    return cut_middle(label, width)
+    return cut_middle(terminal_text(label), width)  # a file name cannot drive the terminal
 
 
 def _width(stream) -> int:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tracesql.errors import UsageError
+from tracesql.escape import terminal_text
 
 if TYPE_CHECKING:  # polars starts threads when imported: only where a frame exists
     import polars as pl
@@ -146,7 +147,7 @@ def _cell(v, float_digits: int) -> str:
         return f"{v:,}"
     if isinstance(v, list):  # a list column (a collective's missing ranks): its items, empty when it has none
         return ", ".join(_cell(x, float_digits) for x in v)
-    return str(v).replace("\n", " ").replace("\r", " ")
+    return terminal_text(v)  # a name cannot break the line, move the cursor or reorder the text (tracesql.escape)
 
 
 def _low_value_rank(name: str) -> int | None:
@@ -196,7 +197,7 @@ def format_table(df: pl.DataFrame, max_rows: int | None = MAX_ROWS, float_digits
     from rich.console import Console
     from rich.table import Table
 
-    cols = list(df.columns)
+    cols = [terminal_text(c) for c in df.columns]
     shown = df if max_rows is None else df.head(max_rows)
     cells = [[_cell(v, float_digits) for v in row] for row in shown.iter_rows()]
     numeric = [dt.is_numeric() for dt in df.dtypes]
@@ -211,11 +212,13 @@ def format_table(df: pl.DataFrame, max_rows: int | None = MAX_ROWS, float_digits
             keep.remove(cols.index("trace_id"))
             hidden.add("trace_id")
         for c in empty_columns(df):  # nothing to read: no room taken (machine formats keep them)
-            if cols.index(c) in keep and len(keep) > 1:
-                keep.remove(cols.index(c))
-                hidden.add(c)
-        if "trace" in cols and len(cols) > 1 and df.height and df.get_column("trace").n_unique() == 1:
-            title = f"trace {df.get_column('trace')[0]}"  # one trace: said once above the table
+            i = list(df.columns).index(c)
+            if i in keep and len(keep) > 1:
+                keep.remove(i)
+                hidden.add(cols[i])
+        if "trace" in cols and cols.index("trace") in keep and len(keep) > 1 and df.height \
+                and df.get_column("trace").n_unique() == 1:
+            title = f"trace {terminal_text(df.get_column('trace')[0])}"  # one trace: said once above the table
             keep.remove(cols.index("trace"))
             hidden.add("trace")
 
