@@ -28,10 +28,62 @@ TAIL_KEEP = 1 << 20
 
 # `}` `,` `{` with optional whitespace: a likely boundary between two events of the array.
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
-# Tokens the exact scanner needs: whole strings (possibly cut by the end of the buffer) and brackets.
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\]]', re.DOTALL)
-_HEADER_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\]:,]', re.DOTALL)
+# What the exact scanners stop at: the quote that opens a string, and brackets (and, in the header, `:` `,`).
+# Strings are skipped by ``string_end`` (a search for the next quote), never matched by a regex: a pattern such as
+# `"(?:[^"\\]|\\.)*"` costs Python's `re` about 128 bytes of memory per character of the string.
+_STRUCT = re.compile(rb'["{}\[\]]')
+_HEADER_STRUCT = re.compile(rb'["{}\[\]:,]')
+_NON_WS = re.compile(rb"[^ \t\r\n]")
 _WS = b" \t\r\n"
+
+
+def string_end(data: bytes | bytearray, start: int, resume: int | None = None) -> int:
+    """Index of the quote that closes the JSON string whose text starts at ``start`` (just after its opening
+    quote), or -1 when ``data`` ends inside the string. ``resume``: where to go on looking (a position up to which
+    an earlier call found no closing quote). Linear in the string's length, constant memory: each candidate quote
+    is found by ``find``, and the backslashes before it are counted (an odd number escapes it) in slices of 64."""
+    q = start if resume is None else resume
+    while True:
+        q = data.find(b'"', q)
+        if q < 0:
+            return -1
+        k = q  # count the backslashes in data[start:q] that end at q
+        n = 0
+        while k > start and data[k - 1] == 0x5C:
+            lo = max(start, k - 64)
+            seg = bytes(data[lo:k])
+            run = len(seg) - len(seg.rstrip(b"\\"))
+            n += run
+            if run < len(seg):
+                break
+            k = lo
+        if n % 2 == 0:
+            return q
+        q += 1
+
+
+def _tokens(data: bytes, start: int = 0, pattern: re.Pattern = _STRUCT) -> Iterator[tuple[int, int, int]]:
+    """(position, byte, end) of each string and structural character of ``data`` from ``start``: a string is one
+    token from its opening quote to just after its closing one (to the end of data when it is cut there)."""
+    n = len(data)
+    search = pattern.search
+    i = start
+    while True:
+        m = search(data, i)
+        if m is None:
+            return
+        p = m.start()
+        c = data[p]
+        if c == 0x22:
+            q = string_end(data, p + 1)
+            if q < 0:
+                yield p, c, n
+                return
+            yield p, c, q + 1
+            i = q + 1
+        else:
+            yield p, c, p + 1
+            i = p + 1
 
 
 def is_gzip(path: str) -> bool:
@@ -214,15 +266,13 @@ def exact_spans(data: bytes, start: int = 0) -> ExactScan:
                 else:
                     res.garbage.append((g.start(), g.group()[:80]))
 
-    for m in _TOKEN.finditer(data, start):
-        p = m.start()
-        c = data[p]
+    for p, c, tok_end in _tokens(data, start):
         if c == 0x22:  # string
             if depth == 0:
                 gap(prev_end, p)
                 element(p)
-                res.garbage.append((p, m.group()[:80]))
-                prev_end = m.end()
+                res.garbage.append((p, data[p:min(tok_end, p + 80)]))
+                prev_end = tok_end
             continue
         if c == 0x7B or c == 0x5B:  # { [
             if depth == 0:
@@ -233,8 +283,8 @@ def exact_spans(data: bytes, start: int = 0) -> ExactScan:
         else:  # } ]
             depth -= 1
             if depth == 0:
-                res.spans.append(Span(ev_start, m.end()))
-                prev_end = m.end()
+                res.spans.append(Span(ev_start, tok_end))
+                prev_end = tok_end
             elif depth < 0:
                 gap(prev_end, p)
                 if comma_at is not None:
@@ -250,20 +300,130 @@ def exact_spans(data: bytes, start: int = 0) -> ExactScan:
     return res
 
 
-def _last_boundary(data: bytes, window: int = 1 << 18, end: int | None = None):
+def _last_boundary(data: bytes, window: int = 1 << 18, end: int | None = None, start: int = 0):
     """Position of the last `}` and of the `{` after it in a `}` `,` `{` pattern near ``end`` (default: the end
-    of data); the pattern lies wholly before ``end``."""
+    of data); the pattern lies wholly in ``data[start:end]``. The search goes back from ``end`` in growing windows:
+    time linear in what it searches."""
     n = len(data) if end is None else end
-    while True:
-        lo = max(0, n - window)
+    hi = n
+    while hi > start:
+        lo = max(start, hi - window)
         last = None
+        # a pattern that starts in this window may end in the window searched before it (<= n)
         for m in _BOUNDARY.finditer(data, lo, n):
+            if m.start() >= hi:
+                break
             last = m
         if last is not None:
             return last.start(), last.end() - 1
-        if lo == 0:
-            return None
+        hi = lo
         window *= 4
+    return None
+
+
+def _find_cut(parts: list[bytes], lo: int, hi: int) -> tuple[int, int] | None:
+    """The last `}` `,` `{` boundary of the text ``parts`` joined, as positions in that text, whose `}` is at ``lo``
+    or after and which ends before ``hi``; searched part by part from the end, and across the seam between two
+    parts within 4 KB of it (a boundary with more whitespace than that across a seam is not found: another is).
+    Nothing is joined but the seams."""
+    offs = []
+    o = 0
+    for pt in parts:
+        offs.append(o)
+        o += len(pt)
+    for k in range(len(parts) - 1, -1, -1):
+        a = offs[k]
+        b = a + len(parts[k])
+        if b <= lo:
+            return None
+        if a < hi:
+            cut = _last_boundary(parts[k], end=min(hi, b) - a, start=max(lo, a) - a)
+            if cut is not None:
+                return cut[0] + a, cut[1] + a
+        if k > 0 and a > lo and a - 4096 < hi:  # the seam between parts k-1 and k
+            s0 = max(lo, a - 4096, offs[k - 1])
+            seam = b"".join(_slice(parts, offs, s0, min(hi, a + 4096)))
+            cut = _last_boundary(seam)
+            if cut is not None and cut[1] + s0 >= a:  # it crosses the seam (else it lies in part k-1)
+                return cut[0] + s0, cut[1] + s0
+    return None
+
+
+def _slice(parts: list[bytes], offs: list[int], lo: int, hi: int) -> list[bytes]:
+    """The pieces of ``parts`` (starting at ``offs``) that make the joined text's [lo, hi)."""
+    out = []
+    for pt, a in zip(parts, offs):
+        b = a + len(pt)
+        if b <= lo or a >= hi:
+            continue
+        out.append(pt if lo <= a and b <= hi else pt[max(lo, a) - a:min(hi, b) - a])
+    return out
+
+
+class _HeaderScan:
+    """The walk of the top-level object up to the key ``traceEvents``, resumable: ``scan(buf)`` goes on from where
+    the previous call on the same (grown) buffer stopped. Returns ('more',) when buf ends too early, ('end', offset
+    of the `}`) when the object closes without traceEvents, else ('ok', key_start, value_pos)."""
+
+    def __init__(self, pos: int):
+        self.i = pos  # next position to scan
+        self.depth = 0
+        self.last_str: tuple[int, int] | None = None  # the last string at depth 1, while it may be a key
+        self.in_str: int | None = None  # start of a string the buffer ended inside of
+        self.str_resume = 0
+        self.colon: int | None = None  # after the key traceEvents and its colon: where the value's search goes on
+
+    def scan(self, buf: bytearray):
+        if self.colon is not None:
+            return self._value(buf)
+        if self.in_str is not None:
+            q = string_end(buf, self.in_str + 1, self.str_resume)
+            if q < 0:
+                self.str_resume = len(buf)
+                return ("more",)
+            self.last_str = (self.in_str, q + 1) if self.depth == 1 else None
+            self.in_str = None
+            self.i = q + 1
+        search = _HEADER_STRUCT.search
+        while True:
+            m = search(buf, self.i)
+            if m is None:
+                self.i = len(buf)
+                return ("more",)
+            p = m.start()
+            c = buf[p]
+            self.i = p + 1
+            if c == 0x22:
+                q = string_end(buf, p + 1)
+                if q < 0:
+                    self.in_str, self.str_resume = p, len(buf)
+                    return ("more",)
+                self.last_str = (p, q + 1) if self.depth == 1 else None
+                self.i = q + 1
+            elif c == 0x3A:  # ':'
+                if (self.depth == 1 and self.last_str is not None
+                        and buf[self.last_str[0]:self.last_str[1]] == b'"traceEvents"'):
+                    self.colon = p + 1
+                    return self._value(buf)
+                self.last_str = None
+            elif c == 0x2C:  # ','
+                self.last_str = None
+            elif c in (0x7B, 0x5B):
+                self.depth += 1
+                self.last_str = None
+            else:
+                self.depth -= 1
+                self.last_str = None
+                if self.depth == 0:
+                    return ("end", p)
+
+    def _value(self, buf: bytearray):
+        assert self.colon is not None and self.last_str is not None
+        m = _NON_WS.search(buf, self.colon)
+        if m is None:
+            self.colon = len(buf)
+            return ("more",)
+        return ("ok", self.last_str[0], m.start())
 
 
 class TraceSplitter:
@@ -289,15 +449,13 @@ class TraceSplitter:
 
     # ---- phase 1: the header up to `"traceEvents": [` -------------------------------------------
     def _read_header(self, blocks: Iterator[bytes]) -> tuple[bytes, int]:
-        """Returns (bytes after the `[` of traceEvents, their offset in the document)."""
-        buf = b""
+        """Returns (bytes after the `[` of traceEvents, their offset in the document).
+
+        The header is read into one growing buffer and scanned once, from where the last block ended (a string
+        cut by the end of a block is resumed, not scanned again): time linear in its size, memory its size."""
+        buf = bytearray()
+        lead = 0  # leading whitespace, not kept
         while True:
-            pos = 0
-            n = len(buf)
-            while pos < n and buf[pos] in _WS:
-                pos += 1
-            if pos < n:
-                break
             blk = next(blocks, None)
             if blk is None:
                 if self.source.gzip_error:
@@ -305,72 +463,55 @@ class TraceSplitter:
                 if self.source.gzip_truncated:
                     raise TraceError(self.path, "gzip stream ends early and holds no JSON", offset=0)
                 raise TraceError(self.path, "empty file: no JSON text", offset=0)
+            m = _NON_WS.search(blk)
+            if m is not None:
+                buf += blk
+                pos = m.start()
+                break
+            lead += len(blk)
+        while len(buf) < pos + 3 and b"\xef\xbb\xbf".startswith(bytes(buf[pos:])):
+            blk = next(blocks, None)
+            if blk is None:
+                break
             buf += blk
         if buf.startswith(b"\xef\xbb\xbf", pos):  # UTF-8 byte order mark
             pos += 3
-            while pos < len(buf) and buf[pos] in _WS:
-                pos += 1
-            if pos >= len(buf):
-                raise TraceError(self.path, "empty file: no JSON text after the byte order mark", offset=pos)
+            while True:
+                m = _NON_WS.search(buf, pos)
+                if m is not None:
+                    pos = m.start()
+                    break
+                blk = next(blocks, None)
+                if blk is None:
+                    raise TraceError(self.path, "empty file: no JSON text after the byte order mark",
+                                     offset=lead + len(buf))
+                pos = len(buf)
+                buf += blk
         first = buf[pos]
         if first == 0x5B:  # a bare array of events (Chrome "JSON Array Format")
             self.top_level_array = True
-            return buf[pos + 1:], pos + 1
+            return bytes(buf[pos + 1:]), lead + pos + 1
         if first != 0x7B:
-            start = buf[pos:pos + 16].decode("utf-8", "replace")  # the text, control characters escaped
-            raise TraceError(self.path, f"not JSON: starts with {start!r}", offset=pos)
+            start = bytes(buf[pos:pos + 16]).decode("utf-8", "replace")  # the text, control characters escaped
+            raise TraceError(self.path, f"not JSON: starts with {start!r}", offset=lead + pos)
         # Walk the top-level object until the member "traceEvents". A string token at depth 1 directly
-        # followed by ':' is a key. Unterminated strings at the end of the buffer mean: read more.
+        # followed by ':' is a key. A string cut by the end of the buffer means: read more.
+        scan = _HeaderScan(pos)
         while True:
-            found = self._find_events_key(buf, pos)
+            found = scan.scan(buf)
             if found[0] == "end":
-                raise TraceError(self.path, "no traceEvents array in the document", offset=found[1])
+                raise TraceError(self.path, "no traceEvents array in the document", offset=lead + found[1])
             if found[0] == "more":
                 blk = next(blocks, None)
                 if blk is None:
-                    raise TraceError(self.path, "JSON ends in the header before traceEvents", offset=len(buf))
+                    raise TraceError(self.path, "JSON ends in the header before traceEvents", offset=lead + len(buf))
                 buf += blk
                 continue
             _, key_start, value_pos = found
             if buf[value_pos] != 0x5B:
-                raise TraceError(self.path, "traceEvents is not a list", offset=value_pos)
-            self._parse_members(buf[pos + 1:key_start], pos + 1)
-            return buf[value_pos + 1:], value_pos + 1
-
-    @staticmethod
-    def _find_events_key(buf: bytes, pos: int):
-        """('more',) when buf ends too early, ('end', offset of the `}`) when the object closes without
-        traceEvents, else ('ok', key_start, value_pos)."""
-        depth = 0
-        last_str = None
-        for m in _HEADER_TOKEN.finditer(buf, pos):
-            p = m.start()
-            c = buf[p]
-            if c == 0x22:
-                if m.end() == len(buf) and (m.end() - p < 2 or buf[m.end() - 1] != 0x22 or
-                                            buf[m.end() - 2] == 0x5C):
-                    return ("more",)
-                last_str = (p, m.end()) if depth == 1 else None
-            elif c == 0x3A:  # ':'
-                if depth == 1 and last_str is not None and buf[last_str[0]:last_str[1]] == b'"traceEvents"':
-                    j = m.end()
-                    while j < len(buf) and buf[j] in _WS:
-                        j += 1
-                    if j >= len(buf):
-                        return ("more",)
-                    return ("ok", last_str[0], j)
-                last_str = None
-            elif c == 0x2C:  # ','
-                last_str = None
-            elif c in (0x7B, 0x5B):
-                depth += 1
-                last_str = None
-            else:
-                depth -= 1
-                last_str = None
-                if depth == 0:
-                    return ("end", p)
-        return ("more",)
+                raise TraceError(self.path, "traceEvents is not a list", offset=lead + value_pos)
+            self._parse_members(bytes(buf[pos + 1:key_start]), lead + pos + 1)
+            return bytes(buf[value_pos + 1:]), lead + value_pos + 1
 
     def _parse_members(self, text: bytes, offset: int, where: str = "header") -> None:
         text = text.strip(_WS).rstrip(b",").strip(_WS)
@@ -391,32 +532,28 @@ class TraceSplitter:
         self.events_offset = base
         parts = [rest]
         size = len(rest)
+        searched = 0  # the text before this offset holds no boundary the cut could use (one huge event)
         for blk in blocks:
             parts.append(blk)
             size += len(blk)
-            if size < self.chunk_size:
+            if size < self.chunk_size or size <= TAIL_KEEP:
                 continue
-            last = parts[-1]
-            if len(last) > TAIL_KEEP:  # cut in the last block alone: the blocks before it are not copied
-                cut = _last_boundary(last, end=len(last) - TAIL_KEEP)
-                if cut is not None:
-                    close, open_ = cut
-                    yield EventChunk(parts[:-1] + [last[:close + 1]], base)
-                    base += size - len(last) + open_
-                    parts = [last[open_:]]
-                    size = len(parts[0])
-                    continue
-            data = b"".join(parts)
-            cut = _last_boundary(data, end=len(data) - TAIL_KEEP) if len(data) > TAIL_KEEP else None
-            if cut is None:  # one huge event: keep reading
-                parts = [data]
+            hi = size - TAIL_KEEP
+            cut = _find_cut(parts, max(0, searched - 64), hi)
+            if cut is None:  # one huge event (or much whitespace): keep reading, and search only what is new
+                searched = hi
                 continue
             close, open_ = cut
-            yield EventChunk(data[:close + 1], base)
-            parts = [data[open_:]]
-            size = len(data) - open_
+            offs = [0]
+            for pt in parts[:-1]:
+                offs.append(offs[-1] + len(pt))
+            yield EventChunk(_slice(parts, offs, 0, close + 1), base)
+            parts = _slice(parts, offs, open_, size)
+            size -= open_
             base += open_
-        data = b"".join(parts)
+            searched = hi - open_
+        data = parts[0] if len(parts) == 1 else b"".join(parts)
+        del parts
         yield from self._tail(data, base)
 
     def _tail(self, data: bytes, base: int) -> Iterator[EventChunk]:
@@ -427,7 +564,7 @@ class TraceSplitter:
         """
         keep = TAIL_KEEP
         if len(data) > 2 * keep:
-            cut = _last_boundary(data[:len(data) - keep])
+            cut = _last_boundary(data, end=len(data) - keep)
             if cut is not None:
                 close, open_ = cut
                 yield EventChunk(data[:close + 1], base)
@@ -476,7 +613,7 @@ class TraceSplitter:
         p = len(data)
         for _ in range(64):
             p = data.rfind(b"]", 0, p)
-            if p < 0:
+            if p < 0 or len(data) - p > 4 * TAIL_KEEP:  # a long trailer is left to the exact scan
                 return None
             rest = data[p + 1:].strip(_WS)
             if self.top_level_array:
@@ -511,13 +648,12 @@ class TraceSplitter:
         # the `}` that closes the top-level object: the first bracket that closes more than it opened
         depth = 0
         end = None
-        for m in _TOKEN.finditer(trailer):
-            c = trailer[m.start()]
+        for p, c, _ in _tokens(trailer):
             if c == 0x22:
                 continue
             depth += 1 if c in (0x7B, 0x5B) else -1
             if depth < 0:
-                end = m.start()
+                end = p
                 break
         if end is None:
             if not self.salvage:
