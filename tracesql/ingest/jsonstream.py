@@ -37,20 +37,34 @@ _NON_WS = re.compile(rb"[^ \t\r\n]")
 _WS = b" \t\r\n"
 
 
-def string_end(data: bytes | bytearray, start: int, resume: int | None = None) -> int:
-    """Index of the quote that closes the JSON string whose text starts at ``start`` (just after its opening
-    quote), or -1 when ``data`` ends inside the string. ``resume``: where to go on looking (a position up to which
-    an earlier call found no closing quote). Linear in the string's length, constant memory: each candidate quote
-    is found by ``find``, and the backslashes before it are counted (an odd number escapes it) in slices of 64."""
-    q = start if resume is None else resume
-    while True:
+try:  # a possessive repeat (Python 3.11+) keeps no state per character and never backtracks
+    _STR_BODY: re.Pattern | None = re.compile(rb'(?:[^"\\]+|\\.)*+', re.DOTALL)
+except re.error:  # Python 3.10: the quote search below
+    _STR_BODY = None
+
+
+def string_scan(data: bytes | bytearray, pos: int) -> tuple[bool, int]:
+    """Scan the text of a JSON string from ``pos`` (just after its opening quote, or a position an earlier scan
+    returned): (True, index of the closing quote), or (False, where to go on once ``data`` has grown) when data ends
+    inside the string. Linear in the string's length, constant memory."""
+    if _STR_BODY is not None:
+        m = _STR_BODY.match(data, pos)
+        assert m is not None
+        end = m.end()
+        return (True, end) if end < len(data) and data[end] == 0x22 else (False, end)
+    q = pos
+    while True:  # each quote found; the backslashes before it (an odd number escapes it) counted 64 at a time
         q = data.find(b'"', q)
         if q < 0:
-            return -1
-        k = q  # count the backslashes in data[start:q] that end at q
+            # go on from the end, or from a backslash run at the end (what it escapes is not known yet)
+            k = len(data)
+            while k > pos and data[k - 1] == 0x5C:
+                k -= 1
+            return False, k
+        k = q
         n = 0
-        while k > start and data[k - 1] == 0x5C:
-            lo = max(start, k - 64)
+        while k > pos and data[k - 1] == 0x5C:
+            lo = max(pos, k - 64)
             seg = bytes(data[lo:k])
             run = len(seg) - len(seg.rstrip(b"\\"))
             n += run
@@ -58,8 +72,15 @@ def string_end(data: bytes | bytearray, start: int, resume: int | None = None) -
                 break
             k = lo
         if n % 2 == 0:
-            return q
+            return True, q
         q += 1
+
+
+def string_end(data: bytes | bytearray, start: int) -> int:
+    """Index of the quote that closes the JSON string whose text starts at ``start`` (just after its opening
+    quote), or -1 when ``data`` ends inside the string (``string_scan``)."""
+    closed, q = string_scan(data, start)
+    return q if closed else -1
 
 
 def _tokens(data: bytes, start: int = 0, pattern: re.Pattern = _STRUCT) -> Iterator[tuple[int, int, int]]:
@@ -349,6 +370,27 @@ def _find_cut(parts: list[bytes], lo: int, hi: int) -> tuple[int, int] | None:
     return None
 
 
+# a run of backslashes (from its start) before a quote: the quote is escaped when the run is odd
+_BS_QUOTE = re.compile(rb'(?<!\\)(\\+)"')
+
+
+def _quote_parity(pieces: list[bytes]) -> int:
+    """The number of unescaped quotes in the text ``pieces`` joined, modulo 2, for a text whose first byte is not
+    escaped: 1 when a text that starts outside every string ends inside one. Counted by ``bytes.count`` (a run of
+    backslashes makes it look at each run before a quote)."""
+    seams = any(a[-1:] == b"\\" and b[:1] in (b'"', b"\\") for a, b in zip(pieces, pieces[1:]))
+    if seams:
+        pieces = [b"".join(pieces)]
+    n = 0
+    for pt in pieces:
+        n += pt.count(b'"')
+        if b"\\\\" in pt:
+            n -= sum(1 for m in _BS_QUOTE.finditer(pt) if len(m.group(1)) % 2)
+        else:
+            n -= pt.count(b'\\"')
+    return n % 2
+
+
 def _slice(parts: list[bytes], offs: list[int], lo: int, hi: int) -> list[bytes]:
     """The pieces of ``parts`` (starting at ``offs``) that make the joined text's [lo, hi)."""
     out = []
@@ -377,9 +419,9 @@ class _HeaderScan:
         if self.colon is not None:
             return self._value(buf)
         if self.in_str is not None:
-            q = string_end(buf, self.in_str + 1, self.str_resume)
-            if q < 0:
-                self.str_resume = len(buf)
+            closed, q = string_scan(buf, self.str_resume)
+            if not closed:
+                self.str_resume = q
                 return ("more",)
             self.last_str = (self.in_str, q + 1) if self.depth == 1 else None
             self.in_str = None
@@ -394,9 +436,9 @@ class _HeaderScan:
             c = buf[p]
             self.i = p + 1
             if c == 0x22:
-                q = string_end(buf, p + 1)
-                if q < 0:
-                    self.in_str, self.str_resume = p, len(buf)
+                closed, q = string_scan(buf, p + 1)
+                if not closed:
+                    self.in_str, self.str_resume = p, q
                     return ("more",)
                 self.last_str = (p, q + 1) if self.depth == 1 else None
                 self.i = q + 1
@@ -533,25 +575,48 @@ class TraceSplitter:
         parts = [rest]
         size = len(rest)
         searched = 0  # the text before this offset holds no boundary the cut could use (one huge event)
+        parity_at, parity = 0, 0  # the text before parity_at ends inside a string when parity is 1
         for blk in blocks:
             parts.append(blk)
             size += len(blk)
             if size < self.chunk_size or size <= TAIL_KEEP:
                 continue
             hi = size - TAIL_KEEP
+            offs = [0]
+            for pt in parts[:-1]:
+                offs.append(offs[-1] + len(pt))
             cut = _find_cut(parts, max(0, searched - 64), hi)
+            # a `}` `,` `{` inside a string (a name holding it) is no cut: the quotes before it are counted, from
+            # the start of the chunk or the last point known to be outside strings (or inside one)
+            tries = 0
+            while cut is not None:
+                if parity_at > cut[0]:
+                    parity_at, parity = 0, 0
+                if _quote_parity(_slice(parts, offs, parity_at, cut[0])) == parity:
+                    break
+                tries += 1
+                if tries == 8:  # many candidates inside strings: a long string, read on
+                    cut = None
+                    break
+                cut = _find_cut(parts, max(0, searched - 64), cut[0])
+            # remember where the text read so far stands, up to a point that no backslash escapes
+            mark = hi
+            while mark > parity_at and _slice(parts, offs, mark - 1, mark) == [b"\\"]:
+                mark -= 1
+            if mark > parity_at:
+                parity ^= _quote_parity(_slice(parts, offs, parity_at, mark))
+                parity_at = mark
             if cut is None:  # one huge event (or much whitespace): keep reading, and search only what is new
                 searched = hi
                 continue
             close, open_ = cut
-            offs = [0]
-            for pt in parts[:-1]:
-                offs.append(offs[-1] + len(pt))
             yield EventChunk(_slice(parts, offs, 0, close + 1), base)
             parts = _slice(parts, offs, open_, size)
             size -= open_
             base += open_
             searched = hi - open_
+            # the text from the cut on: outside strings at its start; where the count stood at hi
+            parity_at, parity = 0, 0
         data = parts[0] if len(parts) == 1 else b"".join(parts)
         del parts
         yield from self._tail(data, base)
@@ -565,6 +630,12 @@ class TraceSplitter:
         keep = TAIL_KEEP
         if len(data) > 2 * keep:
             cut = _last_boundary(data, end=len(data) - keep)
+            for _ in range(8):  # not a `}` `,` `{` inside a string (see chunks)
+                if cut is None or not _quote_parity([data[:cut[0]]]):
+                    break
+                cut = _last_boundary(data, end=cut[0])
+            else:
+                cut = None
             if cut is not None:
                 close, open_ = cut
                 yield EventChunk(data[:close + 1], base)

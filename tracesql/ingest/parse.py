@@ -46,6 +46,9 @@ Issue = tuple[int | None, int | None, str, str]
 _LocalIssue = tuple[int | None, int | None, str, str]
 
 
+# The memory limit of a worker's connection (raised for a chunk holding a huge event: _read_sql)
+WORKER_MEMORY_LIMIT = "384MB"
+
 # Chunks this large or larger are read by the probe first (read.py); smaller ones are classified by their text.
 PROBE_MIN_BYTES = 4 << 20
 
@@ -74,7 +77,7 @@ class Workers:
         """The calling thread's connection, opened on first use (and after ``release``)."""
         c = getattr(self.local, "con", None)
         if c is None or self.local.gen != self.gen:
-            c = duckdb.connect(config={"threads": 1, "memory_limit": "384MB", "preserve_insertion_order": True,
+            c = duckdb.connect(config={"threads": 1, "memory_limit": WORKER_MEMORY_LIMIT, "preserve_insertion_order": True,
                                        "temp_directory": self.spill})
             c.execute("SET enable_progress_bar = false")
             c.execute("CREATE TEMP TABLE device_pids (pid VARCHAR, device INTEGER)")
@@ -191,9 +194,9 @@ class TraceParser:
         try:
             sel = chunk_select(jp, mode, ord_offset)
             if create:
-                con.execute(f"CREATE OR REPLACE TEMP TABLE c AS {sel}")
+                _read_sql(con, f"CREATE OR REPLACE TEMP TABLE c AS {sel}", len(data))
                 return _scalar(con, "SELECT count(*) FROM c")
-            return _scalar(con, f"INSERT INTO c {sel}")
+            return int(_read_sql(con, f"INSERT INTO c {sel}", len(data))[0])
         finally:
             os.unlink(jp)
 
@@ -205,7 +208,8 @@ class TraceParser:
         if self.probe_first and sum(len(p) for p in chunk.pieces) >= PROBE_MIN_BYTES:
             jp = self._chunk_file(chunk.pieces)
             try:
-                con.execute(f"CREATE OR REPLACE TEMP TABLE c AS {chunk_select(jp, ReadMode.PROBE, 0)}")
+                _read_sql(con, f"CREATE OR REPLACE TEMP TABLE c AS {chunk_select(jp, ReadMode.PROBE, 0)}",
+                          sum(len(p) for p in chunk.pieces))
                 n, suspect = _row(con, "SELECT count(*), count(bad_time) FROM c")
             except duckdb.Error:  # read again below, where a bad event is found and reported
                 n, suspect = 0, 1
@@ -315,6 +319,7 @@ class TraceParser:
         error: BaseException | None = None
         local_issues: list[_LocalIssue] = []
         assert job.chunk is not None
+        nbytes = sum(len(p) for p in job.chunk.pieces)
         try:
             n, reads = self._read_chunk(con, job.chunk, local_issues)
             if reads.careful:
@@ -327,6 +332,7 @@ class TraceParser:
             job.prev.next_ready.wait()
             base = job.prev.next_base
         if error is not None or base is None:
+            _reset_limit(con)
             job.next_base = None
             job.next_ready.set()
             if error is not None:
@@ -338,10 +344,19 @@ class TraceParser:
         local_issues.sort(key=lambda it: (it[1] is None, it[1] or 0))
         for li, off, _, detail in local_issues:
             if not self.salvage:
+                _reset_limit(con)
                 raise TraceError(self.path, detail + "; rerun with --salvage to skip bad events", offset=off,
                                  event_index=None if li is None else base + li)
         issues: list[Issue] = [(None if li is None else base + li, off, kind, d) for li, off, kind, d in local_issues]
-        return self._write_parts(con, base, job.index, issues, reads)
+        try:
+            try:
+                return self._write_parts(con, base, job.index, list(issues), reads)
+            except duckdb.OutOfMemoryException:  # a huge event's args: written again with the limit raised
+                if not _raise_limit(con, nbytes):
+                    raise
+            return self._write_parts(con, base, job.index, issues, reads)
+        finally:
+            _reset_limit(con)
 
     def _write_parts(self, con: duckdb.DuckDBPyConnection, base: int, index: int, issues: list[Issue],
                      reads: _Reads) -> _ChunkOut:
@@ -456,6 +471,39 @@ class TraceParser:
                            counts=counts, issues=issues, x_with_cat=x_with_cat, device_pids=device_pids,
                            odd_rows=odd_rows,
                            pending_parts=pending_parts, exact_text=exact_text)
+
+
+def _read_sql(con: duckdb.DuckDBPyConnection, sql: str, nbytes: int) -> tuple:
+    """Run a statement that reads a chunk file of ``nbytes`` bytes (its first row). DuckDB's JSON reader reserves
+    buffers of several times the largest event (a 60 MB event asks for 512 MB, most of it never touched), and so
+    does the extraction of its args: when that exceeds the connection's limit, the statement runs again with a
+    limit that allows it (``_raise_limit``), kept until the chunk is written. What the process really uses grows
+    with the largest event, not with the reservation."""
+    try:
+        return con.execute(sql).fetchone() or ()
+    except duckdb.OutOfMemoryException:
+        if not _raise_limit(con, nbytes):
+            raise
+    return con.execute(sql).fetchone() or ()
+
+
+def _raise_limit(con: duckdb.DuckDBPyConnection, nbytes: int) -> bool:
+    """Raise the memory limit of a worker's connection for a chunk of ``nbytes`` bytes holding a huge event; False
+    when it is already that high."""
+    limit = max(1 << 30, 20 * nbytes)
+    if _raised.get(id(con), 0) >= limit:
+        return False
+    con.execute(f"SET memory_limit = '{limit}B'")
+    _raised[id(con)] = limit
+    return True
+
+
+def _reset_limit(con: duckdb.DuckDBPyConnection) -> None:
+    if _raised.pop(id(con), None) is not None:
+        con.execute(f"SET memory_limit = '{WORKER_MEMORY_LIMIT}'")
+
+
+_raised: dict[int, int] = {}  # id of a worker connection -> its raised limit, while it works on a huge event
 
 
 def _row(con: duckdb.DuckDBPyConnection, sql: str) -> tuple:
