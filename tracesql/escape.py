@@ -12,6 +12,8 @@ string formatting:
 - ``sql_str(s)``, ``sql_ident(s)``, ``sql_like(s)``: a SQL string literal, a quoted identifier, a LIKE pattern
   that matches ``s`` literally (use with ``ESCAPE '\\'``). Prefer query parameters where the API allows them.
 - ``terminal_text(s)``: one line of plain text for a terminal or a log (control characters made visible).
+- ``glob_escape(path)``, ``sql_path(path, glob)``: a file path as a DuckDB file pattern matching only itself, and
+  as a SQL string literal of it (for the paths DuckDB reads; paths it writes only need ``sql_str``).
 
 Each returns a ``str`` that, read back by its language, gives exactly ``s`` (``py_comment`` and ``terminal_text``
 only keep it on one line).
@@ -107,3 +109,21 @@ def sql_like(s: str, escape: str = "\\") -> str:
     ``sql_str`` (or as a parameter) with ``ESCAPE '\\'``."""
     s = str(s)
     return s.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
+
+
+_GLOB_RE = re.compile(r"[*?\[]")
+
+
+def glob_escape(path) -> str:
+    """``path`` as a DuckDB file pattern that matches only itself: ``*``, ``?`` and ``[`` each become a one-character
+    class (``[*]``, ``[?]``, ``[[]``). DuckDB expands these in every path it reads (``read_parquet``, ``read_json``,
+    ``read_text``, also in a list of files), so a dataset named ``ds[1]`` would otherwise read ``ds1``. Append the
+    pattern part (``/*.parquet``) after escaping."""
+    return _GLOB_RE.sub(lambda m: f"[{m.group()}]", str(path))
+
+
+def sql_path(path, glob: str = "") -> str:
+    """A SQL string literal naming the file ``path`` for DuckDB to read (glob characters escaped, quotes doubled),
+    followed by the pattern ``glob`` as given (e.g. ``/*.parquet``). For a file DuckDB writes (``COPY ... TO``),
+    which is never expanded, use ``sql_str``."""
+    return sql_str(glob_escape(path) + glob)

@@ -36,7 +36,7 @@ from tracesql.ingest.progress import THRESHOLD_BYTES, Progress, estimate_json_by
 from tracesql.ingest.publish import new_staging, publish, published_hash, remove_stale_staging
 from tracesql.ingest.runs import RunRecord, dataset_lock
 from tracesql.parallel.executors import EXECUTORS, Pool, cores, exit_once_if_asked
-from tracesql.store.dataset import ensure_catalog, write_init_sql
+from tracesql.store.dataset import check_dataset_path, ensure_catalog, write_init_sql
 
 __all__ = ["BUILD_MEMORY_LIMIT", "TRACE_SUFFIXES", "IngestResult", "Workers", "default_jobs", "find_trace_files",
            "ingest", "ingest_file"]
@@ -389,6 +389,7 @@ def _prepare_dataset(dataset: Path) -> tuple[Path, bool] | None:
     and is not a dataset is refused."""
     if dataset.exists() and not dataset.is_dir():
         raise DatasetError(f"{dataset}: cannot create the dataset here (File exists)")
+    check_dataset_path(dataset)
     dataset_files = (".staging", "init.sql", "catalog.duckdb", "rules", "runs", ".lock")
     if dataset.is_dir() and not (dataset / "traces").is_dir() and \
             any(p.name not in dataset_files and not p.name.startswith(".init.sql.") for p in dataset.iterdir()):

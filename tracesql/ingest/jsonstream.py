@@ -122,11 +122,14 @@ def content_hasher():
 class ByteSource:
     """Yields the decompressed bytes of a trace file in blocks and hashes the raw file bytes.
 
-    gzip is recognised by its magic number, not the file name. A gzip stream that ends early sets
-    ``gzip_truncated`` (the bytes decompressed so far are still yielded). Corrupt gzip data raises
-    TraceError, unless ``salvage``: then the text decompressed before it is treated as a stream cut
-    there (``gzip_truncated``, and ``gzip_error`` says what was wrong and where); the rest of the file
-    is still hashed.
+    gzip is recognised by its magic number, not the file name; concatenated members are read one after the other
+    (NUL padding between them is skipped). A gzip stream that ends early sets ``gzip_truncated`` (the bytes
+    decompressed so far are still yielded: nothing says they are wrong). Corrupt gzip data (a structure error or a
+    member whose CRC does not match), and data after the last member that is not gzip, raise TraceError, unless
+    ``salvage``: then the file is first decompressed once without keeping anything, to find the first error, and
+    only the members before the damaged one are yielded (a member's text is known intact only once its CRC is
+    checked at its end); ``gzip_truncated`` and ``gzip_error`` say what was wrong and where, and ``gzip_trailing``
+    tells data after the gzip stream (the text before it complete and verified). The whole file is still hashed.
     """
 
     def __init__(self, path: str, block_size: int = BLOCK_SIZE, salvage: bool = False):
@@ -137,8 +140,63 @@ class ByteSource:
         self.raw_bytes = 0
         self.json_bytes = 0
         self.gzip_truncated = False
+        self.gzip_trailing = False
         self.gzip_error: str | None = None
         self.compressed = is_gzip(self.path)
+
+    def _members(self, f, on_raw=None) -> Iterator[tuple[str, int, bytes | str]]:
+        """Decompress the gzip file ``f``: ('data', member start in the JSON text, bytes), and at the end one of
+        ('end', ...), ('cut', ...) (the stream ends inside a member), ('corrupt', start of the damaged member in the
+        JSON text, zlib's message) or ('trailing', raw offset, message) (data after a member that is not gzip).
+        ``on_raw`` sees every raw block read."""
+        d = zlib.decompressobj(31)
+        fed = False  # whether the current member has received any input
+        member_start = 0
+        out_total = 0
+        raw_pos = 0
+        consumed = 0  # raw bytes of the file before the current member's first byte
+        pending = b""
+        while True:
+            if not pending:
+                pending = f.read(self.block_size)
+                if not pending:
+                    break
+                if on_raw is not None:
+                    on_raw(pending)
+                raw_pos += len(pending)
+            raw, pending = pending, b""
+            while raw:
+                if not fed and out_total and len(raw) >= 2 and not raw.startswith(GZIP_MAGIC):
+                    # after a whole member, something that is not one: data after the stream
+                    yield ("trailing", consumed, "data after the end of the gzip stream is not gzip")
+                    return
+                fed = True
+                try:
+                    out = d.decompress(raw, self.block_size)
+                except zlib.error as e:
+                    yield ("corrupt", member_start, f"corrupt gzip data ({e})")
+                    return
+                if out:
+                    out_total += len(out)
+                    yield ("data", member_start, out)
+                if d.eof:  # end of one member; a concatenated member may follow
+                    rest = d.unused_data
+                    consumed = raw_pos - len(pending) - len(rest)
+                    stripped = rest.lstrip(b"\x00")
+                    consumed += len(rest) - len(stripped)
+                    raw = stripped
+                    d = zlib.decompressobj(31)
+                    fed = False
+                    member_start = out_total
+                else:
+                    raw = d.unconsumed_tail
+        if fed and not d.eof:
+            out = d.flush()
+            if out:
+                yield ("data", member_start, out)
+            yield ("cut", member_start, "")
+            return
+        yield ("end", out_total, "")
 
     def blocks(self) -> Iterator[bytes]:
         with open(self.path, "rb") as f:
@@ -151,60 +209,59 @@ class ByteSource:
                     self.raw_bytes += len(raw)
                     self.json_bytes += len(raw)
                     yield raw
-            d = zlib.decompressobj(31)
-            fed = False  # whether the current gzip member has received any input
-            # with salvage, input goes in steps of 64 KB, each from a saved state: zlib drops the output of a call
-            # that fails, so a failed step is replayed from that state in tiny pieces to keep what precedes the damage
-            step = 1 << 16 if self.salvage else self.block_size
-            pending = b""
-            while True:
-                if not pending:
-                    pending = f.read(self.block_size)
-                    if not pending:
+            limit = None
+            if self.salvage:  # the first pass: where the verified text ends
+                for kind, at, what in self._members(f):
+                    if kind in ("corrupt", "trailing"):
+                        limit, first_error = (at if kind == "corrupt" else None), (kind, at, what)
                         break
-                    self.hash.update(pending)
-                    self.raw_bytes += len(pending)
-                raw, pending = pending[:step], pending[step:]
-                while raw:
-                    fed = True
-                    saved = d.copy() if self.salvage else None
-                    try:
-                        out = d.decompress(raw, self.block_size)
-                    except zlib.error as e:
-                        if saved is None:  # not salvage
-                            raise TraceError(self.path, f"corrupt gzip data ({e}); rerun with --salvage to keep the "
-                                             "events before it", offset=self.json_bytes) from None
-                        for i in range(0, len(raw), 64):
-                            try:
-                                out = saved.decompress(raw[i:i + 64])
-                            except zlib.error:
-                                break
-                            if out:
-                                self.json_bytes += len(out)
-                                yield out
-                        self.gzip_error = f"corrupt gzip data ({e}) after byte {self.json_bytes} of the JSON text"
-                        self.gzip_truncated = True
-                        while True:  # the content hash covers the whole file
-                            raw = f.read(self.block_size)
-                            if not raw:
-                                return
-                            self.hash.update(raw)
-                            self.raw_bytes += len(raw)
-                    if out:
-                        self.json_bytes += len(out)
-                        yield out
-                    if d.eof:  # end of one gzip member; a concatenated member may follow
-                        raw = d.unused_data.lstrip(b"\x00")
-                        d = zlib.decompressobj(31)
-                        fed = False
-                    else:
-                        raw = d.unconsumed_tail
-            if fed and not d.eof:
-                out = d.flush()
-                if out:
-                    self.json_bytes += len(out)
-                    yield out
+                else:
+                    first_error = None
+                f.seek(0)
+
+            def on_raw(raw: bytes) -> None:
+                self.hash.update(raw)
+                self.raw_bytes += len(raw)
+
+            for kind, at, what in self._members(f, on_raw):
+                if kind == "data":
+                    assert isinstance(what, bytes)
+                    if limit is not None and self.json_bytes + len(what) > limit:
+                        what = what[:limit - self.json_bytes]
+                    if what:
+                        self.json_bytes += len(what)
+                        yield what
+                    if limit is not None and self.json_bytes >= limit:
+                        break
+                    continue
+                if kind == "cut":
+                    self.gzip_truncated = True
+                elif kind == "corrupt":
+                    if not self.salvage:
+                        if at == 0:  # nothing before it could be kept
+                            raise TraceError(self.path, f"{what} in its first gzip member, whose text cannot be "
+                                             "verified", offset=at)
+                        raise TraceError(self.path, f"{what}; rerun with --salvage to keep the events of the gzip "
+                                         "members before it", offset=at)
+                elif kind == "trailing":
+                    if not self.salvage:
+                        raise TraceError(self.path, f"{what} (at byte {at:,} of the file); rerun with --salvage to "
+                                         "ingest the text before it")
+                break
+            if self.salvage and first_error is not None:
+                kind, at, what = first_error
                 self.gzip_truncated = True
+                if kind == "trailing":
+                    self.gzip_trailing = True
+                    self.gzip_error = f"{what}, at byte {at:,} of the file"
+                else:
+                    self.gzip_error = (f"{what} in the gzip member that starts at byte {at:,} of the JSON text; "
+                                       "its text is not kept (it cannot be verified)")
+            while True:  # the content hash covers the whole file
+                raw = f.read(self.block_size)
+                if not raw:
+                    return
+                on_raw(raw)
 
     @property
     def content_hash(self) -> str:
@@ -378,7 +435,7 @@ def _quote_parity(pieces: list[bytes]) -> int:
     """The number of unescaped quotes in the text ``pieces`` joined, modulo 2, for a text whose first byte is not
     escaped: 1 when a text that starts outside every string ends inside one. Counted by ``bytes.count`` (a run of
     backslashes makes it look at each run before a quote)."""
-    seams = any(a[-1:] == b"\\" and b[:1] in (b'"', b"\\") for a, b in zip(pieces, pieces[1:]))
+    seams = any(a[-1:] == b"\\" and b[:1] in (b'"', b"\\") for a, b in zip(pieces, pieces[1:], strict=False))
     if seams:
         pieces = [b"".join(pieces)]
     n = 0
@@ -394,7 +451,7 @@ def _quote_parity(pieces: list[bytes]) -> int:
 def _slice(parts: list[bytes], offs: list[int], lo: int, hi: int) -> list[bytes]:
     """The pieces of ``parts`` (starting at ``offs``) that make the joined text's [lo, hi)."""
     out = []
-    for pt, a in zip(parts, offs):
+    for pt, a in zip(parts, offs, strict=True):
         b = a + len(pt)
         if b <= lo or a >= hi:
             continue
@@ -488,6 +545,7 @@ class TraceSplitter:
         self.tail_offset: int | None = None
         self.events_offset: int | None = None  # byte offset just after the `[` of traceEvents
         self.tail_detail: str | None = None  # what a salvaged truncated file lost (None: an incomplete last event)
+        self.ignored: list[tuple[int, str, str]] = []  # (offset, kind, detail): input found and not read
 
     # ---- phase 1: the header up to `"traceEvents": [` -------------------------------------------
     def _read_header(self, blocks: Iterator[bytes]) -> tuple[bytes, int]:
@@ -565,6 +623,11 @@ class TraceSplitter:
             members = orjson.loads(b"{" + text + b"}")
         except orjson.JSONDecodeError as e:
             raise TraceError(self.path, f"malformed JSON in the {where}: {e}", offset=offset) from None
+        if where != "header" and "traceEvents" in members:  # a second traceEvents key: not read, recorded
+            other = members.pop("traceEvents")
+            n = f"{len(other):,} elements" if isinstance(other, list) else f"a JSON {type(other).__name__}"
+            self.ignored.append((offset, "ignored_second_trace_events",
+                                 f"a second traceEvents key after the first ({n}); only the first is read"))
         self.header.update(members)
 
     # ---- phase 2: the events ------------------------------------------------------------------

@@ -34,6 +34,7 @@ from pathlib import Path
 import duckdb
 
 from tracesql.errors import TraceError
+from tracesql.escape import sql_str
 from tracesql.ingest.extract import copy_table
 from tracesql.ingest.jsonstream import ByteSource, EventChunk, TraceSplitter, exact_spans, is_gzip
 from tracesql.ingest.progress import Progress
@@ -77,8 +78,8 @@ class Workers:
         """The calling thread's connection, opened on first use (and after ``release``)."""
         c = getattr(self.local, "con", None)
         if c is None or self.local.gen != self.gen:
-            c = duckdb.connect(config={"threads": 1, "memory_limit": WORKER_MEMORY_LIMIT, "preserve_insertion_order": True,
-                                       "temp_directory": self.spill})
+            c = duckdb.connect(config={"threads": 1, "memory_limit": WORKER_MEMORY_LIMIT,
+                                       "preserve_insertion_order": True, "temp_directory": self.spill})
             c.execute("SET enable_progress_bar = false")
             c.execute("CREATE TEMP TABLE device_pids (pid VARCHAR, device INTEGER)")
             self.local.con, self.local.gen = c, self.gen
@@ -390,7 +391,8 @@ class TraceParser:
                 continue
             if route == "x_nocat":
                 pending_part = str(self.pending / f"part-{index:05d}.parquet")
-                con.execute(f"COPY {src_tpl.format(r=route)} TO '{pending_part}' (FORMAT parquet, COMPRESSION lz4_raw)")
+                con.execute(f"COPY {src_tpl.format(r=route)} TO {sql_str(pending_part)} "
+                            "(FORMAT parquet, COMPRESSION lz4_raw)")
                 continue
             counts[route] = copy_table(con, self.out, route, src_tpl.format(r=route), index)
             if route == "events":
@@ -457,6 +459,7 @@ class TraceParser:
                 raise TraceError(self.path, f"truncated trace{gz}: no complete event before the end of the file",
                                  offset=splitter.tail_offset)
             raise TraceError(self.path, "traceEvents is empty: nothing to ingest", offset=splitter.events_offset)
+        issues.extend((None, off, kind, detail) for off, kind, detail in splitter.ignored)
         if splitter.truncated:
             issues.append((None, splitter.tail_offset, "truncated_tail", (splitter.tail_detail or (
                 f"file ends inside an event: {splitter.dropped_tail_bytes} bytes of an incomplete last event "
@@ -464,9 +467,13 @@ class TraceParser:
         elif src.gzip_truncated:
             # the JSON text is complete, but the gzip stream is cut short or corrupt after it (e.g. no trailer):
             # nothing is lost, the stream's checksum could not be verified
-            issues.append((None, src.json_bytes, "gzip_damaged",
-                           (src.gzip_error or "gzip stream cut short") + " after the end of the JSON text; "
-                           "nothing lost, its checksum not verified"))
+            if src.gzip_trailing:  # every member read and verified; what follows them is not gzip
+                issues.append((None, src.json_bytes, "gzip_damaged", f"{src.gzip_error}; ignored (the JSON text "
+                               "before it is complete and its checksum verified)"))
+            else:
+                issues.append((None, src.json_bytes, "gzip_damaged",
+                               (src.gzip_error or "gzip stream cut short") + " after the end of the JSON text; "
+                               "nothing lost, its checksum not verified"))
         return ParsedTrace(path=self.path, staging=self.staging, out=self.out, source=src, splitter=splitter,
                            counts=counts, issues=issues, x_with_cat=x_with_cat, device_pids=device_pids,
                            odd_rows=odd_rows,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import duckdb
 
+from tracesql.escape import glob_escape
 from tracesql.ingest.jsonstream import content_hasher
 
 # (size, content hash) of the published traces of each dataset, by trace directory name. A trace directory is
@@ -33,7 +34,7 @@ def _known_sizes(dataset: Path) -> dict[int, list[str]]:
         del cache[gone]
     new = sorted(present - set(cache))
     if new:
-        files = [str(tdir / d / "traces" / "part-00000.parquet") for d in new]
+        files = [glob_escape(tdir / d / "traces" / "part-00000.parquet") for d in new]  # read literally
         con = duckdb.connect(config={"memory_limit": "256MB"})
         con.execute("SET enable_progress_bar = false")
         try:

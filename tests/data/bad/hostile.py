@@ -104,20 +104,26 @@ def gzip_trailing_garbage(path: Path, n: int) -> None:
 
 
 def gzip_corrupt_mid_member(path: Path, n: int) -> None:
-    """Item 5: one gzip member of about ``n`` bytes of JSON, stored (not compressed) so that flipping a byte in the
-    middle alters the text without a deflate error: only the CRC at the end tells."""
+    """Item 5: two gzip members of about ``n`` bytes of JSON together, stored (not compressed), so that flipping a
+    byte in the middle of the second alters the text without a deflate error: only its CRC, at its end, tells.
+    A salvage keeps the events of the first member only."""
     text = b'{"traceEvents": [\n' + _events(max(8, n // 120)) + b"\n]}\n"
-    co = zlib.compressobj(0, zlib.DEFLATED, 31)
-    data = bytearray(co.compress(text) + co.flush())
-    at = data.index(b'"aten::op', len(data) // 2) + 2
-    data[at] ^= 0x20  # "aten::op" -> "Aten::op"
-    path.write_bytes(bytes(data))
+    half = len(text) // 2
+    members = []
+    for part in (text[:half], text[half:]):
+        co = zlib.compressobj(0, zlib.DEFLATED, 31)
+        members.append(co.compress(part) + co.flush())
+    second = bytearray(members[1])
+    at = second.index(b'"aten::op', len(second) // 2) + 2
+    second[at] ^= 0x20  # "aten::op" -> "Aten::op"
+    path.write_bytes(members[0] + bytes(second))
 
 
 def ts_huge(path: Path, n: int) -> None:
-    """Item 17: a ts of 1e18 µs (beyond int64 ns)."""
-    path.write_bytes(b'{"traceEvents": [\n' + _events(3) + b",\n" + json.dumps(_ev(5, ts=10**18)).encode() +
-                     b"\n]}\n")
+    """Item 17: a ts of 1e18 µs (beyond int64 ns), as an integer and as a float, and a dur of 1e18."""
+    huge = [json.dumps(_ev(5, ts=10**18)).encode(), json.dumps(_ev(6, ts="TS")).encode().replace(b'"TS"', b"1e18"),
+            json.dumps(_ev(7, dur="D")).encode().replace(b'"D"', b"1e18")]
+    path.write_bytes(b'{"traceEvents": [\n' + _events(3) + b",\n" + b",\n".join(huge) + b"\n]}\n")
 
 
 def second_trace_events(path: Path, n: int) -> None:
