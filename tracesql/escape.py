@@ -13,7 +13,8 @@ string formatting:
   that matches ``s`` literally (use with ``ESCAPE '\\'``). Prefer query parameters where the API allows them.
 - ``terminal_text(s)``: one line of plain text for a terminal or a log (control characters made visible).
 - ``glob_escape(path)``, ``sql_path(path, glob)``: a file path as a DuckDB file pattern matching only itself, and
-  as a SQL string literal of it (for the paths DuckDB reads; paths it writes only need ``sql_str``).
+  as a SQL string literal of it (for the paths DuckDB reads; paths it writes only need ``sql_str``);
+  ``path_text(path)``: a path whose name is not UTF-8 as text (its other bytes as ``\\xNN``).
 
 Each returns a ``str`` that, read back by its language, gives exactly ``s`` (``py_comment`` and ``terminal_text``
 only keep it on one line).
@@ -127,3 +128,14 @@ def sql_path(path, glob: str = "") -> str:
     followed by the pattern ``glob`` as given (e.g. ``/*.parquet``). For a file DuckDB writes (``COPY ... TO``),
     which is never expanded, use ``sql_str``."""
     return sql_str(glob_escape(path) + glob)
+
+
+def path_text(path) -> str:
+    """A file path as UTF-8 text to store or show: the bytes of a name that are not UTF-8 (which Python keeps as
+    lone surrogates, PEP 383) become ``\\xNN``; the rest is kept as it is."""
+    s = str(path)
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

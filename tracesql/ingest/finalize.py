@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 import orjson
 
-from tracesql.escape import glob_escape, sql_path, sql_str
+from tracesql.escape import glob_escape, path_text, sql_path, sql_str
 from tracesql.ingest.extract import copy_table, write_empty_part
 from tracesql.ingest.parse import ParsedTrace
 from tracesql.store.schema import EVENT_TABLES, columns
@@ -178,8 +178,8 @@ def complete(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace, pre: PreparedT
     content_hash = src.content_hash
     row = {
         "trace_id": content_hash[:16],
-        "source_path": os.path.abspath(parsed.path),
-        "file_name": os.path.basename(parsed.path),
+        "source_path": path_text(os.path.abspath(parsed.path)),  # a name that is not UTF-8: its bytes as \xNN
+        "file_name": path_text(os.path.basename(parsed.path)),
         "content_hash": content_hash,
         "size_bytes": src.raw_bytes,  # what was read and hashed (a file still being written may have grown)
         "json_bytes": src.json_bytes,
