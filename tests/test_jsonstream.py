@@ -147,6 +147,25 @@ def test_boundaries_inside_strings_are_not_cuts(tmp_path):
     assert got == events
 
 
+@pytest.mark.parametrize("kind", ["nested", "unbalanced_strings"])
+def test_boundaries_inside_events_are_not_cuts(tmp_path, kind):
+    """`}, {` inside an event (a list of objects in its args), and names holding unbalanced brackets and `}, {` at
+    every turn (the quick search gives up and the exact scan cuts): each chunk is whole events."""
+    if kind == "nested":
+        events = [{"ph": "X", "ts": i, "args": {"l": [{"a": i}, {"b": [{"c": 1}, {"d": 2}]}]}} for i in range(60_000)]
+    else:
+        events = [{"ph": "X", "name": "}, {[[" * (i % 3) + "x\\", "ts": i, "args": {"l": [{"a": i}, {"b": 2}]}}
+                  for i in range(60_000)]
+    doc = b'{"traceEvents": [\n' + b",\n".join(json.dumps(e).encode() for e in events) + b"\n]}"
+    f = tmp_path / "t.json"
+    f.write_bytes(doc)
+    sp = TraceSplitter(ByteSource(str(f), block_size=1 << 19), chunk_size=1 << 20)
+    chunks = list(sp.chunks())
+    assert len(chunks) > 3
+    got = [e for c in chunks for e in json.loads(b"[" + c.data + b"]")]
+    assert got == events
+
+
 def test_a_second_trace_events_key_is_recorded(tmp_path):
     f = tmp_path / "t.json"
     f.write_bytes(b'{"traceEvents": [{"ph": "X", "ts": 1}], "a": 1, "traceEvents": [{"ph": "X"}, {}]}')

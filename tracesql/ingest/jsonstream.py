@@ -448,6 +448,79 @@ def _quote_parity(pieces: list[bytes]) -> int:
     return n % 2
 
 
+def _balance(pieces: list[bytes]) -> int:
+    """Brackets opened minus brackets closed in the text ``pieces`` joined, strings included (a quick count: a cut
+    where it is 0 and the quotes are even is taken; strings holding unbalanced brackets make the exact scan run)."""
+    return sum(pt.count(b"{") + pt.count(b"[") - pt.count(b"}") - pt.count(b"]") for pt in pieces)
+
+
+class _ExactCuts:
+    """The exact alternative to the quick cut search, for texts that defeat it (strings holding brackets or `}` `,`
+    `{` at every turn, lists of objects inside events): a bracket-and-string scan of the events' text, resumed
+    where it stopped, which remembers the last boundary between two elements of the array. Linear in the text."""
+
+    def __init__(self) -> None:
+        self.pos = 0  # scanned up to here (positions in the joined parts)
+        self.depth = 0
+        self.in_str = False
+        self.esc = False  # the string's next byte is escaped (a backslash ended the last part)
+        self.prev_end: int | None = None  # just after the last element that closed at depth 0
+        self.best: tuple[int, int] | None = None  # (its `}`, the `{` of the element after it)
+        self.done = False  # the array closed
+
+    def feed(self, parts: list[bytes], offs: list[int], to: int) -> None:
+        """Scan the text of ``parts`` from ``pos`` up to ``to`` (a string may be followed past it)."""
+        for data, a in zip(parts, offs, strict=True):
+            if self.done or self.pos >= to:
+                return
+            b = a + len(data)
+            if b <= self.pos:
+                continue
+            i = self.pos - a
+            lim = min(len(data), to - a)
+            while i < lim:
+                if self.in_str:
+                    if self.esc:
+                        self.esc = False
+                        i += 1
+                        continue
+                    closed, q = string_scan(data, i)
+                    if closed:
+                        self.in_str = False
+                        i = q + 1
+                    else:
+                        self.esc = (len(data) - q) % 2 == 1
+                        i = len(data)
+                    continue
+                m = _STRUCT.search(data, i, lim)
+                if m is None:
+                    i = lim
+                    break
+                p = m.start()
+                c = data[p]
+                i = p + 1
+                if c == 0x22:
+                    self.in_str = True
+                elif c in (0x7B, 0x5B):
+                    if self.depth == 0 and self.prev_end is not None:
+                        self.best = (self.prev_end - 1, a + p)
+                    self.depth += 1
+                else:
+                    self.depth -= 1
+                    if self.depth == 0:
+                        self.prev_end = a + p + 1
+                    elif self.depth < 0:
+                        self.done = True
+                        break
+            self.pos = a + i
+
+    def rebase(self, shift: int) -> None:
+        """The text before ``shift`` was cut off (at a boundary: depth 0, outside strings)."""
+        self.pos -= shift
+        self.prev_end = None
+        self.best = None
+
+
 def _slice(parts: list[bytes], offs: list[int], lo: int, hi: int) -> list[bytes]:
     """The pieces of ``parts`` (starting at ``offs``) that make the joined text's [lo, hi)."""
     out = []
@@ -638,7 +711,9 @@ class TraceSplitter:
         parts = [rest]
         size = len(rest)
         searched = 0  # the text before this offset holds no boundary the cut could use (one huge event)
-        parity_at, parity = 0, 0  # the text before parity_at ends inside a string when parity is 1
+        # the quick counts of the text before `at`: whether it ends inside a string, and its brackets' balance
+        at, parity, balance = 0, 0, 0
+        exact: _ExactCuts | None = None  # once the quick search fails, the exact scan cuts the rest of the file
         for blk in blocks:
             parts.append(blk)
             size += len(blk)
@@ -648,27 +723,35 @@ class TraceSplitter:
             offs = [0]
             for pt in parts[:-1]:
                 offs.append(offs[-1] + len(pt))
-            cut = _find_cut(parts, max(0, searched - 64), hi)
-            # a `}` `,` `{` inside a string (a name holding it) is no cut: the quotes before it are counted, from
-            # the start of the chunk or the last point known to be outside strings (or inside one)
-            tries = 0
-            while cut is not None:
-                if parity_at > cut[0]:
-                    parity_at, parity = 0, 0
-                if _quote_parity(_slice(parts, offs, parity_at, cut[0])) == parity:
-                    break
-                tries += 1
-                if tries == 8:  # many candidates inside strings: a long string, read on
-                    cut = None
-                    break
-                cut = _find_cut(parts, max(0, searched - 64), cut[0])
-            # remember where the text read so far stands, up to a point that no backslash escapes
-            mark = hi
-            while mark > parity_at and _slice(parts, offs, mark - 1, mark) == [b"\\"]:
-                mark -= 1
-            if mark > parity_at:
-                parity ^= _quote_parity(_slice(parts, offs, parity_at, mark))
-                parity_at = mark
+            if exact is None:
+                cut = _find_cut(parts, max(0, searched - 64), hi)
+                # a `}` `,` `{` inside a string (a name holding it) or inside an event (a list of objects in its
+                # args) is no cut: the quotes and brackets before it are counted (from `at`, where the counts stand)
+                tries = 0
+                while cut is not None:
+                    if at > cut[0]:
+                        at, parity, balance = 0, 0, 0
+                    piece = _slice(parts, offs, at, cut[0] + 1)
+                    if _quote_parity(piece) == parity and _balance(piece) + balance == 0:
+                        break
+                    tries += 1
+                    if tries == 8:  # the quick search is fooled: the exact scan takes over
+                        exact = _ExactCuts()
+                        cut = None
+                        break
+                    cut = _find_cut(parts, max(0, searched - 64), cut[0])
+                # the counts up to hi, or to a point before it that no backslash escapes
+                mark = hi
+                while mark > at and _slice(parts, offs, mark - 1, mark) == [b"\\"]:
+                    mark -= 1
+                if mark > at:
+                    piece = _slice(parts, offs, at, mark)
+                    parity ^= _quote_parity(piece)
+                    balance += _balance(piece)
+                    at = mark
+            if exact is not None:
+                exact.feed(parts, offs, hi)
+                cut = exact.best
             if cut is None:  # one huge event (or much whitespace): keep reading, and search only what is new
                 searched = hi
                 continue
@@ -678,8 +761,10 @@ class TraceSplitter:
             size -= open_
             base += open_
             searched = hi - open_
-            # the text from the cut on: outside strings at its start; where the count stood at hi
-            parity_at, parity = 0, 0
+            at, parity, balance = 0, 0, 0  # the text from the cut on starts outside strings, at depth 0
+            if exact is not None:
+                exact.rebase(open_)
+        self._exact_tail = exact is not None
         data = parts[0] if len(parts) == 1 else b"".join(parts)
         del parts
         yield from self._tail(data, base)
@@ -691,10 +776,13 @@ class TraceSplitter:
         finds the closing `]` even when the trailing fields hold lists of objects.
         """
         keep = TAIL_KEEP
-        if len(data) > 2 * keep:
+        if len(data) > 2 * keep and not getattr(self, "_exact_tail", False):
             cut = _last_boundary(data, end=len(data) - keep)
-            for _ in range(8):  # not a `}` `,` `{` inside a string (see chunks)
-                if cut is None or not _quote_parity([data[:cut[0]]]):
+            for _ in range(8):  # not a `}` `,` `{` inside a string or an event (see chunks)
+                if cut is None:
+                    break
+                head = data[:cut[0] + 1]
+                if not _quote_parity([head]) and not _balance([head]):
                     break
                 cut = _last_boundary(data, end=cut[0])
             else:
