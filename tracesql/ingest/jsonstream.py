@@ -740,8 +740,8 @@ class TraceSplitter:
                         cut = None
                         break
                     cut = _find_cut(parts, max(0, searched - 64), cut[0])
-                # the counts up to hi, or to a point before it that no backslash escapes
-                mark = hi
+                # no cut: the counts up to hi, or to a point before it that no backslash escapes
+                mark = hi if cut is None else at
                 while mark > at and _slice(parts, offs, mark - 1, mark) == [b"\\"]:
                     mark -= 1
                 if mark > at:
