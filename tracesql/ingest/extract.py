@@ -178,7 +178,7 @@ def write_empty_part(con: duckdb.DuckDBPyConnection, table: str, path: Path) -> 
     if table not in _EMPTY_PARTS:
         tmp = path.with_name(f".{path.name}.empty")
         cols = ", ".join(f'NULL::{t} AS "{c}"' for c, t, _ in columns(table))
-        con.execute(f"COPY (SELECT {cols} WHERE false) TO {sql_str(tmp)} (FORMAT parquet)")
+        con.execute(f"COPY (SELECT {cols} WHERE false) TO {sql_str(str(tmp))} (FORMAT parquet)")
         _EMPTY_PARTS[table] = tmp.read_bytes()
         tmp.unlink()
     path.write_bytes(_EMPTY_PARTS[table])

@@ -136,7 +136,7 @@ def prepare(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace) -> PreparedTrac
         _kept_issues(con, out)
     (out / "ingest_issues").mkdir()
     con.execute(f"COPY (SELECT * FROM issues ORDER BY event_id NULLS FIRST, kind, byte_offset) TO "
-                f"{sql_str(out / 'ingest_issues' / 'part-00000.parquet')} (FORMAT parquet)")
+                f"{sql_str(str(out / 'ingest_issues' / 'part-00000.parquet'))} (FORMAT parquet)")
     skipped: dict[str, int] = {}
     noted: dict[str, int] = {}
     for kind, n in con.execute("SELECT kind, count(*) FROM issues GROUP BY kind ORDER BY kind").fetchall():
@@ -212,6 +212,6 @@ def complete(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace, pre: PreparedT
     placeholders = ", ".join(f"CAST(? AS {t}) AS \"{c}\"" for c, t in cols if c != "trace_id")
     values = [row[c] for c, _ in cols if c != "trace_id"]
     (out / "traces").mkdir()
-    con.execute(f"COPY (SELECT {placeholders}) TO {sql_str(out / 'traces' / 'part-00000.parquet')} "
+    con.execute(f"COPY (SELECT {placeholders}) TO {sql_str(str(out / 'traces' / 'part-00000.parquet'))} "
                 "(FORMAT parquet)", values)
     return FinishedTrace(row=row, counts=counts, skipped=skipped, noted=noted, unlinked=unlinked)

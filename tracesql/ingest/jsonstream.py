@@ -209,14 +209,13 @@ class ByteSource:
                     self.raw_bytes += len(raw)
                     self.json_bytes += len(raw)
                     yield raw
-            limit = None
+            limit = None  # the JSON text after this offset is not yielded
+            first_error: tuple[str, int, bytes | str] | None = None
             if self.salvage:  # the first pass: where the verified text ends
                 for kind, at, what in self._members(f):
                     if kind in ("corrupt", "trailing"):
                         limit, first_error = (at if kind == "corrupt" else None), (kind, at, what)
                         break
-                else:
-                    first_error = None
                 f.seek(0)
 
             def on_raw(raw: bytes) -> None:
@@ -234,6 +233,7 @@ class ByteSource:
                     if limit is not None and self.json_bytes >= limit:
                         break
                     continue
+                assert isinstance(what, str)
                 if kind == "cut":
                     self.gzip_truncated = True
                 elif kind == "corrupt":
@@ -250,6 +250,7 @@ class ByteSource:
                 break
             if self.salvage and first_error is not None:
                 kind, at, what = first_error
+                assert isinstance(what, str)
                 self.gzip_truncated = True
                 if kind == "trailing":
                     self.gzip_trailing = True
