@@ -307,7 +307,8 @@ class ExactScan:
 
 
 # Between structural tokens at depth 0: commas and bare words (numbers, true/false/null, garbage).
-_GAP_ITEM = re.compile(rb",|[^,\s]+")
+_SPACE_RUN = re.compile(rb"\s*")
+_GAP_WORD = re.compile(rb"[^,\s]+")
 
 
 def exact_spans(data: bytes, start: int = 0) -> ExactScan:
@@ -333,17 +334,27 @@ def exact_spans(data: bytes, start: int = 0) -> ExactScan:
 
     def gap(lo: int, hi: int) -> None:
         nonlocal due, comma_at
-        for g in _GAP_ITEM.finditer(data, lo, hi):
-            if g.group() == b",":
+        i = lo
+        while True:
+            sp = _SPACE_RUN.match(data, i, hi)  # whitespace skipped in one step
+            assert sp is not None
+            i = sp.end()
+            if i >= hi:
+                return
+            if data[i] == 0x2C:
                 if due:
-                    res.separators.append((g.start(), "extra comma between events"))
-                due, comma_at = True, g.start()
+                    res.separators.append((i, "extra comma between events"))
+                due, comma_at = True, i
+                i += 1
+                continue
+            g = _GAP_WORD.match(data, i, hi)
+            assert g is not None
+            element(i)
+            if g.group() == b"null":  # read like {} (an event with no fields), as the fast path does
+                res.spans.append(Span(i, g.end()))
             else:
-                element(g.start())
-                if g.group() == b"null":  # read like {} (an event with no fields), as the fast path does
-                    res.spans.append(Span(g.start(), g.end()))
-                else:
-                    res.garbage.append((g.start(), g.group()[:80]))
+                res.garbage.append((i, data[i:min(g.end(), i + 80)]))
+            i = g.end()
 
     for p, c, tok_end in _tokens(data, start):
         if c == 0x22:  # string
@@ -536,6 +547,18 @@ class _ExactCuts:
         self.pos -= shift
         self.prev_end = None
         self.best = None
+
+
+def _rstrip_end(data: bytes, end: int) -> int:
+    """The index after the last byte before ``end`` that is not whitespace (``len(data[:end].rstrip())`` without
+    copying data[:end]: the whitespace is stripped 64 KB at a time)."""
+    while end > 0:
+        lo = max(0, end - (1 << 16))
+        seg = data[lo:end].rstrip(_WS)
+        if seg:
+            return lo + len(seg)
+        end = lo
+    return 0
 
 
 def _slice(parts: list[bytes], offs: list[int], lo: int, hi: int) -> list[bytes]:
@@ -782,16 +805,17 @@ class TraceSplitter:
             if exact is not None:
                 exact.rebase(open_)
         self._exact_tail = exact is not None
-        data = parts[0] if len(parts) == 1 else b"".join(parts)
+        box = [parts[0] if len(parts) == 1 else b"".join(parts)]
         del parts
-        yield from self._tail(data, base)
+        yield from self._tail(box, base)  # the only reference to the text: _tail lets it go before its last chunk
 
-    def _tail(self, data: bytes, base: int) -> Iterator[EventChunk]:
-        """The last piece: events, the `]` closing the array, and the trailing header fields.
+    def _tail(self, box: list[bytes], base: int) -> Iterator[EventChunk]:
+        """The last piece (``box`` holds it): events, the `]` closing the array, and the trailing header fields.
 
         All but the last ~1 MB is cut off by the usual heuristic; the rest is scanned exactly, which
         finds the closing `]` even when the trailing fields hold lists of objects.
         """
+        data = box.pop()
         keep = TAIL_KEEP
         if len(data) > 2 * keep and not getattr(self, "_exact_tail", False):
             cut = _last_boundary(data, end=len(data) - keep)
@@ -811,7 +835,8 @@ class TraceSplitter:
         end = self._valid_array_end(data)
         if end is not None:
             self._parse_trailer(data[end + 1:], base + end + 1)
-            events = data[:end].rstrip(_WS)
+            events = data[:_rstrip_end(data, end)]
+            del data
             if events:
                 yield EventChunk(events, base)
             return
@@ -821,7 +846,8 @@ class TraceSplitter:
             if data[end] != 0x5D:  # a `}` closing more than was opened, before the end of traceEvents
                 raise TraceError(self.path, "malformed JSON: a '}' that closes nothing", offset=base + end)
             self._parse_trailer(data[end + 1:], base + end + 1)
-            events = data[:end].rstrip(_WS)
+            events = data[:_rstrip_end(data, end)]
+            del data
             if events:
                 yield EventChunk(events, base)
             return
@@ -839,7 +865,9 @@ class TraceSplitter:
         self.dropped_tail_bytes = len(data) - cut_at
         self.tail_offset = base + cut_at
         if cut_at:
-            yield EventChunk(data[:cut_at], base)
+            events = data[:cut_at]
+            del data
+            yield EventChunk(events, base)
 
     def _valid_array_end(self, data: bytes) -> int | None:
         """The `]` that closes traceEvents in ``data`` (the last piece of the document), when the piece is valid
@@ -851,8 +879,8 @@ class TraceSplitter:
         p = len(data)
         for _ in range(64):
             p = data.rfind(b"]", 0, p)
-            if p < 0 or len(data) - p > 4 * TAIL_KEEP:  # a long trailer is left to the exact scan
-                return None
+            if p < 0 or len(data) - p > 4 * TAIL_KEEP or p > 16 * TAIL_KEEP:
+                return None  # a long trailer, or a huge last event (parsed here as a copy), is left to the exact scan
             rest = data[p + 1:].strip(_WS)
             if self.top_level_array:
                 if rest:
