@@ -750,3 +750,23 @@ def test_a_file_appended_while_it_is_read(tmp_path, monkeypatch):
     assert path.stat().st_size == size + 1000
     with open_tables(tmp_path / "ds") as ds:
         assert ds.con.execute("SELECT size_bytes FROM traces").fetchall() == [(size,)]
+
+
+@pytest.mark.parametrize("name", ["a'b", "ds[1]", "x?y", "st*r", "[[]", "b]c", "q'[*?]'", "sp ace", "é\u202e"])
+def test_sql_path_reads_exactly_that_file(tmp_path, name):
+    """escape.sql_path names one file for DuckDB whatever it holds: another file its name would match as a pattern
+    is not read (`ds[1]` is not `ds1`, `x?y` not `xay`)."""
+    from tracesql.escape import glob_escape, path_text, sql_path
+
+    d = tmp_path / name
+    d.mkdir()
+    (d / "f.txt").write_text("mine")
+    for other in ["ds1", "xay", "star", "b]c2"]:
+        (tmp_path / other).mkdir(exist_ok=True)
+        (tmp_path / other / "f.txt").write_text("other")
+    con = duckdb.connect()
+    assert con.execute(f"SELECT content FROM read_text({sql_path(d / 'f.txt')})").fetchall() == [("mine",)]
+    assert con.execute(f"SELECT content FROM read_text({sql_path(d, '/*.txt')})").fetchall() == [("mine",)]
+    assert con.execute("SELECT content FROM read_text(?)", [glob_escape(d) + "/f.txt"]).fetchall() == [("mine",)]
+    assert path_text(d) == str(d)
+    assert path_text(os.fsdecode(b"/x/\xff\xfe.json")) == "/x/\\xff\\xfe.json"

@@ -21,7 +21,8 @@ only keep it on one line).
 
 Who calls them: the HTML and SVG that tracesql writes (`tracesql perf --plot FILE.html|.svg`) are built by
 tracesql.render (``html_text``, ``script_json``, ``xml_text``, ``xml_attr``). CSV, JSON and Parquet are written by
-polars, which quotes and encodes values itself. The Python, SQL and terminal helpers have no caller yet.
+polars, which quotes and encodes values itself. ``sql_str``, ``glob_escape`` and ``sql_path`` quote every path the
+ingest and the dataset's views give DuckDB; ``path_text`` the file names stored with a trace.
 tests/test_escape.py covers every helper against hostile names, and tests/test_hostile_names.py every file format
 tracesql writes against a trace made of them.
 """
