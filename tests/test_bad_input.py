@@ -647,6 +647,7 @@ def _check_hostile(tmp_path: Path, name: str, scale: float, strict: bool = True)
     return peaks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(hostile.CASES))
 def test_hostile_files_small(tmp_path, name):
     """Each hostile case, small (1/64 of its size): the outcome with and without --salvage, in one line or with its
@@ -666,6 +667,7 @@ def test_hostile_files_at_4n_under_the_memory_cap(tmp_path, name):
     assert peak < RSS_CAP_MB, f"{name}: peak {peak:.0f} MB"
 
 
+@pytest.mark.slow
 def test_long_string_in_args_is_kept_as_written(tmp_path):
     """A 40 MB string in args (DuckDB's JSON reader asks for 256 MB for it, over a worker's 384 MB limit: the event
     was skipped as 'Out of Memory Error', or failed the file) is kept whole."""
@@ -694,6 +696,7 @@ def test_gzip_salvage_keeps_no_altered_text(tmp_path):
     assert "incorrect data check" in detail and "is not kept" in detail
 
 
+@pytest.mark.slow
 def test_paths_with_quotes_and_glob_characters(tmp_path):
     """A dataset (and trace) path with a quote or DuckDB glob characters ingests and reads itself: `ds[1]` is not
     `ds1` (it used to fail every ingest, or read the other dataset); a path with a backslash is refused in one line."""
