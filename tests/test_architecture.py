@@ -16,7 +16,7 @@ PACKAGE = Path(tracesql.__file__).resolve().parent
 # layer -> the layers it may import (besides itself)
 ALLOWED = {
     "errors": set(), "escape": set(), "version": set(),
-    "store": {"errors"},
+    "store": {"errors", "escape"},
     "parallel": {"errors"},
     "render": {"errors", "escape"},
     "ingest": {"errors", "escape", "version", "store", "parallel", "render"},

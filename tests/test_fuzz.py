@@ -353,3 +353,62 @@ def test_zlib_corrupt_member_is_a_trace_error(workers):
     assert isinstance(out, TraceError) and "corrupt gzip data" in out.message
     with pytest.raises(zlib.error):
         zlib.decompress(bytes(data), 31)
+
+
+# ---- the splitter on hostile text: strings and args full of brackets, quotes and escapes --------------------
+
+# Strings hold brackets, but as many closing as opening ones each (as kernel names do: `{lambda(int)#1}`); strings
+# with unbalanced brackets may defeat the quick cut search, which then fails the file in one line or hands over to
+# the exact scan (test_jsonstream.py::test_boundaries_inside_events_are_not_cuts).
+_HOSTILE_CHARS = ['a', '},{', '}, {', ']', '[', '{}', '[]', '{lambda(int)#1}', ',', '"', '\\', ' ', '\n', '\\"',
+                  '\\\\']
+_BALANCED = {"]": "[", "[": "]"}
+_hostile_text = st.lists(st.sampled_from(_HOSTILE_CHARS), max_size=12).map(
+    lambda ts: "".join(ts) + "".join(_BALANCED[t] for t in ts if t in _BALANCED))  # `]` then `[` balance too
+_hostile_value = st.recursive(
+    st.one_of(_hostile_text, st.integers(-5, 5), st.none()),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_hostile_text, inner, max_size=3)),
+    max_leaves=6)
+_hostile_event = st.fixed_dictionaries({"ph": st.just("X"), "name": _hostile_text, "ts": st.integers(0, 10**6)},
+                                       optional={"args": _hostile_value})
+
+
+@st.composite
+def _hostile_doc(draw):
+    events = draw(st.lists(_hostile_event, min_size=1, max_size=60))
+    seps = [draw(st.sampled_from([",", ", ", ",\n", " ,\t\n "])) for _ in events]
+    body = "".join(json.dumps(e, ensure_ascii=draw(st.booleans())) + s for e, s in zip(events, seps, strict=True))
+    trailer = draw(st.sampled_from(["", ', "x": [{"a": 1}, {"b": "]}"}]', ', "n": "}, {"']))
+    return events, ('{"traceEvents": [' + body.rstrip(", \t\n") + "]" + trailer + "}").encode()
+
+
+def _check_split(events, doc, block, chunk):
+    from tracesql.ingest import jsonstream
+
+    with pytest.MonkeyPatch.context() as mp, tempfile.TemporaryDirectory() as d:
+        mp.setattr(jsonstream, "TAIL_KEEP", 64)
+        f = Path(d) / "t.json"
+        f.write_bytes(doc)
+        sp = jsonstream.TraceSplitter(jsonstream.ByteSource(str(f), block_size=block), chunk_size=chunk)
+        chunks = list(sp.chunks())
+    got = [e for c in chunks for e in json.loads(b"[" + c.data + b"]")]
+    assert got == events
+    for c in chunks:
+        assert doc[c.offset:c.offset + len(c.data)] == c.data
+
+
+@FAST
+@given(_hostile_doc(), st.sampled_from([16, 64, 256]), st.sampled_from([32, 128, 1024]))
+def test_splitter_cuts_only_between_events(doc, block, chunk):
+    events, text = doc
+    """Whatever the strings and args hold (`}, {` in names, lists of objects in args, escaped quotes and backslashes,
+    unbalanced brackets), with tiny blocks and chunks every chunk is whole events at its offset."""
+    _check_split(events, text, block, chunk)
+
+
+@pytest.mark.slow
+@LONG
+@given(_hostile_doc(), st.sampled_from([16, 64, 256]), st.sampled_from([32, 128, 1024]))
+def test_splitter_cuts_only_between_events_long(doc, block, chunk):
+    events, text = doc
+    _check_split(events, text, block, chunk)

@@ -13,6 +13,9 @@ string formatting:
   that matches ``s`` literally (use with ``ESCAPE '\\'``). Prefer query parameters where the API allows them.
 - ``terminal_text(s)``: one line of plain text for a terminal or a log (control, bidirectional and zero-width
   characters made visible).
+- ``glob_escape(path)``, ``sql_path(path, glob)``: a file path as a DuckDB file pattern matching only itself, and
+  as a SQL string literal of it (for the paths DuckDB reads; paths it writes only need ``sql_str``);
+  ``path_text(path)``: a path whose name is not UTF-8 as text (its other bytes as ``\\xNN``).
 - ``file_name(s)``, ``unique_name(base, n)``: a file or folder name made from a name (never ``.``/``..``, no
   separator, no control character, bounded length).
 
@@ -24,7 +27,8 @@ tracesql.render (``html_text``, ``script_json``, ``xml_text``, ``xml_attr``). CS
 polars, which quotes and encodes values itself. Terminal tables (tracesql.render.output), the call tree and the
 first screen show names through ``terminal_text``, and so does every one-line error and warning of the command
 line (tracesql.cli). The report's sub-folders and TraceLens's tag file names come from ``file_name`` and
-``unique_name`` (tracesql.api.report).
+``unique_name`` (tracesql.api.report). ``sql_str``, ``glob_escape`` and ``sql_path`` quote
+every path the ingest and the dataset's views give DuckDB; ``path_text`` the file names stored with a trace.
 tests/test_escape.py covers every helper against hostile names, and tests/test_hostile_names.py every file format
 tracesql writes against a trace made of them.
 """
@@ -147,3 +151,32 @@ def sql_like(s: str, escape: str = "\\") -> str:
     ``sql_str`` (or as a parameter) with ``ESCAPE '\\'``."""
     s = str(s)
     return s.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
+
+
+_GLOB_RE = re.compile(r"[*?\[]")
+
+
+def glob_escape(path) -> str:
+    """``path`` as a DuckDB file pattern that matches only itself: ``*``, ``?`` and ``[`` each become a one-character
+    class (``[*]``, ``[?]``, ``[[]``). DuckDB expands these in every path it reads (``read_parquet``, ``read_json``,
+    ``read_text``, also in a list of files), so a dataset named ``ds[1]`` would otherwise read ``ds1``. Append the
+    pattern part (``/*.parquet``) after escaping."""
+    return _GLOB_RE.sub(lambda m: f"[{m.group()}]", str(path))
+
+
+def sql_path(path, glob: str = "") -> str:
+    """A SQL string literal naming the file ``path`` for DuckDB to read (glob characters escaped, quotes doubled),
+    followed by the pattern ``glob`` as given (e.g. ``/*.parquet``). For a file DuckDB writes (``COPY ... TO``),
+    which is never expanded, use ``sql_str``."""
+    return sql_str(glob_escape(path) + glob)
+
+
+def path_text(path) -> str:
+    """A file path as UTF-8 text to store or show: the bytes of a name that are not UTF-8 (which Python keeps as
+    lone surrogates, PEP 383) become ``\\xNN``; the rest is kept as it is."""
+    s = str(path)
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

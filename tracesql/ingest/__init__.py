@@ -45,7 +45,7 @@ from tracesql.parallel.executors import (
     exit_once_if_asked,
     process_died,
 )
-from tracesql.store.dataset import ensure_catalog, write_init_sql
+from tracesql.store.dataset import check_dataset_path, ensure_catalog, write_init_sql
 from tracesql.store.lock import Active, enter
 
 __all__ = ["BUILD_MEMORY_LIMIT", "TRACE_SUFFIXES", "IngestResult", "Workers", "default_jobs", "find_trace_files",
@@ -478,6 +478,7 @@ def _enter_dataset(dataset: Path) -> tuple[_Created | None, Active]:
     Returns what the run created (None: the dataset was there, or another run created it) and the lock. The run
     that creates ``traces/`` (one ``mkdir``: one run of those starting together) is the dataset's creator. A file
     that is not a directory, or a directory that holds files and is not a dataset, is refused."""
+    check_dataset_path(dataset)
     for _ in range(100):
         if dataset.exists() and not dataset.is_dir():
             raise DatasetError(f"{dataset}: cannot create the dataset here (File exists)")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 
+from tracesql.escape import glob_escape
 from tracesql.ingest.extract import write_empty_part
 from tracesql.store.config import ASOF_AS_JOIN
 from tracesql.store.library import Library
@@ -87,6 +88,12 @@ def _quote(path: Path | str) -> str:
     return str(path).replace("'", "''")
 
 
+def _glob(folder: Path, pattern: str) -> str:
+    """The text of a SQL literal (without its quotes) of the files ``pattern`` in ``folder`` (a path DuckDB reads,
+    its glob characters escaped)."""
+    return _quote(glob_escape(folder) + "/" + pattern)
+
+
 def _parts(outs: list[Path], table: str) -> str | None:
     """A SELECT of ``table``'s rows in the trace directories ``outs`` (trace_id first; '' for a single
     trace, else the name of its directory, ``trace_id=<id>``), or None when none of them has the table."""
@@ -95,8 +102,8 @@ def _parts(outs: list[Path], table: str) -> str | None:
         return None
     cols = ", ".join(f'"{c}"' for c, _, _ in columns(table))
     if len(outs) == 1:
-        return f"SELECT '' AS trace_id, {cols} FROM read_parquet('{_quote(have[0] / table / '*.parquet')}')"
-    globs = ", ".join(f"'{_quote(o / table / '*.parquet')}'" for o in have)
+        return f"SELECT '' AS trace_id, {cols} FROM read_parquet('{_glob(have[0] / table, '*.parquet')}')"
+    globs = ", ".join(f"'{_glob(o / table, '*.parquet')}'" for o in have)
     return (f"SELECT trace_id, {cols} FROM read_parquet([{globs}], hive_partitioning = true, "
             "hive_types = {'trace_id': VARCHAR})")
 
@@ -143,7 +150,7 @@ def build_derived(out: Path | list[Path], staging: Path, plan: BuildPlan | None 
             src = None if t == "traces" else _parts(outs, t)
             if t not in built and src is not None:
                 con.execute(f"CREATE OR REPLACE VIEW {t} AS {src}")
-        glob = _quote((rules_dir or staging / "no-rules") / "*.csv")
+        glob = _glob(rules_dir or staging / "no-rules", "*.csv")
         con.execute(f"CREATE OR REPLACE VIEW _dataset_rule_files AS SELECT filename, content FROM read_text('{glob}')")
         for step in plan.steps:
             t = step.table
@@ -176,7 +183,7 @@ def build_derived(out: Path | list[Path], staging: Path, plan: BuildPlan | None 
                 written = sorted((work / t).glob("trace_id=*/*.parquet"))
                 src = None
                 if written:
-                    src = (f"SELECT trace_id, {cols} FROM read_parquet('{_quote(work / t / '*' / '*.parquet')}', "
+                    src = (f"SELECT trace_id, {cols} FROM read_parquet('{_glob(work / t, '*/*.parquet')}', "
                            "hive_partitioning = true, hive_types = {'trace_id': VARCHAR})")
             con.execute(f"DROP TABLE {t}")
             con.execute(f"CREATE VIEW {t} AS {src or empty_select(t)}")

@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import orjson
 
+from tracesql.escape import sql_str
 from tracesql.ingest.read import EXTRA_KEYS
 from tracesql.store.schema import columns
 
@@ -154,7 +155,8 @@ def table_copy(table: str, src: str, out: str) -> str:
     file ``out`` with the table's schema (schema.py), extracting typed columns from args."""
     sel = EXTRACTIONS[table].sql(src)
     cols = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t, _ in columns(table))
-    return f"COPY (SELECT {cols} FROM ({sel})) TO '{out}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)"
+    return (f"COPY (SELECT {cols} FROM ({sel})) TO {sql_str(out)} "
+            "(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)")
 
 
 def copy_table(con: duckdb.DuckDBPyConnection, out: Path, table: str, src: str, index: int) -> int:
@@ -176,7 +178,7 @@ def write_empty_part(con: duckdb.DuckDBPyConnection, table: str, path: Path) -> 
     if table not in _EMPTY_PARTS:
         tmp = path.with_name(f".{path.name}.empty")
         cols = ", ".join(f'NULL::{t} AS "{c}"' for c, t, _ in columns(table))
-        con.execute(f"COPY (SELECT {cols} WHERE false) TO '{str(tmp).replace(chr(39), chr(39) * 2)}' (FORMAT parquet)")
+        con.execute(f"COPY (SELECT {cols} WHERE false) TO {sql_str(str(tmp))} (FORMAT parquet)")
         _EMPTY_PARTS[table] = tmp.read_bytes()
         tmp.unlink()
     path.write_bytes(_EMPTY_PARTS[table])

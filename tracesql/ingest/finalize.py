@@ -18,6 +18,7 @@ from typing import Any
 import duckdb
 import orjson
 
+from tracesql.escape import glob_escape, path_text, sql_path, sql_str
 from tracesql.ingest.extract import copy_table, write_empty_part
 from tracesql.ingest.parse import ParsedTrace
 from tracesql.store.schema import EVENT_TABLES, columns
@@ -63,7 +64,7 @@ def _kept_issues(con: duckdb.DuckDBPyConnection, out: Path) -> None:
     """Events kept as written although odd, found by one SQL scan over the written parts: negative dur, a complete
     event without dur, a pid/tid that is a JSON object or list. One row each in the temp table issues."""
     nonscalar = "(starts_with({c}, '{{') OR starts_with({c}, '[')) AND json_valid({c})"
-    files = [str(out / t / "*.parquet") for t in EVENT_TABLES]
+    files = [glob_escape(out / t) + "/*.parquet" for t in EVENT_TABLES]
     # kernels and gpu_user_annotations hold complete events only (no ph column); tables without dur read NULL
     con.execute(f"""CREATE OR REPLACE TEMP TABLE kept AS
         SELECT event_id, dur_ns, pid, tid, missing FROM (
@@ -106,7 +107,7 @@ def prepare(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace) -> PreparedTrac
     jax = parsed.x_with_cat == 0 and bool(parsed.device_pids)
     if parsed.pending_parts:
         # Complete events without a category: on a /device: process they are GPU activity, else CPU events.
-        files = "[" + ", ".join(f"'{p}'" for p in sorted(parsed.pending_parts)) + "]"
+        files = "[" + ", ".join(sql_path(p) for p in sorted(parsed.pending_parts)) + "]"
         host_cat = _JAX_HOST_CAT if jax else "NULL"
         con.execute(f"""CREATE OR REPLACE TEMP VIEW p AS
             SELECT * EXCLUDE (cat, route),
@@ -135,7 +136,7 @@ def prepare(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace) -> PreparedTrac
         _kept_issues(con, out)
     (out / "ingest_issues").mkdir()
     con.execute(f"COPY (SELECT * FROM issues ORDER BY event_id NULLS FIRST, kind, byte_offset) TO "
-                f"'{out / 'ingest_issues' / 'part-00000.parquet'}' (FORMAT parquet)")
+                f"{sql_str(str(out / 'ingest_issues' / 'part-00000.parquet'))} (FORMAT parquet)")
     skipped: dict[str, int] = {}
     noted: dict[str, int] = {}
     for kind, n in con.execute("SELECT kind, count(*) FROM issues GROUP BY kind ORDER BY kind").fetchall():
@@ -157,7 +158,7 @@ def complete(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace, pre: PreparedT
     # GPU events without a launch call in this trace (e.g. warm-up kernels launched before the CPU window), as
     # the stored gpu_launch_links says (linked = false), so the summary equals gpu_link_summary.unlinked_events.
     unlinked = con.execute(f"""SELECT count(*) FILTER (WHERE NOT linked)
-        FROM read_parquet('{out / "gpu_launch_links" / "*.parquet"}')""").fetchall()[0][0]
+        FROM read_parquet({sql_path(out / "gpu_launch_links", "/*.parquet")})""").fetchall()[0][0]
 
     # traces row
     dist_info = h.get("distributedInfo")
@@ -177,10 +178,10 @@ def complete(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace, pre: PreparedT
     content_hash = src.content_hash
     row = {
         "trace_id": content_hash[:16],
-        "source_path": os.path.abspath(parsed.path),
-        "file_name": os.path.basename(parsed.path),
+        "source_path": path_text(os.path.abspath(parsed.path)),  # a name that is not UTF-8: its bytes as \xNN
+        "file_name": path_text(os.path.basename(parsed.path)),
         "content_hash": content_hash,
-        "size_bytes": os.path.getsize(parsed.path),
+        "size_bytes": src.raw_bytes,  # what was read and hashed (a file still being written may have grown)
         "json_bytes": src.json_bytes,
         "compressed": src.compressed,
         "format": fmt,
@@ -211,5 +212,6 @@ def complete(con: duckdb.DuckDBPyConnection, parsed: ParsedTrace, pre: PreparedT
     placeholders = ", ".join(f"CAST(? AS {t}) AS \"{c}\"" for c, t in cols if c != "trace_id")
     values = [row[c] for c, _ in cols if c != "trace_id"]
     (out / "traces").mkdir()
-    con.execute(f"COPY (SELECT {placeholders}) TO '{out / 'traces' / 'part-00000.parquet'}' (FORMAT parquet)", values)
+    con.execute(f"COPY (SELECT {placeholders}) TO {sql_str(str(out / 'traces' / 'part-00000.parquet'))} "
+                "(FORMAT parquet)", values)
     return FinishedTrace(row=row, counts=counts, skipped=skipped, noted=noted, unlinked=unlinked)

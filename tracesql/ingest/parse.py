@@ -34,6 +34,7 @@ from pathlib import Path
 import duckdb
 
 from tracesql.errors import TraceError
+from tracesql.escape import sql_str
 from tracesql.ingest.extract import copy_table
 from tracesql.ingest.jsonstream import ByteSource, EventChunk, TraceSplitter, exact_spans, is_gzip
 from tracesql.ingest.progress import Progress
@@ -45,6 +46,9 @@ Issue = tuple[int | None, int | None, str, str]
 # (position in the chunk, byte_offset, kind, detail): an issue of a chunk before its event ids are known
 _LocalIssue = tuple[int | None, int | None, str, str]
 
+
+# The memory limit of a worker's connection (raised for a chunk holding a huge event: _read_sql)
+WORKER_MEMORY_LIMIT = "384MB"
 
 # Chunks this large or larger are read by the probe first (read.py); smaller ones are classified by their text.
 PROBE_MIN_BYTES = 4 << 20
@@ -74,8 +78,8 @@ class Workers:
         """The calling thread's connection, opened on first use (and after ``release``)."""
         c = getattr(self.local, "con", None)
         if c is None or self.local.gen != self.gen:
-            c = duckdb.connect(config={"threads": 1, "memory_limit": "384MB", "preserve_insertion_order": True,
-                                       "temp_directory": self.spill})
+            c = duckdb.connect(config={"threads": 1, "memory_limit": WORKER_MEMORY_LIMIT,
+                                       "preserve_insertion_order": True, "temp_directory": self.spill})
             c.execute("SET enable_progress_bar = false")
             c.execute("CREATE TEMP TABLE device_pids (pid VARCHAR, device INTEGER)")
             self.local.con, self.local.gen = c, self.gen
@@ -191,9 +195,9 @@ class TraceParser:
         try:
             sel = chunk_select(jp, mode, ord_offset)
             if create:
-                con.execute(f"CREATE OR REPLACE TEMP TABLE c AS {sel}")
+                _read_sql(con, f"CREATE OR REPLACE TEMP TABLE c AS {sel}", len(data))
                 return _scalar(con, "SELECT count(*) FROM c")
-            return _scalar(con, f"INSERT INTO c {sel}")
+            return int(_read_sql(con, f"INSERT INTO c {sel}", len(data))[0])
         finally:
             os.unlink(jp)
 
@@ -205,7 +209,8 @@ class TraceParser:
         if self.probe_first and sum(len(p) for p in chunk.pieces) >= PROBE_MIN_BYTES:
             jp = self._chunk_file(chunk.pieces)
             try:
-                con.execute(f"CREATE OR REPLACE TEMP TABLE c AS {chunk_select(jp, ReadMode.PROBE, 0)}")
+                _read_sql(con, f"CREATE OR REPLACE TEMP TABLE c AS {chunk_select(jp, ReadMode.PROBE, 0)}",
+                          sum(len(p) for p in chunk.pieces))
                 n, suspect = _row(con, "SELECT count(*), count(bad_time) FROM c")
             except duckdb.Error:  # read again below, where a bad event is found and reported
                 n, suspect = 0, 1
@@ -315,6 +320,7 @@ class TraceParser:
         error: BaseException | None = None
         local_issues: list[_LocalIssue] = []
         assert job.chunk is not None
+        nbytes = sum(len(p) for p in job.chunk.pieces)
         try:
             n, reads = self._read_chunk(con, job.chunk, local_issues)
             if reads.careful:
@@ -327,6 +333,7 @@ class TraceParser:
             job.prev.next_ready.wait()
             base = job.prev.next_base
         if error is not None or base is None:
+            _reset_limit(con)
             job.next_base = None
             job.next_ready.set()
             if error is not None:
@@ -338,10 +345,19 @@ class TraceParser:
         local_issues.sort(key=lambda it: (it[1] is None, it[1] or 0))
         for li, off, _, detail in local_issues:
             if not self.salvage:
+                _reset_limit(con)
                 raise TraceError(self.path, detail + "; rerun with --salvage to skip bad events", offset=off,
                                  event_index=None if li is None else base + li)
         issues: list[Issue] = [(None if li is None else base + li, off, kind, d) for li, off, kind, d in local_issues]
-        return self._write_parts(con, base, job.index, issues, reads)
+        try:
+            try:
+                return self._write_parts(con, base, job.index, list(issues), reads)
+            except duckdb.OutOfMemoryException:  # a huge event's args: written again with the limit raised
+                if not _raise_limit(con, nbytes):
+                    raise
+            return self._write_parts(con, base, job.index, issues, reads)
+        finally:
+            _reset_limit(con)
 
     def _write_parts(self, con: duckdb.DuckDBPyConnection, base: int, index: int, issues: list[Issue],
                      reads: _Reads) -> _ChunkOut:
@@ -375,7 +391,8 @@ class TraceParser:
                 continue
             if route == "x_nocat":
                 pending_part = str(self.pending / f"part-{index:05d}.parquet")
-                con.execute(f"COPY {src_tpl.format(r=route)} TO '{pending_part}' (FORMAT parquet, COMPRESSION lz4_raw)")
+                con.execute(f"COPY {src_tpl.format(r=route)} TO {sql_str(pending_part)} "
+                            "(FORMAT parquet, COMPRESSION lz4_raw)")
                 continue
             counts[route] = copy_table(con, self.out, route, src_tpl.format(r=route), index)
             if route == "events":
@@ -442,6 +459,7 @@ class TraceParser:
                 raise TraceError(self.path, f"truncated trace{gz}: no complete event before the end of the file",
                                  offset=splitter.tail_offset)
             raise TraceError(self.path, "traceEvents is empty: nothing to ingest", offset=splitter.events_offset)
+        issues.extend((None, off, kind, detail) for off, kind, detail in splitter.ignored)
         if splitter.truncated:
             issues.append((None, splitter.tail_offset, "truncated_tail", (splitter.tail_detail or (
                 f"file ends inside an event: {splitter.dropped_tail_bytes} bytes of an incomplete last event "
@@ -449,13 +467,50 @@ class TraceParser:
         elif src.gzip_truncated:
             # the JSON text is complete, but the gzip stream is cut short or corrupt after it (e.g. no trailer):
             # nothing is lost, the stream's checksum could not be verified
-            issues.append((None, src.json_bytes, "gzip_damaged",
-                           (src.gzip_error or "gzip stream cut short") + " after the end of the JSON text; "
-                           "nothing lost, its checksum not verified"))
+            if src.gzip_trailing:  # every member read and verified; what follows them is not gzip
+                issues.append((None, src.json_bytes, "gzip_damaged", f"{src.gzip_error}; ignored (the JSON text "
+                               "before it is complete and its checksum verified)"))
+            else:
+                issues.append((None, src.json_bytes, "gzip_damaged",
+                               (src.gzip_error or "gzip stream cut short") + " after the end of the JSON text; "
+                               "nothing lost, its checksum not verified"))
         return ParsedTrace(path=self.path, staging=self.staging, out=self.out, source=src, splitter=splitter,
                            counts=counts, issues=issues, x_with_cat=x_with_cat, device_pids=device_pids,
                            odd_rows=odd_rows,
                            pending_parts=pending_parts, exact_text=exact_text)
+
+
+def _read_sql(con: duckdb.DuckDBPyConnection, sql: str, nbytes: int) -> tuple:
+    """Run a statement that reads a chunk file of ``nbytes`` bytes (its first row). DuckDB's JSON reader reserves
+    buffers of several times the largest event (a 60 MB event asks for 512 MB, most of it never touched), and so
+    does the extraction of its args: when that exceeds the connection's limit, the statement runs again with a
+    limit that allows it (``_raise_limit``), kept until the chunk is written. What the process really uses grows
+    with the largest event, not with the reservation."""
+    try:
+        return con.execute(sql).fetchone() or ()
+    except duckdb.OutOfMemoryException:
+        if not _raise_limit(con, nbytes):
+            raise
+    return con.execute(sql).fetchone() or ()
+
+
+def _raise_limit(con: duckdb.DuckDBPyConnection, nbytes: int) -> bool:
+    """Raise the memory limit of a worker's connection for a chunk of ``nbytes`` bytes holding a huge event; False
+    when it is already that high."""
+    limit = max(1 << 30, 20 * nbytes)
+    if _raised.get(id(con), 0) >= limit:
+        return False
+    con.execute(f"SET memory_limit = '{limit}B'")
+    _raised[id(con)] = limit
+    return True
+
+
+def _reset_limit(con: duckdb.DuckDBPyConnection) -> None:
+    if _raised.pop(id(con), None) is not None:
+        con.execute(f"SET memory_limit = '{WORKER_MEMORY_LIMIT}'")
+
+
+_raised: dict[int, int] = {}  # id of a worker connection -> its raised limit, while it works on a huge event
 
 
 def _row(con: duckdb.DuckDBPyConnection, sql: str) -> tuple:

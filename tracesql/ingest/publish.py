@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import orjson
 
+from tracesql.escape import glob_escape
 from tracesql.ingest.jsonstream import content_hasher
 from tracesql.store.lock import dataset_lock, pid_alive, recover
 
@@ -39,7 +40,7 @@ def _known_sizes(dataset: Path) -> dict[int, list[str]]:
         del cache[gone]
     new = sorted(present - set(cache))
     if new:
-        files = [str(tdir / d / "traces" / "part-00000.parquet") for d in new]
+        files = [glob_escape(tdir / d / "traces" / "part-00000.parquet") for d in new]  # read literally
         con = duckdb.connect(config={"memory_limit": "256MB"})
         con.execute("SET enable_progress_bar = false")
         try:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import enum
 import re
 
+from tracesql.escape import sql_path
+
 # Top-level event fields other than ph/cat/name/pid/tid/ts/dur/args; they are kept in an ``extra`` JSON column.
 EXTRA_KEYS = ["tts", "tdur", "id", "id2", "bp", "s", "cname", "scope", "bind_id", "flow_in", "flow_out", "sf",
               "stack"]
@@ -184,7 +186,7 @@ def chunk_select(json_path: str, mode: ReadMode, ord_offset: int) -> str:
            {_time_expr('ts', mode)} AS ts_ns, {_time_expr('dur', mode)} AS dur_ns,
            {_args_expr(mode)} AS args, {extra}, {_time_repair_expr(mode)} AS time_repair,
            {_bad_time_expr(mode)} AS bad_time
-    FROM read_json('{json_path}', format = 'array', columns = {_read_columns(mode)},
+    FROM read_json({sql_path(json_path)}, format = 'array', columns = {_read_columns(mode)},
                    maximum_object_size = 67108864) WITH ORDINALITY)"""
 
 
@@ -193,5 +195,13 @@ def event_error(msg: str) -> str:
     msg = re.sub(r' in file "[^"]*",?', "", msg).replace("Invalid Input Error: ", "")
     msg = re.sub(r",? in record/value \d+", "", msg).strip()
     msg = re.sub(r"^Malformed JSON(?: at byte \d+)?: ", "", msg).rstrip(". ")
-    return re.sub(r"^Conversion Error: Type DOUBLE with value (\S+) can't be cast because the value is out of range "
-                  r"for the destination type INT64", r"ts or dur out of range: \1", msg)
+    msg = re.sub(r"^Conversion Error: Type DOUBLE with value (\S+) can't be cast because the value is out of range "
+                 r"for the destination type INT64", r"ts or dur out of range: \1", msg)
+    # a ts/dur beyond int64 ns, found while scaling µs to ns (DOUBLE: the multiplication; EXACT: the cast)
+    if re.match(r"^(?:Out of Range Error: Overflow in multiplication of INT64|Conversion Error: Failed to cast "
+                r"decimal value \S+ to type INT64)", msg):
+        return f"ts or dur out of range: beyond int64 nanoseconds (|value| < {_NS_LIMIT_US:.3g} µs)"
+    return msg
+
+
+_NS_LIMIT_US = 9223372036854775  # the largest ts/dur in µs whose ns fit in int64

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import orjson
 
+from tracesql.escape import path_text
 from tracesql.ingest.publish import RUN_SIDECAR
 from tracesql.store.lock import LOCK_FILE, dataset_lock, pid_alive
 
@@ -89,7 +90,7 @@ class RunRecord:
         self.row: dict = {
             "run_id": self.run_id, "status": "running", "started_at": _now(), "ended_at": None, "duration_s": None,
             "host": socket.gethostname(), "pid": os.getpid(),
-            "command": command if command is not None else " ".join(sys.argv),
+            "command": path_text(command if command is not None else " ".join(sys.argv)),
             "tracesql_version": __version__, "files_seen": 0, "ingested": 0, "already_present": 0, "failed": 0,
             "json_bytes": 0, "error": None,
         }
@@ -135,8 +136,9 @@ class RunRecord:
     def add(self, path: str, status: str, trace_id: str | None, error: str | None, json_bytes: int,
             seconds: float) -> None:
         """Record what became of one file (kept in memory; written with the run's end)."""
-        self.files.append({"run_id": self.run_id, "path": path, "status": status, "trace_id": trace_id,
-                           "error": error, "json_bytes": json_bytes, "seconds": round(seconds, 6)})
+        self.files.append({"run_id": self.run_id, "path": path_text(path), "status": status,
+                           "trace_id": trace_id, "error": None if error is None else path_text(error),
+                           "json_bytes": json_bytes, "seconds": round(seconds, 6)})
         key = {"ingested": "ingested", "duplicate": "already_present", "failed": "failed"}[status]
         self.row[key] += 1
         self.row["files_seen"] += 1

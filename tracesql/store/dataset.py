@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from tracesql.errors import DatasetError
+from tracesql.escape import glob_escape
 from tracesql.store.config import configure
 from tracesql.store.schema import DATASET_TABLES, TABLES, columns, empty_select
 
@@ -31,6 +33,15 @@ if TYPE_CHECKING:  # polars starts threads when imported: it is imported where a
 
 def _quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
+
+
+def check_dataset_path(path: Path | str) -> None:
+    """Raise DatasetError for a dataset path DuckDB cannot read Parquet files below: one holding a backslash (its
+    file patterns take a backslash for a path separator on every system). Quotes and glob characters are fine:
+    every path is quoted and glob-escaped (tracesql.escape.sql_path)."""
+    if "\\" in str(Path(path).absolute()):
+        raise DatasetError(f"{path}: a dataset path cannot hold a backslash (DuckDB reads no file pattern below "
+                           "one); choose another location")
 
 
 def table_statements(dataset: Path, trace_ids: list[str] | None = None,
@@ -47,23 +58,25 @@ def table_statements(dataset: Path, trace_ids: list[str] | None = None,
     out = []
     for table in TABLES:
         if trace_ids is not None:
-            globs = ", ".join(_quote(f"{tdir}/trace_id={t}/{table}/*.parquet") for t in trace_ids)
+            globs = ", ".join(_quote(f"{glob_escape(tdir)}/trace_id={glob_escape(t)}/{table}/*.parquet")
+                              for t in trace_ids)
             selects = [f"SELECT trace_id, * EXCLUDE (trace_id) FROM read_parquet([{globs}], hive_partitioning = "
                        f"true, hive_types = {{'trace_id': VARCHAR}})"] if trace_ids else []
             for other, tid, as_id in also or []:
-                glob = _quote(f"{Path(other).resolve()}/traces/trace_id={tid}/{table}/*.parquet")
+                glob = _quote(f"{glob_escape(Path(other).resolve())}/traces/trace_id={glob_escape(tid)}/{table}/"
+                              "*.parquet")
                 selects.append(f"SELECT {_quote(as_id)} AS trace_id, * EXCLUDE (trace_id) FROM read_parquet("
                                f"{glob}, hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}})")
             out.append(f"CREATE OR REPLACE VIEW {table} AS {' UNION ALL BY NAME '.join(selects)};")
         elif has_traces and any(tdir.glob(f"trace_id=*/{table}/*.parquet")):
-            glob = _quote(f"{tdir}/trace_id=*/{table}/*.parquet")
+            glob = _quote(f"{glob_escape(tdir)}/trace_id=*/{table}/*.parquet")
             out.append(f"CREATE OR REPLACE VIEW {table} AS SELECT trace_id, * EXCLUDE (trace_id) FROM read_parquet("
                        f"{glob}, hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}});")
         else:
             out.append(f"CREATE OR REPLACE VIEW {table} AS {empty_select(table)};")
     out += _run_statements(root)
     out.append(f"CREATE OR REPLACE VIEW _dataset_rule_files AS SELECT filename, content "
-               f"FROM read_text({_quote(str(root / 'rules' / '*.csv'))});")
+               f"FROM read_text({_quote(glob_escape(root / 'rules') + '/*.csv')});")
     return out
 
 
@@ -72,10 +85,10 @@ def _run_statements(root: Path) -> list[str]:
     ingest_run_files, with the columns of schema.DATASET_TABLES (no rows before the first run)."""
     if not any((root / "runs").glob("*.json")):
         return [f"CREATE OR REPLACE VIEW {t} AS {empty_select(t)};" for t in DATASET_TABLES]
-    glob = _quote(str(root / "runs" / "*.json"))
+    glob = _quote(glob_escape(root / "runs") + "/*.json")
     # the entries the traces carry (ingest/runs.py): a published trace its run's record does not list (the run
     # was killed, or is still going) is listed too
-    sidecars = _quote(str(root / "traces" / "trace_id=*" / "ingest_run.json"))
+    sidecars = _quote(glob_escape(root / "traces") + "/trace_id=*/ingest_run.json")
     has_sidecars = any((root / "traces").glob("trace_id=*/ingest_run.json"))
 
     def struct(table: str) -> str:
@@ -228,10 +241,14 @@ def _write_catalog(dataset: Path, library: list[str]) -> Path:
     template = _catalog_template(library)
     tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp = dataset / f".catalog.{tag}.duckdb"
+    # DuckDB reads what follows a '?' in a database path as options (its WAL would go elsewhere): such a catalog is
+    # written in a temporary folder, then copied beside its place
+    work = Path(tempfile.mkdtemp(prefix="tracesql-catalog-")) if "?" in str(tmp.absolute()) else None
+    build = tmp if work is None else work / tmp.name
     try:
         if template is not None:
-            shutil.copyfile(template, tmp)
-        con = _connect_catalog(tmp)
+            shutil.copyfile(template, build)
+        con = _connect_catalog(build)
         try:
             con.execute("SET enable_progress_bar = false")
             for st in tables:
@@ -244,10 +261,14 @@ def _write_catalog(dataset: Path, library: list[str]) -> Path:
             con.execute("CREATE TABLE _tracesql_catalog AS SELECT ? AS key", [_catalog_key(tables + library)])
         finally:
             con.close()
+        if work is not None:
+            shutil.copyfile(build, tmp)
         os.replace(tmp, dataset / "catalog.duckdb")
     finally:
         tmp.unlink(missing_ok=True)
         Path(f"{tmp}.wal").unlink(missing_ok=True)
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
     return dataset / "catalog.duckdb"
 
 
@@ -371,6 +392,7 @@ class Store:
         if not (self.path / "traces").is_dir():
             what = "no such directory" if not self.path.exists() else "not a tracesql dataset (no traces/ folder)"
             raise DatasetError(f"{path}: {what}; create one with `tracesql ingest TRACE --out {path}`")
+        check_dataset_path(self.path)
         recover(self.path)  # a rules change committed by a process that died before finishing it
         if trace_ids is not None or also:
             tables = self._traces_statements(list(trace_ids or []), [(Path(p), t, a) for p, t, a in also or []])

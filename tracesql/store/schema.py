@@ -27,7 +27,7 @@ TABLES: dict[str, dict] = {
             ("source_path", "VARCHAR", "absolute path of the file when it was ingested"),
             ("file_name", "VARCHAR", "base name of the file"),
             ("content_hash", "VARCHAR", "XXH3-128 hex digest of the file's bytes; trace_id is its first 16 digits"),
-            ("size_bytes", "BIGINT", "size of the file on disk"),
+            ("size_bytes", "BIGINT", "bytes of the file read and hashed (its size on disk unless it grew while read)"),
             ("json_bytes", "BIGINT", "size of the (decompressed) JSON text"),
             ("compressed", "BOOLEAN", "whether the file was gzip-compressed"),
             ("format", "VARCHAR", "'kineto' (PyTorch profiler), 'jax' (no cat field) or 'chrome' (other)"),
