@@ -30,6 +30,7 @@ import duckdb
 import orjson
 
 from tracesql.errors import DatasetError, TraceError
+from tracesql.escape import path_text
 from tracesql.ingest.derive import BATCH_TRACES, BUILD_MEMORY_LIMIT, build_derived, rules_plan, rules_stamp
 from tracesql.ingest.finalize import FinishedTrace, PreparedTrace, complete, prepare, rules_dir
 from tracesql.ingest.parse import ParsedTrace, TraceParser, Workers, default_chunk_size
@@ -287,7 +288,7 @@ class Batch:
         res.seconds = st.seconds + share
         run = None
         if self.run_id is not None:
-            run = {"run_id": self.run_id, "path": res.path, "status": "ingested", "trace_id": trace_id,
+            run = {"run_id": self.run_id, "path": path_text(res.path), "status": "ingested", "trace_id": trace_id,
                    "error": None, "json_bytes": res.json_bytes, "seconds": round(res.seconds, 6),
                    "result": _result_fields(res)}
         if not publish(out, self.dataset, trace_id, done.row["size_bytes"], done.row["content_hash"], run=run,
@@ -795,7 +796,7 @@ def _ours(dataset: Path, run_id: str | None, r: IngestResult) -> IngestResult:
         rec = orjson.loads((dataset / "traces" / f"trace_id={r.trace_id}" / RUN_SIDECAR).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return r
-    return result_from_record(rec) if rec.get("run_id") == run_id and rec.get("path") == r.path else r
+    return result_from_record(rec) if rec.get("run_id") == run_id and rec.get("path") == path_text(r.path) else r
 
 
 def _merge(files: list[str], recovered: dict[str, IngestResult], got: list[IngestResult]) -> list[IngestResult]:
