@@ -1,7 +1,6 @@
-"""Op names of TraceLens's perf-model class map that the shared references never exercise (the GEMM extension
-models of sql/peers/tracelens/perf_gemm.sql, the elementwise and group-quant ones of perf_elementwise.sql, the
-RMSNorm ones of perf_rmsnorm.sql), one call each on a hand-made trace (tests/data/tl_class_map/), against
-TraceLens's own CSVs for that trace."""
+"""Op names of TraceLens's perf-model class map that the shared references never exercise (GEMM, elementwise,
+group-quant, RMSNorm and attention extension models in sql/peers/tracelens/perf_*.sql), one call each on a hand-made
+trace (tests/data/tl_class_map/), against TraceLens's own CSVs for that trace."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,7 +15,7 @@ from .test_tl_perf_sheets import assert_sheet_equal
 pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
 
 DATA = Path(__file__).parent / "data" / "tl_class_map"
-SHEETS = ["GEMM", "UnaryElementwise", "BinaryElementwise", "RMSNorm_fwd", "unified_perf_summary",
+SHEETS = ["GEMM", "UnaryElementwise", "BinaryElementwise", "RMSNorm_fwd", "SDPA_fwd", "unified_perf_summary",
           "ops_summary_by_category"]
 
 
@@ -135,3 +134,20 @@ def test_rmsnorm_ops(out):
     assert float(fp4["GFLOPS_first"]) == pytest.approx(flops / 1e9, rel=1e-15)
     moved = n * 2 + c * 2 + n * 0.5 + n // 32 + 2 * n * 2 + 2 * 32 * n2 * 2 + n2 * 2
     assert float(fp4["Data Moved (MB)_first"]) == moved / 2**20
+
+
+def test_aiter_attention(out):
+    """aiter's mha_fwd: q (2, 1024, 16, 128), k and v (2, 1024, 8, 128) as (B, N, H, d), causal: FLOPs
+    B·H_Q·4·N_Q·N_KV·d / 2; bytes (q + k + v + out elements)·2 whatever the dtype. The aiter models record no dtype:
+    the sheet has no dtype_A_B column, and Compute Spec is empty. wrapper_fmha_v3_fwd reads q, k, v after the output
+    and its dropout from Concrete Inputs[4]."""
+    rows = {r["name"]: r for r in read_csv(out / "SDPA_fwd.csv")}
+    mha, v3w = rows["aiter::mha_fwd"], rows["aiter::wrapper_fmha_v3_fwd"]
+    b, n, h_q, h_kv, d = 2, 1024, 16, 8, 128
+    assert (mha["param: H_KV"], mha["param: causal"], mha["param: flash_impl"]) == ("8", "True", "True")
+    assert "param: dtype_A_B" not in mha and mha["Compute Spec"] == ""
+    assert float(mha["GFLOPS_first"]) == b * h_q * 4 * n * n * d / 2 / 1e9
+    assert float(mha["Data Moved (MB)_first"]) == (2 * b * n * h_q * d + 2 * b * n * h_kv * d) * 2 / 2**20
+    assert (v3w["param: dropout"], v3w["param: causal"]) == ("0.1", "True")
+    fa = rows["aiter::_flash_attn_forward"]
+    assert (fa["param: N_Q"], fa["param: N_KV"], fa["param: causal"]) == ("512", "2048", "False")

@@ -27,6 +27,13 @@
 --              B·H_Q·2·N_KV·N_Q·d_h_qk + B·N_KV·d_h_qk·(H_Q // H_KV − 1), halved (a float) when causal.
 --   bytes      (q, k, v read, dO read, dQ, dK, dV written) · 2: (2·(B·N_Q·H_Q·d_h_qk + B·N_KV·H_KV·d_h_qk +
 --              B·N_KV·H_KV·d_h_v) + B·N_Q·H_Q·d_h_v) · 2, two bytes per element whatever the dtype.
+-- aiter's attention forwards (aiter__flash_attn_forward, aiter__mha_fwd, aiter__fmha_v3_fwd: q, k, v = Input
+-- Dims[0..2]; aiter__fmha_v3_forward (aiter::wrapper_fmha_v3_fwd): [1..3]; flash_attn_v3_forward
+-- (flash_attn_3::fwd): [0..2]), formulas per TraceLens PerfModel (_parse_aiter_mha_fwd_args and the classes in
+-- perf_model.py): shapes (B, N, H, d) as flash_attn's; dropout = float of Concrete Inputs[3] ([4] for
+-- fmha_v3_forward; 0.0 when empty, 'None' or not a number; always 0.0 for flash_attn_3), causal = Concrete
+-- Inputs[5] ([6] for fmha_v3_forward, [24] for flash_attn_3) is 'true' in any case; flash_impl True; no strides,
+-- no dtype_A_B parameter, hence no Compute Spec (empty).
 -- flash_attn's varlen backward op, which TraceLens models on its own and appends to SDPA_bwd, is not in the
 -- registry here.
 --
@@ -39,14 +46,21 @@ CREATE OR REPLACE VIEW _tl_perf_sdpa_cfg AS
 WITH e AS (
     SELECT trace_id, event_id, model, input_dims AS d, input_types AS ty, input_strides AS st,
            json_extract(concrete_inputs, '$[*]') AS ci,
-           model = 'flash_attention' AS fa
+           model = 'flash_attention' AS fa,
+           model IN ('aiter__flash_attn_forward', 'aiter__mha_fwd', 'aiter__fmha_v3_fwd', 'aiter__fmha_v3_forward',
+                     'flash_attn_v3_forward') AS ai
     FROM _tl_perf_events WHERE sheet = 'SDPA_fwd'
 ), a AS (
     SELECT *,
-           list_transform([0, 1, 2], lambda i: json_extract(d, '$[' || i || ']')) AS qkv,
+           list_transform(CASE WHEN model = 'aiter__fmha_v3_forward' THEN [1, 2, 3] ELSE [0, 1, 2] END,
+                          lambda i: json_extract(d, '$[' || i || ']')) AS qkv,
            list_slice(json_extract(ty, '$[*]'), 1, 2) AS dt,
-           CASE model WHEN 'aten_sdpa_flash' THEN 3 WHEN 'flash_attention' THEN 3 ELSE 5 END AS i_drop,
-           CASE model WHEN 'aten_sdpa_flash' THEN 4 WHEN 'flash_attention' THEN 5 ELSE 6 END AS i_causal
+           CASE model WHEN 'aten_sdpa_flash' THEN 3 WHEN 'flash_attention' THEN 3 WHEN 'aiter__fmha_v3_forward' THEN 4
+                      WHEN 'flash_attn_v3_forward' THEN NULL WHEN 'aiter__flash_attn_forward' THEN 3
+                      WHEN 'aiter__mha_fwd' THEN 3 WHEN 'aiter__fmha_v3_fwd' THEN 3 ELSE 5 END AS i_drop,
+           CASE model WHEN 'aten_sdpa_flash' THEN 4 WHEN 'flash_attention' THEN 5 WHEN 'aiter__fmha_v3_forward' THEN 6
+                      WHEN 'flash_attn_v3_forward' THEN 24 WHEN 'aiter__flash_attn_forward' THEN 5
+                      WHEN 'aiter__mha_fwd' THEN 5 WHEN 'aiter__fmha_v3_fwd' THEN 5 ELSE 6 END AS i_causal
     FROM e
 ), shp AS (
     SELECT *,
@@ -57,12 +71,13 @@ WITH e AS (
 ), p AS (
     SELECT *,
            sh[1][1] AS b_q, sh[2][1] AS b_k, sh[3][1] AS b_v,
-           CASE WHEN fa THEN sh[1][3] ELSE sh[1][2] END AS h_q, CASE WHEN fa THEN sh[2][3] ELSE sh[2][2] END AS h_k,
-           CASE WHEN fa THEN sh[3][3] ELSE sh[3][2] END AS h_v,
-           CASE WHEN fa THEN sh[1][2] ELSE sh[1][3] END AS n_q, CASE WHEN fa THEN sh[2][2] ELSE sh[2][3] END AS n_k,
-           CASE WHEN fa THEN sh[3][2] ELSE sh[3][3] END AS n_v,
+           CASE WHEN fa OR ai THEN sh[1][3] ELSE sh[1][2] END AS h_q, CASE WHEN fa OR ai THEN sh[2][3] ELSE sh[2][2] END AS h_k,
+           CASE WHEN fa OR ai THEN sh[3][3] ELSE sh[3][2] END AS h_v,
+           CASE WHEN fa OR ai THEN sh[1][2] ELSE sh[1][3] END AS n_q, CASE WHEN fa OR ai THEN sh[2][2] ELSE sh[2][3] END AS n_k,
+           CASE WHEN fa OR ai THEN sh[3][2] ELSE sh[3][3] END AS n_v,
            sh[1][4] AS d_q, sh[2][4] AS d_k, sh[3][4] AS d_v,
            CASE WHEN fa THEN TRY_CAST(drop_text AS DOUBLE)
+                WHEN model = 'flash_attn_v3_forward' THEN 0.0
                 WHEN drop_text IS NULL OR drop_text IN ('', 'None') THEN 0.0
                 ELSE coalesce(TRY_CAST(drop_text AS DOUBLE), 0.0) END AS dropout,
            CASE WHEN fa THEN CASE causal_text WHEN 'True' THEN true WHEN 'False' THEN false END
@@ -71,10 +86,10 @@ WITH e AS (
     FROM shp
 ), ok AS (
     SELECT * FROM p
-    WHERE d IS NOT NULL AND ty IS NOT NULL AND list_count(sh) = 3
+    WHERE d IS NOT NULL AND (ai OR ty IS NOT NULL) AND list_count(sh) = 3
           AND len(ci) > i_causal AND dropout IS NOT NULL AND causal IS NOT NULL
           AND b_q = b_k AND b_q = b_v AND h_k = h_v AND n_k = n_v AND d_q = d_k
-          AND (NOT causal OR n_q = n_k) AND len(dt) >= 1
+          AND (NOT causal OR n_q = n_k) AND (ai OR len(dt) >= 1)
           AND (NOT fa OR (json_type(json_extract(st, '$[0]')) = 'ARRAY' AND json_type(json_extract(st, '$[1]')) = 'ARRAY'
                           AND json_type(json_extract(st, '$[2]')) = 'ARRAY'))
 )
@@ -88,11 +103,14 @@ SELECT trace_id, event_id,
                               {'k': 'v_stride', 'v': _py_tuple1(json_extract(st, '$[2]')), 't': NULL}] ELSE [] END,
            [{'k': 'dropout', 'v': dropout::VARCHAR, 't': 'f'},
             {'k': 'causal', 'v': _tl_py_bool(causal), 't': NULL},
-            {'k': 'flash_impl', 'v': _tl_py_bool(model IN ('aten_sdpa_flash', 'flash_attention')), 't': NULL},
-            {'k': 'dtype_A_B', 'v': _py_seq(list_transform(dt, lambda x: _py_atom(x)), len(dt)), 't': NULL}]) AS params,
+            {'k': 'flash_impl', 'v': _tl_py_bool(ai OR model IN ('aten_sdpa_flash', 'flash_attention')), 't': NULL}],
+           CASE WHEN ai THEN []
+                ELSE [{'k': 'dtype_A_B', 'v': _py_seq(list_transform(dt, lambda x: _py_atom(x)), len(dt)), 't': NULL}] END)
+           AS params,
        b_q::HUGEINT AS b, n_q::HUGEINT AS n_q, h_q::HUGEINT AS h_q, n_k::HUGEINT AS n_kv, h_k::HUGEINT AS h_kv,
-       d_q::HUGEINT AS d_qk, d_v::HUGEINT AS d_v, causal, model IN ('aten_sdpa_flash', 'flash_attention') AS flash_impl,
-       'matrix_' || _tl_precision(dt[1] ->> '$') AS compute_spec
+       d_q::HUGEINT AS d_qk, d_v::HUGEINT AS d_v, causal,
+       ai OR model IN ('aten_sdpa_flash', 'flash_attention') AS flash_impl,
+       CASE WHEN NOT ai THEN 'matrix_' || _tl_precision(dt[1] ->> '$') END AS compute_spec
 FROM ok;
 
 -- _tl_perf_sdpa: one row per SDPA forward instance TraceLens keeps, in _tl_perf_summary's input form.

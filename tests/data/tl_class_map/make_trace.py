@@ -14,6 +14,8 @@ never exercise. Every op launches one kernel through hipLaunchKernel (correlatio
          FP8 quantizers (out, input, scales, ...) and vLLM's Triton per-token-group FP8 quantizer (x, group_size).
   RMSNorm  aiter's and vLLM's RMSNorm ops, plain, with a residual add, with FP8 (per-token, per-group) or MXFP4
          quantization (with and without a second input and a residual), with padding.
+  SDPA   aiter's attention forwards (mha_fwd, fmha_v3_fwd, _flash_attn_forward with more keys than queries,
+         wrapper_fmha_v3_fwd whose q, k, v follow the output) and FlashAttention-3's flash_attn_3::fwd.
 
 Run `python tests/data/tl_class_map/make_trace.py` to rewrite the file; README.md says how the TraceLens reference
 CSVs next to it were made.
@@ -182,6 +184,26 @@ call("aiter::_fuse_rmsnorm_fp4_quant", "_fused_rms_mxfp4_quant_kernel", 2.375,
 call("sglang_profiler::fused_mxfp4_quant_fused_rms_mxfp4_quant", "_fused_rms_mxfp4_quant_kernel", 2.0,
      types=[BF16, BF16, "Scalar"] + [""] * 4 + ["Scalar"] * 3,
      concrete=["", "", "1e-06"] + [""] * 4 + ["False"] * 3, **contig([8, 7168], [7168], *[[]] * 8))
+
+# --- attention forwards (SDPA_fwd.csv) ---
+q, kv = [2, 1024, 16, 128], [2, 1024, 8, 128]
+mha_c = ["", "", "", "0.", "0.088388347648", "True", "-1", "0", "True", "False", ""]
+mha_t = [BF16, BF16, BF16, "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", ""]
+call("aiter::mha_fwd", "aiter::fmha_fwd_hd128_bf16_causal", 55.0, types=mha_t, concrete=mha_c,
+     **contig(q, kv, kv, *[[]] * 8))
+call("aiter::fmha_v3_fwd", "aiter::fmha_fwd_v3_hd128_bf16_causal", 45.0, types=mha_t, concrete=mha_c,
+     **contig(q, kv, kv, *[[]] * 8))
+call("aiter::_flash_attn_forward", "aiter::fmha_fwd_hd128_bf16", 21.0, types=mha_t,
+     concrete=["", "", "", "0.0", "0.088388347648", "False", "-1", "-1", "True", "False", ""],
+     **contig([1, 512, 32, 128], [1, 2048, 8, 128], [1, 2048, 8, 128], *[[]] * 8))
+call("aiter::wrapper_fmha_v3_fwd", "aiter::fmha_fwd_v3_hd128_bf16", 35.0, types=[BF16] * 4 + ["Scalar"] * 6,
+     concrete=["", "", "", "", "0.1", "0.088388347648", "true", "-1", "0", "False"],
+     **contig(q, q, kv, kv, *[[]] * 6))
+fa3_c = [""] * 30
+fa3_c[24] = "True"
+call("flash_attn_3::fwd", "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 80>>", 38.0,
+     types=[BF16] * 3 + ["Scalar"] * 27, concrete=fa3_c, **contig([4, 256, 16, 128], [4, 256, 16, 128],
+                                                                  [4, 256, 16, 128], *[[]] * 27))
 
 trace = {"schemaVersion": 1,
          "deviceProperties": [{"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
