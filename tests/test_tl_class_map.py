@@ -1,6 +1,6 @@
 """Op names of TraceLens's perf-model class map that the shared references never exercise (GEMM, elementwise,
-group-quant, RMSNorm and attention extension models in sql/peers/tracelens/perf_*.sql), one call each on a hand-made
-trace (tests/data/tl_class_map/), against TraceLens's own CSVs for that trace."""
+group-quant, RMSNorm, attention and RoPE extension models in sql/peers/tracelens/perf_*.sql), one call each on a
+hand-made trace (tests/data/tl_class_map/), against TraceLens's own CSVs for that trace."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +15,8 @@ from .test_tl_perf_sheets import assert_sheet_equal
 pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
 
 DATA = Path(__file__).parent / "data" / "tl_class_map"
-SHEETS = ["GEMM", "UnaryElementwise", "BinaryElementwise", "RMSNorm_fwd", "SDPA_fwd", "unified_perf_summary",
-          "ops_summary_by_category"]
+SHEETS = ["GEMM", "UnaryElementwise", "BinaryElementwise", "RMSNorm_fwd", "SDPA_fwd", "RoPE_fwd", "GroupQuant_fwd",
+          "unified_perf_summary", "ops_summary_by_category"]
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +151,31 @@ def test_aiter_attention(out):
     assert (v3w["param: dropout"], v3w["param: causal"]) == ("0.1", "True")
     fa = rows["aiter::_flash_attn_forward"]
     assert (fa["param: N_Q"], fa["param: N_KV"], fa["param: causal"]) == ("512", "2048", "False")
+
+
+def test_rope(out):
+    """FusedRoPEFunc on (2048, 2, 32, 128) bf16: FLOPs 3·n, bytes 2·n·2. sgl_kernel::rotary_embedding: 256 tokens,
+    query (256, 4096) and key (256, 1024) with head size 128 (Concrete Inputs[3]) and a cos/sin cache of 64 rotary
+    dims: 256·(32 + 8)·64 elements. The parameters of one model print as floats, empty in the others' rows."""
+    rows = {r["name"]: r for r in read_csv(out / "RoPE_fwd.csv")}
+    fr, sk = rows["FusedRoPEFunc"], rows["sgl_kernel::rotary_embedding"]
+    n = 2048 * 2 * 32 * 128
+    assert (fr["param: seq_len"], fr["param: head_dim"], fr["param: x_shape"]) == ("2048.0", "128.0", "")
+    assert float(fr["GFLOPS_first"]) == 3 * n / 1e9 and float(fr["Data Moved (MB)_first"]) == 4 * n / 2**20
+    n = 256 * (32 + 8) * 64
+    assert float(sk["param: num_elements"]) == n and float(sk["Data Moved (MB)_first"]) == 4 * n / 2**20
+    assert sk["Compute Spec"] == "vector_bf16"
+
+
+def test_mxfp4_group_quant(out):
+    """GroupQuant_fwd.csv: x (64, 7168) bf16 to MXFP4: FLOPs 2·n, bytes n·2 + n/2 + n/32. aiter's moe-sort
+    quantizer reads its input third (Input Dims[2])."""
+    rows = {r["name"]: r for r in read_csv(out / "GroupQuant_fwd.csv")}
+    r = rows["sglang_profiler::quant_dynamic_mxfp4_quant"]
+    n = 64 * 7168
+    assert (r["param: op_shape"], r["param: stride_input"]) == ("(64, 7168)", "")
+    assert float(r["GFLOPS_first"]) == 2 * n / 1e9
+    assert float(r["Data Moved (MB)_first"]) == (n * 2 + n / 2 + n // 32) / 2**20
+    assert rows["aiter::fused_dynamic_mxfp4_quant_moe_sort_hip"]["param: op_shape"] == "(16, 2048)"
+    flat = rows["sglang_profiler::fused_mxfp4_quant_fused_flatten_mxfp4_quant"]
+    assert flat["param: stride_input"] == "(8192, 512, 1)"

@@ -186,6 +186,14 @@ SELECT * FROM (VALUES
     ('aten::miopen_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
     ('aten::cudnn_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
     ('aten::_fused_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
+    ('FusedRoPEFunc', 'fused_rope_fwd', 'RoPE_fwd'),
+    ('aiter::rope_cached_positions_2c_fwd_impl', 'aiter_rope_cached_positions_2c_fwd_impl', 'RoPE_fwd'),
+    ('sgl_kernel::rotary_embedding', 'sgl_kernel_rotary_embedding', 'RoPE_fwd'),
+    ('sglang_profiler::fused_mxfp4_quant_fused_flatten_mxfp4_quant', 'fused_flatten_mxfp4_quant', 'GroupQuant_fwd'),
+    ('aiter::fused_dynamic_mx_quant_moe_sort_hip', 'fused_dynamic_mx_quant_moe_sort_hip', 'GroupQuant_fwd'),
+    ('sglang_profiler::quant_dynamic_mxfp4_quant', 'sglang_quant_dynamic_mxfp4_quant', 'GroupQuant_fwd'),
+    ('aiter::fused_dynamic_mxfp4_quant_moe_sort_hip', 'aiter_fused_dynamic_mxfp4_quant_moe_sort_hip', 'GroupQuant_fwd'),
+    ('aiter::dynamic_per_group_scaled_quant_fp4', 'aiter_dynamic_per_group_scaled_quant_fp4', 'GroupQuant_fwd'),
     ('aiter::rms_norm', 'aiter_rms_norm', 'RMSNorm_fwd'),
     ('aiter::rmsnorm2d_fwd_ck', 'aiter_rms_norm', 'RMSNorm_fwd'),
     ('aiter::rmsnorm', 'aiter_rmsnorm', 'RMSNorm_fwd'),
@@ -242,6 +250,11 @@ CREATE OR REPLACE MACRO _tl_precision(dtype) AS
 
 -- _tl_py_strs(xs): a list of texts as Python prints the tuple of them ("('a', 'b')").
 CREATE OR REPLACE MACRO _tl_py_strs(xs) AS _py_seq(list_transform(xs, lambda x: _py_str(x)), len(xs));
+
+-- _tl_int_text(s): the integer Python's int() reads from a Concrete Input (surrounding blanks allowed), NULL when
+-- it reads none.
+CREATE OR REPLACE MACRO _tl_int_text(s) AS
+    CASE WHEN regexp_matches(s, '^\s*[+-]?[0-9]+\s*$') THEN trim(s)::BIGINT END;
 
 -- _tl_shape(j): a JSON shape as a list of BIGINT (NULL when j is not a list).
 CREATE OR REPLACE MACRO _tl_shape(j) AS

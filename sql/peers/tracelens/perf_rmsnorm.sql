@@ -32,11 +32,6 @@
 --
 -- @requires lib/pytext peers/tracelens/perf_ops
 
--- _tl_int_text(s): the integer Python's int() reads from a Concrete Input (surrounding blanks allowed), NULL when
--- it reads none.
-CREATE OR REPLACE MACRO _tl_int_text(s) AS
-    CASE WHEN regexp_matches(s, '^\s*[+-]?[0-9]+\s*$') THEN trim(s)::BIGINT END;
-
 -- _tl_perf_rmsnorm_of(ev): one row per RMSNorm extension instance of ev (_tl_perf_events or a view with its
 -- columns) TraceLens keeps, in _tl_perf_summary's input form.
 CREATE OR REPLACE MACRO _tl_perf_rmsnorm_of(ev) AS TABLE

@@ -16,6 +16,8 @@ never exercise. Every op launches one kernel through hipLaunchKernel (correlatio
          quantization (with and without a second input and a residual), with padding.
   SDPA   aiter's attention forwards (mha_fwd, fmha_v3_fwd, _flash_attn_forward with more keys than queries,
          wrapper_fmha_v3_fwd whose q, k, v follow the output) and FlashAttention-3's flash_attn_3::fwd.
+  RoPE   FusedRoPEFunc, aiter's cached-positions RoPE and sgl-kernel's rotary_embedding (head size and rotary
+         dims from its args); MXFP4 group quantizers of SGLang and aiter.
 
 Run `python tests/data/tl_class_map/make_trace.py` to rewrite the file; README.md says how the TraceLens reference
 CSVs next to it were made.
@@ -204,6 +206,27 @@ fa3_c[24] = "True"
 call("flash_attn_3::fwd", "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 80>>", 38.0,
      types=[BF16] * 3 + ["Scalar"] * 27, concrete=fa3_c, **contig([4, 256, 16, 128], [4, 256, 16, 128],
                                                                   [4, 256, 16, 128], *[[]] * 27))
+
+# --- RoPE (RoPE_fwd.csv) and MXFP4 group quant (GroupQuant_fwd.csv) ---
+call("FusedRoPEFunc", "kernel_fused_rope_forward<__hip_bfloat16>", 7.25, types=[BF16, F32, "Scalar"],
+     **contig([2048, 2, 32, 128], [2048, 1, 1, 128], []))
+call("aiter::rope_cached_positions_2c_fwd_impl", "_ZN5aiter28kn_entry_2c_sbhd_cached_indirectI", 6.25,
+     types=[BF16, BF16, BF16, BF16, BF16, BF16, "Long", "Scalar"],
+     **contig([64, 1, 32, 128], [64, 1, 8, 128], [64, 1, 32, 128], [64, 1, 8, 128], [4096, 1, 1, 64],
+              [4096, 1, 1, 64], [64, 1], []))
+call("sgl_kernel::rotary_embedding", "void vllm::rotary_embedding_kernel<c10::BFloat16, true>", 4.125,
+     types=["long int", BF16, BF16, "Scalar", BF16, "Scalar"], concrete=["", "", "", "128", "", "True"],
+     **contig([256], [256, 4096], [256, 1024], [], [32768, 64], []))
+call("sglang_profiler::fused_mxfp4_quant_fused_flatten_mxfp4_quant", "_fused_flatten_mxfp4_quant", 2.625,
+     types=[BF16], **contig([32, 16, 512]))
+call("sglang_profiler::quant_dynamic_mxfp4_quant", "_dynamic_mxfp4_quant_kernel", 1.375, types=[BF16, "Scalar"],
+     concrete=["", "False"], **contig([64, 7168], []))
+call("aiter::dynamic_per_group_scaled_quant_fp4", "_ZN5aiter33dynamic_per_group_scaled_quant_fp4I", 1.25,
+     types=[U8, BF16, U8, "Scalar", "Scalar"], concrete=["", "", "", "32", "True"],
+     **contig([64, 3584], [64, 7168], [64, 224], [], []))
+call("aiter::fused_dynamic_mxfp4_quant_moe_sort_hip", "_ZN5aiter30fused_dynamic_mxfp4_quant_moe_sortI", 1.125,
+     types=[U8, U8, BF16, "int", "int", "Scalar"], concrete=["", "", "", "", "", "8"],
+     **contig([128, 1024], [128, 64], [16, 2048], [16, 8], [1], []))
 
 trace = {"schemaVersion": 1,
          "deviceProperties": [{"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
