@@ -1,5 +1,5 @@
 """Op names of TraceLens's perf-model class map that the shared references never exercise (GEMM, elementwise,
-group-quant, RMSNorm, attention and RoPE extension models in sql/peers/tracelens/perf_*.sql), one call each on a
+group-quant, RMSNorm, attention, RoPE and grouped-GEMM models in sql/peers/tracelens/perf_*.sql), one call each on a
 hand-made trace (tests/data/tl_class_map/), against TraceLens's own CSVs for that trace."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m
 
 DATA = Path(__file__).parent / "data" / "tl_class_map"
 SHEETS = ["GEMM", "UnaryElementwise", "BinaryElementwise", "RMSNorm_fwd", "SDPA_fwd", "RoPE_fwd", "GroupQuant_fwd",
-          "unified_perf_summary", "ops_summary_by_category"]
+          "GroupedGEMM_fwd", "unified_perf_summary", "ops_summary_by_category"]
 
 
 @pytest.fixture(scope="module")
@@ -179,3 +179,24 @@ def test_mxfp4_group_quant(out):
     assert rows["aiter::fused_dynamic_mxfp4_quant_moe_sort_hip"]["param: op_shape"] == "(16, 2048)"
     flat = rows["sglang_profiler::fused_mxfp4_quant_fused_flatten_mxfp4_quant"]
     assert flat["param: stride_input"] == "(8192, 512, 1)"
+
+
+def test_grouped_gemm(out):
+    """Primus-Turbo's grouped GEMM of a (4096, 2048) by 8 weights (8, 2048, 1408): FLOPs 2·M·K·N, bytes (M·K +
+    G·K·N)·2 + M·N·2; a (8, N, K) weight gives the same N. Variable-K in zipped form (lists of shapes, TensorList
+    dtypes): M = Σ m_i over 3 groups, FLOPs Σ 2·m_i·k·n, no byte count; the zipped grouped_gemm with TensorList
+    dtypes raises in TraceLens (no bytes per element) and has no row."""
+    rows = {r["name"]: r for r in read_csv(out / "GroupedGEMM_fwd.csv")}
+    assert "primus_turbo::grouped_gemm" not in rows and len(rows) == 4
+    gg, ck = rows["primus_turbo::grouped_gemm_impl"], rows["primus_turbo_cpp_extension::ck_grouped_gemm"]
+    m, k, n, g = 4096, 2048, 1408, 8
+    assert (gg["param: M"], gg["param: K"], gg["param: N"], gg["param: G"]) == ("4096", "2048", "1408", "8")
+    assert gg["param: bpe_in"] == "2.0"  # a float column: None (unknown dtype) in the variable-K row
+    assert float(gg["GFLOPS_first"]) == 2 * m * k * n / 1e9
+    assert float(gg["Data Moved (MB)_first"]) == ((m * k + g * k * n) * 2 + m * n * 2) / 2**20
+    assert (ck["param: K"], ck["param: N"]) == ("1408", "2048")
+    vk = rows["primus_turbo::grouped_gemm_variable_k"]
+    assert vk["param: group_pairs"] == ("[((512, 1024), (1024, 2048)), ((256, 1024), (1024, 2048)), "
+                                        "((768, 1024), (1024, 2048))]")
+    assert (vk["param: M"], vk["param: G"], vk["param: bpe_in"], vk["Data Moved (MB)_first"]) == ("1536", "3", "", "")
+    assert float(vk["GFLOPS_first"]) == 2 * 1536 * 1024 * 2048 / 1e9

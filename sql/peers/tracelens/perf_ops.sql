@@ -186,6 +186,14 @@ SELECT * FROM (VALUES
     ('aten::miopen_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
     ('aten::cudnn_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
     ('aten::_fused_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
+    ('primus_turbo::grouped_gemm', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
+    ('primus_turbo::grouped_gemm_impl', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
+    ('primus_turbo_cpp_extension::grouped_gemm', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
+    ('primus_turbo_cpp_extension::ck_grouped_gemm', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
+    ('primus_turbo::grouped_gemm_variable_k', 'primus_turbo_grouped_gemm_variable_k', 'GroupedGEMM_fwd'),
+    ('primus_turbo::grouped_gemm_variable_k_impl', 'primus_turbo_grouped_gemm_variable_k', 'GroupedGEMM_fwd'),
+    ('primus_turbo_cpp_extension::grouped_gemm_variable_k', 'primus_turbo_grouped_gemm_variable_k', 'GroupedGEMM_fwd'),
+    ('primus_turbo_cpp_extension::ck_grouped_gemm_variable_k', 'primus_turbo_grouped_gemm_variable_k', 'GroupedGEMM_fwd'),
     ('FusedRoPEFunc', 'fused_rope_fwd', 'RoPE_fwd'),
     ('aiter::rope_cached_positions_2c_fwd_impl', 'aiter_rope_cached_positions_2c_fwd_impl', 'RoPE_fwd'),
     ('sgl_kernel::rotary_embedding', 'sgl_kernel_rotary_embedding', 'RoPE_fwd'),
@@ -434,9 +442,9 @@ WITH inst0 AS (
            min(event_id) AS uid
     FROM inst GROUP BY trace_id, sheet, gid
 ), floaty AS (   -- params that are a float column in TraceLens's table: floats in some rows, or integers
-                 -- missing from some rows (NaN); their integers print as floats
+                 -- missing from some rows or None there (NaN); their integers print as floats
     SELECT trace_id, sheet, list(k) AS keys
-    FROM (SELECT trace_id, sheet, p.k AS k, bool_or(p.t = 'f') AS any_f, bool_or(p.t = 'i') AS any_i, count(*) AS n_has
+    FROM (SELECT trace_id, sheet, p.k AS k, bool_or(p.t = 'f') AS any_f, bool_or(p.t = 'i') AS any_i, count(p.v) AS n_has
           FROM (SELECT trace_id, sheet, unnest(params) AS p FROM inst) GROUP BY ALL)
     JOIN (SELECT trace_id, sheet, count(*) AS n FROM inst GROUP BY ALL) USING (trace_id, sheet)
     WHERE any_f OR (any_i AND n_has < n)

@@ -18,6 +18,8 @@ never exercise. Every op launches one kernel through hipLaunchKernel (correlatio
          wrapper_fmha_v3_fwd whose q, k, v follow the output) and FlashAttention-3's flash_attn_3::fwd.
   RoPE   FusedRoPEFunc, aiter's cached-positions RoPE and sgl-kernel's rotary_embedding (head size and rotary
          dims from its args); MXFP4 group quantizers of SGLang and aiter.
+  GroupedGEMM  Primus-Turbo's grouped GEMMs, with a (G, K, N) and a (G, N, K) weight, variable-K, and the zipped
+         forms with a list of shapes per operand (bf16 unknown for a TensorList: grouped_gemm drops the call).
 
 Run `python tests/data/tl_class_map/make_trace.py` to rewrite the file; README.md says how the TraceLens reference
 CSVs next to it were made.
@@ -227,6 +229,21 @@ call("aiter::dynamic_per_group_scaled_quant_fp4", "_ZN5aiter33dynamic_per_group_
 call("aiter::fused_dynamic_mxfp4_quant_moe_sort_hip", "_ZN5aiter30fused_dynamic_mxfp4_quant_moe_sortI", 1.125,
      types=[U8, U8, BF16, "int", "int", "Scalar"], concrete=["", "", "", "", "", "8"],
      **contig([128, 1024], [128, 64], [16, 2048], [16, 8], [1], []))
+
+# --- grouped GEMMs (GroupedGEMM_fwd.csv) ---
+GG_K = "_ZN2ck39kernel_grouped_gemm_xdl_splitk_bf16_bf16"
+call("primus_turbo::grouped_gemm_impl", GG_K + "_nn", 60.0, types=[BF16, BF16, "long int", "Scalar", "Scalar"],
+     concrete=["", "", "", "False", "False"], **contig([4096, 2048], [8, 2048, 1408], [8], [], []))
+call("primus_turbo_cpp_extension::ck_grouped_gemm", GG_K + "_nt", 58.0,
+     types=[BF16, BF16, "long int", "Scalar", "Scalar"], concrete=["", "", "", "False", "True"],
+     **contig([4096, 1408], [8, 2048, 1408], [8], [], []))
+call("primus_turbo::grouped_gemm_variable_k_impl", GG_K + "_tn", 52.0,
+     types=[BF16, BF16, "long int", "Scalar", "Scalar"], concrete=["", "", "", "True", "False"],
+     **contig([2048, 4096], [2048, 1408], [8], [], []))
+call("primus_turbo::grouped_gemm_variable_k", GG_K + "_zipped", 19.0, types=["TensorList", "TensorList"],
+     dims=[[[512, 1024], [256, 1024], [768, 1024]], [[1024, 2048], [1024, 2048], [1024, 2048]]])
+call("primus_turbo::grouped_gemm", GG_K + "_zipped_nn", 18.0, types=["TensorList", "TensorList"],
+     dims=[[[512, 1024], [256, 1024]], [[1024, 2048], [1024, 2048]]])
 
 trace = {"schemaVersion": 1,
          "deviceProperties": [{"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
