@@ -1,6 +1,6 @@
 """Op names of TraceLens's perf-model class map that the shared references never exercise (GEMM, elementwise,
-group-quant, RMSNorm, attention, RoPE and grouped-GEMM models in sql/peers/tracelens/perf_*.sql), one call each on a
-hand-made trace (tests/data/tl_class_map/), against TraceLens's own CSVs for that trace."""
+group-quant, RMSNorm, attention, RoPE, grouped-GEMM and other models in sql/peers/tracelens/perf_*.sql), one call
+each on a hand-made trace (tests/data/tl_class_map/), against TraceLens's own CSVs for that trace."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,7 +16,8 @@ pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m
 
 DATA = Path(__file__).parent / "data" / "tl_class_map"
 SHEETS = ["GEMM", "UnaryElementwise", "BinaryElementwise", "RMSNorm_fwd", "SDPA_fwd", "RoPE_fwd", "GroupQuant_fwd",
-          "GroupedGEMM_fwd", "unified_perf_summary", "ops_summary_by_category"]
+          "GroupedGEMM_fwd", "Normalization", "MoE_comm_fwd", "CrossEntropy_fwd", "unified_perf_summary",
+          "ops_summary_by_category"]
 
 
 @pytest.fixture(scope="module")
@@ -200,3 +201,25 @@ def test_grouped_gemm(out):
                                         "((768, 1024), (1024, 2048))]")
     assert (vk["param: M"], vk["param: G"], vk["param: bpe_in"], vk["Data Moved (MB)_first"]) == ("1536", "3", "", "")
     assert float(vk["GFLOPS_first"]) == 2 * 1536 * 1024 * 2048 / 1e9
+
+
+def test_one_name_families(out):
+    """primus::fused_ln_modulate of x (1024, 4, 3072) bf16: FLOPs 12·n, bytes 2·n·2 + 2·B·H·2 + 2·T·B·4, training
+    with bias. MoEDispatch of (8192, 4096) bf16 tokens: no FLOPs, tokens·hidden·2 bytes, no Compute Spec.
+    CrossEntropyFunction over (8192, 151936) logits: FLOPs 5·batch·vocab, bytes logits·2 + batch·(8 + 4); its
+    logits_shape prints as the recorded list."""
+    (ln,) = read_csv(out / "Normalization.csv")
+    t, b, h = 1024, 4, 3072
+    n = t * b * h
+    assert (ln["param: num_channels"], ln["param: has_bias"], ln["param: is_training"]) == ("3072", "True", "True")
+    assert float(ln["GFLOPS_first"]) == 12 * n / 1e9
+    assert float(ln["Data Moved (MB)_first"]) == (2 * n * 2 + 2 * b * h * 2 + 2 * t * b * 4) / 2**20
+    moe = {r["name"]: r for r in read_csv(out / "MoE_comm_fwd.csv")}
+    d = moe["MoEDispatch"]
+    assert (d["param: num_tokens"], d["param: hidden_dim"], d["param: bpe"], d["GFLOPS_first"]) == (
+        "8192", "4096", "2", "0.0")
+    assert float(d["Data Moved (MB)_first"]) == 8192 * 4096 * 2 / 2**20 and d["Compute Spec"] == ""
+    (ce,) = read_csv(out / "CrossEntropy_fwd.csv")
+    assert (ce["param: vocab_size"], ce["param: logits_shape"]) == ("151936", "[8192, 151936]")
+    assert float(ce["GFLOPS_first"]) == 5 * 8192 * 151936 / 1e9
+    assert float(ce["Data Moved (MB)_first"]) == (8192 * 151936 * 2 + 8192 * 12) / 2**20

@@ -20,6 +20,7 @@ never exercise. Every op launches one kernel through hipLaunchKernel (correlatio
          dims from its args); MXFP4 group quantizers of SGLang and aiter.
   GroupedGEMM  Primus-Turbo's grouped GEMMs, with a (G, K, N) and a (G, N, K) weight, variable-K, and the zipped
          forms with a list of shapes per operand (bf16 unknown for a TensorList: grouped_gemm drops the call).
+  other  Primus's fused LN-modulate, MoE token dispatch and combine, fused cross entropy.
 
 Run `python tests/data/tl_class_map/make_trace.py` to rewrite the file; README.md says how the TraceLens reference
 CSVs next to it were made.
@@ -244,6 +245,17 @@ call("primus_turbo::grouped_gemm_variable_k", GG_K + "_zipped", 19.0, types=["Te
      dims=[[[512, 1024], [256, 1024], [768, 1024]], [[1024, 2048], [1024, 2048], [1024, 2048]]])
 call("primus_turbo::grouped_gemm", GG_K + "_zipped_nn", 18.0, types=["TensorList", "TensorList"],
      dims=[[[512, 1024], [256, 1024]], [[1024, 2048], [1024, 2048]]])
+
+# --- one-name families: Primus's fused LN-modulate (Normalization.csv), MoE token dispatch/combine
+# (MoE_comm_fwd.csv), fused cross entropy (CrossEntropy_fwd.csv) ---
+call("primus::fused_ln_modulate", "fused_ln_modulate_fwd_kernel<__hip_bfloat16>", 9.25,
+     types=[BF16, BF16, BF16, "Scalar"], concrete=["", "", "", "1e-06"],
+     **contig([1024, 4, 3072], [4, 3072], [4, 3072], []))
+call("MoEDispatch", "dispatch_tokens_kernel", 13.0, types=[BF16, "long int", F32],
+     **contig([8192, 4096], [8192, 8], [8192, 8]))
+call("MoECombine", "combine_tokens_kernel", 11.0, types=[BF16, F32], **contig([32768, 4096], [8192, 8]))
+call("CrossEntropyFunction", "cross_entropy_fwd_kernel", 17.0, types=[BF16, "long int", "Scalar"],
+     concrete=["", "", "-100"], **contig([8192, 151936], [8192], []))
 
 trace = {"schemaVersion": 1,
          "deviceProperties": [{"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
