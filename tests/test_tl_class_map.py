@@ -139,14 +139,14 @@ def test_rmsnorm_ops(out):
 
 def test_aiter_attention(out):
     """aiter's mha_fwd: q (2, 1024, 16, 128), k and v (2, 1024, 8, 128) as (B, N, H, d), causal: FLOPs
-    B·H_Q·4·N_Q·N_KV·d / 2; bytes (q + k + v + out elements)·2 whatever the dtype. The aiter models record no dtype:
-    the sheet has no dtype_A_B column, and Compute Spec is empty. wrapper_fmha_v3_fwd reads q, k, v after the output
-    and its dropout from Concrete Inputs[4]."""
+    B·H_Q·4·N_Q·N_KV·d / 2; bytes (q + k + v + out elements)·2 whatever the dtype. The aiter models record no
+    dtype: their dtype_A_B is empty (flash_attn's varlen op has one), and so is Compute Spec. wrapper_fmha_v3_fwd
+    reads q, k, v after the output and its dropout from Concrete Inputs[4]."""
     rows = {r["name"]: r for r in read_csv(out / "SDPA_fwd.csv")}
     mha, v3w = rows["aiter::mha_fwd"], rows["aiter::wrapper_fmha_v3_fwd"]
     b, n, h_q, h_kv, d = 2, 1024, 16, 8, 128
     assert (mha["param: H_KV"], mha["param: causal"], mha["param: flash_impl"]) == ("8", "True", "True")
-    assert "param: dtype_A_B" not in mha and mha["Compute Spec"] == ""
+    assert (mha["param: dtype_A_B"], mha["Compute Spec"]) == ("", "")
     assert float(mha["GFLOPS_first"]) == b * h_q * 4 * n * n * d / 2 / 1e9
     assert float(mha["Data Moved (MB)_first"]) == (2 * b * n * h_q * d + 2 * b * n * h_kv * d) * 2 / 2**20
     assert (v3w["param: dropout"], v3w["param: causal"]) == ("0.1", "True")
@@ -223,3 +223,16 @@ def test_one_name_families(out):
     assert (ce["param: vocab_size"], ce["param: logits_shape"]) == ("151936", "[8192, 151936]")
     assert float(ce["GFLOPS_first"]) == 5 * 8192 * 151936 / 1e9
     assert float(ce["Data Moved (MB)_first"]) == (8192 * 151936 * 2 + 8192 * 12) / 2**20
+
+
+def test_flash_attn_varlen_forward(out):
+    """flash_attn's varlen forward of 4 packed sequences, 3000 tokens (the longest 1200), q (3000, 32, 128), k and v
+    (3000, 8, 128), causal: the FLOPs of one 1200-token sequence plus 3 of the others' mean length (3000 − 1200) //
+    3 = 600, each B·H·4·N²·d / 2; bytes over all 3000 tokens."""
+    rows = {r["name"]: r for r in read_csv(out / "SDPA_fwd.csv")}
+    r = rows["flash_attn::_flash_attn_varlen_forward"]
+    assert (r["param: B"], r["param: N_Q"], r["param: num_seqs_q"], r["param: max_seqlen_q"]) == (
+        "1", "3000", "4.0", "1200.0")
+    h, d = 32, 128
+    assert float(r["GFLOPS_first"]) == (h * 4 * 1200 * 1200 * d / 2 + 3 * (h * 4 * 600 * 600 * d / 2)) / 1e9
+    assert float(r["Data Moved (MB)_first"]) == (2 * 3000 * 32 * 128 + 2 * 3000 * 8 * 128) * 2 / 2**20

@@ -87,6 +87,7 @@ SELECT * FROM (VALUES
     ('aten::_scaled_dot_product_cudnn_attention', 'aten_sdpa_cudnn', 'SDPA_fwd'),
     ('aten::_scaled_dot_product_efficient_attention', 'aten_sdpa_efficient', 'SDPA_fwd'),
     ('aten::_scaled_dot_product_flash_attention', 'aten_sdpa_flash', 'SDPA_fwd'),
+    ('flash_attn::_flash_attn_varlen_forward', 'flash_attention_varlen_forward', 'SDPA_fwd'),
     ('aiter::_flash_attn_forward', 'aiter__flash_attn_forward', 'SDPA_fwd'),
     ('aiter::wrapper_fmha_v3_fwd', 'aiter__fmha_v3_forward', 'SDPA_fwd'),
     ('aiter::mha_fwd', 'aiter__mha_fwd', 'SDPA_fwd'),

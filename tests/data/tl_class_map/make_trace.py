@@ -257,6 +257,12 @@ call("MoECombine", "combine_tokens_kernel", 11.0, types=[BF16, F32], **contig([3
 call("CrossEntropyFunction", "cross_entropy_fwd_kernel", 17.0, types=[BF16, "long int", "Scalar"],
      concrete=["", "", "-100"], **contig([8192, 151936], [8192], []))
 
+# --- flash_attn's varlen forward (SDPA_fwd.csv): 4 packed sequences, 3000 tokens, the longest 1200 ---
+vl_c = ["", "", "", "", "", "1200", "1200", "0.0", "0.088388347648", "True", "-1", "-1", "0.0", "False", "False", ""]
+call("flash_attn::_flash_attn_varlen_forward", "flash_fwd_varlen_kernel<Flash_fwd_kernel_traits<128, 64, 64>>",
+     48.0, types=[BF16, BF16, BF16, "int", "int"] + ["Scalar"] * 11, concrete=vl_c,
+     **contig([3000, 32, 128], [3000, 8, 128], [3000, 8, 128], [5], [5], *[[]] * 11))
+
 trace = {"schemaVersion": 1,
          "deviceProperties": [{"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
                                "computeMajor": 9, "computeMinor": 4, "numSms": 304}],
