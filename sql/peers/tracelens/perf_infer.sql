@@ -8,10 +8,8 @@
 -- code is ours:
 --   registry   the inference extension's op mappings (TraceLens/PerfModel/extensions/pseudo_ops_perf_utils.py,
 --              get_pseudo_op_mappings, merged into op_to_perf_model_class_map by torch_op_mapping.py), as far as
---              reproduced here: vllm::rocm_unquantized_gemm and aiter::gemm_a16w16 (GEMM), the gated SiLU ops
---              sgl_kernel::silu_and_mul, aiter::silu_and_mul and _C::silu_and_mul (UnaryElementwise), the aiter
---              RMSNorm ops (their category
---              RMSNorm, sheet RMSNorm_fwd), the vLLM/aiter inference attention ops (InferenceAttention_fwd) and
+--              reproduced here (the GEMM and elementwise extension ops are in peers/tracelens/perf_ops's
+--              registry): the vLLM/aiter inference attention ops (InferenceAttention_fwd) and
 --              the unfused Triton MoE pseudo ops (MoE_unfused_fwd).
 --   instances  every event of the (merged) tree whose name is registered, in the tree's order: the trace's own
 --              ops (TraceLens's id = index in traceEvents = event_id), then for a graph replay paired with a
@@ -47,6 +45,7 @@
 -- @requires lib/pytext lib/intervals peers/float_us peers/tracelens/links peers/tracelens/ops_unique_args
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_elementwise
 -- @requires tree/rollups tree/graph_capture tree/nesting tree/context perf/paged_attention
+-- @requires peers/tracelens/perf_rmsnorm
 
 -- tl_perf_infer_model_ops: the ops TraceLens's inference extension models, as far as reproduced here; one row
 -- per op name.
@@ -55,16 +54,6 @@
 --   sheet   the sheet (file) its instances go to
 CREATE OR REPLACE VIEW tl_perf_infer_model_ops AS
 SELECT * FROM (VALUES
-    ('vllm::rocm_unquantized_gemm', 'vllm_rocm_unquantized_gemm', 'GEMM'),
-    ('aiter::gemm_a16w16', 'gemm_a16w16', 'GEMM'),
-    ('sgl_kernel::silu_and_mul', 'aiter_silu_and_mul', 'UnaryElementwise'),
-    ('aiter::silu_and_mul', 'aiter_silu_and_mul', 'UnaryElementwise'),
-    ('_C::silu_and_mul', 'aiter_silu_and_mul', 'UnaryElementwise'),
-    ('aiter::rms_norm', 'aiter_rms_norm', 'RMSNorm_fwd'),
-    ('aiter::rmsnorm2d_fwd_ck', 'aiter_rms_norm', 'RMSNorm_fwd'),
-    ('aiter::rmsnorm', 'aiter_rmsnorm', 'RMSNorm_fwd'),
-    ('aiter::rmsnorm2d_fwd_with_add_ck', 'aiter_rmsnorm2d_fwd_with_add_ck', 'RMSNorm_fwd'),
-    ('aiter::add_rmsnorm', 'aiter_rmsnorm2d_fwd_with_add_ck', 'RMSNorm_fwd'),
     ('vllm::unified_attention_with_output', 'inference_attention', 'InferenceAttention_fwd'),
     ('aiter::mha_varlen_fwd', 'inference_attention', 'InferenceAttention_fwd'),
     ('sglang_profiler::attention_paged_attention_ragged', 'aiter_paged_attention_ragged', 'InferenceAttention_fwd'),
@@ -337,60 +326,17 @@ LEFT JOIN _tl_process_meta tn ON tn.trace_id = i.trace_id AND tn.kind = 'thread_
 WHERE i.sheet IS NOT NULL OR i.pseudo_parent_uid IS NOT NULL;
 
 -- _tl_perf_infer_gemm: one row per GEMM instance of the inference report TraceLens keeps, in _tl_perf_summary's
--- input form: the aten GEMMs of peers/tracelens/perf_gemm and two extension models
--- (TraceLens/PerfModel/extensions/perf_model_extensions.py) that read x = Input Dims[0] (M, K) and weight = [1]
--- (N, K), bias when a third operand with dims is recorded, and write no strides:
---   vllm_rocm_unquantized_gemm  parameters M, N, K, bias, dtype_A_B = the three Input types ('' for a missing
---                               third), B = 1; bpe_out = bpe(third type) with bias, else bpe(w).
---   gemm_a16w16 (aiter::gemm_a16w16, whose args are x, w, bias, dtype, ...: the output dtype follows x)
---                               parameters B = 1, M, N, K, bias, dtype_A_B = (type[0], type[1], type[0]);
---                               bpe_out = bpe(type[0]).
--- transpose appended as for every GEMM. FLOPs 2·M·N·K (+ M·N with bias); bytes M·K·bpe(x) + K·N·bpe(w) +
--- M·N·bpe_out (+ N·bpe_out with bias; GEMM.bytes_func in TraceLens/PerfModel/perf_model.py), NULL when a bpe is
--- unknown; Compute Spec 'matrix_' + precision of x's dtype.
+-- input form: the GEMM models of peers/tracelens/perf_gemm over the merged tree's instances.
 CREATE OR REPLACE VIEW _tl_perf_infer_gemm AS
-WITH v AS (
-    SELECT trace_id, event_id, input_dims AS d, json_extract_string(input_types, '$[*]') AS ty,
-           _tl_gemm_kernel(kernels) AS tk, model = 'gemm_a16w16' AS a16w16
-    FROM _tl_infer_perf_events WHERE model IN ('vllm_rocm_unquantized_gemm', 'gemm_a16w16')
-), ok AS (
-    SELECT *, json_extract(d, '$[0][0]')::BIGINT AS m, json_extract(d, '$[0][1]')::BIGINT AS k,
-           json_extract(d, '$[1][0]')::BIGINT AS n,
-           coalesce(json_array_length(d) > 2 AND json_array_length(json_extract(d, '$[2]')) > 0, false) AS bias,
-           CASE WHEN a16w16 THEN ty[1] WHEN len(ty) > 2 THEN ty[3] ELSE '' END AS dt3
-    FROM v
-    WHERE json_type(json_extract(d, '$[0]')) = 'ARRAY' AND json_array_length(json_extract(d, '$[0]')) >= 2
-      AND json_type(json_extract(d, '$[1]')) = 'ARRAY' AND json_array_length(json_extract(d, '$[1]')) >= 1
-      AND len(ty) >= 2 AND _tl_gemm_kernel_ok(tk)
-), b AS (
-    SELECT *, _tl_bpe(ty[1]) AS b1, _tl_bpe(ty[2]) AS b2,
-           CASE WHEN bias OR a16w16 THEN _tl_bpe(dt3) ELSE _tl_bpe(ty[2]) END AS bo
-    FROM ok
-)
-SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_gemm_of('_tl_infer_perf_events')
-UNION ALL
-SELECT trace_id, event_id,
-       list_concat(
-           CASE WHEN a16w16 THEN [{'k': 'B', 'v': '1', 't': 'i'}] ELSE [] END,
-           [{'k': 'M', 'v': m::VARCHAR, 't': 'i'}, {'k': 'N', 'v': n::VARCHAR, 't': 'i'},
-            {'k': 'K', 'v': k::VARCHAR, 't': 'i'}, {'k': 'bias', 'v': _tl_py_bool(bias), 't': NULL},
-            {'k': 'dtype_A_B', 'v': '(' || _py_str(ty[1]) || ', ' || _py_str(ty[2]) || ', ' || _py_str(dt3) || ')',
-             't': NULL}],
-           CASE WHEN a16w16 THEN [] ELSE [{'k': 'B', 'v': '1', 't': 'i'}] END,
-           CASE WHEN tk IS NOT NULL THEN [{'k': 'transpose', 'v': _tl_gemm_transpose(tk), 't': NULL}] ELSE [] END),
-       2 * m::HUGEINT * n * k + CASE WHEN bias THEN m::HUGEINT * n ELSE 0 END,
-       CASE WHEN b1 IS NOT NULL AND b2 IS NOT NULL AND bo IS NOT NULL
-            THEN m::HUGEINT * k * b1 + k::HUGEINT * n * b2 + m::HUGEINT * n * bo + CASE WHEN bias THEN n * bo ELSE 0 END
-       END,
-       'matrix_' || _tl_precision(ty[1])
-FROM b;
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_gemm_of('_tl_infer_perf_events');
 
 -- tl_perf_infer_gemm: TraceLens's GEMM.csv of its inference report, one row per trace and group of GEMM op
 -- instances of the merged tree with the same name, parameters and number of GPU events; TraceLens's columns.
 --   trace_id                  the trace (the graph replay for a merged capture)
 --   name                      the op name
---   param: M, N, K, bias, dtype_A_B, B, transpose, stride_A, stride_B   see peers/tracelens/perf_gemm and
---                             _tl_perf_infer_gemm (text as Python prints them)
+--   param: M, N, K, bias, dtype_A_B, B, transpose, stride_A, stride_B, quant_scheme, quant_granularity,
+--          block_k, block_n, scale_dtype, output_shape, output_dtype, dtype_scaleA, dtype_scaleB
+--                             see peers/tracelens/perf_gemm (text as Python prints them)
 --   num_kernels               GPU events per instance
 --   GFLOPS_first ... UID_first   the statistics of peers/tracelens/perf_ops (_tl_perf_summary_of)
 --   rank                      row order in TraceLens's file
@@ -403,35 +349,21 @@ SELECT trace_id, name, _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param
        _tl_perf_param(params, 'stride_B') AS "param: stride_B",
        _tl_perf_param(params, 'dtype_A_B') AS "param: dtype_A_B",
        _tl_perf_param(params, 'transpose') AS "param: transpose",
+       _tl_perf_param(params, 'quant_scheme') AS "param: quant_scheme",
+       _tl_perf_param(params, 'quant_granularity') AS "param: quant_granularity",
+       _tl_perf_param(params, 'block_k') AS "param: block_k", _tl_perf_param(params, 'block_n') AS "param: block_n",
+       _tl_perf_param(params, 'scale_dtype') AS "param: scale_dtype",
+       _tl_perf_param(params, 'output_shape') AS "param: output_shape",
+       _tl_perf_param(params, 'output_dtype') AS "param: output_dtype",
+       _tl_perf_param(params, 'dtype_scaleA') AS "param: dtype_scaleA",
+       _tl_perf_param(params, 'dtype_scaleB') AS "param: dtype_scaleB",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
 FROM _tl_perf_summary_of('_tl_perf_infer_gemm', '_tl_infer_perf_events', true)
 ORDER BY trace_id, rank;
 
 -- _tl_perf_infer_unary: one row per unary elementwise instance of the inference report TraceLens keeps, in
--- _tl_perf_summary's input form: the models of peers/tracelens/perf_elementwise, and the gated SiLU
--- aiter_silu_and_mul (TraceLens/PerfModel/extensions/perf_model_extensions.py; sgl_kernel_silu_and_mul is the
--- same): args (out, input), out of shape [..., d] and input of shape [..., 2d]. op_shape = Input Dims[0] (out),
--- dtype_in_out = (Input type[1], Input type[0]), stride_input = Input Strides[1], stride_output = Input
--- Strides[0]. With n = elements of op_shape: FLOPs 5·n, bytes 2·n·bpe(in) + n·bpe(out) (NULL for an unknown
--- dtype); Compute Spec 'vector_' + the precision of the input's dtype.
-CREATE OR REPLACE VIEW _tl_perf_infer_unary AS
-WITH g AS (
-    SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS d0, json_extract_string(input_types, '$[*]') AS ty,
-           json_extract(input_strides, '$[0]') AS st0, json_extract(input_strides, '$[1]') AS st1
-    FROM _tl_infer_perf_events WHERE model = 'aiter_silu_and_mul'
-), ok AS (
-    SELECT *, _tl_numel(_tl_shape(d0)) AS n, ty[2] AS dt_in, ty[1] AS dt_out FROM g
-    WHERE _tl_shape(d0) IS NOT NULL AND len(ty) >= 2 AND json_type(st0) = 'ARRAY' AND json_type(st1) = 'ARRAY'
-)
-SELECT * FROM _tl_perf_unary_of('_tl_infer_perf_events')
-UNION ALL
-SELECT trace_id, event_id,
-       [{'k': 'op_shape', 'v': _py_tuple1(d0), 't': NULL},
-        {'k': 'dtype_in_out', 'v': '(' || _py_str(dt_in) || ', ' || _py_str(dt_out) || ')', 't': NULL},
-        {'k': 'stride_input', 'v': _py_tuple1(st1), 't': NULL},
-        {'k': 'stride_output', 'v': _py_tuple1(st0), 't': NULL}],
-       5 * n, 2 * n * _tl_bpe(dt_in) + n * _tl_bpe(dt_out), 'vector_' || _tl_precision(dt_in)
-FROM ok;
+-- _tl_perf_summary's input form: the models of peers/tracelens/perf_elementwise over the merged tree's instances.
+CREATE OR REPLACE VIEW _tl_perf_infer_unary AS SELECT * FROM _tl_perf_unary_of('_tl_infer_perf_events');
 
 -- tl_perf_infer_unary_elementwise: TraceLens's UnaryElementwise.csv of its inference report (the model of
 -- peers/tracelens/perf_elementwise over the merged tree's instances), grouped by num_kernels too.
@@ -457,68 +389,15 @@ FROM _tl_perf_summary_of('_tl_perf_infer_unary', '_tl_infer_perf_events', true)
 ORDER BY trace_id, rank;
 
 -- _tl_perf_infer_rmsnorm: one row per RMSNorm instance of the inference report TraceLens keeps, in
--- _tl_perf_summary's input form (TraceLens/PerfModel/extensions/rmsnorm_perf_model_extensions.py, on top of
--- RMSNorm in TraceLens/PerfModel/perf_model.py). The normalized input x and the weight are Input Dims [0] and
--- [1] for aiter_rms_norm, [1] and [2] for aiter_rmsnorm, [1] and [4] for aiter_rmsnorm2d_fwd_with_add_ck
--- (out, input, residual_in, residual_out, weight); the dtype and stride are x's. Parameters: op_shape = x's
--- shape, dtype_in_out = (x's dtype, None), stride_input, stride_output None, num_channels = the weight's
--- length, has_bias False, is_affine True, is_training False. With n = elements of x and c = num_channels:
--- FLOPs n / c · (2c + 2) + 2n (a float, as Python divides), plus n for the residual add; bytes 2·n·bpe + c·bpe,
--- 4·n·bpe + c·bpe with the residual add (bpe of x's dtype; an unknown dtype drops the instance).
--- Compute Spec 'vector_' + the precision of x's dtype.
-CREATE OR REPLACE VIEW _tl_perf_infer_rmsnorm AS
-WITH e AS (
-    SELECT trace_id, event_id, model, input_dims AS d, json_extract_string(input_types, '$[*]') AS ty,
-           input_strides AS st,
-           CASE model WHEN 'aiter_rms_norm' THEN 0 ELSE 1 END AS ix,
-           CASE model WHEN 'aiter_rms_norm' THEN 1 WHEN 'aiter_rmsnorm' THEN 2 ELSE 4 END AS iw
-    FROM _tl_infer_perf_events WHERE sheet = 'RMSNorm_fwd'
-), a AS (
-    SELECT *, _tl_shape(json_extract(d, '$[' || ix || ']')) AS xs, json_extract(st, '$[' || ix || ']') AS xst,
-           json_extract(d, '$[' || iw || '][0]')::BIGINT AS c, _tl_bpe(ty[ix + 1]) AS bpe, ty[ix + 1] AS dt
-    FROM e
-), ok AS (
-    SELECT *, _tl_numel(xs)::DOUBLE AS n FROM a
-    WHERE xs IS NOT NULL AND json_type(xst) = 'ARRAY' AND c IS NOT NULL AND bpe IS NOT NULL
-)
-SELECT trace_id, event_id,
-       [{'k': 'op_shape', 'v': _py_tuple1(json_extract(d, '$[' || ix || ']')), 't': NULL},
-        {'k': 'dtype_in_out', 'v': '(' || _py_str(dt) || ', None)', 't': NULL},
-        {'k': 'stride_input', 'v': _py_tuple1(xst), 't': NULL},
-        {'k': 'stride_output', 'v': NULL, 't': NULL},
-        {'k': 'num_channels', 'v': c::VARCHAR, 't': 'i'},
-        {'k': 'has_bias', 'v': 'False', 't': NULL},
-        {'k': 'is_affine', 'v': 'True', 't': NULL},
-        {'k': 'is_training', 'v': 'False', 't': NULL}] AS params,
-       CASE WHEN model = 'aiter_rmsnorm2d_fwd_with_add_ck' THEN n ELSE 0.0 END + (n / c * (2 * c + 2) + n * 2) AS flops,
-       CASE WHEN model = 'aiter_rmsnorm2d_fwd_with_add_ck' THEN 4 * n * bpe + c * bpe
-            ELSE n * bpe + n * bpe + c * bpe END AS bytes,
-       'vector_' || _tl_precision(dt) AS compute_spec
-FROM ok;
+-- _tl_perf_summary's input form: the models of peers/tracelens/perf_rmsnorm over the merged tree's instances.
+CREATE OR REPLACE VIEW _tl_perf_infer_rmsnorm AS SELECT * FROM _tl_perf_rmsnorm_of('_tl_infer_perf_events');
 
 -- tl_perf_infer_rmsnorm_fwd: TraceLens's RMSNorm_fwd.csv of its inference report, one row per trace and group of
--- RMSNorm op instances with the same name, parameters and number of GPU events; TraceLens's columns.
---   trace_id                    the trace
---   name                        the op name
---   param: op_shape, dtype_in_out, stride_input, stride_output, num_channels, has_bias, is_affine,
---   is_training                 the model's parameters (_tl_perf_infer_rmsnorm), as Python prints them
---   num_kernels                 GPU events per instance
---   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
---   rank                        row order in TraceLens's file
---   sheet_columns               the columns TraceLens writes for this trace, in its order
+-- RMSNorm op instances with the same name, parameters and number of GPU events; the columns of
+-- tl_perf_rmsnorm_fwd (peers/tracelens/perf_rmsnorm), num_kernels (GPU events per instance) after the params.
 -- @output report-tracelens-module 19 RMSNorm_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_rmsnorm_fwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
-       _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
-       _tl_perf_param(params, 'stride_input') AS "param: stride_input",
-       _tl_perf_param(params, 'stride_output') AS "param: stride_output",
-       _tl_perf_param(params, 'num_channels') AS "param: num_channels",
-       _tl_perf_param(params, 'has_bias') AS "param: has_bias",
-       _tl_perf_param(params, 'is_affine') AS "param: is_affine",
-       _tl_perf_param(params, 'is_training') AS "param: is_training",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary_of('_tl_perf_infer_rmsnorm', '_tl_infer_perf_events', true)
-ORDER BY trace_id, rank;
+SELECT * FROM _tl_perf_rmsnorm_sheet('_tl_perf_infer_rmsnorm', '_tl_infer_perf_events', true);
 
 -- _tl_perf_infer_attention: one row per instance of the InferenceAttention_fwd sheet TraceLens keeps, in
 -- _tl_perf_summary's input form (TraceLens/PerfModel/extensions/attention_perf_model_extensions.py, and

@@ -48,7 +48,7 @@ WITH e AS (
                 WHEN model = 'batch_norm_bwd' AND name NOT IN ('aten::cudnn_batch_norm_backward',
                                                                 'aten::miopen_batch_norm_backward') THEN 1
                 ELSE 0 END AS ix
-    FROM _tl_perf_events WHERE sheet = 'Normalization' AND model <> 'instance_norm_bwd'
+    FROM _tl_perf_events WHERE sheet = 'Normalization' AND model NOT IN ('instance_norm_bwd', 'fused_ln_modulate')
 ), a AS (
     SELECT *, json_extract(d, '$[' || ix || ']') AS shape_j, ty[ix + 1] AS dt,
            json_extract(st, '$[' || ix || ']') AS stride_j,
@@ -130,7 +130,26 @@ SELECT trace_id, event_id,
                            + (2 + CASE WHEN affine THEN 1 + CASE WHEN bias THEN 1 ELSE 0 END ELSE 0 END
                               + CASE WHEN training THEN 2 ELSE 0 END) * c * bpe END END AS bytes,
        'vector_' || _tl_precision(dt ->> '$') AS compute_spec
-FROM ok;
+FROM ok
+UNION ALL
+-- primus::fused_ln_modulate (FusedLnModulate, formula per TraceLens PerfModel perf_model.py): x = Input Dims[0] =
+-- (T, B, H, ...): op_shape = x, dtype_in_out = (Input type[0], None), stride_input = Input Strides[0] (None
+-- without), num_channels = H, has_bias, is_affine and is_training True; FLOPs 12·n, bytes 2·n·bpe + 2·B·H·bpe
+-- (scale and shift) + 2·T·B·4 (mean and rstd); an unknown dtype drops the instance.
+SELECT trace_id, event_id,
+       [{'k': 'op_shape', 'v': _py_tuple1(x), 't': NULL},
+        {'k': 'dtype_in_out', 'v': '(' || _py_str(dt) || ', None)', 't': NULL},
+        {'k': 'stride_input', 'v': CASE WHEN json_type(xst) = 'ARRAY' THEN _py_tuple1(xst) END, 't': NULL},
+        {'k': 'stride_output', 'v': NULL, 't': NULL}, {'k': 'num_channels', 'v': xs[3]::VARCHAR, 't': 'i'},
+        {'k': 'has_bias', 'v': 'True', 't': NULL}, {'k': 'is_affine', 'v': 'True', 't': NULL},
+        {'k': 'is_training', 'v': 'True', 't': NULL}],
+       12 * _tl_numel(xs),
+       2 * _tl_numel(xs) * _tl_bpe(dt) + 2 * xs[2]::HUGEINT * xs[3] * _tl_bpe(dt) + 2 * xs[1]::HUGEINT * xs[2] * 4,
+       'vector_' || _tl_precision(dt)
+FROM (SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS x, _tl_shape(json_extract(input_dims, '$[0]')) AS xs,
+             json_extract_string(input_types, '$[0]') AS dt, json_extract(input_strides, '$[0]') AS xst
+      FROM _tl_perf_events WHERE sheet = 'Normalization' AND model = 'fused_ln_modulate')
+WHERE len(xs) >= 3 AND _tl_bpe(dt) IS NOT NULL;
 
 -- tl_perf_normalization: TraceLens's Normalization.csv, one row per trace and group of normalization op
 -- instances (forward and backward) with the same name and parameters; TraceLens's column names

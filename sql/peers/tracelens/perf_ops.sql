@@ -52,11 +52,47 @@ SELECT * FROM (VALUES
     ('bitsandbytes::int8_linear_matmul', 'aten_scaled_mm', 'GEMM'),
     ('aten::bmm', 'aten_bmm', 'GEMM'),
     ('aten::baddbmm', 'aten_baddbmm', 'GEMM'),
+    ('sglang_profiler::fp8_utils_gemm_a8w8_blockscale', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('sglang_profiler::gemm_a8w8_blockscale_gemm_a8w8_blockscale', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('vllm::rocm_aiter_triton_gemm_a8w8_blockscale', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('aiter::gemm_a8w8_blockscale_ck', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('aiter::gemm_a8w8_blockscale_cktile', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('aiter::gemm_a8w8_blockscale_bpreshuffle_ck', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('aiter::gemm_a8w8_blockscale_bpreshuffle_cktile', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('aiter::flatmm_a8w8_blockscale_asm', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('aiter::gfx950_a8w8_blockscale_asm', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('aiter::gemm_a8w8_ck', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('aiter::gemm_a8w8_bpreshuffle_ck', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('aiter::gemm_a8w8_bpreshuffle', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('vllm::_rocm_aiter_preshuffled_per_token_w8a8_gemm', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('aiter::_gemm_a8w8_blockscale_bpreshuffle_asm', 'gemm_a8w8_blockscale', 'GEMM'),
+    ('vllm::rocm_unquantized_gemm', 'vllm_rocm_unquantized_gemm', 'GEMM'),
+    ('aiter::gemm_a16w16', 'gemm_a16w16', 'GEMM'),
+    ('aiter::gemm_a16w16_atomic_', 'gemm_a16w16_atomic_', 'GEMM'),
+    ('sglang_profiler::gemm_kernels_flydsl_hgemm', 'gemm_a16w16_atomic_', 'GEMM'),
+    ('aiter::_gemm_a16w16_asm', 'gemm_a16w16_asm', 'GEMM'),
+    ('aiter::gemm_afp4wfp4_', 'gemm_afp4wfp4', 'GEMM'),
+    ('aiter::batched_gemm_a16wfp4_', 'batched_gemm_a16wfp4', 'GEMM'),
+    ('sglang_profiler::batched_gemm_a8w8_a_per_token_group_prequant_w_per_batched_tensor_quant_batched_gemm_a8w8_a_per_token_group_prequant_w_per_batched_tensor_quant', 'batched_gemm_a8w8', 'GEMM'),
+    ('tex_ts::te_gemm_ts', 'tex_ts_te_gemm_ts', 'GEMM'),
+    ('vllm::gemm_with_dynamic_quant', 'vllm_gemm_with_dynamic_quant', 'GEMM'),
+    ('primus_turbo_cpp_extension::hipblaslt_gemm_fp8', 'hipblaslt_gemm_fp8', 'GEMM'),
+    ('primus_turbo::hipblaslt_gemm_fp8', 'hipblaslt_gemm_fp8', 'GEMM'),
+    ('primus_turbo_cpp_extension::hipblaslt_gemm_fp4', 'hipblaslt_gemm_fp4', 'GEMM'),
+    ('primus_turbo::hipblaslt_gemm_fp4', 'hipblaslt_gemm_fp4', 'GEMM'),
+    ('aiter::gemm_a4w4', 'aiter_gemm_a4w4', 'GEMM'),
+    ('aiter::_gemm_a4w4_asm', 'aiter_gemm_a4w4', 'GEMM'),
     ('FlashAttnFunc', 'flash_attention', 'SDPA_fwd'),
     ('flash_attn::_flash_attn_forward', 'flash_attention', 'SDPA_fwd'),
     ('aten::_scaled_dot_product_cudnn_attention', 'aten_sdpa_cudnn', 'SDPA_fwd'),
     ('aten::_scaled_dot_product_efficient_attention', 'aten_sdpa_efficient', 'SDPA_fwd'),
     ('aten::_scaled_dot_product_flash_attention', 'aten_sdpa_flash', 'SDPA_fwd'),
+    ('flash_attn::_flash_attn_varlen_forward', 'flash_attention_varlen_forward', 'SDPA_fwd'),
+    ('aiter::_flash_attn_forward', 'aiter__flash_attn_forward', 'SDPA_fwd'),
+    ('aiter::wrapper_fmha_v3_fwd', 'aiter__fmha_v3_forward', 'SDPA_fwd'),
+    ('aiter::mha_fwd', 'aiter__mha_fwd', 'SDPA_fwd'),
+    ('aiter::fmha_v3_fwd', 'aiter__fmha_v3_fwd', 'SDPA_fwd'),
+    ('flash_attn_3::fwd', 'flash_attn_v3_forward', 'SDPA_fwd'),
     ('aten::copy', 'aten_unary_elementwise', 'UnaryElementwise'),
     ('aten::copy_', 'aten_unary_elementwise', 'UnaryElementwise'),
     ('aten::clamp_min', 'aten_unary_elementwise', 'UnaryElementwise'),
@@ -74,6 +110,16 @@ SELECT * FROM (VALUES
     ('aten::upsample_nearest1d', 'aten_upsample_nearest', 'UnaryElementwise'),
     ('aten::upsample_nearest2d', 'aten_upsample_nearest', 'UnaryElementwise'),
     ('aten::upsample_nearest3d', 'aten_upsample_nearest', 'UnaryElementwise'),
+    ('aiter::silu_and_mul', 'aiter_silu_and_mul', 'UnaryElementwise'),
+    ('_C::silu_and_mul', 'aiter_silu_and_mul', 'UnaryElementwise'),
+    ('sgl_kernel::silu_and_mul', 'aiter_silu_and_mul', 'UnaryElementwise'),
+    ('aiter::gelu_and_mul', 'aiter_gelu_and_mul', 'UnaryElementwise'),
+    ('aiter::gelu_tanh_and_mul', 'aiter_gelu_tanh_and_mul', 'UnaryElementwise'),
+    ('primus_turbo_cpp_extension::quantize_fp8_tensorwise', 'primus_turbo_quantize_fp8', 'UnaryElementwise'),
+    ('primus_turbo::quantize_fp8_tensorwise', 'primus_turbo_quantize_fp8', 'UnaryElementwise'),
+    ('primus_turbo_cpp_extension::quantize_mxfp4_dual', 'primus_turbo_quantize_mxfp4_dual', 'UnaryElementwise'),
+    ('primus_turbo::quantize_mxfp4_dual', 'primus_turbo_quantize_mxfp4_dual', 'UnaryElementwise'),
+    ('primus::quantize_mxfp4_dual', 'primus_turbo_quantize_mxfp4_dual', 'UnaryElementwise'),
     ('aten::div', 'aten_binary_elementwise', 'BinaryElementwise'),
     ('aten::div_', 'aten_binary_elementwise', 'BinaryElementwise'),
     ('aten::mul', 'aten_binary_elementwise', 'BinaryElementwise'),
@@ -82,6 +128,11 @@ SELECT * FROM (VALUES
     ('aten::add_', 'aten_binary_elementwise', 'BinaryElementwise'),
     ('aten::sigmoid_backward', 'aten_binary_elementwise', 'BinaryElementwise'),
     ('aten::threshold_backward', 'aten_binary_elementwise', 'BinaryElementwise'),
+    ('LigerSiLUMulFunction', 'liger_silu_mul_function', 'BinaryElementwise'),
+    ('aiter::dynamic_per_tensor_quant', 'per_group_quant', 'BinaryElementwise'),
+    ('aiter::dynamic_per_token_scaled_quant', 'per_group_quant', 'BinaryElementwise'),
+    ('aiter::dynamic_per_group_scaled_quant', 'per_group_quant', 'BinaryElementwise'),
+    ('vllm::triton_per_token_group_quant_fp8', 'vllm_triton_per_token_group_quant_fp8', 'BinaryElementwise'),
     ('aten::sum', 'aten_reduce', 'Reduce_fwd'),
     ('aten::mean', 'aten_reduce', 'Reduce_fwd'),
     ('aten::max', 'aten_reduce', 'Reduce_fwd'),
@@ -135,7 +186,40 @@ SELECT * FROM (VALUES
     ('aten::native_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
     ('aten::miopen_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
     ('aten::cudnn_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
-    ('aten::_fused_rms_norm_backward', 'rms_norm_bwd', 'Normalization')
+    ('aten::_fused_rms_norm_backward', 'rms_norm_bwd', 'Normalization'),
+    ('primus::fused_ln_modulate', 'fused_ln_modulate', 'Normalization'),
+    ('MoEDispatch', 'moe_dispatch', 'MoE_comm_fwd'),
+    ('MoECombine', 'moe_combine', 'MoE_comm_fwd'),
+    ('CrossEntropyFunction', 'cross_entropy_fwd', 'CrossEntropy_fwd'),
+    ('primus_turbo::grouped_gemm', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
+    ('primus_turbo::grouped_gemm_impl', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
+    ('primus_turbo_cpp_extension::grouped_gemm', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
+    ('primus_turbo_cpp_extension::ck_grouped_gemm', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
+    ('primus_turbo::grouped_gemm_variable_k', 'primus_turbo_grouped_gemm_variable_k', 'GroupedGEMM_fwd'),
+    ('primus_turbo::grouped_gemm_variable_k_impl', 'primus_turbo_grouped_gemm_variable_k', 'GroupedGEMM_fwd'),
+    ('primus_turbo_cpp_extension::grouped_gemm_variable_k', 'primus_turbo_grouped_gemm_variable_k', 'GroupedGEMM_fwd'),
+    ('primus_turbo_cpp_extension::ck_grouped_gemm_variable_k', 'primus_turbo_grouped_gemm_variable_k', 'GroupedGEMM_fwd'),
+    ('FusedRoPEFunc', 'fused_rope_fwd', 'RoPE_fwd'),
+    ('aiter::rope_cached_positions_2c_fwd_impl', 'aiter_rope_cached_positions_2c_fwd_impl', 'RoPE_fwd'),
+    ('sgl_kernel::rotary_embedding', 'sgl_kernel_rotary_embedding', 'RoPE_fwd'),
+    ('sglang_profiler::fused_mxfp4_quant_fused_flatten_mxfp4_quant', 'fused_flatten_mxfp4_quant', 'GroupQuant_fwd'),
+    ('aiter::fused_dynamic_mx_quant_moe_sort_hip', 'fused_dynamic_mx_quant_moe_sort_hip', 'GroupQuant_fwd'),
+    ('sglang_profiler::quant_dynamic_mxfp4_quant', 'sglang_quant_dynamic_mxfp4_quant', 'GroupQuant_fwd'),
+    ('aiter::fused_dynamic_mxfp4_quant_moe_sort_hip', 'aiter_fused_dynamic_mxfp4_quant_moe_sort_hip', 'GroupQuant_fwd'),
+    ('aiter::dynamic_per_group_scaled_quant_fp4', 'aiter_dynamic_per_group_scaled_quant_fp4', 'GroupQuant_fwd'),
+    ('aiter::rms_norm', 'aiter_rms_norm', 'RMSNorm_fwd'),
+    ('aiter::rmsnorm2d_fwd_ck', 'aiter_rms_norm', 'RMSNorm_fwd'),
+    ('aiter::rmsnorm', 'aiter_rmsnorm', 'RMSNorm_fwd'),
+    ('aiter::rmsnorm2d_fwd_with_add_ck', 'aiter_rmsnorm2d_fwd_with_add_ck', 'RMSNorm_fwd'),
+    ('aiter::add_rmsnorm', 'aiter_rmsnorm2d_fwd_with_add_ck', 'RMSNorm_fwd'),
+    ('aiter::rmsnorm2d_fwd_with_dynamicquant_ck', 'aiter_rmsnorm2d_fwd_with_dynamicquant_ck', 'RMSNorm_fwd'),
+    ('aiter::rmsnorm_quant', 'aiter_rmsnorm_quant', 'RMSNorm_fwd'),
+    ('vllm::rocm_aiter_rmsnorm_fp8_group_quant', 'vllm_rocm_aiter_rmsnorm_fp8_group_quant', 'RMSNorm_fwd'),
+    ('vllm::rocm_aiter_rmsnorm_with_add_fp8_group_quant', 'vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant', 'RMSNorm_fwd'),
+    ('vllm::rocm_aiter_triton_add_rmsnorm_pad', 'vllm_rocm_aiter_triton_add_rmsnorm_pad', 'RMSNorm_fwd'),
+    ('aiter::fused_add_rmsnorm_pad_', 'vllm_rocm_aiter_triton_add_rmsnorm_pad', 'RMSNorm_fwd'),
+    ('sglang_profiler::fused_mxfp4_quant_fused_rms_mxfp4_quant', 'fused_rms_mxfp4_quant', 'RMSNorm_fwd'),
+    ('aiter::_fuse_rmsnorm_fp4_quant', 'fused_rms_mxfp4_quant', 'RMSNorm_fwd')
 ) t(name, model, sheet);
 
 -- _tl_pylist1..3(j): a JSON value of the trace's args as Python prints the same value (lists stay lists):
@@ -176,6 +260,14 @@ CREATE OR REPLACE MACRO _tl_precision(dtype) AS
                       WHEN 'unsigned char' THEN 'fp8' WHEN 'fp8' THEN 'fp8' WHEN 'fp4' THEN 'fp4'
                       WHEN 'mxfp4' THEN 'fp4' WHEN 'c10::float4_e2m1fn_x2' THEN 'fp4'
                       WHEN 'c10::float8_e4m3fn' THEN 'fp8' END;
+
+-- _tl_py_strs(xs): a list of texts as Python prints the tuple of them ("('a', 'b')").
+CREATE OR REPLACE MACRO _tl_py_strs(xs) AS _py_seq(list_transform(xs, lambda x: _py_str(x)), len(xs));
+
+-- _tl_int_text(s): the integer Python's int() reads from a Concrete Input (surrounding blanks allowed), NULL when
+-- it reads none.
+CREATE OR REPLACE MACRO _tl_int_text(s) AS
+    CASE WHEN regexp_matches(s, '^\s*[+-]?[0-9]+\s*$') THEN trim(s)::BIGINT END;
 
 -- _tl_shape(j): a JSON shape as a list of BIGINT (NULL when j is not a list).
 CREATE OR REPLACE MACRO _tl_shape(j) AS
@@ -355,9 +447,9 @@ WITH inst0 AS (
            min(event_id) AS uid
     FROM inst GROUP BY trace_id, sheet, gid
 ), floaty AS (   -- params that are a float column in TraceLens's table: floats in some rows, or integers
-                 -- missing from some rows (NaN); their integers print as floats
+                 -- missing from some rows or None there (NaN); their integers print as floats
     SELECT trace_id, sheet, list(k) AS keys
-    FROM (SELECT trace_id, sheet, p.k AS k, bool_or(p.t = 'f') AS any_f, bool_or(p.t = 'i') AS any_i, count(*) AS n_has
+    FROM (SELECT trace_id, sheet, p.k AS k, bool_or(p.t = 'f') AS any_f, bool_or(p.t = 'i') AS any_i, count(p.v) AS n_has
           FROM (SELECT trace_id, sheet, unnest(params) AS p FROM inst) GROUP BY ALL)
     JOIN (SELECT trace_id, sheet, count(*) AS n FROM inst GROUP BY ALL) USING (trace_id, sheet)
     WHERE any_f OR (any_i AND n_has < n)

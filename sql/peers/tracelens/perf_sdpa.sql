@@ -27,42 +27,73 @@
 --              B·H_Q·2·N_KV·N_Q·d_h_qk + B·N_KV·d_h_qk·(H_Q // H_KV − 1), halved (a float) when causal.
 --   bytes      (q, k, v read, dO read, dQ, dK, dV written) · 2: (2·(B·N_Q·H_Q·d_h_qk + B·N_KV·H_KV·d_h_qk +
 --              B·N_KV·H_KV·d_h_v) + B·N_Q·H_Q·d_h_v) · 2, two bytes per element whatever the dtype.
+-- aiter's attention forwards (aiter__flash_attn_forward, aiter__mha_fwd, aiter__fmha_v3_fwd: q, k, v = Input
+-- Dims[0..2]; aiter__fmha_v3_forward (aiter::wrapper_fmha_v3_fwd): [1..3]; flash_attn_v3_forward
+-- (flash_attn_3::fwd): [0..2]), formulas per TraceLens PerfModel (_parse_aiter_mha_fwd_args and the classes in
+-- perf_model.py): shapes (B, N, H, d) as flash_attn's; dropout = float of Concrete Inputs[3] ([4] for
+-- fmha_v3_forward; 0.0 when empty, 'None' or not a number; always 0.0 for flash_attn_3), causal = Concrete
+-- Inputs[5] ([6] for fmha_v3_forward, [24] for flash_attn_3) is 'true' in any case; flash_impl True; no strides,
+-- no dtype_A_B parameter, hence no Compute Spec (empty).
+-- flash_attn::_flash_attn_varlen_forward (flash_attention_varlen_forward, formulas per TraceLens PerfModel):
+-- q, k, v = Input Dims[0..2] = (total tokens, H, d), B = 1; num_seqs_q/kv = the sizes of the cu_seqlens
+-- (Input Dims[3], [4]) − 1; max_seqlen_q/kv = float of Concrete Inputs[5], [6]; dropout = float of [7]; causal =
+-- [9] evaluated; strides and dtype_A_B as flash_attn's. FLOPs: the SDPA FLOPs of one sequence of the max lengths,
+-- + (num_seqs_q − 1) × those of one sequence of the others' mean lengths ((N − max) // (num_seqs − 1), floats),
+-- each halved when causal (unequal query and key lengths there drop the instance); bytes over the totals.
 -- flash_attn's varlen backward op, which TraceLens models on its own and appends to SDPA_bwd, is not in the
 -- registry here.
 --
 -- @requires lib/pytext peers/tracelens/perf_ops peers/tracelens/perf_bwd
 
 -- _tl_perf_sdpa_cfg: one row per SDPA forward instance TraceLens keeps: trace_id, event_id, params (in
--- _tl_perf_summary's input form), the shapes b, n_q, h_q, n_kv, h_kv, d_qk, d_v, causal, flash_impl and
--- compute_spec.
+-- _tl_perf_summary's input form), the shapes b, n_q, h_q, n_kv, h_kv, d_qk, d_v, causal, flash_impl,
+-- compute_spec, and for flash_attn's varlen forward (vl) nsq, nskv, mq, mkv (sequences, longest lengths).
 CREATE OR REPLACE VIEW _tl_perf_sdpa_cfg AS
 WITH e AS (
     SELECT trace_id, event_id, model, input_dims AS d, input_types AS ty, input_strides AS st,
            json_extract(concrete_inputs, '$[*]') AS ci,
-           model = 'flash_attention' AS fa
+           model IN ('flash_attention', 'flash_attention_varlen_forward') AS fa,
+           model = 'flash_attention_varlen_forward' AS vl,
+           model IN ('aiter__flash_attn_forward', 'aiter__mha_fwd', 'aiter__fmha_v3_fwd', 'aiter__fmha_v3_forward',
+                     'flash_attn_v3_forward') AS ai
     FROM _tl_perf_events WHERE sheet = 'SDPA_fwd'
 ), a AS (
     SELECT *,
-           list_transform([0, 1, 2], lambda i: json_extract(d, '$[' || i || ']')) AS qkv,
+           list_transform(CASE WHEN model = 'aiter__fmha_v3_forward' THEN [1, 2, 3] ELSE [0, 1, 2] END,
+                          lambda i: json_extract(d, '$[' || i || ']')) AS qkv,
            list_slice(json_extract(ty, '$[*]'), 1, 2) AS dt,
-           CASE model WHEN 'aten_sdpa_flash' THEN 3 WHEN 'flash_attention' THEN 3 ELSE 5 END AS i_drop,
-           CASE model WHEN 'aten_sdpa_flash' THEN 4 WHEN 'flash_attention' THEN 5 ELSE 6 END AS i_causal
+           CASE model WHEN 'aten_sdpa_flash' THEN 3 WHEN 'flash_attention' THEN 3 WHEN 'aiter__fmha_v3_forward' THEN 4
+                      WHEN 'flash_attention_varlen_forward' THEN 7
+                      WHEN 'flash_attn_v3_forward' THEN NULL WHEN 'aiter__flash_attn_forward' THEN 3
+                      WHEN 'aiter__mha_fwd' THEN 3 WHEN 'aiter__fmha_v3_fwd' THEN 3 ELSE 5 END AS i_drop,
+           CASE model WHEN 'aten_sdpa_flash' THEN 4 WHEN 'flash_attention' THEN 5 WHEN 'aiter__fmha_v3_forward' THEN 6
+                      WHEN 'flash_attention_varlen_forward' THEN 9
+                      WHEN 'flash_attn_v3_forward' THEN 24 WHEN 'aiter__flash_attn_forward' THEN 5
+                      WHEN 'aiter__mha_fwd' THEN 5 WHEN 'aiter__fmha_v3_fwd' THEN 5 ELSE 6 END AS i_causal
     FROM e
 ), shp AS (
     SELECT *,
-           list_transform(qkv, lambda x: CASE WHEN json_type(x) = 'ARRAY' AND json_array_length(x) >= 4
+           list_transform(qkv, lambda x: CASE WHEN json_type(x) = 'ARRAY' AND json_array_length(x) >= CASE WHEN vl THEN 3 ELSE 4 END
                                              THEN json_transform(x, '["BIGINT"]') END) AS sh,
+           CASE WHEN vl THEN json_extract(d, '$[3][0]')::BIGINT - 1 END AS nsq,
+           CASE WHEN vl THEN json_extract(d, '$[4][0]')::BIGINT - 1 END AS nskv,
+           CASE WHEN vl THEN TRY_CAST(ci[6] ->> '$' AS DOUBLE) END AS mq,
+           CASE WHEN vl THEN TRY_CAST(ci[7] ->> '$' AS DOUBLE) END AS mkv,
            ci[i_drop + 1] ->> '$' AS drop_text, ci[i_causal + 1] ->> '$' AS causal_text
     FROM a
 ), p AS (
     SELECT *,
-           sh[1][1] AS b_q, sh[2][1] AS b_k, sh[3][1] AS b_v,
-           CASE WHEN fa THEN sh[1][3] ELSE sh[1][2] END AS h_q, CASE WHEN fa THEN sh[2][3] ELSE sh[2][2] END AS h_k,
-           CASE WHEN fa THEN sh[3][3] ELSE sh[3][2] END AS h_v,
-           CASE WHEN fa THEN sh[1][2] ELSE sh[1][3] END AS n_q, CASE WHEN fa THEN sh[2][2] ELSE sh[2][3] END AS n_k,
-           CASE WHEN fa THEN sh[3][2] ELSE sh[3][3] END AS n_v,
-           sh[1][4] AS d_q, sh[2][4] AS d_k, sh[3][4] AS d_v,
+           CASE WHEN vl THEN 1 ELSE sh[1][1] END AS b_q, CASE WHEN vl THEN 1 ELSE sh[2][1] END AS b_k,
+           CASE WHEN vl THEN 1 ELSE sh[3][1] END AS b_v,
+           CASE WHEN vl THEN sh[1][2] WHEN fa OR ai THEN sh[1][3] ELSE sh[1][2] END AS h_q, CASE WHEN vl THEN sh[2][2] WHEN fa OR ai THEN sh[2][3] ELSE sh[2][2] END AS h_k,
+           CASE WHEN vl THEN sh[3][2] WHEN fa OR ai THEN sh[3][3] ELSE sh[3][2] END AS h_v,
+           CASE WHEN vl THEN sh[1][1] WHEN fa OR ai THEN sh[1][2] ELSE sh[1][3] END AS n_q,
+           CASE WHEN vl THEN sh[2][1] WHEN fa OR ai THEN sh[2][2] ELSE sh[2][3] END AS n_k,
+           CASE WHEN vl THEN sh[3][1] WHEN fa OR ai THEN sh[3][2] ELSE sh[3][3] END AS n_v,
+           CASE WHEN vl THEN sh[1][3] ELSE sh[1][4] END AS d_q, CASE WHEN vl THEN sh[2][3] ELSE sh[2][4] END AS d_k,
+           CASE WHEN vl THEN sh[3][3] ELSE sh[3][4] END AS d_v,
            CASE WHEN fa THEN TRY_CAST(drop_text AS DOUBLE)
+                WHEN model = 'flash_attn_v3_forward' THEN 0.0
                 WHEN drop_text IS NULL OR drop_text IN ('', 'None') THEN 0.0
                 ELSE coalesce(TRY_CAST(drop_text AS DOUBLE), 0.0) END AS dropout,
            CASE WHEN fa THEN CASE causal_text WHEN 'True' THEN true WHEN 'False' THEN false END
@@ -71,10 +102,15 @@ WITH e AS (
     FROM shp
 ), ok AS (
     SELECT * FROM p
-    WHERE d IS NOT NULL AND ty IS NOT NULL AND list_count(sh) = 3
+    WHERE d IS NOT NULL AND (ai OR ty IS NOT NULL) AND list_count(sh) = 3
           AND len(ci) > i_causal AND dropout IS NOT NULL AND causal IS NOT NULL
           AND b_q = b_k AND b_q = b_v AND h_k = h_v AND n_k = n_v AND d_q = d_k
-          AND (NOT causal OR n_q = n_k) AND len(dt) >= 1
+          AND (ai OR len(dt) >= 1)
+          AND CASE WHEN vl   -- varlen: the longest sequences, then the mean of the others (see _tl_perf_sdpa)
+                   THEN mq IS NOT NULL AND mkv IS NOT NULL AND nsq IS NOT NULL AND nskv IS NOT NULL
+                        AND (NOT causal OR mq = mkv) AND (nsq <= 1 OR (nskv <> 1
+                             AND (NOT causal OR floor((n_q - mq) / (nsq - 1)) = floor((n_k - mkv) / (nskv - 1)))))
+                   ELSE NOT causal OR n_q = n_k END
           AND (NOT fa OR (json_type(json_extract(st, '$[0]')) = 'ARRAY' AND json_type(json_extract(st, '$[1]')) = 'ARRAY'
                           AND json_type(json_extract(st, '$[2]')) = 'ARRAY'))
 )
@@ -88,18 +124,33 @@ SELECT trace_id, event_id,
                               {'k': 'v_stride', 'v': _py_tuple1(json_extract(st, '$[2]')), 't': NULL}] ELSE [] END,
            [{'k': 'dropout', 'v': dropout::VARCHAR, 't': 'f'},
             {'k': 'causal', 'v': _tl_py_bool(causal), 't': NULL},
-            {'k': 'flash_impl', 'v': _tl_py_bool(model IN ('aten_sdpa_flash', 'flash_attention')), 't': NULL},
-            {'k': 'dtype_A_B', 'v': _py_seq(list_transform(dt, lambda x: _py_atom(x)), len(dt)), 't': NULL}]) AS params,
+            {'k': 'flash_impl', 'v': _tl_py_bool(ai OR fa OR model = 'aten_sdpa_flash'), 't': NULL}],
+           CASE WHEN ai THEN []
+                ELSE [{'k': 'dtype_A_B', 'v': _py_seq(list_transform(dt, lambda x: _py_atom(x)), len(dt)), 't': NULL}] END,
+           CASE WHEN vl THEN [{'k': 'num_seqs_q', 'v': nsq::VARCHAR, 't': 'i'},
+                              {'k': 'num_seqs_kv', 'v': nskv::VARCHAR, 't': 'i'},
+                              {'k': 'max_seqlen_q', 'v': mq::VARCHAR, 't': 'f'},
+                              {'k': 'max_seqlen_kv', 'v': mkv::VARCHAR, 't': 'f'}] ELSE [] END)
+           AS params,
        b_q::HUGEINT AS b, n_q::HUGEINT AS n_q, h_q::HUGEINT AS h_q, n_k::HUGEINT AS n_kv, h_k::HUGEINT AS h_kv,
-       d_q::HUGEINT AS d_qk, d_v::HUGEINT AS d_v, causal, model IN ('aten_sdpa_flash', 'flash_attention') AS flash_impl,
-       'matrix_' || _tl_precision(dt[1] ->> '$') AS compute_spec
+       d_q::HUGEINT AS d_qk, d_v::HUGEINT AS d_v, causal,
+       ai OR fa OR model = 'aten_sdpa_flash' AS flash_impl,
+       CASE WHEN NOT ai THEN 'matrix_' || _tl_precision(dt[1] ->> '$') END AS compute_spec,
+       vl, nsq, nskv, mq, mkv
 FROM ok;
 
 -- _tl_perf_sdpa: one row per SDPA forward instance TraceLens keeps, in _tl_perf_summary's input form.
 CREATE OR REPLACE VIEW _tl_perf_sdpa AS
 SELECT trace_id, event_id, params,
-       (b * h_q * (2 * n_q * n_kv * d_qk) + b * h_q * (2 * n_q * d_v * n_kv))::DOUBLE
-           / CASE WHEN causal THEN 2 ELSE 1 END AS flops,
+       CASE WHEN vl
+            THEN (b * h_q * (2 * mq * mkv * d_qk) + b * h_q * (2 * mq * d_v * mkv)) / CASE WHEN causal THEN 2 ELSE 1 END
+                 + CASE WHEN nsq > 1
+                        THEN (nsq - 1) * (b * h_q * (2 * floor((n_q - mq) / (nsq - 1)) * floor((n_kv - mkv) / (nskv - 1)) * d_qk)
+                                          + b * h_q * (2 * floor((n_q - mq) / (nsq - 1)) * d_v * floor((n_kv - mkv) / (nskv - 1))))
+                             / CASE WHEN causal THEN 2 ELSE 1 END
+                        ELSE 0 END
+            ELSE (b * h_q * (2 * n_q * n_kv * d_qk) + b * h_q * (2 * n_q * d_v * n_kv))::DOUBLE
+                 / CASE WHEN causal THEN 2 ELSE 1 END END AS flops,
        (b * n_q * h_q * d_qk + b * n_kv * h_kv * d_qk + b * n_kv * h_kv * d_v + b * n_q * h_q * d_v) * 2 AS bytes,
        compute_spec
 FROM _tl_perf_sdpa_cfg;
@@ -131,6 +182,10 @@ SELECT trace_id, name,
        _tl_perf_param(params, 'dropout') AS "param: dropout", _tl_perf_param(params, 'causal') AS "param: causal",
        _tl_perf_param(params, 'flash_impl') AS "param: flash_impl",
        _tl_perf_param(params, 'dtype_A_B') AS "param: dtype_A_B",
+       _tl_perf_param(params, 'num_seqs_q') AS "param: num_seqs_q",
+       _tl_perf_param(params, 'num_seqs_kv') AS "param: num_seqs_kv",
+       _tl_perf_param(params, 'max_seqlen_q') AS "param: max_seqlen_q",
+       _tl_perf_param(params, 'max_seqlen_kv') AS "param: max_seqlen_kv",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
 FROM _tl_perf_summary(tbl, ev)
 ORDER BY trace_id, rank;
@@ -142,6 +197,8 @@ ORDER BY trace_id, rank;
 --   param: B, N_Q, H_Q, N_KV, H_KV, d_h_qk, d_h_v   batch, query/key lengths and heads, head dims
 --   param: q_stride, k_stride, v_stride       (flash_attn ops) the strides of q, k, v
 --   param: dropout, causal, flash_impl, dtype_A_B   see the top of this file
+--   param: num_seqs_q, num_seqs_kv, max_seqlen_q, max_seqlen_kv   (flash_attn's varlen forward) sequences and
+--                                             longest lengths
 --   GFLOPS_first ... UID_first                the statistics of _tl_perf_summary
 --   rank                                      row order in TraceLens's file
 --   sheet_columns                             the columns TraceLens writes for this trace, in its order

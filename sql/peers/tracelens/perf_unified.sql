@@ -36,6 +36,8 @@
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_sdpa
 -- @requires peers/tracelens/perf_elementwise peers/tracelens/perf_reduce peers/tracelens/perf_norm
 -- @requires peers/tracelens/perf_conv peers/tracelens/perf_triton peers/tracelens/arch tree/rollups
+-- @requires peers/tracelens/perf_rmsnorm peers/tracelens/perf_rope peers/tracelens/perf_group_quant
+-- @requires peers/tracelens/perf_grouped_gemm peers/tracelens/perf_misc
 
 -- _tl_perf_instances_cpu_families: the modelled instances of the families whose ops the inference report reads
 -- as the perf report does (SDPA, binary elementwise, reductions, normalization, convolution).
@@ -51,6 +53,12 @@ CREATE OR REPLACE VIEW _tl_perf_instances AS
 SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_gemm
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_unary
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_triton
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_rmsnorm
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_rope
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_group_quant_fwd
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_grouped_gemm
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_moe_comm
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_cross_entropy
 UNION ALL SELECT * FROM _tl_perf_instances_cpu_families;
 
 -- _tl_unified_collect(g, ops): the ops TraceLens's unified perf table collects (the collection rule at the top

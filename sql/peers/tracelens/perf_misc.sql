@@ -1,0 +1,72 @@
+-- peers/tracelens/perf_misc — TraceLens (0.1.0) perf models of one op name each and their sheets: MoE token
+-- dispatch/combine (MoE_comm_fwd.csv) and fused cross entropy (CrossEntropy_fwd.csv).
+--
+-- Facts credited to TraceLens (AMD-AGI/TraceLens, MIT licence, commit 171dd74), read from
+-- TraceLens/PerfModel/perf_model.py (MoEComm, moe_dispatch, moe_combine, CrossEntropy, cross_entropy_fwd); the
+-- code is ours.
+--   moe_dispatch, moe_combine (MoEDispatch, MoECombine)  tokens = Input Dims[0]: params num_tokens = its first
+--              size, hidden_dim = its second (None when missing), bpe = bpe of Input type[0] (None when unknown);
+--              FLOPs 0, bytes num_tokens·hidden_dim·bpe (None when one is None); no Compute Spec.
+--   cross_entropy_fwd (CrossEntropyFunction)  logits = Input Dims[0]: params batch = its first size, vocab_size =
+--              its last, logits_shape = the list as recorded; FLOPs 5·batch·vocab_size, bytes elements(logits)·bpe
+--              + batch·8 (int64 targets) + batch·4 (fp32 losses), bpe of Input type[0] (2 when unknown or
+--              missing); Compute Spec 'vector_' + the precision of Input type[0].
+--
+-- @requires lib/pytext peers/tracelens/perf_ops
+
+-- _tl_perf_moe_comm: one row per MoE_comm_fwd instance TraceLens keeps, in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_moe_comm AS
+SELECT trace_id, event_id,
+       [{'k': 'num_tokens', 'v': s[1]::VARCHAR, 't': CASE WHEN len(s) >= 1 THEN 'i' END},
+        {'k': 'hidden_dim', 'v': s[2]::VARCHAR, 't': CASE WHEN len(s) >= 2 THEN 'i' END},
+        {'k': 'bpe', 'v': bpe::VARCHAR, 't': CASE WHEN bpe IS NOT NULL THEN 'i' END}] AS params,
+       0 AS flops, s[1]::HUGEINT * s[2] * bpe AS bytes, NULL AS compute_spec
+FROM (SELECT trace_id, event_id, coalesce(_tl_shape(json_extract(input_dims, '$[0]')), []) AS s,
+             _tl_bpe(nullif(json_extract_string(input_types, '$[0]'), '')) AS bpe
+      FROM _tl_perf_events WHERE sheet = 'MoE_comm_fwd');
+
+-- tl_perf_moe_comm_fwd: TraceLens's MoE_comm_fwd.csv, one row per trace and group of MoE dispatch/combine
+-- instances with the same name and parameters; TraceLens's columns.
+--   trace_id                    the trace
+--   name                        the op name
+--   param: num_tokens, hidden_dim, bpe   see the top of this file
+--   GFLOPS_first ... UID_first  the statistics of peers/tracelens/perf_ops (_tl_perf_summary)
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens 25 MoE_comm_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_moe_comm_fwd AS
+SELECT trace_id, name, _tl_perf_param(params, 'num_tokens') AS "param: num_tokens",
+       _tl_perf_param(params, 'hidden_dim') AS "param: hidden_dim", _tl_perf_param(params, 'bpe') AS "param: bpe",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary('_tl_perf_moe_comm')
+ORDER BY trace_id, rank;
+
+-- _tl_perf_cross_entropy: one row per CrossEntropy_fwd instance TraceLens keeps, in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_cross_entropy AS
+SELECT trace_id, event_id,
+       [{'k': 'batch', 'v': s[1]::VARCHAR, 't': 'i'}, {'k': 'vocab_size', 'v': s[-1]::VARCHAR, 't': 'i'},
+        {'k': 'logits_shape', 'v': _tl_pylist1(x), 't': NULL}] AS params,
+       5 * s[1]::HUGEINT * s[-1] AS flops,
+       _tl_numel(s) * coalesce(_tl_bpe(dt), 2) + s[1]::HUGEINT * 8 + s[1]::HUGEINT * 4 AS bytes,
+       'vector_' || _tl_precision(dt) AS compute_spec
+FROM (SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS x, _tl_shape(json_extract(input_dims, '$[0]')) AS s,
+             json_extract_string(input_types, '$[0]') AS dt
+      FROM _tl_perf_events WHERE sheet = 'CrossEntropy_fwd')
+WHERE len(s) >= 1;
+
+-- tl_perf_cross_entropy_fwd: TraceLens's CrossEntropy_fwd.csv, one row per trace and group of fused cross-entropy
+-- instances with the same name and parameters; TraceLens's columns.
+--   trace_id                    the trace
+--   name                        the op name
+--   param: batch, vocab_size, logits_shape   see the top of this file
+--   GFLOPS_first ... UID_first  the statistics of peers/tracelens/perf_ops (_tl_perf_summary)
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens 26 CrossEntropy_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_cross_entropy_fwd AS
+SELECT trace_id, name, _tl_perf_param(params, 'batch') AS "param: batch",
+       _tl_perf_param(params, 'vocab_size') AS "param: vocab_size",
+       _tl_perf_param(params, 'logits_shape') AS "param: logits_shape",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary('_tl_perf_cross_entropy')
+ORDER BY trace_id, rank;
