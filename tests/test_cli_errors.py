@@ -121,7 +121,7 @@ def test_options_with_a_cost_are_bounded(argv, text, capsys):
 
 
 def test_bins_at_the_bound_run(small_ds, capsys):
-    from tracesql.cli.common import MAX_BINS
+    from tracesql.api.analysis import MAX_BINS
 
     assert main(["gaps", str(small_ds), "--hist", "--bins", str(MAX_BINS), "-f", "csv"]) in (0, 1)
     assert "Traceback" not in capsys.readouterr().err
@@ -198,3 +198,13 @@ def test_tracelens_arch_file_peaks_must_be_positive(small_ds, tmp_path, capsys, 
     assert main(["report", str(small_ds), "--style", "tracelens", "--arch", str(spec)]) == 2
     msg = _one_error_line(capsys.readouterr().err)
     assert msg == f"{spec}: {text}; the bandwidth and the peaks must be positive numbers", msg
+
+
+def test_the_api_bounds_histogram_bins_as_the_command_does(small_ds):
+    from tracesql.api.analysis import MAX_BINS
+
+    with tracesql.open(small_ds) as ds:
+        for bins in (0, MAX_BINS + 1, 1_000_000_000):
+            with pytest.raises(ValueError, match="1 to 10,000 bins"):
+                ds.gaps(what="histogram", bins=bins)
+        assert ds.gaps(what="histogram", bins=MAX_BINS).columns[:3] == ["trace_id", "trace", "bin"]  # the bound runs

@@ -12,6 +12,8 @@ GAP_SORT_KEYS = {"count": "count", "avg": "avg_gap_ns", "max": "max_gap_ns", "st
                  "total": "total_idle_ns"}
 
 
+MAX_BINS = 10_000  # gaps histogram: one row per bin and trace
+
 def _q(ds, query: str, params: dict | None = None) -> pl.DataFrame:
     """Run a query with named parameters ($name) and return polars."""
     return ds.con.sql(query, params=params).pl() if params else ds.con.sql(query).pl()
@@ -254,8 +256,8 @@ def gaps(ds, trace: str | None = None, what: str = "streams", hist_min: float = 
             "ORDER BY trace, rank"
         return _q(ds, q, sp)
     if what == "histogram":
-        if bins < 1:
-            raise ValueError("the histogram needs 1 bin or more")
+        if not 1 <= bins <= MAX_BINS:
+            raise ValueError(f"the histogram needs 1 to {MAX_BINS:,} bins (one row per bin), not {bins}")
         lo = float(hist_min)
         if hist_max is None:
             mx = ds.con.sql(f"SELECT max(g.gap_ns) / 1e3 FROM gpu_gaps g {w} AND g.gap_ns > 0{sw}",

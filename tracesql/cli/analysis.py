@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import sys
 
+from tracesql.api.analysis import MAX_BINS
 from tracesql.cli.common import (
     ARCH_NATIVE,
-    MAX_BINS,
     _arch_arg,
     _open,
     _out_args,

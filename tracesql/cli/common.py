@@ -12,7 +12,6 @@ def _open(path):
 
 # The options' parsers: a value out of bounds is a usage error (exit status 2) naming the option, before any work.
 # Bounds on what an option can make a command do (docs/cli.md, "Bounds"):
-MAX_BINS = 10_000  # gaps --hist --bins: one row per bin
 MAX_JOBS = 1_024  # --jobs: processes or cluster tasks at once
 MAX_WIDTH = 100_000  # tree --width: characters per line
 
