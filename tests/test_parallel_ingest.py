@@ -2,6 +2,7 @@
 order of the files, one init.sql and catalog at the end; an interrupted parallel run leaves whole traces only."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -97,7 +98,11 @@ def test_interrupted_parallel_run_leaves_whole_traces(tmp_path, shared_traces):
     while time.time() < deadline and not list((ds / "traces").glob("trace_id=*")):
         time.sleep(0.05)  # interrupt once some trace is published, while others are in flight
     os.killpg(p.pid, signal.SIGINT)
-    out, err = p.communicate(timeout=120)
+    try:
+        out, err = p.communicate(timeout=120)
+    finally:  # a run that hangs is killed, its pool processes with it, before the test fails
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
     assert p.returncode == 130, (out, err)
     assert err.strip().splitlines() == ["tracesql: interrupted"], err  # no pool process's traceback before it
     published = list((ds / "traces").glob("trace_id=*"))

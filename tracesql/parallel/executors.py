@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -33,6 +34,9 @@ EXIT_AFTER_PUBLISH_ENV = "TRACESQL_TEST_EXIT_AFTER_PUBLISH"
 
 
 _busy = False  # a pool process is running a task
+
+
+STOP_GRACE_S = 10.0  # how long stopped pool processes have to remove their work areas
 
 
 def task_init(parent: int | None = None) -> None:
@@ -166,10 +170,21 @@ class Pool:
             with contextlib.suppress(Exception):
                 self._pool.cancel(futures)
             return
-        for proc in list(getattr(self._pool, "_processes", {}).values()):
+        procs = list(getattr(self._pool, "_processes", {}).values())
+        for proc in procs:
             with contextlib.suppress(OSError):
                 os.kill(proc.pid, signal.SIGTERM)
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        # a process stopped while idle may have held the queue's lock, leaving another idle one waiting on it for
+        # ever (and the pool's shutdown with it): what has not ended after STOP_GRACE_S is killed
+        deadline = time.monotonic() + STOP_GRACE_S
+        for proc in procs:
+            proc.join(timeout=max(deadline - time.monotonic(), 0))
+        for proc in procs:
+            if proc.is_alive():
+                with contextlib.suppress(OSError):
+                    proc.kill()
+                proc.join(timeout=5)
 
     def close(self) -> None:
         if self.executor == "dask":
