@@ -178,8 +178,8 @@ def report_tasks(dataset, out, style: str = "native", fmt: str = "csv", trace: s
             pending = sorted(died)
     if failed:
         raise DatasetError(f"report: {len(failed)} of {len(tasks)} traces failed, the report in {out} is incomplete"
-                           + (" and has no cross-trace tables" if across else "") + ":\n  "
-                           + "\n  ".join(sorted(failed)))
+                           + (" and has no cross-trace tables" if across else "") + ": "
+                           + "; ".join(sorted(failed)))  # one line, as every error
     if across:
         written = report.write(merge([results[i][1] for i in range(len(tasks))]), fmt=fmt, out=str(out)) + written
     for i in range(len(tasks)):
