@@ -5,14 +5,16 @@ are consistent: every element of traceEvents is a row of exactly one event table
 ingest_issues, with event ids 0..n-1. For generated streams the outcome is also predicted exactly (which elements
 are malformed, empty or kept, and where each row goes).
 
-Each property runs twice: bounded and derandomized (25 examples), and long and random (200 examples). All of them are
-marked slow, outside the fast tier (``pytest -m "not slow"``); ``pytest -m slow tests/test_fuzz.py`` runs them alone.
+Each property runs twice: bounded and derandomized (25 examples), and long and random (75 examples in the suite;
+``TRACESQL_FUZZ_EXAMPLES=1000`` for a longer hunt). All of them are marked slow, outside the fast tier
+(``pytest -m "not slow"``); ``pytest -m slow tests/test_fuzz.py`` runs them alone.
 """
 from __future__ import annotations
 
 import gzip
 import json
 import math
+import os
 import shutil
 import tempfile
 import zlib
@@ -34,7 +36,8 @@ from tracesql.store.schema import EVENT_TABLES
 from .conftest import NO_SHARED, TRACES
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
-LONG = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+LONG = settings(max_examples=int(os.environ.get("TRACESQL_FUZZ_EXAMPLES", "75")), deadline=None,
+                suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.fixture(scope="module")
