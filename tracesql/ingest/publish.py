@@ -19,7 +19,7 @@ import orjson
 
 from tracesql.escape import glob_escape
 from tracesql.ingest.jsonstream import content_hasher
-from tracesql.store.lock import dataset_lock, pid_alive, recover
+from tracesql.store.lock import dataset_lock, fsync_dir, pid_alive, recover
 
 # The record of the run that published a trace, written into the trace's directory before its publish: a
 # published trace belongs to its run whatever happens to the run after (runs.py reads them back).
@@ -131,19 +131,6 @@ def new_staging(dataset: Path) -> Path:
     return staging
 
 
-def _fsync_dir(d: Path) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _fsync_tree(root: Path) -> None:
     """fsync every file under ``root`` and the directories holding them."""
     for d, _, names in os.walk(root):
@@ -153,7 +140,7 @@ def _fsync_tree(root: Path) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-        _fsync_dir(Path(d))
+        fsync_dir(Path(d))
 
 
 def publish(out: Path, dataset: Path, trace_id: str, size: int, content_hash: str, run: dict | None = None,
@@ -181,6 +168,6 @@ def publish(out: Path, dataset: Path, trace_id: str, size: int, content_hash: st
             if final.exists():
                 return False
             raise
-    _fsync_dir(final.parent)
+    fsync_dir(final.parent)
     _KNOWN.setdefault(str(dataset.resolve()), {})[final.name] = (size, content_hash)
     return True

@@ -145,7 +145,8 @@ def active(dataset: Path) -> Iterator[Active | None]:
 
 # -- the rules journal ---------------------------------------------------------------------------------------------
 
-def _fsync_dir(d: Path) -> None:
+def fsync_dir(d: Path) -> None:
+    """Make a directory's entries (files created, renamed or removed in it) durable; best effort."""
     try:
         fd = os.open(d, os.O_RDONLY)
     except OSError:
@@ -172,7 +173,7 @@ def commit(dataset: Path, staging: Path, moves: list[tuple[Path, Path]], removes
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, dataset / JOURNAL)
-    _fsync_dir(dataset)
+    fsync_dir(dataset)
     if os.environ.get(EXIT_AFTER_COMMIT_ENV):  # fault injection (tests): die between the commit and the moves
         os._exit(3)
     _apply(dataset, body)
@@ -187,9 +188,9 @@ def _apply(dataset: Path, body: dict) -> None:
     for p in body["removes"]:
         (dataset / p).unlink(missing_ok=True)
     for d in {(dataset / b).parent for _, b in body["moves"]}:
-        _fsync_dir(d)
+        fsync_dir(d)
     (dataset / JOURNAL).unlink(missing_ok=True)
-    _fsync_dir(dataset)
+    fsync_dir(dataset)
     shutil.rmtree(dataset / body["staging"], ignore_errors=True)
 
 
