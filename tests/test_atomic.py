@@ -97,12 +97,13 @@ def test_kill_9_at_random_moments(tmp_path, inputs):
         p = subprocess.Popen(_cli() + ["ingest", *inputs, "--out", str(ds), "-q"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         time.sleep(delay)
-        killed = p.poll() is None
-        if killed:
+        if p.poll() is None:
             p.send_signal(signal.SIGKILL)
-            kills += 1
         stdout, stderr = p.communicate(timeout=60)
-        assert p.returncode == (-signal.SIGKILL if killed else 0), stderr
+        # (a run can end between the poll and the signal: then it ended on its own, whole)
+        assert p.returncode in (-signal.SIGKILL, 0), stderr
+        killed = p.returncode == -signal.SIGKILL
+        kills += killed
         assert "Traceback" not in stderr
         done = _reported(stdout)
         if not (ds / "traces").is_dir():  # killed before the dataset was created

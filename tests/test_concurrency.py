@@ -170,9 +170,13 @@ def _one_round(tmp: Path, good: list[str], bad: list[str], rules: Path, ref: dic
     assert not [p for p in (ds / ".staging").iterdir()] if (ds / ".staging").exists() else True
     # every run is recorded, ended, with every file; each trace belongs to exactly one run
     runs = [json.loads(p.read_text()) for p in (ds / "runs").glob("*.json")]
+    by_files = sorted(sorted(f["path"] for f in r["files"]) for r in runs if r["command"] != "tracesql.ingest")
+    if not existing and sorted(ingests[0]) not in by_files:
+        # the run of failing files only made the dataset, published nothing and found itself alone in it: it
+        # removed the dataset with its record before the other runs came (and one of them made it again)
+        ingests = ingests[1:]
     assert len(runs) == len(ingests) + existing
     assert all(r["status"] in ("done", "failed_files") for r in runs), runs
-    by_files = sorted(sorted(f["path"] for f in r["files"]) for r in runs if r["command"] != "tracesql.ingest")
     assert by_files == sorted(sorted(files) for files in ingests)
     ingested = [f["trace_id"] for r in runs for f in r["files"] if f["status"] == "ingested"]
     assert sorted(ingested) == sorted(v[0] for v in ref.values())
