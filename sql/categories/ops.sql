@@ -1,19 +1,20 @@
 -- categories/ops — op categories and kernel categories per parent op (native definitions).
 --
--- Needs gpu_event_ops (sql/tree/context.sql): per GPU event, the launch call and the innermost
--- cpu_op enclosing it.
---
--- Parent op of a GPU event (column cpu_op below): the innermost cpu_op enclosing the call that launched
--- it (gpu_event_ops.op_name); when no cpu_op encloses the launch: `graph` for work launched by a graph
--- launch (cudaGraphLaunch / hipGraphLaunch), else the launch call's name (e.g. cudaLaunchKernel); GPU
--- events without a launch call in the trace (warm-up kernels, GPU-only traces) get `[no launch]`.
+-- Parent op of a GPU event (column cpu_op below): its op in gpu_event_attribution (tree/attribution): the
+-- innermost cpu_op enclosing the call that launched it, a graph replay's op from its twin trace (or its graph
+-- node tag), else its launch site (the innermost named CPU context around the launch); when there is none:
+-- `graph` for work launched by a graph launch (cudaGraphLaunch / hipGraphLaunch), else the launch call's name
+-- (e.g. cudaLaunchKernel); GPU events without a launch call in the trace (warm-up kernels, GPU-only traces)
+-- get `[no launch]`. In the per-parent tables (kernel_category_by_op, kernel_category_by_op_kernel) the GPU
+-- events of graph launches are also listed under `graph` (when their own parent is another one): a graph
+-- launch's categories, e.g. GEMM 49 %, attention 33 %, beside those of the ops it replays.
 --
 -- Op category of an op instance (native): the category of the op rule (default ruleset, applies_to = op)
 -- that matches the op's name; when no op rule matches (or the parent is not a cpu_op), the kernel category
 -- with the largest share of the instance's GPU time (Σ dur; ties to the alphabetically first category).
 -- Kernel time is Σ dur of the GPU events (not a union): what the op's kernels cost, stream overlap aside.
 --
--- @requires categories/kernels tree/gpu_event_ops
+-- @requires categories/kernels tree/attribution
 
 -- op_name_categories: one row per ruleset with op rules and distinct op name (cpu_op names and launch API
 -- names of the dataset).
@@ -49,19 +50,33 @@ CROSS JOIN rulesets rs
 LEFT JOIN best b ON b.ruleset = rs.ruleset AND b.name = n.name;
 
 -- Helper: every GPU event with its parent op (see the top of this file), op instance and default category.
---   op_instance_id  the cpu_op event when there is one, else the launch call, else the GPU event itself
---                   (event ids are unique within a trace, so the three never collide)
+--   op_name         the cpu_op name when the parent is a cpu_op (of the trace or of a twin), else NULL
+--   op_instance_id  the cpu_op event when the parent is a cpu_op of the trace, else the launch call for a
+--                   launch API parent, else the GPU event itself for `[no launch]` (event ids are unique within
+--                   a trace, so the three never collide); for the other parents (a twin's op replayed by one
+--                   graph launch, a launch site) a negative number derived from gpu_event_attribution.op_instance
+--   in_graph        launched by a graph launch
 CREATE OR REPLACE VIEW _gpu_event_parent_op AS
 SELECT k.trace_id, k.event_id, k.name, k.cat, k.device, k.stream, k.ts_ns, k.dur_ns,
        k.kernel_category, k.kernel_subcategory,
-       o.op_event_id, o.op_name, o.launch_event_id, o.launch_name,
-       coalesce(o.op_name,
-                CASE WHEN o.launch_event_id IS NULL THEN '[no launch]'
-                     WHEN regexp_matches(o.launch_name, 'GraphLaunch') THEN 'graph'
-                     ELSE o.launch_name END) AS cpu_op,
-       coalesce(o.op_event_id, o.launch_event_id, k.event_id) AS op_instance_id
+       a.op_event_id, CASE WHEN a.source IN ('op', 'capture', 'eager') THEN a.op_name END AS op_name,
+       a.launch_event_id, a.launch_name,
+       CASE a.source WHEN 'no launch' THEN '[no launch]'
+                     WHEN 'launch api' THEN CASE WHEN a.launch_kind = 'graph' THEN 'graph' ELSE a.launch_name END
+                     ELSE a.op_name END AS cpu_op,
+       CASE a.source WHEN 'op' THEN a.op_event_id WHEN 'launch api' THEN a.launch_event_id
+                     WHEN 'no launch' THEN k.event_id
+                     ELSE -1 - (hash(a.op_instance) >> 2)::BIGINT END AS op_instance_id,
+       a.launch_kind = 'graph' AS in_graph
 FROM kernels_categorized k
-JOIN gpu_event_ops o USING (trace_id, event_id);
+JOIN gpu_event_attribution a USING (trace_id, event_id);
+
+-- Helper: _gpu_event_parent_op, with the GPU events of graph launches listed a second time under `graph` when
+-- their parent is another one (the per-parent tables below).
+CREATE OR REPLACE VIEW _gpu_event_parents AS
+SELECT * FROM _gpu_event_parent_op
+UNION ALL
+SELECT * REPLACE ('graph' AS cpu_op) FROM _gpu_event_parent_op WHERE in_graph AND cpu_op <> 'graph';
 
 -- kernel_category_by_op_kernel: one row per (trace, parent op, kernel category, kernel name).
 --   trace_id            trace
@@ -77,7 +92,7 @@ CREATE OR REPLACE VIEW kernel_category_by_op_kernel AS
 WITH g AS (
     SELECT trace_id, cpu_op, kernel_category, name AS kernel_name, count(*) AS count,
            coalesce(sum(dur_ns), 0) AS total_ns
-    FROM _gpu_event_parent_op
+    FROM _gpu_event_parents
     GROUP BY ALL
 )
 SELECT trace_id, cpu_op, kernel_category, kernel_name, count,
@@ -99,7 +114,7 @@ FROM g;
 CREATE OR REPLACE VIEW kernel_category_by_op AS
 WITH g AS (
     SELECT trace_id, cpu_op, kernel_category, count(*) AS count, coalesce(sum(dur_ns), 0) AS total_ns
-    FROM _gpu_event_parent_op
+    FROM _gpu_event_parents
     GROUP BY ALL
 )
 SELECT trace_id, cpu_op, kernel_category, count,

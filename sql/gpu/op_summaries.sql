@@ -1,37 +1,39 @@
--- gpu/op_summaries — GPU time per CPU op (name, and name with its input shapes), and short kernels.
+-- gpu/op_summaries — GPU time per op (name, and name with its input shapes), and short kernels.
 --
--- A GPU event belongs to the innermost cpu_op around the call that launched it (gpu_event_ops.op_name,
--- tree/context). Events whose launch is in the trace but has no cpu_op around it are listed under the launch
--- API in brackets ('[cudaGraphLaunch]'); events whose launch is not in the trace under '[no launch]'.
--- Kernel time here is the summed duration of the op's GPU events (cuda_sync waits excluded): additive,
+-- A GPU event belongs to the op tree/attribution gives it (gpu_event_attribution): the innermost cpu_op around
+-- the call that launched it; for a graph replay's work, the op of its twin trace (capture or eager run) or its
+-- graph node's tag; else its launch site (the innermost named CPU context around the launch); else, as
+-- placeholders, the launch API in brackets ('[cudaGraphLaunch]') or '[no launch]' when its launch is not in the
+-- trace. Kernel time here is the summed duration of the op's GPU events (cuda_sync waits excluded): additive,
 -- so the percentages of all ops add up to 100.
 --
--- @requires lib/pytext gpu/activity tree/context tree/links lib/stats
+-- @requires lib/pytext gpu/activity tree/context tree/links tree/attribution lib/stats
 
--- _op_gpu: the counted GPU events with the op they belong to (see the top of this file): the launch of
--- each GPU event (gpu_launch_links) and the op context of that launch (cpu_event_context), as in
--- gpu_event_ops; the kernel name as name_id (see _gpu_names).
+-- _op_gpu: the counted GPU events with the op they belong to (see the top of this file); the kernel name as
+-- name_id (see _gpu_names).
+--   op_name, source, op_instance   as in gpu_event_attribution
+--   op_trace_id, attr_event_id     the op's event (a cpu_op or launch site, in op_trace_id; NULL: none)
+--   op_event_id                    the cpu_op of this trace around the launch (source 'op' only): what perf models
 -- @materialize report
 CREATE OR REPLACE VIEW _op_gpu AS
-SELECT l.trace_id, l.event_id, n.name_id, l.cat, l.ts_ns, l.dur_ns, c.op_event_id,
-       coalesce(c.op_name, CASE WHEN l.launch_event_id IS NOT NULL THEN '[' || l.launch_name || ']'
-                                ELSE '[no launch]' END) AS op_name
-FROM gpu_launch_links l
-JOIN _gpu_names n ON n.cat IS NOT DISTINCT FROM l.cat AND n.name IS NOT DISTINCT FROM l.name
-LEFT JOIN cpu_event_context c ON c.trace_id = l.trace_id AND c.event_id = l.launch_event_id
-     AND c.anchor_kind = 'launch'
-WHERE l.cat <> 'cuda_sync';
+SELECT a.trace_id, a.event_id, n.name_id, a.cat, a.ts_ns, a.dur_ns,
+       CASE WHEN a.source = 'op' THEN a.op_event_id END AS op_event_id,
+       a.op_name, a.source, a.op_instance, a.op_trace_id, a.op_event_id AS attr_event_id
+FROM gpu_event_attribution a
+JOIN _gpu_names n ON n.cat IS NOT DISTINCT FROM a.cat AND n.name IS NOT DISTINCT FROM a.name
+WHERE a.cat <> 'cuda_sync';
 
--- _op_args: the input description of every cpu_op that launched GPU work, as text (NULL when the trace
--- was recorded without shapes). The text is made once per distinct JSON value (few shapes, many calls).
+-- _op_args: the input description of every op event GPU work is attributed to (cpu_ops of the trace or of a
+-- twin, launch sites), as text (NULL when the trace was recorded without shapes). The text is made once per
+-- distinct JSON value (few shapes, many calls).
 CREATE OR REPLACE VIEW _op_args AS
 WITH raw AS (
     SELECT e.trace_id, e.event_id, e.name,
            e.input_dims::VARCHAR AS d, e.input_types::VARCHAR AS ty, e.input_strides::VARCHAR AS st,
            e.concrete_inputs::VARCHAR AS ci
     FROM events e
-    JOIN (SELECT DISTINCT trace_id, op_event_id FROM _op_gpu WHERE op_event_id IS NOT NULL) o
-      ON o.trace_id = e.trace_id AND o.op_event_id = e.event_id
+    JOIN (SELECT DISTINCT op_trace_id, attr_event_id FROM _op_gpu WHERE attr_event_id IS NOT NULL) o
+      ON o.op_trace_id = e.trace_id AND o.attr_event_id = e.event_id
 ), texts AS (
     SELECT v, _py_tuple3(v::JSON) AS py
     FROM (SELECT d AS v FROM raw UNION SELECT ty FROM raw UNION SELECT st FROM raw UNION SELECT ci FROM raw)
@@ -43,30 +45,34 @@ FROM raw r
 LEFT JOIN texts td ON td.v = r.d LEFT JOIN texts tt ON tt.v = r.ty
 LEFT JOIN texts ts ON ts.v = r.st LEFT JOIN texts tc ON tc.v = r.ci;
 
--- op_summary: one row per (trace, op name).
---   op_name            the cpu_op name (or '[launch API]', '[no launch]')
---   op_count           op instances (cpu_op events) that launched GPU work
+-- op_summary: one row per (trace, op name, source).
+--   op_name            the op (or '[launch API]', '[no launch]'), see the top of this file
+--   source             where the op comes from (gpu_event_attribution.source): op, graph node, capture, eager,
+--                      launch site, launch api, no launch
+--   op_count           op instances that launched GPU work (gpu_event_attribution.op_instance; 0 for the
+--                      placeholders)
 --   kernel_count       their GPU events
 --   kernel_time_ns     summed duration of those GPU events, ns
---   mean_per_op_ns     kernel_time_ns / op_count (ns; NULL for the bracketed rows)
+--   mean_per_op_ns     kernel_time_ns / op_count (ns; NULL for the placeholders)
 --   time_pct           100 kernel_time_ns / all GPU time of the trace
 --   cumulative_pct     running sum of time_pct in decreasing order of kernel time
 -- @output report-native 10 op_summary \
---     COLUMNS trace_id trace op_name op_count kernel_count kernel_time_ns:us mean_per_op_ns:us time_pct \
---     cumulative_pct ORDER BY trace, kernel_time_ns DESC, op_name
+--     COLUMNS trace_id trace op_name source op_count kernel_count kernel_time_ns:us mean_per_op_ns:us time_pct \
+--     cumulative_pct ORDER BY trace, kernel_time_ns DESC, op_name, source
 CREATE OR REPLACE VIEW op_summary AS
 WITH g AS (
-    SELECT trace_id, op_name, count(DISTINCT op_event_id) AS op_count, count(*) AS kernel_count,
-           sum(dur_ns)::BIGINT AS kernel_time_ns
-    FROM _op_gpu GROUP BY trace_id, op_name
+    SELECT trace_id, op_name, source,
+           count(DISTINCT op_instance) FILTER (WHERE source NOT IN ('launch api', 'no launch')) AS op_count,
+           count(*) AS kernel_count, sum(dur_ns)::BIGINT AS kernel_time_ns
+    FROM _op_gpu GROUP BY trace_id, op_name, source
 )
-SELECT trace_id, op_name, op_count, kernel_count, kernel_time_ns,
+SELECT trace_id, op_name, source, op_count, kernel_count, kernel_time_ns,
        kernel_time_ns / nullif(op_count, 0) AS mean_per_op_ns,
        100.0 * kernel_time_ns / sum(kernel_time_ns) OVER (PARTITION BY trace_id) AS time_pct,
-       100.0 * sum(kernel_time_ns) OVER (PARTITION BY trace_id ORDER BY kernel_time_ns DESC, op_name
+       100.0 * sum(kernel_time_ns) OVER (PARTITION BY trace_id ORDER BY kernel_time_ns DESC, op_name, source
                                          ROWS UNBOUNDED PRECEDING)
              / sum(kernel_time_ns) OVER (PARTITION BY trace_id) AS cumulative_pct
-FROM g ORDER BY trace_id, kernel_time_ns DESC, op_name;
+FROM g ORDER BY trace_id, kernel_time_ns DESC, op_name, source;
 
 -- op_arg_summary: one row per (trace, op name, input dims, input types, input strides, concrete inputs):
 -- the same op called on the same shapes. Statistics are over op instances, of each instance's kernel
@@ -82,15 +88,16 @@ FROM g ORDER BY trace_id, kernel_time_ns DESC, op_name;
 --     ORDER BY trace, kernel_time_sum_ns DESC, op_name, input_dims, input_type, input_strides, concrete_inputs
 CREATE OR REPLACE VIEW op_arg_summary AS
 WITH inst AS (
-    SELECT g.trace_id, g.op_event_id, any_value(g.op_name) AS op_name, sum(g.dur_ns) AS t
-    FROM _op_gpu g WHERE g.op_event_id IS NOT NULL GROUP BY g.trace_id, g.op_event_id
+    SELECT g.trace_id, g.op_instance, any_value(g.op_trace_id) AS op_trace_id,
+           any_value(g.attr_event_id) AS attr_event_id, any_value(g.op_name) AS op_name, sum(g.dur_ns) AS t
+    FROM _op_gpu g WHERE g.attr_event_id IS NOT NULL GROUP BY g.trace_id, g.op_instance
 ), s AS (
     SELECT i.trace_id, i.op_name, coalesce(a.input_dims, '') AS input_dims, coalesce(a.input_type, '') AS input_type,
            coalesce(a.input_strides, '') AS input_strides, coalesce(a.concrete_inputs, '') AS concrete_inputs,
            count(*) AS count, avg(i.t) AS kernel_time_mean_ns, median(i.t) AS kernel_time_median_ns,
            _stddev_samp_int(i.t) AS kernel_time_std_ns, min(i.t) AS kernel_time_min_ns,
            max(i.t) AS kernel_time_max_ns, sum(i.t)::BIGINT AS kernel_time_sum_ns
-    FROM inst i LEFT JOIN _op_args a ON a.trace_id = i.trace_id AND a.event_id = i.op_event_id
+    FROM inst i LEFT JOIN _op_args a ON a.trace_id = i.op_trace_id AND a.event_id = i.attr_event_id
     GROUP BY ALL
 )
 SELECT *, 100.0 * kernel_time_sum_ns / sum(kernel_time_sum_ns) OVER (PARTITION BY trace_id) AS time_pct,

@@ -3,7 +3,7 @@
 -- launches), ranked here so that the Python side only formats. Every number is read from the detailed view
 -- named in its comment, with that view's definition.
 --
--- @requires lib/intervals gpu/timeline gpu/kernel_summary gpu/op_summaries gpu/gaps gpu/launches categories/kernels
+-- @requires lib/intervals gpu/timeline gpu/kernel_summary gpu/op_summaries gpu/gaps gpu/launches categories/kernels tree/attribution
 
 -- _overview_device_props: one row per entry of a trace's Kineto deviceProperties list.
 CREATE OR REPLACE VIEW _overview_device_props AS
@@ -89,7 +89,7 @@ SELECT * FROM (
 WHERE rank <= 5;
 
 -- overview_top_ops: the five ops with the most GPU time per trace, from op_summary (a GPU event belongs to
--- the innermost cpu_op around its launch; '[no launch]' and '[launch API]' rows included).
+-- its op in gpu_event_attribution; '[no launch]' and '[launch API]' rows included).
 --   trace_id, rank (1 = most time; ties by name), op_name, op_count, kernel_count, kernel_time_ns, time_pct
 -- @output summary 5 overview_top_ops ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW overview_top_ops AS
@@ -237,3 +237,35 @@ SELECT t.trace_id, coalesce(e.n, 0) AS cpu_events, coalesce(l.n, 0) AS launch_ca
        END AS reason
 FROM traces t LEFT JOIN e USING (trace_id) LEFT JOIN l USING (trace_id)
 WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = t.trace_id);
+
+-- overview_attribution: one row per trace with GPU work: how much of its GPU time has no op
+-- (gpu_event_attribution; Σ duration of the counted GPU events, cuda_sync waits excluded, as in op_summary).
+--   trace_id
+--   gpu_ns                   Σ duration of the counted GPU events, ns
+--   placeholder_ns, placeholder_pct   of it, under '[launch API]' or '[no launch]' (no op, no launch site)
+--   graph_placeholder_pct    the part of placeholder_pct launched by graph launches
+--   no_launch_pct            the part of placeholder_pct whose launch is not in the trace
+--   twin_pct                 share of GPU time whose op comes from a twin trace or a graph node tag
+--   launch_site_pct          share of GPU time attributed to a launch site (no cpu_op around the launch)
+--   graph_launches           graph launches with GPU work;  unplaced_graphs  those of a trace with a twin that
+--                            were not placed on it (graph_alignment status ambiguous or unmatched)
+-- @output summary 10 overview_attribution ORDER BY trace_id
+CREATE OR REPLACE VIEW overview_attribution AS
+WITH a AS (
+    SELECT trace_id, sum(dur_ns)::BIGINT AS gpu_ns,
+           coalesce(sum(dur_ns) FILTER (WHERE source IN ('launch api', 'no launch')), 0)::BIGINT AS placeholder_ns,
+           coalesce(sum(dur_ns) FILTER (WHERE source = 'launch api' AND launch_kind = 'graph'), 0) AS graph_ph_ns,
+           coalesce(sum(dur_ns) FILTER (WHERE source = 'no launch'), 0) AS no_launch_ns,
+           coalesce(sum(dur_ns) FILTER (WHERE source IN ('graph node', 'capture', 'eager')), 0) AS twin_ns,
+           coalesce(sum(dur_ns) FILTER (WHERE source = 'launch site'), 0) AS site_ns,
+           count(DISTINCT launch_event_id) FILTER (WHERE launch_kind = 'graph') AS graph_launches
+    FROM gpu_event_attribution WHERE cat <> 'cuda_sync' GROUP BY trace_id
+), g AS (
+    SELECT trace_id, count(*) FILTER (WHERE status <> 'matched') AS unplaced_graphs FROM graph_alignment GROUP BY ALL
+)
+SELECT a.trace_id, a.gpu_ns, a.placeholder_ns, 100.0 * a.placeholder_ns / nullif(a.gpu_ns, 0) AS placeholder_pct,
+       100.0 * a.graph_ph_ns / nullif(a.gpu_ns, 0) AS graph_placeholder_pct,
+       100.0 * a.no_launch_ns / nullif(a.gpu_ns, 0) AS no_launch_pct,
+       100.0 * a.twin_ns / nullif(a.gpu_ns, 0) AS twin_pct, 100.0 * a.site_ns / nullif(a.gpu_ns, 0) AS launch_site_pct,
+       a.graph_launches, coalesce(g.unplaced_graphs, 0) AS unplaced_graphs
+FROM a LEFT JOIN g USING (trace_id);

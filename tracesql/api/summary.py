@@ -150,6 +150,7 @@ def screen(frames: dict[str, pl.DataFrame], trace_id: str, w: int) -> list[str]:
         out += _table(["Top ops by GPU time", "ops", "GPU events", "total ms", "time %"],
                       [[_name(o["op_name"]), f"{o['op_count']:,}", f"{o['kernel_count']:,}", _ms(o["kernel_time_ns"]),
                         _pct(o["time_pct"])] for o in ops], w, indent=0)
+    out += _wrap_warning(_attribution_warning(_rows(frames["overview_attribution"], trace_id)), w)
     gaps = _rows(frames["overview_largest_gaps"], trace_id)
     if gaps:
         out.append("")
@@ -165,6 +166,34 @@ def screen(frames: dict[str, pl.DataFrame], trace_id: str, w: int) -> list[str]:
     out += ["           " + line for line in _wrap(verdict, w - 11, "")]
     out += _wrap(_compute_line(frames, trace_id), w, "           ")
     return out
+
+
+# more GPU time than this (%) without an op makes the first screen say so
+PLACEHOLDER_WARN_PCT = 10.0
+
+
+def _attribution_warning(rows: list[dict]) -> str | None:
+    """The warning under the top ops when more than PLACEHOLDER_WARN_PCT % of the GPU time has no op
+    (overview_attribution): how much, and how to give it one."""
+    if not rows or (rows[0]["placeholder_pct"] or 0) <= PLACEHOLDER_WARN_PCT:
+        return None
+    a = rows[0]
+    text = f"Warning    {_pct(a['placeholder_pct'])} % of GPU time has no op"
+    fixes = []
+    if (a["graph_placeholder_pct"] or 0) > 0:
+        text += f" ({_pct(a['graph_placeholder_pct'])} % replayed by CUDA/HIP graphs"
+        text += f", {a['unplaced_graphs']:,} graph launches not placed on a twin)" if a["unplaced_graphs"] else ")"
+        fixes.append("give the graphs' capture trace or an eager run of the same code (tracesql ingest REPLAY "
+                     "--capture FILE or --eager FILE, or tracesql twin DATASET REPLAY TWIN), or record with CUDA "
+                     "graph node ids (Kineto with CUPTI on CUDA 12+ writes `graph node id`)")
+    if (a["no_launch_pct"] or 0) > 0:
+        fixes.append(f"{_pct(a['no_launch_pct'])} % was launched before the profiler's CPU window opened: start "
+                     "profiling earlier or record more steps")
+    return text + (": " + "; ".join(fixes) if fixes else "")
+
+
+def _wrap_warning(text: str | None, w: int) -> list[str]:
+    return ([""] + _wrap(text, w, "           ")) if text else []
 
 
 def _launch_line(h: dict) -> str:

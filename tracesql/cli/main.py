@@ -14,13 +14,14 @@ from tracesql.cli import categories as cmd_categories
 from tracesql.cli import comm as cmd_comm
 from tracesql.cli import diff as cmd_diff
 from tracesql.cli import tree as cmd_tree
+from tracesql.cli import twins as cmd_twins
 from tracesql.cli.common import _open, _wrapped, jobs_number
 from tracesql.errors import DatasetError, EmptySelection, TraceError, UsageError
 from tracesql.escape import terminal_text
 from tracesql.render.output import DATASET_HELP, format_table, terminal_width, write_frame
 
 # Modules that add subcommands: each defines register(subparsers).
-COMMAND_MODULES = [cmd_tree, cmd_categories, cmd_analysis, cmd_comm, cmd_diff]
+COMMAND_MODULES = [cmd_tree, cmd_categories, cmd_analysis, cmd_comm, cmd_diff, cmd_twins]
 
 # Exit statuses (listed in `tracesql --help`).
 EXIT_OK = 0
@@ -76,20 +77,42 @@ def cmd_ingest(args) -> int:
         raise UsageError("--jobs must be 1 or more")
     if (args.scheduler or args.scheduler_file) and args.executor != "dask":
         raise UsageError("--scheduler and --scheduler-file go with --executor dask")
-    results = ingest(args.paths, out=args.out, salvage=args.salvage, quiet=args.quiet, on_result=report,
-                     command=command, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
-                     scheduler_file=args.scheduler_file)
+    twin_file, kind = (args.eager, "eager") if args.eager else (args.capture, "capture")
+    results = ingest(args.paths + ([twin_file] if twin_file else []), out=args.out, salvage=args.salvage,
+                     quiet=args.quiet, on_result=report, command=command, jobs=args.jobs, executor=args.executor,
+                     scheduler=args.scheduler, scheduler_file=args.scheduler_file)
     if not results:
         return _fail("no trace files (*.json, *.json.gz) found in " + ", ".join(args.paths), EXIT_FAILED)
     if len(results) > 1:
         print(_wrapped(f"{len(results)} files: {totals['ingested']} ingested, {totals['duplicate']} "
                        f"already present, {totals['failed']} failed; dataset {terminal_text(args.out)}"))
+    if twin_file:
+        failed += _pair_twin(args.out, results, twin_file, kind)
     if rules and os.path.isdir(os.path.join(args.out, "traces")):
         from tracesql.api.categories import add_rules
 
         for r in rules:
             print(terminal_text(f"rules {r} -> {add_rules(args.out, r)}"))
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _pair_twin(dataset: str, results, twin_file: str, kind: str) -> int:
+    """After `ingest --eager/--capture FILE`: pair every other trace of the run with FILE's trace (tracesql.api.twins).
+    Returns 1 when FILE was not ingested (nothing is paired; its error is printed with the other results)."""
+    from tracesql.api.twins import pair
+
+    twin = next((r for r in results if r.path == twin_file or os.path.abspath(r.path) == os.path.abspath(twin_file)),
+                None)
+    if twin is None or twin.trace_id is None:
+        print(terminal_text(f"tracesql: error: {twin_file}: not in the dataset; no trace was paired with it"),
+              file=sys.stderr)
+        return 1
+    for r in results:
+        if r is not twin and r.trace_id is not None and r.trace_id != twin.trace_id:
+            pair(dataset, r.trace_id, twin.trace_id, kind)
+            print(terminal_text(f"{os.path.basename(r.path)}: paired with {os.path.basename(twin_file)} as its "
+                                f"{kind} twin"))
+    return 0
 
 
 def cmd_query(args) -> int:
@@ -397,6 +420,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "--scheduler-file FILE, as on SLURM)")
     s.add_argument("--rules", action="append", metavar="CSV", help="add a user category rule file to the dataset "
                    "(DATASET/rules/; see 'Kernel and op categories'); may be repeated")
+    twin = s.add_mutually_exclusive_group()
+    twin.add_argument("--eager", metavar="FILE", help="ingest FILE too, as the eager twin of every other trace: an "
+                      "eager run of the same code, whose ops name the kernels the others' CUDA/HIP graphs replay "
+                      "(tracesql twin)")
+    twin.add_argument("--capture", metavar="FILE", help="ingest FILE too, as the capture twin of every other trace: "
+                      "the trace that recorded their graphs' capture")
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("query", help="run SQL against a dataset")

@@ -463,7 +463,7 @@ def _run(paths, dataset: Path, out, created: _Created | None, act: Active, salva
     return results
 
 
-DATASET_FILES = (".staging", "init.sql", "catalog.duckdb", "rules", "runs", ".lock", ".active", "traces")
+DATASET_FILES = (".staging", "init.sql", "catalog.duckdb", "rules", "runs", "twins", ".lock", ".active", "traces")
 
 
 @dataclass

@@ -114,8 +114,8 @@ def _placeholders(plan: BuildPlan) -> list[str]:
     view (without files). The plan's SQL modules are then loaded over them (tracesql.store.library)."""
     built = {s.table for s in plan.steps}
     stmts = [f"CREATE {'TABLE' if t in built else 'VIEW'} {t} AS {empty_select(t)}" for t in TABLES]
-    stmts.append("CREATE VIEW _dataset_rule_files AS SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS content "
-                 "WHERE false")
+    stmts += [f"CREATE VIEW {v} AS SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS content WHERE false"
+              for v in ("_dataset_rule_files", "_dataset_twin_files")]
     return stmts
 
 

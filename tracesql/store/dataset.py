@@ -25,7 +25,7 @@ import duckdb
 from tracesql.errors import DatasetError
 from tracesql.escape import glob_escape
 from tracesql.store.config import configure
-from tracesql.store.schema import DATASET_TABLES, TABLES, columns, empty_select
+from tracesql.store.schema import DATASET_TABLES, TABLES, TWINS_DIR, columns, empty_select
 
 if TYPE_CHECKING:  # polars starts threads when imported: it is imported where a frame is made, not here
     import polars as pl
@@ -77,6 +77,8 @@ def table_statements(dataset: Path, trace_ids: list[str] | None = None,
     out += _run_statements(root)
     out.append(f"CREATE OR REPLACE VIEW _dataset_rule_files AS SELECT filename, content "
                f"FROM read_text({_quote(glob_escape(root / 'rules') + '/*.csv')});")
+    out.append(f"CREATE OR REPLACE VIEW _dataset_twin_files AS SELECT filename, content "
+               f"FROM read_text({_quote(glob_escape(root / TWINS_DIR) + '/*.json')});")
     return out
 
 
@@ -540,10 +542,12 @@ def materialize(ds: Store, names: list[str], ids: list[str] | None = None) -> li
 
 
 def _capture_traces(ds: Store, ids: list[str]) -> set[str]:
-    """The capture traces whose ops the graph replays among ``ids`` take (tree/graph_capture)."""
+    """The traces whose ops the graph replays among ``ids`` take: their twins (tree/graph_twins: capture traces and
+    eager runs) and the capture traces of TraceLens's merge (tree/graph_capture)."""
     id_list = "(" + ", ".join("'" + i.replace("'", "''") + "'" for i in ids) + ")"
     if not ds.con.execute(f"SELECT count(*) FROM launches WHERE launch_kind = 'graph' AND trace_id IN {id_list}"
                           ).fetchall()[0][0]:
         return set()
     return {r[0] for r in ds.con.execute(
-        f"SELECT DISTINCT capture_trace_id FROM graph_capture_links WHERE trace_id IN {id_list}").fetchall()}
+        f"SELECT DISTINCT capture_trace_id FROM graph_capture_links WHERE trace_id IN {id_list} UNION "
+        f"SELECT DISTINCT twin_trace_id FROM trace_twins WHERE trace_id IN {id_list}").fetchall()}

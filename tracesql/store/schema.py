@@ -402,5 +402,11 @@ def empty_table_statements() -> list[str]:
     """The table views of a dataset (tracesql.store.dataset.table_statements) of no dataset: the same views with
     the same columns, and no rows."""
     return [f"CREATE OR REPLACE VIEW {t} AS {empty_select(t)};" for t in [*TABLES, *DATASET_TABLES]] + [
-        "CREATE OR REPLACE VIEW _dataset_rule_files AS SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS content "
-        "WHERE false;"]
+        f"CREATE OR REPLACE VIEW {v} AS SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS content WHERE false;"
+        for v in ("_dataset_rule_files", "_dataset_twin_files")]
+
+
+# The dataset's pairings of a graph replay with a twin trace (sql/tree/graph_twins.sql): one JSON file per pairing,
+# DATASET/twins/<trace_id>.<twin_trace_id>.json, {"trace_id": ..., "twin_trace_id": ..., "kind": "eager"|"capture"},
+# read by the view _dataset_twin_files
+TWINS_DIR = "twins"
