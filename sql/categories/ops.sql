@@ -74,9 +74,10 @@ JOIN gpu_event_attribution a USING (trace_id, event_id);
 -- Helper: _gpu_event_parent_op, with the GPU events of graph launches listed a second time under `graph` when
 -- their parent is another one (the per-parent tables below).
 CREATE OR REPLACE VIEW _gpu_event_parents AS
-SELECT * FROM _gpu_event_parent_op
+WITH p AS MATERIALIZED (SELECT * FROM _gpu_event_parent_op)
+SELECT * FROM p
 UNION ALL
-SELECT * REPLACE ('graph' AS cpu_op) FROM _gpu_event_parent_op WHERE in_graph AND cpu_op <> 'graph';
+SELECT * REPLACE ('graph' AS cpu_op) FROM p WHERE in_graph AND cpu_op <> 'graph';
 
 -- kernel_category_by_op_kernel: one row per (trace, parent op, kernel category, kernel name).
 --   trace_id            trace

@@ -19,8 +19,8 @@ SELECT trace_id,
 FROM op_arg_summary;
 
 -- diff_ops(base_id, variant_id): GPU time per op name of the trace variant_id against that of base_id; one row
--- per op name of op_summary present in either trace (a GPU event belongs to the innermost cpu_op around its
--- launch; '[no launch]' and '[launch API]' rows included):
+-- per op name of op_summary present in either trace (a GPU event belongs to its op in gpu_event_attribution;
+-- '[no launch]' and '[launch API]' rows included):
 --   op_name                     the op
 --   side                        both | base_only | variant_only (diff/pairs)
 --   base_count, variant_count   op instances that launched GPU work (op_summary.op_count)

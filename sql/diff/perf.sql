@@ -39,9 +39,9 @@ CREATE OR REPLACE MACRO diff_perf(base_id, variant_id) AS TABLE
 WITH sides(is_base, ids) AS (VALUES (true, base_id), (false, variant_id)),
 r AS MATERIALIZED (
     SELECT s.is_base, p.k,
-           sum(p.n * p.flops) / nullif(sum(p.v_ns), 0) / 1e3 AS tflop_per_s,
-           sum(p.n * p.bytes) / nullif(sum(p.v_ns), 0) / 1e3 AS tb_per_s,
-           100.0 * sum(p.n * p.roofline_ns) / nullif(sum(p.v_ns), 0) AS roofline_pct
+           sum(p.n * p.flops ORDER BY p.trace_id) / nullif(sum(p.v_ns), 0) / 1e3 AS tflop_per_s,
+           sum(p.n * p.bytes ORDER BY p.trace_id) / nullif(sum(p.v_ns), 0) / 1e3 AS tb_per_s,
+           100.0 * sum(p.n * p.roofline_ns ORDER BY p.trace_id) / nullif(sum(p.v_ns), 0) AS roofline_pct
     FROM sides s JOIN _diff_perf_src p ON _diff_in(p.trace_id, s.ids)
     GROUP BY s.is_base, p.k
 )

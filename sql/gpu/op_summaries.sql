@@ -14,7 +14,7 @@
 --   op_name, source, op_instance   as in gpu_event_attribution
 --   op_trace_id, attr_event_id     the op's event (a cpu_op or launch site, in op_trace_id; NULL: none)
 --   op_event_id                    the cpu_op of this trace around the launch (source 'op' only): what perf models
--- @materialize report
+-- @materialize report perf summary diff
 CREATE OR REPLACE VIEW _op_gpu AS
 SELECT a.trace_id, a.event_id, n.name_id, a.cat, a.ts_ns, a.dur_ns,
        CASE WHEN a.source = 'op' THEN a.op_event_id END AS op_event_id,
@@ -45,10 +45,10 @@ FROM raw r
 LEFT JOIN texts td ON td.v = r.d LEFT JOIN texts tt ON tt.v = r.ty
 LEFT JOIN texts ts ON ts.v = r.st LEFT JOIN texts tc ON tc.v = r.ci;
 
--- op_summary: one row per (trace, op name, source).
+-- op_summary: one row per (trace, op name).
 --   op_name            the op (or '[launch API]', '[no launch]'), see the top of this file
---   source             where the op comes from (gpu_event_attribution.source): op, graph node, capture, eager,
---                      launch site, launch api, no launch
+--   source             where the op comes from (gpu_event_attribution.source: op, graph node, capture, eager,
+--                      launch site, launch api, no launch); '+'-joined when its GPU events have several
 --   op_count           op instances that launched GPU work (gpu_event_attribution.op_instance; 0 for the
 --                      placeholders)
 --   kernel_count       their GPU events
@@ -58,21 +58,21 @@ LEFT JOIN texts ts ON ts.v = r.st LEFT JOIN texts tc ON tc.v = r.ci;
 --   cumulative_pct     running sum of time_pct in decreasing order of kernel time
 -- @output report-native 10 op_summary \
 --     COLUMNS trace_id trace op_name source op_count kernel_count kernel_time_ns:us mean_per_op_ns:us time_pct \
---     cumulative_pct ORDER BY trace, kernel_time_ns DESC, op_name, source
+--     cumulative_pct ORDER BY trace, kernel_time_ns DESC, op_name
 CREATE OR REPLACE VIEW op_summary AS
 WITH g AS (
-    SELECT trace_id, op_name, source,
+    SELECT trace_id, op_name, string_agg(DISTINCT source, '+' ORDER BY source) AS source,
            count(DISTINCT op_instance) FILTER (WHERE source NOT IN ('launch api', 'no launch')) AS op_count,
            count(*) AS kernel_count, sum(dur_ns)::BIGINT AS kernel_time_ns
-    FROM _op_gpu GROUP BY trace_id, op_name, source
+    FROM _op_gpu GROUP BY trace_id, op_name
 )
 SELECT trace_id, op_name, source, op_count, kernel_count, kernel_time_ns,
        kernel_time_ns / nullif(op_count, 0) AS mean_per_op_ns,
        100.0 * kernel_time_ns / sum(kernel_time_ns) OVER (PARTITION BY trace_id) AS time_pct,
-       100.0 * sum(kernel_time_ns) OVER (PARTITION BY trace_id ORDER BY kernel_time_ns DESC, op_name, source
+       100.0 * sum(kernel_time_ns) OVER (PARTITION BY trace_id ORDER BY kernel_time_ns DESC, op_name
                                          ROWS UNBOUNDED PRECEDING)
              / sum(kernel_time_ns) OVER (PARTITION BY trace_id) AS cumulative_pct
-FROM g ORDER BY trace_id, kernel_time_ns DESC, op_name, source;
+FROM g ORDER BY trace_id, kernel_time_ns DESC, op_name;
 
 -- op_arg_summary: one row per (trace, op name, input dims, input types, input strides, concrete inputs):
 -- the same op called on the same shapes. Statistics are over op instances, of each instance's kernel
@@ -135,11 +135,12 @@ CREATE OR REPLACE VIEW short_kernels AS SELECT * FROM short_kernels_at(10);
 --   bin (0-based), bin_start_us, bin_end_us, count, total_us
 CREATE OR REPLACE MACRO short_kernel_histogram_at(threshold_us, bins) AS TABLE
 WITH k AS (
-    SELECT trace_id, dur_ns / 1000.0 AS d FROM _op_gpu WHERE cat = 'kernel' AND dur_ns < threshold_us * 1000
+    SELECT trace_id, dur_ns, dur_ns / 1000.0 AS d FROM _op_gpu WHERE cat = 'kernel' AND dur_ns < threshold_us * 1000
 ), t AS (SELECT DISTINCT trace_id FROM k),
-b AS (SELECT trace_id, least(floor(d / (threshold_us / bins))::BIGINT, bins - 1) AS bin, d FROM k)
+b AS (SELECT trace_id, least(floor(d / (threshold_us / bins))::BIGINT, bins - 1) AS bin, d, dur_ns FROM k)
+-- (the sum in integer ns: a sum of floats would depend on the order the rows are added in)
 SELECT t.trace_id, r.bin, r.bin * threshold_us / bins AS bin_start_us, (r.bin + 1) * threshold_us / bins AS bin_end_us,
-       count(b.d) AS count, coalesce(sum(b.d), 0.0) AS total_us
+       count(b.d) AS count, coalesce(sum(b.dur_ns), 0) / 1000.0 AS total_us
 FROM t CROSS JOIN (SELECT range AS bin FROM range(bins)) r
 LEFT JOIN b ON b.trace_id = t.trace_id AND b.bin = r.bin
 GROUP BY ALL ORDER BY t.trace_id, r.bin;

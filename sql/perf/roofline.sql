@@ -109,15 +109,18 @@ ORDER BY g.trace_id, g.kernel_time_sum_ns DESC, g.op_name, input_dims, g.shape;
 --   flop_per_byte, tflop_per_s, tb_per_s   of the sums
 --   gpu, roofline_ns (summed), roofline_pct (100 roofline_ns / kernel_time_sum_ns)
 --   bound                          compute when the summed compute_ns is at least the summed memory_ns
+-- (Float sums are taken in a fixed order, ORDER BY: a sum of floats depends on the order its terms are added in.)
 -- @output perf-by 2 op KEYS op_name family
 CREATE OR REPLACE VIEW perf_op_names AS
 WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
 SELECT o.trace_id, o.op_name, o.family, count(*) AS count, sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns,
        avg(o.kernel_time_ns) AS kernel_time_mean_ns, 100.0 * sum(o.kernel_time_ns) / any_value(tot.all_ns) AS time_pct,
-       sum(o.flops) AS flops, sum(o.bytes) AS bytes, sum(o.flops) / nullif(sum(o.bytes), 0) AS flop_per_byte,
-       sum(o.flops) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
-       sum(o.bytes) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
-       sum(o.roofline_ns) AS roofline_ns, 100.0 * sum(o.roofline_ns) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
+       sum(o.flops ORDER BY o.event_id) AS flops, sum(o.bytes ORDER BY o.event_id) AS bytes,
+       sum(o.flops ORDER BY o.event_id) / nullif(sum(o.bytes ORDER BY o.event_id), 0) AS flop_per_byte,
+       sum(o.flops ORDER BY o.event_id) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
+       sum(o.bytes ORDER BY o.event_id) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
+       sum(o.roofline_ns ORDER BY o.event_id) AS roofline_ns,
+       100.0 * sum(o.roofline_ns ORDER BY o.event_id) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
        CASE WHEN count(o.roofline_ns) = 0 THEN NULL
             WHEN sum(o.compute_ns) >= sum(o.memory_ns) THEN 'compute' ELSE 'memory' END AS bound
 FROM perf_ops o JOIN tot USING (trace_id)
@@ -140,10 +143,12 @@ WITH one AS (
 ), tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
 SELECT o.trace_id, o.kernel_name, arg_max(o.family, o.kernel_time_ns) AS family, count(*) AS count,
        sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns, 100.0 * sum(o.kernel_time_ns) / any_value(tot.all_ns) AS time_pct,
-       sum(o.flops) AS flops, sum(o.bytes) AS bytes, sum(o.flops) / nullif(sum(o.bytes), 0) AS flop_per_byte,
-       sum(o.flops) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
-       sum(o.bytes) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
-       sum(o.roofline_ns) AS roofline_ns, 100.0 * sum(o.roofline_ns) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
+       sum(o.flops ORDER BY o.event_id) AS flops, sum(o.bytes ORDER BY o.event_id) AS bytes,
+       sum(o.flops ORDER BY o.event_id) / nullif(sum(o.bytes ORDER BY o.event_id), 0) AS flop_per_byte,
+       sum(o.flops ORDER BY o.event_id) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
+       sum(o.bytes ORDER BY o.event_id) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
+       sum(o.roofline_ns ORDER BY o.event_id) AS roofline_ns,
+       100.0 * sum(o.roofline_ns ORDER BY o.event_id) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
        CASE WHEN count(o.roofline_ns) = 0 THEN NULL
             WHEN sum(o.compute_ns) >= sum(o.memory_ns) THEN 'compute' ELSE 'memory' END AS bound
 FROM one o JOIN tot USING (trace_id)
@@ -163,8 +168,9 @@ ORDER BY o.trace_id, kernel_time_sum_ns DESC, o.kernel_name;
 CREATE OR REPLACE VIEW perf_categories AS
 WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id),
 f AS (
-    SELECT trace_id, family, count(*) AS op_count, sum(kernel_time_ns)::BIGINT AS kernel_time_ns, sum(flops) AS flops,
-           sum(bytes) AS bytes, sum(roofline_ns) AS roofline_ns
+    SELECT trace_id, family, count(*) AS op_count, sum(kernel_time_ns)::BIGINT AS kernel_time_ns,
+           sum(flops ORDER BY event_id) AS flops, sum(bytes ORDER BY event_id) AS bytes,
+           sum(roofline_ns ORDER BY event_id) AS roofline_ns
     FROM perf_ops GROUP BY ALL
 ), n AS (
     SELECT t.trace_id, '(not modelled)' AS family,
@@ -198,8 +204,10 @@ WITH tot AS (SELECT trace_id, sum(dur_ns)::BIGINT AS all_ns,
                     coalesce(sum(dur_ns) FILTER (WHERE op_event_id IS NOT NULL), 0)::BIGINT AS op_ns
              FROM _op_gpu GROUP BY trace_id),
 f AS (
-    SELECT trace_id, sum(kernel_time_sum_ns)::BIGINT AS t, sum(count * flops) AS flops, sum(count * bytes) AS bytes,
-           sum(count * roofline_ns) AS roofline_ns
+    SELECT trace_id, sum(kernel_time_sum_ns)::BIGINT AS t,
+           sum(count * flops ORDER BY op_name, d_txt, t_txt, c_txt, step_txt) AS flops,
+           sum(count * bytes ORDER BY op_name, d_txt, t_txt, c_txt, step_txt) AS bytes,
+           sum(count * roofline_ns ORDER BY op_name, d_txt, t_txt, c_txt, step_txt) AS roofline_ns
     FROM _perf_arg_modelled GROUP BY trace_id
 )
 SELECT d.trace_id, d.gpu_name, d.gpu, d.reason, coalesce(tot.all_ns, 0) AS gpu_time_ns,
@@ -221,12 +229,13 @@ ORDER BY d.trace_id;
 --                                  PaLM, arXiv:2204.02311, appendix B: achieved model FLOP/s over peak FLOP/s)
 CREATE OR REPLACE VIEW perf_steps AS
 WITH o AS (
-    SELECT s.trace_id, s.name AS step, s.step_number, s.dur_ns, o.precision, sum(o.flops) AS flops
+    SELECT s.trace_id, s.name AS step, s.step_number, s.dur_ns, o.precision, sum(o.flops ORDER BY o.event_id) AS flops
     FROM profiler_steps s
     LEFT JOIN perf_ops o ON o.trace_id = s.trace_id AND o.ts_ns >= s.ts_ns AND o.ts_ns < s.end_ns
     GROUP BY ALL
 ), a AS (
-    SELECT trace_id, step, step_number, dur_ns, sum(flops) AS flops, arg_max(precision, flops) AS precision
+    SELECT trace_id, step, step_number, dur_ns, sum(flops ORDER BY precision) AS flops,
+           arg_max(precision, flops) AS precision
     FROM o GROUP BY ALL
 )
 SELECT a.trace_id, a.step, a.step_number, a.dur_ns, coalesce(a.flops, 0) AS flops, a.precision,

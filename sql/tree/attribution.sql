@@ -27,28 +27,36 @@ CREATE OR REPLACE MACRO _attribution_plumbing(cat, name) AS
 
 -- Helper: the launch site of each launch call without a cpu_op around it: the innermost enclosing CPU event
 -- (cpu_nesting) that is not plumbing (_attribution_plumbing), up to eight levels up.
+-- @materialize tree report perf summary diff
 CREATE OR REPLACE VIEW _attribution_launch_sites AS
-WITH RECURSIVE l AS (
+WITH l AS (
     SELECT DISTINCT l.trace_id, l.launch_event_id FROM gpu_launch_links l
     JOIN cpu_event_context c ON c.trace_id = l.trace_id AND c.event_id = l.launch_event_id
      AND c.anchor_kind = 'launch'
     WHERE c.op_name IS NULL
-), up(trace_id, launch_event_id, event_id, cat, name, level) AS (
-    SELECT l.trace_id, l.launch_event_id, p.event_id, p.cat, p.name, 1
+), nest AS MATERIALIZED (   -- the CPU events of those traces (no cpu_op: none is around these launches)
+    SELECT n.trace_id, n.event_id, n.parent_event_id, _attribution_plumbing(n.cat, n.name) AS plumbing
+    FROM cpu_nesting n SEMI JOIN (SELECT DISTINCT trace_id FROM l) t ON t.trace_id = n.trace_id
+    WHERE n.cat <> 'cpu_op'
+), up AS (                  -- the eight events above each launch, innermost first
+    SELECT l.trace_id, l.launch_event_id, [{'id': p1.event_id, 'plumbing': p1.plumbing}, {'id': p2.event_id, 'plumbing': p2.plumbing}, {'id': p3.event_id, 'plumbing': p3.plumbing}, {'id': p4.event_id, 'plumbing': p4.plumbing}, {'id': p5.event_id, 'plumbing': p5.plumbing}, {'id': p6.event_id, 'plumbing': p6.plumbing}, {'id': p7.event_id, 'plumbing': p7.plumbing}, {'id': p8.event_id, 'plumbing': p8.plumbing}] AS ups
     FROM l
-    JOIN cpu_nesting n ON n.trace_id = l.trace_id AND n.event_id = l.launch_event_id
-    JOIN cpu_nesting p ON p.trace_id = n.trace_id AND p.event_id = n.parent_event_id
-    UNION ALL
-    SELECT u.trace_id, u.launch_event_id, p.event_id, p.cat, p.name, u.level + 1
-    FROM up u
-    JOIN cpu_nesting n ON n.trace_id = u.trace_id AND n.event_id = u.event_id
-    JOIN cpu_nesting p ON p.trace_id = n.trace_id AND p.event_id = n.parent_event_id
-    WHERE u.level < 8 AND _attribution_plumbing(u.cat, u.name)
+    JOIN nest n ON n.trace_id = l.trace_id AND n.event_id = l.launch_event_id
+    LEFT JOIN nest p1 ON p1.trace_id = l.trace_id AND p1.event_id = n.parent_event_id
+    LEFT JOIN nest p2 ON p2.trace_id = l.trace_id AND p2.event_id = p1.parent_event_id
+    LEFT JOIN nest p3 ON p3.trace_id = l.trace_id AND p3.event_id = p2.parent_event_id
+    LEFT JOIN nest p4 ON p4.trace_id = l.trace_id AND p4.event_id = p3.parent_event_id
+    LEFT JOIN nest p5 ON p5.trace_id = l.trace_id AND p5.event_id = p4.parent_event_id
+    LEFT JOIN nest p6 ON p6.trace_id = l.trace_id AND p6.event_id = p5.parent_event_id
+    LEFT JOIN nest p7 ON p7.trace_id = l.trace_id AND p7.event_id = p6.parent_event_id
+    LEFT JOIN nest p8 ON p8.trace_id = l.trace_id AND p8.event_id = p7.parent_event_id
+), site AS (
+    SELECT trace_id, launch_event_id,
+           list_filter(ups, lambda u: u.id IS NOT NULL AND NOT u.plumbing)[1].id AS site_event_id
+    FROM up
 )
-SELECT trace_id, launch_event_id, arg_min(event_id, level) AS site_event_id, arg_min(name, level) AS site_name
-FROM up
-WHERE NOT _attribution_plumbing(cat, name)
-GROUP BY trace_id, launch_event_id;
+SELECT s.trace_id, s.launch_event_id, s.site_event_id, e.name AS site_name
+FROM site s JOIN cpu_nesting e ON e.trace_id = s.trace_id AND e.event_id = s.site_event_id;
 
 -- gpu_event_attribution: one row per GPU event (row of `kernels`; cuda_sync rows included) with its op.
 --   trace_id, event_id, cat, name, ts_ns, dur_ns   the GPU event
@@ -65,7 +73,7 @@ GROUP BY trace_id, launch_event_id;
 --                   {op: NULL, launch: launch_event_id} otherwise
 --   module_path     nn.Module path around the op (the twin's for twin ops)
 --   tag             user annotation around the launch (the twin's launch for twin ops; the graph node's name)
--- @materialize tree report
+-- @materialize tree report perf summary diff
 CREATE OR REPLACE VIEW gpu_event_attribution AS
 WITH c AS MATERIALIZED (
     SELECT trace_id, event_id, op_event_id, op_name, module_path, annotation_name

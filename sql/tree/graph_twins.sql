@@ -12,8 +12,8 @@
 --                  same names, in the same order, repeats kept (method 'names')
 -- A placement is a candidate when every event matches. The candidates' assignments (op and tag of every
 -- position) are compared: all equal (steps repeated; a graph of one layer that matches every layer) → the launch is
--- 'matched' and takes the first candidate's ops, and a position's module path only when every candidate gives it
--- the same one (else NULL: which layer is not known); different → 'ambiguous' and nothing is taken; no candidate →
+-- 'matched' and takes the first candidate's ops, and their module paths only when every candidate gives every
+-- position the same one (else none: which layer is not known); different → 'ambiguous' and nothing is taken; no candidate →
 -- 'unmatched'. Capture twins
 -- are tried first, eager ones when no capture twin matches. Node order is the order of the `graph node id`
 -- Kineto writes on graphed events (its low 32 bits: the id was first written as (graph id << 32) | node), else
@@ -21,8 +21,7 @@
 --
 -- Which traces are twins (trace_twins): the pairings the user made (DATASET/twins/, `tracesql ingest REPLAY
 -- --eager|--capture TWIN`, `tracesql twin`), and, for a trace with graph launches and no capture twin of the
--- user's, every other trace of the same rank (or both without a rank) that records graph captures, one of which
--- has as many launch calls as one of the replay's graph launches has GPU events.
+-- user's, every other trace of the same rank (or both without a rank) that records graph captures.
 --
 -- @requires tree/graph_capture tree/context tree/links
 
@@ -31,7 +30,7 @@
 --   twin_trace_id   a trace of the same code whose ops name the replay's GPU events
 --   kind            'capture' (it records graph captures) or 'eager' (it runs the same work without graphs)
 --   paired_by       'user' (a file of DATASET/twins/) or 'auto' (a capture trace of the same rank)
--- @materialize tree report
+-- @materialize tree report perf summary diff
 CREATE OR REPLACE VIEW trace_twins AS
 WITH user_pairs AS (
     SELECT DISTINCT json_extract_string(content, '$.trace_id') AS trace_id,
@@ -43,16 +42,10 @@ WITH user_pairs AS (
 ), captures AS (
     SELECT DISTINCT trace_id FROM events
     WHERE cat IN ('cuda_runtime', 'cuda_driver') AND contains(name, 'StreamBeginCapture')
-), sizes AS (       -- graph sizes: GPU events per graph launch of the replays, calls per capture window
-    SELECT DISTINCT trace_id, n_events AS n FROM _graph_replay_events
-), windows AS (
-    SELECT DISTINCT trace_id, n_calls AS n FROM _graph_capture_calls
-    WHERE trace_id IN (SELECT trace_id FROM captures)
 ), auto_pairs AS (
-    SELECT DISTINCT r.trace_id, c.trace_id AS twin_trace_id, 'capture' AS kind
+    SELECT r.trace_id, c.trace_id AS twin_trace_id, 'capture' AS kind
     FROM replays r JOIN captures c ON c.trace_id <> r.trace_id
     JOIN traces tr ON tr.trace_id = r.trace_id JOIN traces tc ON tc.trace_id = c.trace_id
-    JOIN sizes s ON s.trace_id = r.trace_id JOIN windows w ON w.trace_id = c.trace_id AND w.n = s.n
     WHERE tr.rank IS NOT DISTINCT FROM tc.rank
       AND NOT EXISTS (SELECT 1 FROM user_pairs u WHERE u.trace_id = r.trace_id AND u.kind = 'capture')
 )
@@ -70,7 +63,7 @@ SELECT trace_id, twin_trace_id, kind, 'auto' FROM auto_pairs;
 --   node_tag       `name`, written on a graphed event by PyTorch's graph annotations (torch.cuda graph
 --                  annotations joined to the trace by graph node id), NULL when absent
 --   pos            1-based rank in the launch: by node_id when every event of the launch has one, else by ts
--- @materialize tree report
+-- @materialize tree report perf summary diff
 CREATE OR REPLACE VIEW _graph_replay_nodes AS
 WITH g AS (
     SELECT g.*, k.args FROM _graph_replay_events g
@@ -137,7 +130,8 @@ LEFT JOIN cpu_event_context c ON c.trace_id = s.twin_trace_id AND c.event_id = s
 --                                   without a kernel name: those matched by position)
 --   assignment                      digest of the (op, tag) of every position (module paths may differ: a
 --                                   graph of one layer placed on every layer)
--- @materialize tree report
+--   module_paths                    digest of the module path of every position
+-- @materialize tree report perf summary diff
 CREATE OR REPLACE VIEW _graph_twin_candidates AS
 WITH graphs AS MATERIALIZED (   -- one row per (trace, graph launch) with the digest of its names
     SELECT trace_id, graph_index, any_value(n_events) AS n_events,
@@ -175,7 +169,8 @@ WITH graphs AS MATERIALIZED (   -- one row per (trace, graph launch) with the di
            count(*) FILTER (WHERE q.name = s.name OR (st.kind = 'capture' AND q.name IS NULL)) AS n_match,
            bool_and(q.name IS NOT NULL) AS all_named,
            md5(string_agg(concat_ws(chr(2), coalesce(q.op_name, ''), coalesce(q.tag, '')), chr(1) ORDER BY s.pos))
-               AS assignment
+               AS assignment,
+           md5(string_agg(coalesce(q.module_path, ''), chr(1) ORDER BY s.pos)) AS module_paths
     FROM starts st
     JOIN shapes s ON s.trace_id = st.trace_id AND s.signature = st.signature
     JOIN seq q ON q.twin_trace_id = st.twin_trace_id AND q.kind = st.kind AND q.seq_window = st.seq_window
@@ -183,7 +178,7 @@ WITH graphs AS MATERIALIZED (   -- one row per (trace, graph launch) with the di
     GROUP BY st.trace_id, st.signature, st.twin_trace_id, st.kind, st.seq_window, st.start
 )
 SELECT trace_id, signature, n_events, twin_trace_id, kind, seq_window, start,
-       CASE WHEN all_named THEN 'names' ELSE 'order' END AS method, assignment
+       CASE WHEN all_named THEN 'names' ELSE 'order' END AS method, assignment, module_paths
 FROM checked WHERE n_match = n_events;
 
 -- graph_alignment: one row per graph launch of a trace that has a twin: where it was placed, or why not.
@@ -193,10 +188,12 @@ FROM checked WHERE n_match = n_events;
 --                   disagree on the ops: nothing taken) or 'unmatched' (no twin sequence matches every event)
 --   twin_trace_id, twin_kind, seq_window, start   the placement taken (NULL unless matched)
 --   method          'names' or 'order' (see _graph_twin_candidates)
+--   paths_agree     every candidate gives every position the same module path (else the launch's events take
+--                   none: which layer is not known)
 --   candidates      placements where every event matches, on twins of the kind taken (all kinds when not
 --                   matched)
 --   assignments     distinct assignments among them (1 when matched)
--- @materialize tree report
+-- @materialize tree report perf summary diff
 CREATE OR REPLACE VIEW graph_alignment AS
 WITH graphs AS (
     SELECT trace_id, graph_launch_event_id, graph_index, any_value(n_events) AS n_events,
@@ -206,6 +203,7 @@ WITH graphs AS (
     GROUP BY trace_id, graph_launch_event_id, graph_index
 ), per_kind AS (
     SELECT trace_id, signature, kind, count(*) AS candidates, count(DISTINCT assignment) AS assignments,
+           count(DISTINCT module_paths) = 1 AS paths_agree,
            arg_min({'twin': twin_trace_id, 'seq_window': seq_window, 'start': start, 'method': method},
                    (twin_trace_id, seq_window, start)) AS first
     FROM _graph_twin_candidates GROUP BY ALL
@@ -220,7 +218,7 @@ SELECT g.trace_id, g.graph_launch_event_id, g.graph_index, g.n_events, g.signatu
        CASE WHEN c.kind IS NOT NULL THEN 'matched' WHEN t.candidates > 0 THEN 'ambiguous' ELSE 'unmatched' END
            AS status,
        c.first.twin AS twin_trace_id, c.kind AS twin_kind, c.first.seq_window AS seq_window, c.first.start AS start,
-       c.first.method AS method,
+       c.first.method AS method, c.paths_agree,
        coalesce(c.candidates, t.candidates, 0) AS candidates, coalesce(c.assignments, t.assignments, 0) AS assignments
 FROM graphs g
 LEFT JOIN chosen c ON c.trace_id = g.trace_id AND c.signature = g.signature
@@ -243,39 +241,26 @@ LEFT JOIN totals t ON t.trace_id = g.trace_id AND t.signature = g.signature;
 --   module_path                     its nn.Module path
 --   tag                             the graph node's `name`, else the innermost user annotation around the
 --                                   twin's launch (record_function ranges such as `line_32_all_reduce`)
--- @materialize tree report
+-- @materialize tree report perf summary diff
 CREATE OR REPLACE VIEW graph_kernel_tags AS
 WITH a AS MATERIALIZED (
     SELECT * FROM graph_alignment WHERE status = 'matched'
 ), nodes AS MATERIALIZED (
     SELECT * FROM _graph_replay_nodes
-), seq AS MATERIALIZED (
-    SELECT * FROM _graph_twin_seq
-), positions AS (   -- the positions of each placed graph
-    SELECT DISTINCT a.trace_id, a.signature, a.twin_kind, n.pos
-    FROM a JOIN nodes n ON n.trace_id = a.trace_id AND n.graph_launch_event_id = a.graph_launch_event_id
-), paths AS (       -- per position of a placed graph, the module path when every candidate gives the same one
-    SELECT c.trace_id, c.signature, s.pos,
-           CASE WHEN count(DISTINCT coalesce(q.module_path, '')) = 1 THEN any_value(q.module_path) END AS module_path
-    FROM _graph_twin_candidates c
-    JOIN positions s ON s.trace_id = c.trace_id AND s.signature = c.signature AND s.twin_kind = c.kind
-    JOIN seq q ON q.twin_trace_id = c.twin_trace_id AND q.kind = c.kind AND q.seq_window = c.seq_window
-     AND q.pos = c.start + s.pos - 1
-    GROUP BY c.trace_id, c.signature, s.pos
 ), placed AS (
     SELECT n.trace_id, n.event_id, a.twin_kind, a.method, a.twin_trace_id, q.launch_event_id AS twin_launch_event_id,
-           q.gpu_event_id AS twin_gpu_event_id, q.op_event_id, q.op_name, q.tag, a.signature, n.pos
+           q.gpu_event_id AS twin_gpu_event_id, q.op_event_id, q.op_name,
+           CASE WHEN a.paths_agree THEN q.module_path END AS module_path, q.tag
     FROM a
     JOIN nodes n ON n.trace_id = a.trace_id AND n.graph_launch_event_id = a.graph_launch_event_id
-    JOIN seq q ON q.twin_trace_id = a.twin_trace_id AND q.kind = a.twin_kind
+    JOIN _graph_twin_seq q ON q.twin_trace_id = a.twin_trace_id AND q.kind = a.twin_kind
      AND q.seq_window = a.seq_window AND q.pos = a.start + n.pos - 1
 )
 SELECT n.trace_id, n.event_id, n.graph_launch_event_id, n.pos AS ordinal, n.node_id,
        CASE WHEN n.node_tag IS NOT NULL THEN 'graph node' ELSE p.twin_kind END AS source,
        coalesce(p.method, 'node') AS confidence,
-       p.twin_trace_id, p.twin_launch_event_id, p.twin_gpu_event_id, p.op_event_id, p.op_name, m.module_path,
+       p.twin_trace_id, p.twin_launch_event_id, p.twin_gpu_event_id, p.op_event_id, p.op_name, p.module_path,
        coalesce(n.node_tag, p.tag) AS tag
 FROM nodes n
 LEFT JOIN placed p ON p.trace_id = n.trace_id AND p.event_id = n.event_id
-LEFT JOIN paths m ON m.trace_id = p.trace_id AND m.signature = p.signature AND m.pos = p.pos
 WHERE n.node_tag IS NOT NULL OR p.event_id IS NOT NULL;

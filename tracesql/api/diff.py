@@ -236,7 +236,19 @@ def diff(ds, base: str, variant: str, level: str | None = None) -> pl.DataFrame 
     base_ns, variant_ns, diff_ns (variant - base, a missing side counting 0) and ratio (variant / base), ordered
     by |diff_ns| descending."""
     b, v = pair(ds, base, variant)
-    return frames(ds, b, v, level)
+    with shared_computed(ds, [b, v]):
+        return frames(ds, b, v, level)
+
+
+@contextmanager
+def shared_computed(ds, sides: list[str]):
+    """The views every level reads (those tagged ``@materialize diff``: the attribution of GPU events to ops) computed
+    once for the traces of ``sides``, in a scope (Dataset.materialized)."""
+    from tracesql.store.sqlmodules import materialized
+
+    ids = sorted({t for side in sides for t in side.split(",") if t})
+    with ds.materialized(materialized("diff"), ids):
+        yield
 
 
 def frames(ds, base_id: str, variant_id: str, level: str | None = None) -> pl.DataFrame | dict[str, pl.DataFrame]:
@@ -257,7 +269,7 @@ def compare(base: str, variant: str, level: str | None = None,
     a whole, every value summed over the ranks (job_ids)."""
     if ranks not in (None, *RANK_MODES):
         raise ValueError(f"ranks must be one of {', '.join(RANK_MODES)} or None, not {ranks!r}")
-    with open_sides(base, variant) as s:
+    with open_sides(base, variant) as s, shared_computed(s.ds, [*s.base_ids, *s.variant_ids]):
         if ranks == "pair":
             if level is not None:
                 return rank_frames(s, level)

@@ -154,10 +154,14 @@ def reasons(ds, trace: str | None = None, arch: str | None = None) -> list[str]:
 
     ids = trace_ids(ds, trace)
     _set_device(ds, arch)
+    made: list[str] = []
+    aside: list[str] = []
     try:
+        made, aside = _computed(ds, ids, arch)
         rows = ds.con.sql(f"SELECT l.label, p.reason FROM perf_traces p JOIN trace_labels l USING (trace_id) "
                           f"WHERE p.reason IS NOT NULL AND p.trace_id IN {_in(ids)} ORDER BY l.label").fetchall()
     finally:
+        _drop(ds, made, aside)
         _reset_device(ds)
     return [f"{label}: no roofline: {reason}" for label, reason in rows]
 

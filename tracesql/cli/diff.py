@@ -252,7 +252,8 @@ def cmd_diff(args) -> int:
     if args.fail_if_slower is not None and args.fail_if_slower < 0:
         raise UsageError(f"--fail-if-slower must be 0 or more, not {args.fail_if_slower:g}")
     levels = [args.level] if args.level else list(LEVELS)
-    with diffs.open_sides(args.base, args.variant) as sides:
+    with diffs.open_sides(args.base, args.variant) as sides, \
+            diffs.shared_computed(sides.ds, [*sides.base_ids, *sides.variant_ids]):
         ids = diffs.job_ids(sides) if args.ranks else diffs.one_each(sides)
         labels = (_side_label(sides.base, sides.variant), _side_label(sides.variant, sides.base))
         needed = set(levels) | {"timeline", "steady"}
