@@ -135,13 +135,15 @@ LEFT JOIN cpu_event_context c ON c.trace_id = s.twin_trace_id AND c.event_id = s
 CREATE OR REPLACE VIEW _graph_twin_candidates AS
 WITH graphs AS MATERIALIZED (   -- one row per (trace, graph launch) with the digest of its names
     SELECT trace_id, graph_index, any_value(n_events) AS n_events,
-           md5(string_agg(coalesce(name, ''), chr(1) ORDER BY pos)) AS signature
+           hash(list(hash(coalesce(name, '')) ORDER BY pos)) AS signature
     FROM _graph_replay_nodes
     WHERE trace_id IN (SELECT trace_id FROM trace_twins)
     GROUP BY trace_id, graph_index
-), shapes AS MATERIALIZED (     -- one row per (trace, distinct graph, position)
-    SELECT DISTINCT g.trace_id, g.signature, g.n_events, r.pos, r.name
-    FROM graphs g JOIN _graph_replay_nodes r ON r.trace_id = g.trace_id AND r.graph_index = g.graph_index
+), shapes AS MATERIALIZED (     -- one row per (trace, distinct graph, position): the first launch of each graph
+    SELECT r.trace_id, g.signature, g.n_events, r.pos, r.name
+    FROM (SELECT trace_id, signature, min(graph_index) AS graph_index, any_value(n_events) AS n_events
+          FROM graphs GROUP BY ALL) g
+    JOIN _graph_replay_nodes r ON r.trace_id = g.trace_id AND r.graph_index = g.graph_index
 ), seq AS MATERIALIZED (
     SELECT * FROM _graph_twin_seq
 ), name_counts AS (
@@ -197,7 +199,7 @@ FROM checked WHERE n_match = n_events;
 CREATE OR REPLACE VIEW graph_alignment AS
 WITH graphs AS (
     SELECT trace_id, graph_launch_event_id, graph_index, any_value(n_events) AS n_events,
-           md5(string_agg(coalesce(name, ''), chr(1) ORDER BY pos)) AS signature
+           hash(list(hash(coalesce(name, '')) ORDER BY pos)) AS signature
     FROM _graph_replay_nodes
     WHERE trace_id IN (SELECT trace_id FROM trace_twins)
     GROUP BY trace_id, graph_launch_event_id, graph_index
