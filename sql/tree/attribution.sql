@@ -15,7 +15,7 @@
 --   'no launch'    the launch call is not in the trace (warm-up kernels, GPU-only traces): '[no launch]'
 -- The last two are placeholders: time there has no op.
 --
--- @requires tree/context tree/links tree/graph_twins
+-- @requires tree/context tree/links tree/graph_twins lib/trace_labels
 
 -- _attribution_plumbing(cat, name): a CPU event that says nothing of where in the program work was launched:
 -- a runtime/driver call, the Python frame of a built-in (`<built-in method replay of ... object at 0x7f...>`: a
@@ -27,7 +27,7 @@ CREATE OR REPLACE MACRO _attribution_plumbing(cat, name) AS
 
 -- Helper: the launch site of each launch call without a cpu_op around it: the innermost enclosing CPU event
 -- (cpu_nesting) that is not plumbing (_attribution_plumbing), up to eight levels up.
--- @materialize tree report perf summary diff
+-- @materialize tree report perf summary diff twins
 CREATE OR REPLACE VIEW _attribution_launch_sites AS
 WITH l AS (
     SELECT DISTINCT l.trace_id, l.launch_event_id FROM gpu_launch_links l
@@ -73,7 +73,7 @@ FROM site s JOIN cpu_nesting e ON e.trace_id = s.trace_id AND e.event_id = s.sit
 --                   {op: NULL, launch: launch_event_id} otherwise
 --   module_path     nn.Module path around the op (the twin's for twin ops)
 --   tag             user annotation around the launch (the twin's launch for twin ops; the graph node's name)
--- @materialize tree report perf summary diff
+-- @materialize tree report perf summary diff twins
 CREATE OR REPLACE VIEW gpu_event_attribution AS
 WITH c AS MATERIALIZED (
     SELECT trace_id, event_id, op_event_id, op_name, module_path, annotation_name
@@ -121,3 +121,33 @@ SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, launch_event_id, launch_nam
            AS module_path,
        CASE WHEN source IN ('graph node', 'capture', 'eager') THEN twin_tag ELSE ctx_tag END AS tag
 FROM k;
+
+-- trace_twin_summary: one row per pairing of trace_twins, with how the replay's graph launches were placed
+-- (graph_alignment) and how much of its GPU time has its op from a twin (what `tracesql twin` lists).
+--   trace_id, trace, twin_trace_id, twin   the replay and its twin, with their labels (trace_labels)
+--   kind, paired_by                        as in trace_twins
+--   graph_launches, ambiguous, unmatched   the replay's graph launches, and those not placed
+--   placed                                 its graph launches placed on this twin
+--   twin_pct                               share of the replay's GPU time (cuda_sync excluded) whose op comes from
+--                                          a twin or a graph node tag (gpu_event_attribution)
+CREATE OR REPLACE VIEW trace_twin_summary AS
+WITH a AS (
+    SELECT trace_id, count(*) AS graph_launches, count(*) FILTER (WHERE status = 'ambiguous') AS ambiguous,
+           count(*) FILTER (WHERE status = 'unmatched') AS unmatched
+    FROM graph_alignment GROUP BY ALL
+), m AS (
+    SELECT trace_id, twin_trace_id, count(*) AS placed FROM graph_alignment WHERE status = 'matched' GROUP BY ALL
+), t AS (
+    SELECT trace_id, 100.0 * sum(dur_ns) FILTER (WHERE source IN ('graph node', 'capture', 'eager'))
+                     / nullif(sum(dur_ns), 0) AS twin_pct
+    FROM gpu_event_attribution
+    WHERE cat <> 'cuda_sync' AND trace_id IN (SELECT trace_id FROM trace_twins) GROUP BY trace_id
+)
+SELECT w.trace_id, lt.label AS trace, w.twin_trace_id, lw.label AS twin, w.kind, w.paired_by,
+       coalesce(a.graph_launches, 0) AS graph_launches, coalesce(m.placed, 0) AS placed,
+       coalesce(a.ambiguous, 0) AS ambiguous, coalesce(a.unmatched, 0) AS unmatched, t.twin_pct
+FROM trace_twins w
+JOIN trace_labels lt ON lt.trace_id = w.trace_id JOIN trace_labels lw ON lw.trace_id = w.twin_trace_id
+LEFT JOIN a ON a.trace_id = w.trace_id
+LEFT JOIN m ON m.trace_id = w.trace_id AND m.twin_trace_id = w.twin_trace_id
+LEFT JOIN t ON t.trace_id = w.trace_id;

@@ -28,7 +28,7 @@ WHERE k.cat IN ('kernel', 'gpu_memcpy', 'gpu_memset');
 --                                root, on its thread
 --   ordinal, n_calls             its 1-based rank in the window by (ts, event_id); the window's count
 --   kernel_name                  the call's args.kernel (ROCm launches name their kernel; CUDA's do not: NULL)
--- @materialize tree report perf summary diff
+-- @materialize tree report perf summary diff twins
 CREATE OR REPLACE VIEW _graph_capture_calls AS
 WITH begins AS (
     SELECT trace_id, ts_ns + dur_ns AS t0, row_number() OVER (PARTITION BY trace_id ORDER BY event_id) AS k

@@ -30,7 +30,7 @@
 --   twin_trace_id   a trace of the same code whose ops name the replay's GPU events
 --   kind            'capture' (it records graph captures) or 'eager' (it runs the same work without graphs)
 --   paired_by       'user' (a file of DATASET/twins/) or 'auto' (a capture trace of the same rank)
--- @materialize tree report perf summary diff
+-- @materialize tree report perf summary diff twins
 CREATE OR REPLACE VIEW trace_twins AS
 WITH user_pairs AS (
     SELECT DISTINCT json_extract_string(content, '$.trace_id') AS trace_id,
@@ -63,7 +63,7 @@ SELECT trace_id, twin_trace_id, kind, 'auto' FROM auto_pairs;
 --   node_tag       `name`, written on a graphed event by PyTorch's graph annotations (torch.cuda graph
 --                  annotations joined to the trace by graph node id), NULL when absent
 --   pos            1-based rank in the launch: by node_id when every event of the launch has one, else by ts
--- @materialize tree report perf summary diff
+-- @materialize tree report perf summary diff twins
 CREATE OR REPLACE VIEW _graph_replay_nodes AS
 WITH g AS (
     SELECT g.*, k.args FROM _graph_replay_events g
@@ -131,7 +131,7 @@ LEFT JOIN cpu_event_context c ON c.trace_id = s.twin_trace_id AND c.event_id = s
 --   assignment                      digest of the (op, tag) of every position (module paths may differ: a
 --                                   graph of one layer placed on every layer)
 --   module_paths                    digest of the module path of every position
--- @materialize tree report perf summary diff
+-- @materialize tree report perf summary diff twins
 CREATE OR REPLACE VIEW _graph_twin_candidates AS
 WITH graphs AS MATERIALIZED (   -- one row per (trace, graph launch) with the digest of its names
     SELECT trace_id, graph_index, any_value(n_events) AS n_events,
@@ -195,7 +195,7 @@ FROM checked WHERE n_match = n_events;
 --   candidates      placements where every event matches, on twins of the kind taken (all kinds when not
 --                   matched)
 --   assignments     distinct assignments among them (1 when matched)
--- @materialize tree report perf summary diff
+-- @materialize tree report perf summary diff twins
 CREATE OR REPLACE VIEW graph_alignment AS
 WITH graphs AS (
     SELECT trace_id, graph_launch_event_id, graph_index, any_value(n_events) AS n_events,
@@ -243,7 +243,7 @@ LEFT JOIN totals t ON t.trace_id = g.trace_id AND t.signature = g.signature;
 --   module_path                     its nn.Module path
 --   tag                             the graph node's `name`, else the innermost user annotation around the
 --                                   twin's launch (record_function ranges such as `line_32_all_reduce`)
--- @materialize tree report perf summary diff
+-- @materialize tree report perf summary diff twins
 CREATE OR REPLACE VIEW graph_kernel_tags AS
 WITH a AS MATERIALIZED (
     SELECT * FROM graph_alignment WHERE status = 'matched'

@@ -82,21 +82,10 @@ def unpair(dataset, trace: str, twin: str) -> bool:
 
 
 def twins(ds) -> pl.DataFrame:
-    """One row per pairing (trace_twins) with how its replay's graph launches were placed (graph_alignment):
-    launches placed on this twin, ambiguous and unmatched ones of the replay, and the share of the replay's
-    GPU time whose op comes from a twin."""
-    with ds.scope():
-        return ds.sql(
-            "WITH a AS (SELECT trace_id, count(*) AS graph_launches, "
-            "count(*) FILTER (WHERE status = 'ambiguous') AS ambiguous, "
-            "count(*) FILTER (WHERE status = 'unmatched') AS unmatched FROM graph_alignment GROUP BY ALL), "
-            "m AS (SELECT trace_id, twin_trace_id, count(*) AS placed FROM graph_alignment "
-            "WHERE status = 'matched' GROUP BY ALL) "
-            "SELECT t.trace_id, lt.label AS trace, t.twin_trace_id, lw.label AS twin, t.kind, t.paired_by, "
-            "coalesce(a.graph_launches, 0) AS graph_launches, coalesce(m.placed, 0) AS placed, "
-            "coalesce(a.ambiguous, 0) AS ambiguous, coalesce(a.unmatched, 0) AS unmatched, o.twin_pct "
-            "FROM trace_twins t JOIN trace_labels lt ON lt.trace_id = t.trace_id "
-            "JOIN trace_labels lw ON lw.trace_id = t.twin_trace_id "
-            "LEFT JOIN a ON a.trace_id = t.trace_id LEFT JOIN m ON m.trace_id = t.trace_id "
-            "AND m.twin_trace_id = t.twin_trace_id LEFT JOIN overview_attribution o ON o.trace_id = t.trace_id "
-            "ORDER BY trace, twin")
+    """One row per pairing (the view trace_twin_summary): how its replay's graph launches were placed, and the
+    share of the replay's GPU time whose op comes from a twin. The views it reads (tagged ``@materialize twins``)
+    are computed once, in a scope."""
+    from tracesql.store.sqlmodules import materialized
+
+    with ds.materialized(materialized("twins")):
+        return ds.sql("SELECT * FROM trace_twin_summary ORDER BY trace, twin")
