@@ -149,6 +149,56 @@ def test_capture_pair_takes_the_capture_ops(replays):
         assert by_op.rows() == [("graph", 421), ("vllm::moe_forward", 72)]
 
 
+def test_perf_models_the_replayed_capture_ops(replays, reference_dir):
+    """perf reads a replay's GEMMs through their capture ops (one instance per capture op and graph launch, the
+    capture op's arguments, the replayed kernels' time): count, kernel time, FLOPs and bytes equal every aten GEMM
+    row of TraceLens's inference report on the pair (its GEMM.csv, which merges the capture into the replay)."""
+    import csv
+
+    ds, trace_ids = replays
+    replay = trace_ids["graphs/vllm_decode_full/graph_execution.json.gz"]
+    capture = trace_ids["graphs/vllm_decode_full/capture_rank0.json.gz"]
+    with open(reference_dir / "tracelens/graphs/vllm_decode_full/GEMM.csv", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["name"].startswith("aten::")]
+    assert len(rows) == 4
+    with tracesql.open(ds) as d:
+        ours = {(r[0], r[1]): r[2:] for r in d.sql(
+            "SELECT op_name, d_txt, count(*), sum(kernel_time_ns)::BIGINT, any_value(flops), any_value(bytes), "
+            "count(DISTINCT graph_launch_event_id), any_value(op_trace_id) FROM perf_ops WHERE trace_id = $t "
+            "AND family = 'GEMM' GROUP BY ALL", {"t": replay}).iter_rows()}
+        assert len(ours) == 4
+        for r in rows:
+            dims = json.dumps(json.loads(r["Input Dims_first"].replace("(", "[").replace(")", "]")),
+                              separators=(",", ":"))
+            n, t_ns, flops, nbytes, launches, op_trace = ours[(r["name"], dims)]
+            assert n == int(r["name_count"])
+            # the graph's addmm are the capture's ops; lm_head's mm runs outside the graph, an op of the replay
+            assert (launches, op_trace) == ((1, capture) if r["name"] == "aten::addmm" else (0, replay))
+            # TraceLens sums float µs from float timestamps: within 1 ns per kernel of the exact sum
+            assert t_ns / 1e3 == pytest.approx(float(r["Kernel Time (µs)_sum"]), abs=1e-3 * n)
+            assert flops == pytest.approx(float(r["GFLOPS_first"]) * 1e9, rel=1e-9)
+            assert nbytes == pytest.approx(float(r["Data Moved (MB)_first"]) * 2**20, rel=1e-9)
+        tr = d.sql("SELECT gpu_time_ns, op_time_ns FROM perf_traces WHERE trace_id = $t", {"t": replay}).row(0)
+        assert tr == (10717708, 10717708)  # every GPU event is on an op instance (421 replayed, 13 of the trace)
+
+
+def test_tree_shows_the_replayed_ops_under_the_graph_launch(replays):
+    """The call tree of the replay: under its hipGraphLaunch, one 'twin op' node per capture op and launch (named by
+    the op), the replayed GPU events below them; the op selection finds them."""
+    ds, trace_ids = replays
+    replay = trace_ids["graphs/vllm_decode_full/graph_execution.json.gz"]
+    with tracesql.open(ds) as d:
+        t = d.tree(trace=replay, merge=True)
+        launch = t.filter(pl.col("name") == "hipGraphLaunch")
+        assert launch.select("level", "kernel_count").rows() == [(1, 421)]
+        below = t.filter((pl.col("level") == 2) & (pl.col("kind") == "twin op"))
+        assert below["kernel_count"].sum() == 421 and below.height == 12
+        moe = below.filter(pl.col("name") == "vllm::moe_forward").row(0, named=True)
+        assert (moe["n_nodes"], moe["kernel_count"], round(moe["gpu_sum_us"], 2)) == (24, 72, 7171.53)
+        sel = d.tree(op="vllm::moe_forward", trace=replay, depth=0)
+        assert sel.select("kind", "kernel_count").unique().rows() == [("twin op", 3)] and sel.height == 24
+
+
 def test_eager_twin_gives_every_kernel_its_ground_truth_op(graphs):
     """Each replayed GPU event takes the op of the eager launch at its position: the cpu_op event, the GPU event and
     the annotation the generator recorded from the source trace."""
@@ -183,6 +233,21 @@ def test_eager_twin_op_summary_matches_the_eager_run(graphs):
         arg_sql = ("SELECT op_name, input_dims, input_type, count, kernel_time_sum_ns FROM op_arg_summary "
                    "WHERE trace_id = $t ORDER BY ALL")
         assert d.sql(arg_sql, {"t": replay}).rows() == d.sql(arg_sql, {"t": eager}).rows()
+
+
+def test_perf_of_the_eager_twin_replay_is_the_eager_runs(graphs):
+    """The replay's graph launch replays the eager run's kernels: perf models the same op instances, with the same
+    arguments, kernel time and FLOPs, per argument set (graph launch ids and CPU starts aside)."""
+    ds, ids, _ = graphs
+    replay, eager = ids["one"], ids["h100_qwen_infer"]
+    sql = ("SELECT op_name, family, d_txt, t_txt, c_txt, count(*) AS n, sum(kernel_time_ns)::BIGINT AS t, "
+           "sum(flops) AS f, sum(bytes) AS b FROM perf_ops WHERE trace_id = $t GROUP BY ALL ORDER BY ALL")
+    with tracesql.open(ds) as d:
+        ours, theirs = d.sql(sql, {"t": replay}).rows(), d.sql(sql, {"t": eager}).rows()
+        assert len(ours) > 20 and ours == theirs
+        n_graph = d.sql("SELECT count(*) FROM perf_ops WHERE trace_id = $t AND graph_launch_event_id IS NOT NULL",
+                        {"t": replay}).item()
+        assert n_graph > 100
 
 
 def test_a_graph_of_a_repeated_layer_takes_its_ops_without_its_layer(graphs):

@@ -13,12 +13,13 @@
 -- name_id (see _gpu_names).
 --   op_name, source, op_instance   as in gpu_event_attribution
 --   op_trace_id, attr_event_id     the op's event (a cpu_op or launch site, in op_trace_id; NULL: none)
---   op_event_id                    the cpu_op of this trace around the launch (source 'op' only): what perf models
+--   op_event_id                    the cpu_op of this trace around the launch (source 'op' only)
+--   launch_ts_ns                   CPU start of the call that launched it (gpu_launch_links)
 -- @materialize report perf summary diff
 CREATE OR REPLACE VIEW _op_gpu AS
 SELECT a.trace_id, a.event_id, n.name_id, a.cat, a.ts_ns, a.dur_ns,
        CASE WHEN a.source = 'op' THEN a.op_event_id END AS op_event_id,
-       a.op_name, a.source, a.op_instance, a.op_trace_id, a.op_event_id AS attr_event_id
+       a.op_name, a.source, a.op_instance, a.op_trace_id, a.op_event_id AS attr_event_id, a.launch_ts_ns
 FROM gpu_event_attribution a
 JOIN _gpu_names n ON n.cat IS NOT DISTINCT FROM a.cat AND n.name IS NOT DISTINCT FROM a.name
 WHERE a.cat <> 'cuda_sync';

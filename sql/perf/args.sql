@@ -1,8 +1,9 @@
 -- perf/args — the recorded arguments of the ops that launched GPU work, parsed into shapes, element sizes and
 -- scalar values, once per distinct argument set (few shapes, many calls).
 --
--- An op instance is the innermost cpu_op around the launch of a GPU event (gpu/op_summaries _op_gpu, the
--- attribution every GPU view uses). Its arguments are the cpu_op's args 'Input Dims', 'Input type' and
+-- An op instance is the cpu_op a GPU event is attributed to (gpu/op_summaries _op_gpu, the attribution every
+-- GPU view uses): the innermost cpu_op around its launch, or, for a graph replay placed on a twin trace, the
+-- twin's cpu_op, once per graph launch. Its arguments are the cpu_op's args 'Input Dims', 'Input type' and
 -- 'Concrete Inputs' (events.input_dims, input_types, concrete_inputs), recorded with record_shapes=True.
 -- The ops whose work depends on the serving step they run in (perf/step_ops: paged attention) also carry
 -- their step: the user_annotation a serving stack wraps around each model step (vLLM's
@@ -12,25 +13,21 @@
 --
 -- @requires gpu/op_summaries perf/dtypes perf/step_ops
 
--- _perf_instances: one row per op instance that launched counted GPU work.
+-- _perf_op_events: one row per cpu_op that made a launch call (the innermost cpu_op around it, tree/context; at
+-- graph capture, the call launches nothing yet), with its recorded arguments: what an instance's model reads.
+-- It does not depend on the attribution: a graph replay's kernels placed on a twin (tree/attribution) read the
+-- twin's op here, and the argument sets (_perf_arg_sets) are those of these events.
 --   trace_id, event_id (the cpu_op), op_name, ts_ns (its start on the CPU)
---   kernel_count, kernel_time_ns   its GPU events and their summed duration (ns), as in op_arg_summary
---   d_txt, t_txt, s_txt, c_txt     the recorded Input Dims, Input type, Input Strides, Concrete Inputs as
---                                  JSON text ('' when not recorded)
---   step_txt                       for an op of perf/step_ops inside a step annotation, JSON text
---                                  {"step": the annotation's name, "kv_cache": the recorded type of the step's
---                                  KV cache ('' when no cache write records it)}; '' for every other op
--- @materialize perf
-CREATE OR REPLACE VIEW _perf_instances AS
-WITH g AS (
-    SELECT trace_id, op_event_id, any_value(op_name) AS op_name, count(*) AS kernel_count,
-           sum(dur_ns)::BIGINT AS kernel_time_ns
-    FROM _op_gpu WHERE op_event_id IS NOT NULL GROUP BY ALL
+--   d_txt, t_txt, s_txt, c_txt, step_txt   as in _perf_instances
+CREATE OR REPLACE VIEW _perf_op_events AS
+WITH o AS (
+    SELECT DISTINCT trace_id, op_event_id, op_name
+    FROM cpu_event_context WHERE anchor_kind = 'launch' AND op_event_id IS NOT NULL
 ), i AS (
-    SELECT g.trace_id, g.op_event_id AS event_id, g.op_name, e.ts_ns, g.kernel_count, g.kernel_time_ns,
+    SELECT o.trace_id, o.op_event_id AS event_id, o.op_name, e.ts_ns,
            coalesce(e.input_dims::VARCHAR, '') AS d_txt, coalesce(e.input_types::VARCHAR, '') AS t_txt,
            coalesce(e.input_strides::VARCHAR, '') AS s_txt, coalesce(e.concrete_inputs::VARCHAR, '') AS c_txt, e.pid
-    FROM g JOIN events e ON e.trace_id = g.trace_id AND e.event_id = g.op_event_id
+    FROM o JOIN events e ON e.trace_id = o.trace_id AND e.event_id = o.op_event_id
 ), steps AS (  -- the step annotations
     SELECT trace_id, pid, event_id AS step_id, name, ts_ns, ts_ns + dur_ns AS end_ns
     FROM events WHERE cat = 'user_annotation' AND starts_with(name, 'execute_') AND dur_ns IS NOT NULL
@@ -52,6 +49,31 @@ WITH g AS (
 SELECT i.* EXCLUDE (pid), coalesce(ctx.step_txt, '') AS step_txt
 FROM i LEFT JOIN ctx USING (trace_id, event_id);
 
+-- _perf_instances: one row per op instance that launched counted GPU work: a cpu_op of the trace, or a twin's
+-- cpu_op replayed by one graph launch (gpu_event_attribution.op_instance, sources 'capture', 'eager',
+-- 'graph node' with an op). Launch sites and placeholders are not op instances.
+--   trace_id, event_id (the cpu_op, in op_trace_id), op_trace_id (the trace itself, or the twin), op_name
+--   graph_launch_event_id          the graph launch that replayed a twin's op (NULL for the trace's own ops)
+--   ts_ns                          its start on the CPU: the cpu_op's, or the graph launch call's
+--   kernel_count, kernel_time_ns   its GPU events and their summed duration (ns), as in op_arg_summary
+--   d_txt, t_txt, s_txt, c_txt     the recorded Input Dims, Input type, Input Strides, Concrete Inputs as
+--                                  JSON text ('' when not recorded)
+--   step_txt                       for an op of perf/step_ops inside a step annotation, JSON text
+--                                  {"step": the annotation's name, "kv_cache": the recorded type of the step's
+--                                  KV cache ('' when no cache write records it)}; '' for every other op
+-- @materialize perf
+CREATE OR REPLACE VIEW _perf_instances AS
+WITH g AS (
+    SELECT trace_id, op_trace_id, attr_event_id, op_instance.launch AS graph_launch_event_id,
+           min(launch_ts_ns) AS launch_ts_ns, count(*) AS kernel_count, sum(dur_ns)::BIGINT AS kernel_time_ns
+    FROM _op_gpu WHERE attr_event_id IS NOT NULL AND source IN ('op', 'capture', 'eager', 'graph node')
+    GROUP BY trace_id, op_trace_id, attr_event_id, op_instance.launch
+)
+SELECT g.trace_id, e.event_id, g.op_trace_id, e.op_name, g.graph_launch_event_id,
+       CASE WHEN g.graph_launch_event_id IS NULL THEN e.ts_ns ELSE g.launch_ts_ns END AS ts_ns,
+       g.kernel_count, g.kernel_time_ns, e.d_txt, e.t_txt, e.s_txt, e.c_txt, e.step_txt
+FROM g JOIN _perf_op_events e ON e.trace_id = g.op_trace_id AND e.event_id = g.attr_event_id;
+
 -- _perf_arg_groups: one row per (trace, op name, argument set) of the op instances: what the per-argument-set
 -- views need (perf_args, perf_traces) without the per-instance rows.
 --   trace_id, op_name, d_txt, t_txt, c_txt, step_txt   as in _perf_instances
@@ -72,8 +94,8 @@ CREATE OR REPLACE MACRO _perf_shape(j) AS
 -- _perf_numel(shape): number of elements of a tensor of that shape (1 for a 0-dim tensor).
 CREATE OR REPLACE MACRO _perf_numel(shape) AS list_reduce(list_prepend(1::BIGINT, shape), lambda a, b: a * b);
 
--- _perf_arg_sets: one row per distinct (op name, Input Dims, Input type, Concrete Inputs, step) of the op
--- instances (of _perf_arg_groups, across traces).
+-- _perf_arg_sets: one row per distinct (op name, Input Dims, Input type, Concrete Inputs, step) of the ops
+-- that launched GPU work (_perf_op_events, across traces: every instance's argument set is among them).
 --   op_name, d_txt, t_txt, c_txt, step_txt   the key (as in _perf_instances)
 --   dims        per argument, its shape (BIGINT[]; NULL for tensor lists and non-tensor arguments)
 --   types       per argument, the recorded type name
@@ -83,7 +105,7 @@ CREATE OR REPLACE MACRO _perf_numel(shape) AS list_reduce(list_prepend(1::BIGINT
 --   prec        per argument, the precision of its type (perf_dtypes.precision)
 -- @materialize perf summary
 CREATE OR REPLACE VIEW _perf_arg_sets AS
-WITH k AS (SELECT DISTINCT op_name, d_txt, t_txt, c_txt, step_txt FROM _perf_arg_groups WHERE d_txt <> ''),
+WITH k AS (SELECT DISTINCT op_name, d_txt, t_txt, c_txt, step_txt FROM _perf_op_events WHERE d_txt <> ''),
 p AS (
     SELECT op_name, d_txt, t_txt, c_txt, step_txt,
            list_transform(json_extract(d_txt::JSON, '$[*]'), lambda x: _perf_shape(x)) AS dims,

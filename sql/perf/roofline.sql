@@ -41,8 +41,11 @@ SELECT trace_id, op_name, d_txt, t_txt, c_txt, step_txt, family, flops, bytes, p
             WHEN t_compute_ns >= t_memory_ns THEN 'compute' ELSE 'memory' END AS bound
 FROM r;
 
--- perf_ops: one row per modelled op instance.
+-- perf_ops: one row per modelled op instance (_perf_instances).
 --   trace_id, event_id (the cpu_op), op_name, family, ts_ns (its start on the CPU, ns)
+--   op_trace_id                    the trace of event_id: the trace itself, or the twin whose op a graph replay
+--                                  took (tree/attribution)
+--   graph_launch_event_id          the graph launch that replayed the twin's op (NULL for the trace's own ops)
 --   kernel_count, kernel_time_ns   its GPU events and their summed duration, ns
 --   flops, bytes                   of the call (perf_arg_models)
 --   precision, matrix              which peak applies (perf_arg_models)
@@ -59,15 +62,21 @@ FROM r;
 --   step_txt                       the op's step (JSON text, _perf_instances; '' for ops that do not read it)
 -- @materialize perf
 CREATE OR REPLACE VIEW perf_ops AS
-SELECT i.trace_id, i.event_id, i.op_name, c.family, i.ts_ns, i.kernel_count, i.kernel_time_ns, c.flops, c.bytes,
-       c.precision, c.matrix, c.flops / nullif(c.bytes, 0) AS flop_per_byte,
-       c.flops / nullif(i.kernel_time_ns, 0) / 1e3 AS tflop_per_s, c.bytes / nullif(i.kernel_time_ns, 0) / 1e3 AS tb_per_s,
+SELECT i.trace_id, i.event_id, i.op_trace_id, i.graph_launch_event_id, i.op_name, c.family, i.ts_ns, i.kernel_count,
+       i.kernel_time_ns, c.flops, c.bytes, c.precision, c.matrix, c.flops / nullif(c.bytes, 0) AS flop_per_byte,
+       c.flops / nullif(i.kernel_time_ns, 0) / 1e3 AS tflop_per_s,
+       c.bytes / nullif(i.kernel_time_ns, 0) / 1e3 AS tb_per_s,
        c.gpu, c.peak_tflop_per_s, c.memory_tb_per_s, c.compute_ns, c.memory_ns, c.roofline_ns, c.bound,
        100.0 * c.roofline_ns / nullif(i.kernel_time_ns, 0) AS roofline_pct, c.shape, i.d_txt, i.t_txt, i.c_txt,
        i.step_txt
 FROM _perf_instances i
 JOIN _perf_arg_calls c ON c.trace_id = i.trace_id AND c.op_name = i.op_name AND c.d_txt = i.d_txt
                       AND c.t_txt = i.t_txt AND c.c_txt = i.c_txt AND c.step_txt = i.step_txt;
+
+-- Helper: perf_ops with `ord`, the instance as one sortable value (op_trace_id, event_id, graph_launch_event_id):
+-- float sums over instances are taken in this order (a sum of floats depends on the order of its terms).
+CREATE OR REPLACE VIEW _perf_ops_ordered AS
+SELECT *, row(op_trace_id, event_id, graph_launch_event_id) AS ord FROM perf_ops;
 
 -- _perf_arg_modelled: one row per modelled (trace, op name, argument set): _perf_arg_groups' columns and
 -- _perf_arg_calls' (the model of one call on the trace's device).
@@ -115,15 +124,15 @@ CREATE OR REPLACE VIEW perf_op_names AS
 WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
 SELECT o.trace_id, o.op_name, o.family, count(*) AS count, sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns,
        avg(o.kernel_time_ns) AS kernel_time_mean_ns, 100.0 * sum(o.kernel_time_ns) / any_value(tot.all_ns) AS time_pct,
-       sum(o.flops ORDER BY o.event_id) AS flops, sum(o.bytes ORDER BY o.event_id) AS bytes,
-       sum(o.flops ORDER BY o.event_id) / nullif(sum(o.bytes ORDER BY o.event_id), 0) AS flop_per_byte,
-       sum(o.flops ORDER BY o.event_id) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
-       sum(o.bytes ORDER BY o.event_id) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
-       sum(o.roofline_ns ORDER BY o.event_id) AS roofline_ns,
-       100.0 * sum(o.roofline_ns ORDER BY o.event_id) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
+       sum(o.flops ORDER BY o.ord) AS flops, sum(o.bytes ORDER BY o.ord) AS bytes,
+       sum(o.flops ORDER BY o.ord) / nullif(sum(o.bytes ORDER BY o.ord), 0) AS flop_per_byte,
+       sum(o.flops ORDER BY o.ord) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
+       sum(o.bytes ORDER BY o.ord) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
+       sum(o.roofline_ns ORDER BY o.ord) AS roofline_ns,
+       100.0 * sum(o.roofline_ns ORDER BY o.ord) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
        CASE WHEN count(o.roofline_ns) = 0 THEN NULL
             WHEN sum(o.compute_ns) >= sum(o.memory_ns) THEN 'compute' ELSE 'memory' END AS bound
-FROM perf_ops o JOIN tot USING (trace_id)
+FROM _perf_ops_ordered o JOIN tot USING (trace_id)
 GROUP BY o.trace_id, o.op_name, o.family
 ORDER BY o.trace_id, kernel_time_sum_ns DESC, o.op_name;
 
@@ -136,19 +145,20 @@ ORDER BY o.trace_id, kernel_time_sum_ns DESC, o.op_name;
 CREATE OR REPLACE VIEW perf_kernels AS
 WITH one AS (
     SELECT o.*, n.name, coalesce(n.short_name, n.name) AS kernel_name
-    FROM perf_ops o
-    JOIN _op_gpu g ON g.trace_id = o.trace_id AND g.op_event_id = o.event_id
+    FROM _perf_ops_ordered o
+    JOIN _op_gpu g ON g.trace_id = o.trace_id AND g.op_trace_id = o.op_trace_id AND g.attr_event_id = o.event_id
+     AND g.op_instance.launch IS NOT DISTINCT FROM o.graph_launch_event_id
     JOIN _gpu_names n ON n.name_id = g.name_id
     WHERE o.kernel_count = 1
 ), tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
 SELECT o.trace_id, o.kernel_name, arg_max(o.family, o.kernel_time_ns) AS family, count(*) AS count,
        sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns, 100.0 * sum(o.kernel_time_ns) / any_value(tot.all_ns) AS time_pct,
-       sum(o.flops ORDER BY o.event_id) AS flops, sum(o.bytes ORDER BY o.event_id) AS bytes,
-       sum(o.flops ORDER BY o.event_id) / nullif(sum(o.bytes ORDER BY o.event_id), 0) AS flop_per_byte,
-       sum(o.flops ORDER BY o.event_id) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
-       sum(o.bytes ORDER BY o.event_id) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
-       sum(o.roofline_ns ORDER BY o.event_id) AS roofline_ns,
-       100.0 * sum(o.roofline_ns ORDER BY o.event_id) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
+       sum(o.flops ORDER BY o.ord) AS flops, sum(o.bytes ORDER BY o.ord) AS bytes,
+       sum(o.flops ORDER BY o.ord) / nullif(sum(o.bytes ORDER BY o.ord), 0) AS flop_per_byte,
+       sum(o.flops ORDER BY o.ord) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
+       sum(o.bytes ORDER BY o.ord) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
+       sum(o.roofline_ns ORDER BY o.ord) AS roofline_ns,
+       100.0 * sum(o.roofline_ns ORDER BY o.ord) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
        CASE WHEN count(o.roofline_ns) = 0 THEN NULL
             WHEN sum(o.compute_ns) >= sum(o.memory_ns) THEN 'compute' ELSE 'memory' END AS bound
 FROM one o JOIN tot USING (trace_id)
@@ -169,9 +179,9 @@ CREATE OR REPLACE VIEW perf_categories AS
 WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id),
 f AS (
     SELECT trace_id, family, count(*) AS op_count, sum(kernel_time_ns)::BIGINT AS kernel_time_ns,
-           sum(flops ORDER BY event_id) AS flops, sum(bytes ORDER BY event_id) AS bytes,
-           sum(roofline_ns ORDER BY event_id) AS roofline_ns
-    FROM perf_ops GROUP BY ALL
+           sum(flops ORDER BY ord) AS flops, sum(bytes ORDER BY ord) AS bytes,
+           sum(roofline_ns ORDER BY ord) AS roofline_ns
+    FROM _perf_ops_ordered GROUP BY ALL
 ), n AS (
     SELECT t.trace_id, '(not modelled)' AS family,
            ((SELECT count(*) FROM _perf_instances i WHERE i.trace_id = t.trace_id)
@@ -190,7 +200,8 @@ ORDER BY u.trace_id, u.family = '(not modelled)', u.kernel_time_ns DESC;
 -- perf_traces: one row per trace.
 --   trace_id, gpu_name, gpu, reason   the device (perf_device)
 --   gpu_time_ns                    summed duration of the counted GPU events (op_summary's total), ns
---   op_time_ns                     of it, the GPU time of events launched inside a cpu_op (op instances), ns
+--   op_time_ns                     of it, the GPU time of op instances (_perf_instances: cpu_ops of the trace,
+--                                  twins' cpu_ops replayed by graph launches), ns
 --   modelled_time_ns               of it, the GPU time of modelled op instances, ns
 --   modelled_pct                   100 modelled_time_ns / gpu_time_ns
 --   modelled_op_pct                100 modelled_time_ns / op_time_ns (events without an op, e.g. launched
@@ -200,9 +211,8 @@ ORDER BY u.trace_id, u.family = '(not modelled)', u.kernel_time_ns DESC;
 --   roofline_ns                    summed roofline time of the modelled instances, ns
 --   roofline_pct                   100 roofline_ns / modelled_time_ns
 CREATE OR REPLACE VIEW perf_traces AS
-WITH tot AS (SELECT trace_id, sum(dur_ns)::BIGINT AS all_ns,
-                    coalesce(sum(dur_ns) FILTER (WHERE op_event_id IS NOT NULL), 0)::BIGINT AS op_ns
-             FROM _op_gpu GROUP BY trace_id),
+WITH tot AS (SELECT trace_id, sum(dur_ns)::BIGINT AS all_ns FROM _op_gpu GROUP BY trace_id),
+ops AS (SELECT trace_id, sum(kernel_time_sum_ns)::BIGINT AS op_ns FROM _perf_arg_groups GROUP BY trace_id),
 f AS (
     SELECT trace_id, sum(kernel_time_sum_ns)::BIGINT AS t,
            sum(count * flops ORDER BY op_name, d_txt, t_txt, c_txt, step_txt) AS flops,
@@ -211,12 +221,12 @@ f AS (
     FROM _perf_arg_modelled GROUP BY trace_id
 )
 SELECT d.trace_id, d.gpu_name, d.gpu, d.reason, coalesce(tot.all_ns, 0) AS gpu_time_ns,
-       coalesce(tot.op_ns, 0) AS op_time_ns, coalesce(f.t, 0) AS modelled_time_ns,
+       coalesce(ops.op_ns, 0) AS op_time_ns, coalesce(f.t, 0) AS modelled_time_ns,
        100.0 * coalesce(f.t, 0) / nullif(tot.all_ns, 0) AS modelled_pct,
-       100.0 * coalesce(f.t, 0) / nullif(tot.op_ns, 0) AS modelled_op_pct,
+       100.0 * coalesce(f.t, 0) / nullif(ops.op_ns, 0) AS modelled_op_pct,
        f.flops, f.bytes, f.flops / nullif(f.t, 0) / 1e3 AS tflop_per_s, f.roofline_ns,
        100.0 * f.roofline_ns / nullif(f.t, 0) AS roofline_pct
-FROM perf_device d LEFT JOIN tot USING (trace_id) LEFT JOIN f USING (trace_id)
+FROM perf_device d LEFT JOIN tot USING (trace_id) LEFT JOIN ops USING (trace_id) LEFT JOIN f USING (trace_id)
 ORDER BY d.trace_id;
 
 -- perf_steps: one row per ProfilerStep#N range (profiler_steps) of a trace: model-FLOPs utilisation.
@@ -229,9 +239,9 @@ ORDER BY d.trace_id;
 --                                  PaLM, arXiv:2204.02311, appendix B: achieved model FLOP/s over peak FLOP/s)
 CREATE OR REPLACE VIEW perf_steps AS
 WITH o AS (
-    SELECT s.trace_id, s.name AS step, s.step_number, s.dur_ns, o.precision, sum(o.flops ORDER BY o.event_id) AS flops
+    SELECT s.trace_id, s.name AS step, s.step_number, s.dur_ns, o.precision, sum(o.flops ORDER BY o.ord) AS flops
     FROM profiler_steps s
-    LEFT JOIN perf_ops o ON o.trace_id = s.trace_id AND o.ts_ns >= s.ts_ns AND o.ts_ns < s.end_ns
+    LEFT JOIN _perf_ops_ordered o ON o.trace_id = s.trace_id AND o.ts_ns >= s.ts_ns AND o.ts_ns < s.end_ns
     GROUP BY ALL
 ), a AS (
     SELECT trace_id, step, step_number, dur_ns, sum(flops ORDER BY precision) AS flops,

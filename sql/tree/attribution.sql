@@ -60,7 +60,8 @@ FROM site s JOIN cpu_nesting e ON e.trace_id = s.trace_id AND e.event_id = s.sit
 
 -- gpu_event_attribution: one row per GPU event (row of `kernels`; cuda_sync rows included) with its op.
 --   trace_id, event_id, cat, name, ts_ns, dur_ns   the GPU event
---   launch_event_id, launch_name, launch_kind      the call that launched it (gpu_launch_links)
+--   launch_event_id, launch_name, launch_kind, launch_ts_ns   the call that launched it and its CPU start
+--                                                  (gpu_launch_links)
 --   op_name         the op (see the top of this file): a cpu_op name, a graph node tag, a launch site's name,
 --                   '[<launch API>]' or '[no launch]'
 --   source          'op', 'graph node', 'capture', 'eager', 'launch site', 'launch api', 'no launch'
@@ -80,7 +81,7 @@ WITH c AS MATERIALIZED (
     FROM cpu_event_context WHERE anchor_kind = 'launch'
 ), a AS (
     SELECT l.trace_id, l.event_id, l.cat, l.name, l.ts_ns, l.dur_ns, l.launch_event_id, l.launch_name,
-           l.launch_kind, c.op_event_id, c.op_name AS ctx_op_name, c.module_path AS ctx_module_path,
+           l.launch_kind, l.launch_ts_ns, c.op_event_id, c.op_name AS ctx_op_name, c.module_path AS ctx_module_path,
            c.annotation_name AS ctx_tag,
            t.source AS twin_source, t.confidence AS twin_confidence, t.twin_trace_id, t.op_event_id AS twin_op_event_id,
            t.op_name AS twin_op_name, t.module_path AS twin_module_path, t.tag AS twin_tag,
@@ -99,7 +100,7 @@ WITH c AS MATERIALIZED (
                 ELSE 'launch api' END AS source
     FROM a
 )
-SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, launch_event_id, launch_name, launch_kind,
+SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, launch_event_id, launch_name, launch_kind, launch_ts_ns,
        CASE source WHEN 'no launch' THEN '[no launch]'
                    WHEN 'op' THEN ctx_op_name
                    WHEN 'launch site' THEN site_name

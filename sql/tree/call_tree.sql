@@ -7,7 +7,11 @@
 -- with at least one linked GPU event below them are kept. GPU time of a node = over the GPU events below
 -- it: busy (union of intervals, all streams pooled), Σ durations and count.
 --
--- @requires lib/keys lib/intervals tree/context tree/links
+-- A graph replay's GPU events placed on a twin's op (tree/graph_twins, graph_kernel_tags) hang from a node of
+-- kind 'twin op' under their graph launch: one per (graph launch, twin op), named by the op, so that the tree
+-- of a replay shows its ops as the eager tree does.
+--
+-- @requires lib/keys lib/intervals tree/context tree/links tree/graph_twins
 
 -- Helper: the parent node of every CPU anchor (cpu_event_context row): the closest of its innermost
 -- enclosing cpu_op, nn.Module frame and user_annotation (the one latest in nesting order).
@@ -50,11 +54,14 @@ SELECT * FROM up;
 
 -- call_tree: one row per node of the call tree that has GPU work below it.
 --   trace_id                    the trace
---   node_id                     event_id of the node (CPU event, or GPU event for kind 'gpu')
+--   node_id                     event_id of the node (CPU event, or GPU event for kind 'gpu'); a negative
+--                               number for a 'twin op' node
 --   parent_node_id              event_id of the parent node (NULL for a root)
---   kind                        'annotation', 'module', 'op', 'launch' or 'gpu'
+--   kind                        'annotation', 'module', 'op', 'launch', 'twin op' (a twin's op replayed by
+--                               the graph launch above it) or 'gpu'
 --   name                        event name (`nn.Module: X_N`, `aten::mm`, `cudaLaunchKernel`, kernel name)
---   ts_ns, dur_ns               the node's own start and duration (CPU clock for CPU nodes, GPU for 'gpu')
+--   ts_ns, dur_ns               the node's own start and duration (CPU clock for CPU nodes, GPU for 'gpu'
+--                               and 'twin op': first start to last end of its GPU events)
 --   gpu_busy_ns                 union length of the GPU events below it (itself for a GPU event)
 --   gpu_sum_ns                  Σ dur_ns of the GPU events below it
 --   kernel_count                number of GPU events below it (kernels, memcpy, memset, sync)
@@ -69,6 +76,21 @@ WITH t AS (
                                               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
           FROM _call_tree_pairs)
     GROUP BY node_key
+), tw AS (      -- a replayed GPU event placed on a twin's op, with its 'twin op' node (a negative id)
+    SELECT g.trace_id, g.event_id, g.graph_launch_event_id, g.op_name, l.ts_ns, l.dur_ns,
+           -dense_rank() OVER (PARTITION BY g.trace_id
+                               ORDER BY g.graph_launch_event_id, g.twin_trace_id, g.op_event_id) AS twin_node_id
+    FROM graph_kernel_tags g JOIN gpu_launch_links l USING (trace_id, event_id)
+    WHERE g.op_event_id IS NOT NULL AND l.linked
+), twn AS (
+    SELECT trace_id, twin_node_id, any_value(graph_launch_event_id) AS graph_launch_event_id,
+           any_value(op_name) AS op_name, min(ts_ns) AS ts_ns, max(ts_ns + dur_ns) - min(ts_ns) AS dur_ns,
+           count(*) AS kernel_count, sum(dur_ns) AS gpu_sum_ns,
+           sum(_tree_busy_ns(ts_ns, ts_ns + dur_ns, prev_end)) AS gpu_busy_ns
+    FROM (SELECT *, max(ts_ns + dur_ns) OVER (PARTITION BY trace_id, twin_node_id ORDER BY ts_ns, dur_ns
+                                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+          FROM tw)
+    GROUP BY trace_id, twin_node_id
 )
 SELECT c.trace_id, c.event_id AS node_id, p.parent_id AS parent_node_id, c.anchor_kind AS kind, c.name,
        c.ts_ns, c.dur_ns, t.gpu_busy_ns::BIGINT AS gpu_busy_ns, t.gpu_sum_ns::BIGINT AS gpu_sum_ns,
@@ -76,16 +98,20 @@ SELECT c.trace_id, c.event_id AS node_id, p.parent_id AS parent_node_id, c.ancho
 FROM t JOIN _call_tree_parents p USING (node_key)
 JOIN cpu_event_context c ON c.trace_id = p.trace_id AND c.event_id = p.event_id
 UNION ALL
-SELECT trace_id, event_id, launch_event_id, 'gpu', name, ts_ns, dur_ns, dur_ns, dur_ns, 1,
-       [ts_ns, event_id]
-FROM gpu_launch_links WHERE linked;
+SELECT trace_id, twin_node_id, graph_launch_event_id, 'twin op', op_name, ts_ns, dur_ns, gpu_busy_ns::BIGINT,
+       gpu_sum_ns::BIGINT, kernel_count, [ts_ns, twin_node_id]
+FROM twn
+UNION ALL
+SELECT l.trace_id, l.event_id, coalesce(tw.twin_node_id, l.launch_event_id), 'gpu', l.name, l.ts_ns, l.dur_ns,
+       l.dur_ns, l.dur_ns, 1, [l.ts_ns, l.event_id]
+FROM gpu_launch_links l LEFT JOIN tw USING (trace_id, event_id) WHERE l.linked;
 
 -- call_tree_from(trace_sel, op_sel, module_sel, max_level): the call tree as `tracesql tree` prints it, one row
 -- per node in print order (depth first, siblings by start). The starting nodes (level 0) are every instance of
--- the op op_sel (exact name or LIKE pattern), else every call of the nn.Module module_sel (`nn.Module: X_N`,
--- `X_N`, a LIKE pattern on it, or the class name X), else the roots; max_level: deepest level kept (NULL: all);
--- trace_sel: one trace_id (NULL: all). Without op_sel and module_sel each trace also gets one row for its GPU
--- events without a launch (kind 'unlinked', name '[no launch]').
+-- the op op_sel (exact name or LIKE pattern; 'twin op' nodes included), else every call of the nn.Module
+-- module_sel (`nn.Module: X_N`, `X_N`, a LIKE pattern on it, or the class name X), else the roots; max_level:
+-- deepest level kept (NULL: all); trace_sel: one trace_id (NULL: all). Without op_sel and module_sel each trace
+-- also gets one row for its GPU events without a launch (kind 'unlinked', name '[no launch]').
 --   trace_id, level (0 for the starting nodes), kind, name   as in call_tree
 --   gpu_busy_us                 union of the intervals of the GPU events below the node, µs
 --   gpu_sum_us                  Σ durations of those events, µs;  kernel_count  their number
@@ -96,7 +122,7 @@ WITH RECURSIVE ct AS MATERIALIZED (
     SELECT * FROM call_tree WHERE trace_sel IS NULL OR trace_id = trace_sel
 ), roots AS (
     SELECT * FROM ct
-    WHERE CASE WHEN op_sel IS NOT NULL THEN kind = 'op' AND (name = op_sel OR name LIKE op_sel)
+    WHERE CASE WHEN op_sel IS NOT NULL THEN kind IN ('op', 'twin op') AND (name = op_sel OR name LIKE op_sel)
                WHEN module_sel IS NOT NULL THEN kind = 'module'
                     AND (name = module_sel OR substr(name, 12) = module_sel OR substr(name, 12) LIKE module_sel
                          OR regexp_replace(substr(name, 12), '_[0-9]+$', '') = module_sel)

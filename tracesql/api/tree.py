@@ -79,7 +79,8 @@ def tree(ds, op=None, module=None, depth=None, trace=None, merge: bool = False) 
     (`n_nodes` instances, times summed; a trailing `#N` read as `#*`).
 
     Columns: trace_id, level (0 for the starting nodes), kind ('annotation', 'module', 'op', 'launch',
-    'gpu', and 'unlinked' for the per-trace summary of GPU events without a launch), name, gpu_busy_us
+    'twin op' (a twin trace's op replayed by the graph launch above it), 'gpu', and 'unlinked' for the per-trace
+    summary of GPU events without a launch), name, gpu_busy_us
     (union of the GPU intervals below the node), gpu_sum_us (Σ durations), kernel_count, node_id
     (event_id), parent_node_id, ts_ns, dur_ns; merged: n_nodes instead of node_id and parent_node_id.
     """
