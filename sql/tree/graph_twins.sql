@@ -15,15 +15,14 @@
 -- 'matched' and takes the first candidate's ops, and their module paths only when every candidate gives every
 -- position the same one (else none: which layer is not known); different → 'ambiguous' and nothing is taken; no candidate →
 -- 'unmatched'. Capture twins
--- are tried first, eager ones when no capture twin matches. Node order is the order of the `graph node id`
--- Kineto writes on graphed events (its low 32 bits: the id was first written as (graph id << 32) | node), else
--- the GPU start order.
+-- are tried first, eager ones when no capture twin matches. Node order and signatures: tree/graph_nodes (the
+-- stored table graph_replay_nodes).
 --
 -- Which traces are twins (trace_twins): the pairings the user made (DATASET/twins/, `tracesql ingest REPLAY
 -- --eager|--capture TWIN`, `tracesql twin`), and, for a trace with graph launches and no capture twin of the
 -- user's, every other trace of the same rank (or both without a rank) that records graph captures.
 --
--- @requires tree/graph_capture tree/context tree/links
+-- @requires tree/graph_capture tree/graph_nodes tree/context tree/links
 
 -- trace_twins: one row per (graph replay trace, twin trace).
 --   trace_id        the trace with graph launches
@@ -55,36 +54,6 @@ WHERE u.kind IN ('capture', 'eager') AND u.trace_id <> u.twin_trace_id
   AND u.trace_id IN (SELECT trace_id FROM traces) AND u.twin_trace_id IN (SELECT trace_id FROM traces)
 UNION ALL
 SELECT trace_id, twin_trace_id, kind, 'auto' FROM auto_pairs;
-
--- Helper: the GPU events of the graph launches of traces with a twin, in node order, with the graph node ids
--- Kineto writes on them.
---   node_id        `graph node id` (its low 32 bits), NULL when absent
---   graph_id       `graph id`, else the high 32 bits of a packed `graph node id`
---   node_tag       `name`, written on a graphed event by PyTorch's graph annotations (torch.cuda graph
---                  annotations joined to the trace by graph node id), NULL when absent
---   pos            1-based rank in the launch: by node_id when every event of the launch has one, else by ts
--- @materialize tree report perf summary diff twins
-CREATE OR REPLACE VIEW _graph_replay_nodes AS
-WITH g AS (
-    SELECT g.*, k.args FROM _graph_replay_events g
-    JOIN kernels k ON k.trace_id = g.trace_id AND k.event_id = g.event_id
-), ids AS (
-    SELECT *, TRY_CAST(json_extract(args, '$."graph node id"') AS UBIGINT) AS raw_node,
-           TRY_CAST(json_extract(args, '$."graph id"') AS UBIGINT) AS raw_graph,
-           json_extract_string(args, '$.name') AS tag_text
-    FROM g
-), n AS (
-    SELECT trace_id, graph_launch_event_id, graph_index, event_id, name, ts_ns, dur_ns, ordinal, n_events,
-           CASE WHEN raw_node > 0 THEN (raw_node & 4294967295)::BIGINT END AS node_id,
-           coalesce(raw_graph, CASE WHEN raw_node > 4294967295 THEN raw_node >> 32 END)::BIGINT AS graph_id,
-           CASE WHEN raw_node > 0 THEN tag_text END AS node_tag
-    FROM ids
-)
-SELECT *, CASE WHEN count(node_id) OVER w = n_events
-               THEN row_number() OVER (PARTITION BY trace_id, graph_index ORDER BY node_id, ordinal)
-               ELSE ordinal END AS pos
-FROM n
-WINDOW w AS (PARTITION BY trace_id, graph_index);
 
 -- Helper: what a twin offers, as sequences of launches with the op context of each.
 --   twin_trace_id, kind            the twin (trace_twins)
@@ -134,16 +103,13 @@ LEFT JOIN cpu_event_context c ON c.trace_id = s.twin_trace_id AND c.event_id = s
 -- @materialize tree report perf summary diff twins
 CREATE OR REPLACE VIEW _graph_twin_candidates AS
 WITH graphs AS MATERIALIZED (   -- one row per (trace, graph launch) with the digest of its names
-    SELECT trace_id, graph_index, any_value(n_events) AS n_events,
-           hash(list(hash(coalesce(name, '')) ORDER BY pos)) AS signature
-    FROM _graph_replay_nodes
-    WHERE trace_id IN (SELECT trace_id FROM trace_twins)
-    GROUP BY trace_id, graph_index
+    SELECT trace_id, graph_index, n_events, signature FROM graph_replay_nodes
+    WHERE ordinal = 1 AND trace_id IN (SELECT trace_id FROM trace_twins)
 ), shapes AS MATERIALIZED (     -- one row per (trace, distinct graph, position): the first launch of each graph
     SELECT r.trace_id, g.signature, g.n_events, r.pos, r.name
     FROM (SELECT trace_id, signature, min(graph_index) AS graph_index, any_value(n_events) AS n_events
           FROM graphs GROUP BY ALL) g
-    JOIN _graph_replay_nodes r ON r.trace_id = g.trace_id AND r.graph_index = g.graph_index
+    JOIN graph_replay_nodes r ON r.trace_id = g.trace_id AND r.graph_index = g.graph_index
 ), seq AS MATERIALIZED (
     SELECT * FROM _graph_twin_seq
 ), name_counts AS (
@@ -198,11 +164,8 @@ FROM checked WHERE n_match = n_events;
 -- @materialize tree report perf summary diff twins
 CREATE OR REPLACE VIEW graph_alignment AS
 WITH graphs AS (
-    SELECT trace_id, graph_launch_event_id, graph_index, any_value(n_events) AS n_events,
-           hash(list(hash(coalesce(name, '')) ORDER BY pos)) AS signature
-    FROM _graph_replay_nodes
-    WHERE trace_id IN (SELECT trace_id FROM trace_twins)
-    GROUP BY trace_id, graph_launch_event_id, graph_index
+    SELECT trace_id, graph_launch_event_id, graph_index, n_events, signature FROM graph_replay_nodes
+    WHERE ordinal = 1 AND trace_id IN (SELECT trace_id FROM trace_twins)
 ), per_kind AS (
     SELECT trace_id, signature, kind, count(*) AS candidates, count(DISTINCT assignment) AS assignments,
            count(DISTINCT module_paths) = 1 AS paths_agree,
@@ -248,7 +211,8 @@ CREATE OR REPLACE VIEW graph_kernel_tags AS
 WITH a AS MATERIALIZED (
     SELECT * FROM graph_alignment WHERE status = 'matched'
 ), nodes AS MATERIALIZED (
-    SELECT * FROM _graph_replay_nodes
+    SELECT trace_id, event_id, graph_launch_event_id, node_id, node_tag, pos FROM graph_replay_nodes
+    WHERE node_tag IS NOT NULL OR trace_id IN (SELECT trace_id FROM a)
 ), placed AS (
     SELECT n.trace_id, n.event_id, a.twin_kind, a.method, a.twin_trace_id, q.launch_event_id AS twin_launch_event_id,
            q.gpu_event_id AS twin_gpu_event_id, q.op_event_id, q.op_name,

@@ -293,6 +293,24 @@ DERIVED_TABLES: dict[str, dict] = {
             ("nest_pos", "BIGINT", "as in cpu_nesting"),
         ],
     },
+    "graph_replay_nodes": {
+        "doc": "One row per GPU event of a CUDA/HIP-graph launch, in the graph's node order.",
+        "columns": [
+            ("event_id", "BIGINT", "the GPU event (as in kernels)"),
+            ("name", "VARCHAR", "GPU event name"),
+            ("ts_ns", "BIGINT", "GPU start, ns"),
+            ("dur_ns", "BIGINT", "GPU duration, ns"),
+            ("graph_launch_event_id", "BIGINT", "the cudaGraphLaunch / hipGraphLaunch call"),
+            ("graph_index", "BIGINT", "1-based rank of that launch among the trace's graph launches"),
+            ("ordinal", "BIGINT", "1-based rank in the launch by GPU start"),
+            ("n_events", "BIGINT", "GPU events of the launch"),
+            ("node_id", "BIGINT", "args 'graph node id' (low 32 bits), NULL when absent"),
+            ("graph_id", "BIGINT", "args 'graph id', else the high 32 bits of a packed node id"),
+            ("node_tag", "VARCHAR", "args 'name' of a graphed event (PyTorch's graph annotations)"),
+            ("pos", "BIGINT", "1-based rank in node order (node id when all have one, else GPU start)"),
+            ("signature", "UBIGINT", "digest of the launch's event names in node order"),
+        ],
+    },
     "profiler_steps": {
         "doc": "One row per ProfilerStep#N range on the CPU.",
         "columns": [
