@@ -396,7 +396,8 @@ def test_report_folders_stay_inside_out(tmp_path, jobs):
 @pytest.mark.slow
 def test_hostile_file_name_as_a_label_on_the_terminal(tmp_path, capsys, monkeypatch):
     """A trace file named with ESC, a bidirectional override and a newline: its label (the file name) is shown
-    escaped wherever a terminal shows it: tables' titles, the first screen, the tree, the printed report, diff."""
+    escaped wherever a terminal shows it: tables' titles, the first screen, the tree, the printed report, diff,
+    the pairing of twins."""
     monkeypatch.setenv("COLUMNS", "160")
     src = tmp_path / "x\x1b[2J\u202e\nname.json"
     src.write_text(json.dumps(_small_trace(["gemm", "gemm"])))
@@ -408,7 +409,7 @@ def test_hostile_file_name_as_a_label_on_the_terminal(tmp_path, capsys, monkeypa
     t = "x\\x1b[2J\\u202e\\nname.json"
     for argv in (["kernels", ds, "--trace", src.name], ["summary", ds], ["tree", ds, "--trace", src.name],
                  ["traces", ds], ["report", ds, "--style", "hta"], ["report", ds, "--trace", src.name],
-                 ["diff", f"{ds}:{src.name}", f"{ds}:{other.name}"]):
+                 ["diff", f"{ds}:{src.name}", f"{ds}:{other.name}"], ["twin", ds, src.name, other.name]):
         capsys.readouterr()
         _run(*argv)
         out, err = capsys.readouterr()
