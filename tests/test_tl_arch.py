@@ -25,8 +25,9 @@ ROOF_TEXT = frozenset({"Roofline Bound_first", "Roofline Bound"})
 
 def _sheets(path, trace_id: str, arch: str | None, names: list[str]) -> dict:
     with tracesql.open(path, trace_ids=[trace_id]) as d:
-        report.set_arch(d, "tracelens", arch)
-        return {n: report._peer_section(d, *VIEWS[n], [trace_id])[trace_id] for n in names}
+        report.set_arch(d, "tracelens", arch)  # before the report's views are computed, as report.build does
+        with d.materialized(report.materialized_views("tracelens")):
+            return {n: report._peer_section(d, *VIEWS[n], [trace_id])[trace_id] for n in names}
 
 
 @pytest.fixture(scope="module")

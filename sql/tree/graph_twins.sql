@@ -20,7 +20,8 @@
 --
 -- Which traces are twins (trace_twins): the pairings the user made (DATASET/twins/, `tracesql ingest REPLAY
 -- --eager|--capture TWIN`, `tracesql twin`), and, for a trace with graph launches and no capture twin of the
--- user's, every other trace of the same rank (or both without a rank) that records graph captures.
+-- user's, every other trace of the same rank (or both without a rank) that records a graph capture with as many
+-- launch calls as one of its graph launches has GPU events (a capture that could hold one of its graphs).
 --
 -- @requires tree/graph_capture tree/graph_nodes tree/context tree/links
 
@@ -28,7 +29,8 @@
 --   trace_id        the trace with graph launches
 --   twin_trace_id   a trace of the same code whose ops name the replay's GPU events
 --   kind            'capture' (it records graph captures) or 'eager' (it runs the same work without graphs)
---   paired_by       'user' (a file of DATASET/twins/) or 'auto' (a capture trace of the same rank)
+--   paired_by       'user' (a file of DATASET/twins/) or 'auto' (a capture trace of the same rank that could
+--                   hold one of its graphs, see the top of this file)
 -- @materialize tree report perf summary diff twins
 CREATE OR REPLACE VIEW trace_twins AS
 WITH user_pairs AS (
@@ -36,14 +38,13 @@ WITH user_pairs AS (
            json_extract_string(content, '$.twin_trace_id') AS twin_trace_id,
            json_extract_string(content, '$.kind') AS kind
     FROM _dataset_twin_files WHERE json_valid(content)
-), replays AS (
-    SELECT DISTINCT trace_id FROM launches WHERE launch_kind = 'graph'
-), captures AS (
-    SELECT DISTINCT trace_id FROM events
-    WHERE cat IN ('cuda_runtime', 'cuda_driver') AND contains(name, 'StreamBeginCapture')
+), replays AS (              -- the lengths of each trace's graph launches
+    SELECT DISTINCT trace_id, n_events FROM graph_replay_nodes WHERE ordinal = 1
+), captures AS (             -- the lengths of each trace's capture windows
+    SELECT DISTINCT trace_id, n_calls FROM _graph_capture_calls
 ), auto_pairs AS (
-    SELECT r.trace_id, c.trace_id AS twin_trace_id, 'capture' AS kind
-    FROM replays r JOIN captures c ON c.trace_id <> r.trace_id
+    SELECT DISTINCT r.trace_id, c.trace_id AS twin_trace_id, 'capture' AS kind
+    FROM replays r JOIN captures c ON c.trace_id <> r.trace_id AND c.n_calls = r.n_events
     JOIN traces tr ON tr.trace_id = r.trace_id JOIN traces tc ON tc.trace_id = c.trace_id
     WHERE tr.rank IS NOT DISTINCT FROM tc.rank
       AND NOT EXISTS (SELECT 1 FROM user_pairs u WHERE u.trace_id = r.trace_id AND u.kind = 'capture')
