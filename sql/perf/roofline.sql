@@ -76,7 +76,7 @@ JOIN _perf_arg_calls c ON c.trace_id = i.trace_id AND c.op_name = i.op_name AND 
 -- Helper: perf_ops with `ord`, the instance as one sortable value (op_trace_id, event_id, graph_launch_event_id):
 -- float sums over instances are taken in this order (a sum of floats depends on the order of its terms).
 CREATE OR REPLACE VIEW _perf_ops_ordered AS
-SELECT *, row(op_trace_id, event_id, graph_launch_event_id) AS ord FROM perf_ops;
+SELECT *, {'t': op_trace_id, 'e': event_id, 'l': graph_launch_event_id} AS ord FROM perf_ops;
 
 -- _perf_arg_modelled: one row per modelled (trace, op name, argument set): _perf_arg_groups' columns and
 -- _perf_arg_calls' (the model of one call on the trace's device).
