@@ -15,9 +15,9 @@ from .test_tl_perf_sheets import assert_sheet_equal
 pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
 
 DATA = Path(__file__).parent / "data" / "tl_class_map"
-SHEETS = ["GEMM", "UnaryElementwise", "BinaryElementwise", "RMSNorm_fwd", "SDPA_fwd", "RoPE_fwd", "GroupQuant_fwd",
-          "GroupedGEMM_fwd", "Normalization", "MoE_comm_fwd", "CrossEntropy_fwd", "unified_perf_summary",
-          "ops_summary_by_category"]
+SHEETS = ["GEMM", "UnaryElementwise", "BinaryElementwise", "RMSNorm_fwd", "SDPA_fwd", "SDPA_bwd", "RoPE_fwd",
+          "GroupQuant_fwd", "GroupedGEMM_fwd", "Normalization", "MoE_comm_fwd", "CrossEntropy_fwd",
+          "unified_perf_summary", "ops_summary_by_category"]
 
 
 @pytest.fixture(scope="module")

@@ -115,13 +115,6 @@ SELECT trace_id, event_id,
        'matrix_' || _tl_precision(ty[1 + ofs] ->> '$') AS compute_spec
 FROM o;
 
--- _tl_conv_bwd_ops: the op names whose rows TraceLens takes out of CONV_fwd's summary into CONV_bwd (the
--- list in generate_perf_report_pytorch).
---   name   the op name
-CREATE OR REPLACE VIEW _tl_conv_bwd_ops AS
-SELECT * FROM (VALUES ('flash_attn::_flash_attn_varlen_backward'), ('aten::convolution_backward'),
-                      ('ConvBias_Backward'), ('ConvBiasReLU_Backward')) t(name);
-
 -- _tl_perf_conv_sheet(bwd): the rows and columns of CONV_fwd (bwd false) or CONV_bwd (bwd true) from the
 -- convolution summary (see tl_perf_conv_fwd).
 CREATE OR REPLACE MACRO _tl_perf_conv_sheet(bwd) AS TABLE
@@ -138,7 +131,7 @@ SELECT trace_id, name, _tl_perf_param(params, 'convNd') AS "param: convNd",
        _tl_perf_param(params, 'groups') AS "param: groups",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
 FROM _tl_perf_summary('_tl_perf_conv')
-WHERE (name IN (SELECT name FROM _tl_conv_bwd_ops)) = bwd
+WHERE (name IN (SELECT name FROM _tl_perf_moved_bwd_ops)) = bwd
 ORDER BY trace_id, rank;
 
 -- tl_perf_conv_fwd: TraceLens's CONV_fwd.csv, one row per trace and group of convolution instances with the

@@ -93,6 +93,11 @@ SELECT * FROM (VALUES
     ('aiter::mha_fwd', 'aiter__mha_fwd', 'SDPA_fwd'),
     ('aiter::fmha_v3_fwd', 'aiter__fmha_v3_fwd', 'SDPA_fwd'),
     ('flash_attn_3::fwd', 'flash_attn_v3_forward', 'SDPA_fwd'),
+    ('flash_attn::_flash_attn_backward', 'flash_attention_backward', 'SDPA_fwd'),
+    ('flash_attn::_flash_attn_varlen_backward', 'flash_attention_varlen_backward', 'SDPA_fwd'),
+    ('aiter::_flash_attn_backward', 'aiter__flash_attn_backward', 'SDPA_fwd'),
+    ('aiter::wrapper_fmha_v3_bwd', 'aiter__fmha_v3_backward', 'SDPA_fwd'),
+    ('aiter::mha_bwd', 'aiter__mha_bwd', 'SDPA_fwd'),
     ('aten::copy', 'aten_unary_elementwise', 'UnaryElementwise'),
     ('aten::copy_', 'aten_unary_elementwise', 'UnaryElementwise'),
     ('aten::clamp_min', 'aten_unary_elementwise', 'UnaryElementwise'),
@@ -328,6 +333,13 @@ LEFT JOIN _tl_process_meta pn ON pn.trace_id = ev.trace_id AND pn.kind = 'proces
 LEFT JOIN _tl_process_meta pl ON pl.trace_id = ev.trace_id AND pl.kind = 'process_labels' AND pl.pid = ev.pid
 LEFT JOIN _tl_process_meta tn ON tn.trace_id = ev.trace_id AND tn.kind = 'thread_name' AND tn.pid = ev.pid
                               AND tn.tid = ev.tid;
+
+-- _tl_perf_moved_bwd_ops: the op names whose rows TraceLens takes out of CONV_fwd's and SDPA_fwd's summaries
+-- into CONV_bwd and SDPA_bwd (the list in generate_perf_report_pytorch).
+--   name   the op name
+CREATE OR REPLACE VIEW _tl_perf_moved_bwd_ops AS
+SELECT * FROM (VALUES ('flash_attn::_flash_attn_varlen_backward'), ('aten::convolution_backward'),
+                      ('ConvBias_Backward'), ('ConvBiasReLU_Backward')) t(name);
 
 -- _tl_perf_param(params, key): the text of one parameter of a modelled instance (NULL when it has none).
 CREATE OR REPLACE MACRO _tl_perf_param(params, key) AS

@@ -40,8 +40,16 @@
 -- [9] evaluated; strides and dtype_A_B as flash_attn's. FLOPs: the SDPA FLOPs of one sequence of the max lengths,
 -- + (num_seqs_q − 1) × those of one sequence of the others' mean lengths ((N − max) // (num_seqs − 1), floats),
 -- each halved when causal (unequal query and key lengths there drop the instance); bytes over the totals.
--- flash_attn's varlen backward op, which TraceLens models on its own and appends to SDPA_bwd, is not in the
--- registry here.
+-- The backward ops TraceLens models with these (flash_attention_backward, flash_attention_varlen_backward,
+-- aiter__flash_attn_backward, aiter__fmha_v3_backward, aiter__mha_bwd; their sheet is SDPA's, so TraceLens
+-- summarises them with the forward ops): the FLOPs and bytes of SDPA_bwd.csv below, bytes at two bytes per element
+-- (flash_attn's backward: name2bpe of its first Input type); they stay in SDPA_fwd.csv, except flash_attn's varlen
+-- backward, whose rows TraceLens moves to SDPA_bwd.csv. Their arguments (dout, q, k, v, ...): q, k, v = Input
+-- Dims[1..3] (aiter's _flash_attn_backward: [0..2], the op's dout, q and k); dropout = Concrete Inputs[8] (flash_attn:
+-- 0.0 when absent or empty, else its float), [13] (varlen), [10] (aiter's _flash_attn_backward), [7]
+-- (wrapper_fmha_v3_bwd), [6] (mha_bwd); causal = [10] (flash_attn, evaluated as Python does: True when absent or
+-- empty, a number is true when not 0 and prints as itself — the op's softmax_scale), [15] (varlen), [12], [9], [8];
+-- varlen: num_seqs from Input Dims[9], [10], max_seqlen from Concrete Inputs[11], [12].
 --
 -- @requires lib/pytext peers/tracelens/perf_ops peers/tracelens/perf_bwd
 
@@ -52,35 +60,52 @@ CREATE OR REPLACE VIEW _tl_perf_sdpa_cfg AS
 WITH e AS (
     SELECT trace_id, event_id, model, input_dims AS d, input_types AS ty, input_strides AS st,
            json_extract(concrete_inputs, '$[*]') AS ci,
-           model IN ('flash_attention', 'flash_attention_varlen_forward') AS fa,
-           model = 'flash_attention_varlen_forward' AS vl,
+           model IN ('flash_attention', 'flash_attention_varlen_forward', 'flash_attention_backward',
+                     'flash_attention_varlen_backward') AS fa,
+           model IN ('flash_attention_varlen_forward', 'flash_attention_varlen_backward') AS vl,
            model IN ('aiter__flash_attn_forward', 'aiter__mha_fwd', 'aiter__fmha_v3_fwd', 'aiter__fmha_v3_forward',
-                     'flash_attn_v3_forward') AS ai
+                     'flash_attn_v3_forward', 'aiter__flash_attn_backward', 'aiter__fmha_v3_backward',
+                     'aiter__mha_bwd') AS ai,
+           model IN ('flash_attention_backward', 'flash_attention_varlen_backward', 'aiter__flash_attn_backward',
+                     'aiter__fmha_v3_backward', 'aiter__mha_bwd') AS bw,
+           model = 'flash_attention_backward' AS fab
     FROM _tl_perf_events WHERE sheet = 'SDPA_fwd'
 ), a AS (
     SELECT *,
-           list_transform(CASE WHEN model = 'aiter__fmha_v3_forward' THEN [1, 2, 3] ELSE [0, 1, 2] END,
-                          lambda i: json_extract(d, '$[' || i || ']')) AS qkv,
+           CASE WHEN model IN ('aiter__fmha_v3_forward', 'flash_attention_backward', 'flash_attention_varlen_backward',
+                               'aiter__fmha_v3_backward', 'aiter__mha_bwd') THEN 1 ELSE 0 END AS i_q,
            list_slice(json_extract(ty, '$[*]'), 1, 2) AS dt,
            CASE model WHEN 'aten_sdpa_flash' THEN 3 WHEN 'flash_attention' THEN 3 WHEN 'aiter__fmha_v3_forward' THEN 4
                       WHEN 'flash_attention_varlen_forward' THEN 7
                       WHEN 'flash_attn_v3_forward' THEN NULL WHEN 'aiter__flash_attn_forward' THEN 3
-                      WHEN 'aiter__mha_fwd' THEN 3 WHEN 'aiter__fmha_v3_fwd' THEN 3 ELSE 5 END AS i_drop,
+                      WHEN 'aiter__mha_fwd' THEN 3 WHEN 'aiter__fmha_v3_fwd' THEN 3
+                      WHEN 'flash_attention_backward' THEN 8 WHEN 'flash_attention_varlen_backward' THEN 13
+                      WHEN 'aiter__flash_attn_backward' THEN 10 WHEN 'aiter__fmha_v3_backward' THEN 7
+                      WHEN 'aiter__mha_bwd' THEN 6 ELSE 5 END AS i_drop,
            CASE model WHEN 'aten_sdpa_flash' THEN 4 WHEN 'flash_attention' THEN 5 WHEN 'aiter__fmha_v3_forward' THEN 6
                       WHEN 'flash_attention_varlen_forward' THEN 9
                       WHEN 'flash_attn_v3_forward' THEN 24 WHEN 'aiter__flash_attn_forward' THEN 5
-                      WHEN 'aiter__mha_fwd' THEN 5 WHEN 'aiter__fmha_v3_fwd' THEN 5 ELSE 6 END AS i_causal
+                      WHEN 'aiter__mha_fwd' THEN 5 WHEN 'aiter__fmha_v3_fwd' THEN 5
+                      WHEN 'flash_attention_backward' THEN 10 WHEN 'flash_attention_varlen_backward' THEN 15
+                      WHEN 'aiter__flash_attn_backward' THEN 12 WHEN 'aiter__fmha_v3_backward' THEN 9
+                      WHEN 'aiter__mha_bwd' THEN 8 ELSE 6 END AS i_causal,
+           CASE WHEN model = 'flash_attention_varlen_backward' THEN 9 ELSE 3 END AS i_cu
     FROM e
+), a2 AS (     -- q, k, v and their strides
+    SELECT *,
+           list_transform([i_q, i_q + 1, i_q + 2], lambda i: json_extract(d, '$[' || i || ']')) AS qkv,
+           list_transform([i_q, i_q + 1, i_q + 2], lambda i: json_extract(st, '$[' || i || ']')) AS qkv_st
+    FROM a
 ), shp AS (
     SELECT *,
            list_transform(qkv, lambda x: CASE WHEN json_type(x) = 'ARRAY' AND json_array_length(x) >= CASE WHEN vl THEN 3 ELSE 4 END
                                              THEN json_transform(x, '["BIGINT"]') END) AS sh,
-           CASE WHEN vl THEN json_extract(d, '$[3][0]')::BIGINT - 1 END AS nsq,
-           CASE WHEN vl THEN json_extract(d, '$[4][0]')::BIGINT - 1 END AS nskv,
-           CASE WHEN vl THEN TRY_CAST(ci[6] ->> '$' AS DOUBLE) END AS mq,
-           CASE WHEN vl THEN TRY_CAST(ci[7] ->> '$' AS DOUBLE) END AS mkv,
+           CASE WHEN vl THEN json_extract(d, '$[' || i_cu || '][0]')::BIGINT - 1 END AS nsq,
+           CASE WHEN vl THEN json_extract(d, '$[' || (i_cu + 1) || '][0]')::BIGINT - 1 END AS nskv,
+           CASE WHEN vl THEN TRY_CAST(ci[i_cu + 3] ->> '$' AS DOUBLE) END AS mq,
+           CASE WHEN vl THEN TRY_CAST(ci[i_cu + 4] ->> '$' AS DOUBLE) END AS mkv,
            ci[i_drop + 1] ->> '$' AS drop_text, ci[i_causal + 1] ->> '$' AS causal_text
-    FROM a
+    FROM a2
 ), p AS (
     SELECT *,
            CASE WHEN vl THEN 1 ELSE sh[1][1] END AS b_q, CASE WHEN vl THEN 1 ELSE sh[2][1] END AS b_k,
@@ -92,18 +117,27 @@ WITH e AS (
            CASE WHEN vl THEN sh[3][1] WHEN fa OR ai THEN sh[3][2] ELSE sh[3][3] END AS n_v,
            CASE WHEN vl THEN sh[1][3] ELSE sh[1][4] END AS d_q, CASE WHEN vl THEN sh[2][3] ELSE sh[2][4] END AS d_k,
            CASE WHEN vl THEN sh[3][3] ELSE sh[3][4] END AS d_v,
-           CASE WHEN fa THEN TRY_CAST(drop_text AS DOUBLE)
+           CASE WHEN fab AND coalesce(drop_text, '') = '' THEN 0.0
+                WHEN fa THEN TRY_CAST(drop_text AS DOUBLE)
                 WHEN model = 'flash_attn_v3_forward' THEN 0.0
                 WHEN drop_text IS NULL OR drop_text IN ('', 'None') THEN 0.0
                 ELSE coalesce(TRY_CAST(drop_text AS DOUBLE), 0.0) END AS dropout,
-           CASE WHEN fa THEN CASE causal_text WHEN 'True' THEN true WHEN 'False' THEN false END
+           CASE WHEN fab AND coalesce(causal_text, '') = '' THEN true
+                WHEN fab AND causal_text = 'None' THEN false
+                WHEN fab AND TRY_CAST(causal_text AS DOUBLE) IS NOT NULL THEN TRY_CAST(causal_text AS DOUBLE) <> 0
+                WHEN fa THEN CASE causal_text WHEN 'True' THEN true WHEN 'False' THEN false END
                 WHEN causal_text IN ('', 'None') THEN false
-                ELSE lower(causal_text) = 'true' END AS causal
+                ELSE lower(causal_text) = 'true' END AS causal,
+           CASE WHEN fab AND causal_text = 'None' THEN 'None'
+                WHEN fab AND coalesce(causal_text, '') NOT IN ('', 'True', 'False')
+                    THEN CASE WHEN regexp_matches(causal_text, '^-?[0-9]+$') THEN TRY_CAST(causal_text AS HUGEINT)::VARCHAR
+                              ELSE TRY_CAST(causal_text AS DOUBLE)::VARCHAR END
+                END AS causal_repr
     FROM shp
 ), ok AS (
     SELECT * FROM p
     WHERE d IS NOT NULL AND (ai OR ty IS NOT NULL) AND list_count(sh) = 3
-          AND len(ci) > i_causal AND dropout IS NOT NULL AND causal IS NOT NULL
+          AND (fab OR len(ci) > i_causal) AND dropout IS NOT NULL AND causal IS NOT NULL
           AND b_q = b_k AND b_q = b_v AND h_k = h_v AND n_k = n_v AND d_q = d_k
           AND (ai OR len(dt) >= 1)
           AND CASE WHEN vl   -- varlen: the longest sequences, then the mean of the others (see _tl_perf_sdpa)
@@ -111,19 +145,18 @@ WITH e AS (
                         AND (NOT causal OR mq = mkv) AND (nsq <= 1 OR (nskv <> 1
                              AND (NOT causal OR floor((n_q - mq) / (nsq - 1)) = floor((n_k - mkv) / (nskv - 1)))))
                    ELSE NOT causal OR n_q = n_k END
-          AND (NOT fa OR (json_type(json_extract(st, '$[0]')) = 'ARRAY' AND json_type(json_extract(st, '$[1]')) = 'ARRAY'
-                          AND json_type(json_extract(st, '$[2]')) = 'ARRAY'))
+          AND (NOT fa OR list_bool_and(list_transform(qkv_st, lambda x: coalesce(json_type(x) = 'ARRAY', false))))
 )
 SELECT trace_id, event_id,
        list_concat(
            [{'k': 'B', 'v': b_q::VARCHAR, 't': 'i'}, {'k': 'N_Q', 'v': n_q::VARCHAR, 't': 'i'}, {'k': 'H_Q', 'v': h_q::VARCHAR, 't': 'i'},
             {'k': 'N_KV', 'v': n_k::VARCHAR, 't': 'i'}, {'k': 'H_KV', 'v': h_k::VARCHAR, 't': 'i'}, {'k': 'd_h_qk', 'v': d_q::VARCHAR, 't': 'i'},
             {'k': 'd_h_v', 'v': d_v::VARCHAR, 't': 'i'}],
-           CASE WHEN fa THEN [{'k': 'q_stride', 'v': _py_tuple1(json_extract(st, '$[0]')), 't': NULL},
-                              {'k': 'k_stride', 'v': _py_tuple1(json_extract(st, '$[1]')), 't': NULL},
-                              {'k': 'v_stride', 'v': _py_tuple1(json_extract(st, '$[2]')), 't': NULL}] ELSE [] END,
+           CASE WHEN fa THEN [{'k': 'q_stride', 'v': _py_tuple1(qkv_st[1]), 't': NULL},
+                              {'k': 'k_stride', 'v': _py_tuple1(qkv_st[2]), 't': NULL},
+                              {'k': 'v_stride', 'v': _py_tuple1(qkv_st[3]), 't': NULL}] ELSE [] END,
            [{'k': 'dropout', 'v': dropout::VARCHAR, 't': 'f'},
-            {'k': 'causal', 'v': _tl_py_bool(causal), 't': NULL},
+            {'k': 'causal', 'v': coalesce(causal_repr, _tl_py_bool(causal)), 't': NULL},
             {'k': 'flash_impl', 'v': _tl_py_bool(ai OR fa OR model = 'aten_sdpa_flash'), 't': NULL}],
            CASE WHEN ai THEN []
                 ELSE [{'k': 'dtype_A_B', 'v': _py_seq(list_transform(dt, lambda x: _py_atom(x)), len(dt)), 't': NULL}] END,
@@ -136,37 +169,60 @@ SELECT trace_id, event_id,
        d_q::HUGEINT AS d_qk, d_v::HUGEINT AS d_v, causal,
        ai OR fa OR model = 'aten_sdpa_flash' AS flash_impl,
        CASE WHEN NOT ai THEN 'matrix_' || _tl_precision(dt[1] ->> '$') END AS compute_spec,
-       vl, nsq, nskv, mq, mkv
+       vl, nsq, nskv, mq, mkv, bw, CASE WHEN fab THEN _tl_bpe(dt[1] ->> '$') ELSE 2 END AS bpe_bwd
 FROM ok;
 
--- _tl_perf_sdpa: one row per SDPA forward instance TraceLens keeps, in _tl_perf_summary's input form.
-CREATE OR REPLACE VIEW _tl_perf_sdpa AS
-SELECT trace_id, event_id, params,
-       CASE WHEN vl
-            THEN (b * h_q * (2 * mq * mkv * d_qk) + b * h_q * (2 * mq * d_v * mkv)) / CASE WHEN causal THEN 2 ELSE 1 END
-                 + CASE WHEN nsq > 1
-                        THEN (nsq - 1) * (b * h_q * (2 * floor((n_q - mq) / (nsq - 1)) * floor((n_kv - mkv) / (nskv - 1)) * d_qk)
-                                          + b * h_q * (2 * floor((n_q - mq) / (nsq - 1)) * d_v * floor((n_kv - mkv) / (nskv - 1))))
-                             / CASE WHEN causal THEN 2 ELSE 1 END
-                        ELSE 0 END
-            ELSE (b * h_q * (2 * n_q * n_kv * d_qk) + b * h_q * (2 * n_q * d_v * n_kv))::DOUBLE
-                 / CASE WHEN causal THEN 2 ELSE 1 END END AS flops,
-       (b * n_q * h_q * d_qk + b * n_kv * h_kv * d_qk + b * n_kv * h_kv * d_v + b * n_q * h_q * d_v) * 2 AS bytes,
-       compute_spec
-FROM _tl_perf_sdpa_cfg;
+-- _tl_sdpa_flops(b, n_q, h_q, n_kv, d_qk, d_v, causal): SDPA.flops_func (see the top of this file): the FLOPs of
+-- QK^T and PV, halved when causal (a DOUBLE; Python's order of operations, float arithmetic where n_q, n_kv are).
+CREATE OR REPLACE MACRO _tl_sdpa_flops(b, n_q, h_q, n_kv, d_qk, d_v, causal) AS
+    (b * h_q * (2 * n_q * n_kv * d_qk) + b * h_q * (2 * n_q * d_v * n_kv))::DOUBLE / CASE WHEN causal THEN 2 ELSE 1 END;
 
--- _tl_perf_sdpa_bwd: the same instances with the backward FLOPs and bytes of SDPA_bwd.csv (see the top of this
--- file), in _tl_perf_summary's input form.
-CREATE OR REPLACE VIEW _tl_perf_sdpa_bwd AS
+-- _tl_sdpa_flops_bwd(b, n_q, h_q, n_kv, h_kv, d_qk, d_v, causal, flash_impl): SDPA.flops_bwd_func: the recomputed
+-- QK^T (flash_impl), dV, dP, dQ, dK and the GQA reductions, halved when causal (a DOUBLE).
+CREATE OR REPLACE MACRO _tl_sdpa_flops_bwd(b, n_q, h_q, n_kv, h_kv, d_qk, d_v, causal, flash_impl) AS
+    (CASE WHEN flash_impl THEN b * h_q * (2 * n_q * n_kv * d_qk) ELSE 0 END
+     + b * h_q * (2 * n_kv * n_q * d_v) + b * n_kv * d_v * (h_q // h_kv - 1)
+     + b * h_q * (2 * n_q * n_kv * d_v)
+     + b * h_q * (2 * n_q * n_kv * d_qk)
+     + b * h_q * (2 * n_kv * n_q * d_qk) + b * n_kv * d_qk * (h_q // h_kv - 1))::DOUBLE
+    / CASE WHEN causal THEN 2 ELSE 1 END;
+
+-- _tl_sdpa_elems_bwd(b, n_q, h_q, n_kv, h_kv, d_qk, d_v): SDPA.bytes_bwd_func's elements: q, k, v and dO read,
+-- dQ, dK, dV written (times the bytes per element).
+CREATE OR REPLACE MACRO _tl_sdpa_elems_bwd(b, n_q, h_q, n_kv, h_kv, d_qk, d_v) AS
+    2 * (b * n_q * h_q * d_qk + b * n_kv * h_kv * d_qk + b * n_kv * h_kv * d_v) + b * n_q * h_q * d_v;
+
+-- _tl_perf_sdpa: one row per SDPA_fwd.csv instance TraceLens keeps, in _tl_perf_summary's input form: the
+-- forward ops with the forward FLOPs and bytes; the backward ops TraceLens models in the same pass (bw: flash_attn's
+-- and aiter's) with their backward ones (varlen: the longest sequences plus the others at their mean lengths).
+CREATE OR REPLACE VIEW _tl_perf_sdpa AS
+WITH m AS (   -- varlen: the others' mean lengths (Python's float floor division)
+    SELECT *, CASE WHEN vl AND nsq > 1 THEN floor((n_q - mq) / (nsq - 1)) END AS oq,
+           CASE WHEN vl AND nsq > 1 THEN floor((n_kv - mkv) / (nskv - 1)) END AS okv
+    FROM _tl_perf_sdpa_cfg
+)
 SELECT trace_id, event_id, params,
-       (CASE WHEN flash_impl THEN b * h_q * (2 * n_q * n_kv * d_qk) ELSE 0 END
-        + b * h_q * (2 * n_kv * n_q * d_v) + b * n_kv * d_v * (h_q // h_kv - 1)
-        + b * h_q * (2 * n_q * n_kv * d_v)
-        + b * h_q * (2 * n_q * n_kv * d_qk)
-        + b * h_q * (2 * n_kv * n_q * d_qk) + b * n_kv * d_qk * (h_q // h_kv - 1))::DOUBLE
-           / CASE WHEN causal THEN 2 ELSE 1 END AS flops,
-       (2 * (b * n_q * h_q * d_qk + b * n_kv * h_kv * d_qk + b * n_kv * h_kv * d_v) + b * n_q * h_q * d_v) * 2 AS bytes,
+       CASE WHEN vl AND bw
+            THEN _tl_sdpa_flops_bwd(b, mq, h_q, mkv, h_kv, d_qk, d_v, causal, flash_impl)
+                 + CASE WHEN nsq > 1 THEN (nsq - 1) * _tl_sdpa_flops_bwd(b, oq, h_q, okv, h_kv, d_qk, d_v, causal,
+                                                                         flash_impl) ELSE 0 END
+            WHEN vl
+            THEN _tl_sdpa_flops(b, mq, h_q, mkv, d_qk, d_v, causal)
+                 + CASE WHEN nsq > 1 THEN (nsq - 1) * _tl_sdpa_flops(b, oq, h_q, okv, d_qk, d_v, causal) ELSE 0 END
+            WHEN bw THEN _tl_sdpa_flops_bwd(b, n_q, h_q, n_kv, h_kv, d_qk, d_v, causal, flash_impl)
+            ELSE _tl_sdpa_flops(b, n_q, h_q, n_kv, d_qk, d_v, causal) END AS flops,
+       CASE WHEN bw THEN _tl_sdpa_elems_bwd(b, n_q, h_q, n_kv, h_kv, d_qk, d_v) * bpe_bwd
+            ELSE (b * n_q * h_q * d_qk + b * n_kv * h_kv * d_qk + b * n_kv * h_kv * d_v + b * n_q * h_q * d_v) * 2
+            END AS bytes,
        compute_spec
+FROM m
+WHERE NOT bw OR (h_kv <> 0 AND bpe_bwd IS NOT NULL);
+
+-- _tl_perf_sdpa_bwd: the forward instances with the backward FLOPs and bytes of SDPA_bwd.csv (see the top of
+-- this file), in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_sdpa_bwd AS
+SELECT trace_id, event_id, params, _tl_sdpa_flops_bwd(b, n_q, h_q, n_kv, h_kv, d_qk, d_v, causal, flash_impl) AS flops,
+       _tl_sdpa_elems_bwd(b, n_q, h_q, n_kv, h_kv, d_qk, d_v) * 2 AS bytes, compute_spec
 FROM _tl_perf_sdpa_cfg
 WHERE h_kv <> 0;
 
@@ -203,11 +259,33 @@ ORDER BY trace_id, rank;
 --   rank                                      row order in TraceLens's file
 --   sheet_columns                             the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 10 SDPA_fwd EXCLUDE rank ORDER BY trace_id, rank
-CREATE OR REPLACE VIEW tl_perf_sdpa_fwd AS SELECT * FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa', '_tl_perf_events');
+CREATE OR REPLACE VIEW tl_perf_sdpa_fwd AS
+SELECT * FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa', '_tl_perf_events')
+WHERE name NOT IN (SELECT name FROM _tl_perf_moved_bwd_ops);
 
 -- tl_perf_sdpa_bwd: TraceLens's SDPA_bwd.csv, one row per trace and group of attention forward instances with
 -- the same name and parameters that autograd ran a backward node for, with the backward FLOPs and bytes and the
--- node's GPU kernels; the columns of tl_perf_sdpa_fwd.
+-- node's GPU kernels; then the rows of flash_attn's varlen backward op, which TraceLens summarises with
+-- SDPA_fwd.csv's instances and moves here (pandas' concat: their columns follow the others'; an integer
+-- column of one part that the other part lacks or holds as floats is not turned into floats here); the columns
+-- of tl_perf_sdpa_fwd.
 -- @output report-tracelens 17 SDPA_bwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_sdpa_bwd AS
-SELECT * FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa_bwd', '_tl_perf_bwd_events');
+WITH b AS (
+    SELECT * FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa_bwd', '_tl_perf_bwd_events')
+), m AS (
+    SELECT * FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa', '_tl_perf_events')
+    WHERE name IN (SELECT name FROM _tl_perf_moved_bwd_ops)
+), cols AS (
+    SELECT trace_id,
+           CASE WHEN bc.c IS NULL THEN mc.c WHEN mc.c IS NULL THEN bc.c
+                ELSE list_concat(bc.c, list_filter(mc.c, lambda x: NOT list_contains(bc.c, x))) END AS c,
+           coalesce(bc.last_rank, 0) AS last_rank
+    FROM (SELECT trace_id, any_value(sheet_columns) AS c, max(rank) AS last_rank FROM b GROUP BY ALL) bc
+    FULL JOIN (SELECT trace_id, any_value(sheet_columns) AS c FROM m GROUP BY ALL) mc USING (trace_id)
+)
+SELECT r.* EXCLUDE (rank, sheet_columns), r.rank, c.c AS sheet_columns
+FROM (SELECT * FROM b
+      UNION ALL BY NAME
+      SELECT m.* REPLACE (m.rank + (SELECT last_rank FROM cols WHERE cols.trace_id = m.trace_id) AS rank) FROM m) r
+JOIN cols c USING (trace_id);

@@ -21,6 +21,8 @@ never exercise. Every op launches one kernel through hipLaunchKernel (correlatio
   GroupedGEMM  Primus-Turbo's grouped GEMMs, with a (G, K, N) and a (G, N, K) weight, variable-K, and the zipped
          forms with a list of shapes per operand (bf16 unknown for a TensorList: grouped_gemm drops the call).
   other  Primus's fused LN-modulate, MoE token dispatch and combine, fused cross entropy.
+  SDPA backward  flash_attn's backward and varlen backward, aiter's _flash_attn_backward, mha_bwd and
+         wrapper_fmha_v3_bwd.
 
 Run `python tests/data/tl_class_map/make_trace.py` to rewrite the file; README.md says how the TraceLens reference
 CSVs next to it were made.
@@ -262,6 +264,39 @@ vl_c = ["", "", "", "", "", "1200", "1200", "0.0", "0.088388347648", "True", "-1
 call("flash_attn::_flash_attn_varlen_forward", "flash_fwd_varlen_kernel<Flash_fwd_kernel_traits<128, 64, 64>>",
      48.0, types=[BF16, BF16, BF16, "int", "int"] + ["Scalar"] * 11, concrete=vl_c,
      **contig([3000, 32, 128], [3000, 8, 128], [3000, 8, 128], [5], [5], *[[]] * 11))
+
+# --- attention backward ops (TraceLens models them with SDPA's backward formulas; flash_attn's varlen backward
+# goes to SDPA_bwd.csv, the others stay in SDPA_fwd.csv) ---
+# flash_attn 2: (dout, q, k, v, out, softmax_lse, dq, dk, dv, dropout_p, softmax_scale, causal, window_size_left,
+# window_size_right, softcap, alibi_slopes, deterministic, rng_state)
+fb_c = [""] * 9 + ["0.0", "0.088388347648", "True", "-1", "-1", "0.0", "", "False", ""]
+call("flash_attn::_flash_attn_backward", "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits>",
+     71.0, types=[BF16] * 5 + [F32] + [BF16] * 3 + ["Scalar"] * 6 + ["", "Scalar", ""], concrete=fb_c,
+     **contig(q, q, kv, kv, q, [2, 16, 1024], q, kv, kv, *[[]] * 9))
+# its varlen form: (dout, q, k, v, out, softmax_lse, dq, dk, dv, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+# max_seqlen_k, dropout_p, softmax_scale, causal, ...): 4 packed sequences, 3000 tokens, the longest 1200
+vb_c = [""] * 11 + ["1200", "1200", "0.0", "0.088388347648", "True", "-1", "-1", "0.0", "", "False", ""]
+tok_q, tok_kv = [3000, 32, 128], [3000, 8, 128]
+call("flash_attn::_flash_attn_varlen_backward", "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_varlen>",
+     66.0, types=[BF16] * 5 + [F32] + [BF16] * 3 + ["int", "int"] + ["Scalar"] * 7 + ["", "Scalar", ""],
+     concrete=vb_c, **contig(tok_q, tok_q, tok_kv, tok_kv, tok_q, [32, 3000], tok_q, tok_kv, tok_kv, [5], [5],
+                             *[[]] * 11))
+# aiter: _flash_attn_backward (dout, q, k, v, out, softmax_lse, dq, dk, dv, dbias, dropout_p, softmax_scale,
+# causal, ...), mha_bwd (dout, q, k, v, out, softmax_lse, dropout_p, softmax_scale, is_causal, ...) and
+# wrapper_fmha_v3_bwd (one more tensor before dropout_p); heads equal (TraceLens reads aiter's
+# _flash_attn_backward's q, k, v from its first three tensors)
+mq = [1, 2048, 8, 128]
+call("aiter::_flash_attn_backward", "aiter::fmha_bwd_hd128_bf16_causal", 34.5,
+     types=[BF16] * 5 + [F32] + [BF16] * 3 + [""] + ["Scalar"] * 5,
+     concrete=[""] * 10 + ["0.0", "0.088388347648", "True", "-1", "0"], **contig(mq, mq, mq, mq, mq, [1, 8, 2048],
+                                                                                   mq, mq, mq, [], *[[]] * 5))
+call("aiter::mha_bwd", "aiter::fmha_bwd_hd128_bf16", 29.5, types=[BF16] * 5 + [F32] + ["Scalar"] * 5,
+     concrete=[""] * 6 + ["0.0", "0.088388347648", "False", "-1", "-1"],
+     **contig([2, 512, 16, 128], [2, 512, 16, 128], [2, 1024, 16, 128], [2, 1024, 16, 128], [2, 512, 16, 128],
+              [2, 16, 512], *[[]] * 5))
+call("aiter::wrapper_fmha_v3_bwd", "aiter::fmha_bwd_v3_hd128_bf16_causal", 27.5,
+     types=[BF16] * 5 + [F32, BF16] + ["Scalar"] * 4, concrete=[""] * 7 + ["0.0", "0.088388347648", "true", "-1"],
+     **contig(mq, mq, mq, mq, mq, [1, 8, 2048], mq, *[[]] * 4))
 
 trace = {"schemaVersion": 1,
          "deviceProperties": [{"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
