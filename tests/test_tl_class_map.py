@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m
 DATA = Path(__file__).parent / "data" / "tl_class_map"
 SHEETS = ["GEMM", "UnaryElementwise", "BinaryElementwise", "RMSNorm_fwd", "SDPA_fwd", "SDPA_bwd", "RoPE_fwd",
           "GroupQuant_fwd", "GroupedGEMM_fwd", "Normalization", "MoE_comm_fwd", "CrossEntropy_fwd",
-          "unified_perf_summary", "ops_summary_by_category"]
+          "CustomCollective_fwd", "unified_perf_summary", "ops_summary_by_category"]
 
 
 @pytest.fixture(scope="module")

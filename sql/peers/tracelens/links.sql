@@ -92,19 +92,21 @@ LEFT JOIN (SELECT trace_id, event_id, ts_ns FROM cpu_nesting) p ON p.trace_id = 
 --   tl_launcher_trace_id, tl_launcher_event_id, tl_launcher_name   TraceLens's launcher: from the launch
 --                                  (for a graph replay with a capture: from the capture call, inside the
 --                                  capture root) the launcher defined above; NULL for NCCL/RCCL kernels
---                                  (name contains 'nccl') and for events that are not tl_linked. The
+--                                  (is_nccl) and for events that are not tl_linked. The
 --                                  launcher lives in tl_launcher_trace_id (the capture trace for merged
 --                                  graph replays).
 --   tl_launcher_ts_ns              start of tl_launcher_event_id, ns (clock of tl_launcher_trace_id)
 --   tl_parent_cpu_op               TraceLens's "Parent cpu_op" (kernel_summary): the innermost cpu_op
 --                                  around the (capture) call, else the call's name; NULL when not tl_linked
---   is_nccl                        the name contains 'nccl' (any case)
+--   is_nccl                        a communication kernel: the name contains nccl, rccl or cross_device_reduce
+--                                  (any case; TraceEventUtils.is_communication_string in TraceLens/util.py:
+--                                  NCCL/RCCL and its default custom collective, vLLM's custom all-reduce)
 -- @materialize report-tracelens
 CREATE OR REPLACE VIEW tl_gpu_event_ops AS
 WITH ll AS MATERIALIZED (   -- read twice below: for the launch and for the capture-time launch
     SELECT * FROM _tl_launch_launchers
 ), e AS (
-    SELECT g.*, t.tl_linked, contains(lower(g.name), 'nccl') AS is_nccl,
+    SELECT g.*, t.tl_linked, regexp_matches(g.name, '(?i)(nccl|rccl|cross_device_reduce)') AS is_nccl,
            c.tl_launcher_event_id AS c_event_id, c.tl_launcher_name AS c_name, c.tl_launcher_ts_ns AS c_ts_ns,
            cc.name AS cc_call_name, cc.tl_launcher_event_id AS cc_event_id, cc.tl_launcher_name AS cc_name,
            cc.tl_launcher_ts_ns AS cc_ts_ns

@@ -23,6 +23,8 @@ never exercise. Every op launches one kernel through hipLaunchKernel (correlatio
   other  Primus's fused LN-modulate, MoE token dispatch and combine, fused cross entropy.
   SDPA backward  flash_attn's backward and varlen backward, aiter's _flash_attn_backward, mha_bwd and
          wrapper_fmha_v3_bwd.
+  CustomCollective  vLLM's, SGLang's and aiter's custom all-reduce, reduce-scatter and all-gather ops, and aiter's
+         fused all-reduce + RMSNorm (its C++ op and its Python wrapper).
 
 Run `python tests/data/tl_class_map/make_trace.py` to rewrite the file; README.md says how the TraceLens reference
 CSVs next to it were made.
@@ -297,6 +299,33 @@ call("aiter::mha_bwd", "aiter::fmha_bwd_hd128_bf16", 29.5, types=[BF16] * 5 + [F
 call("aiter::wrapper_fmha_v3_bwd", "aiter::fmha_bwd_v3_hd128_bf16_causal", 27.5,
      types=[BF16] * 5 + [F32, BF16] + ["Scalar"] * 4, concrete=[""] * 7 + ["0.0", "0.088388347648", "true", "-1"],
      **contig(mq, mq, mq, mq, mq, [1, 8, 2048], mq, *[[]] * 4))
+
+# --- custom collectives (CustomCollective_fwd.csv), args as vLLM's, SGLang's and aiter's ops record them ---
+H = 7168
+call("aiter::fused_allreduce_rmsnorm", "_ZN5aiter24fused_allreduce_rmsnormI", 15.875,
+     types=["long int", "Scalar", BF16, BF16, BF16, BF16, BF16, "Scalar", "Scalar", "Scalar"],
+     concrete=["", "True", "", "", "", "", "", "1e-06", "False", "False"],
+     **contig([1], [], [4, H], [4, H], [4, H], [4, H], [H], [], [], []))
+call("aiter::fused_allreduce_rmsnorm_", "_ZN5aiter24fused_allreduce_rmsnormI_py", 16.875,
+     types=[BF16, BF16, BF16, "Scalar", "", "Scalar", "Scalar"], concrete=["", "", "", "1e-06", "", "True", "0"],
+     **contig([64, H], [64, H], [H], [], [], [], []))
+call("_C_custom_ar::all_reduce", "void vllm::cross_device_reduce_1stage<__hip_bfloat16, 8>", 14.875,
+     types=["Scalar", BF16, BF16, "Scalar", "Scalar"], concrete=["140000", "", "", "0", "0"],
+     **contig([], [4, H], [4, H], [], []))
+call("aiter::reduce_scatter", "_ZN5aiter21cross_device_reduce_scatterI", 13.875, types=["Scalar", BF16, BF16],
+     concrete=["140000", "", ""], **contig([], [8, H], [4, H]))
+call("aiter::all_gather_reg", "_ZN5aiter14all_gather_regI", 12.875, types=["Scalar", BF16, BF16],
+     concrete=["140000", "", ""], **contig([], [4, H], [8, H]))
+call("sgl_kernel::all_reduce_reg", "void sglang::cross_device_reduce_1stage<__nv_bfloat16, 8>", 10.875,
+     types=["Scalar", BF16, BF16], concrete=["140000", "", ""], **contig([], [32, H], [32, H]))
+call("sgl_kernel::qr_all_reduce", "void quickreduce::allreduce_prototype_twoshot<__hip_bfloat16>", 9.875,
+     types=["Scalar", BF16, BF16, "Scalar", "Scalar"], concrete=["140000", "", "", "3", "False"],
+     **contig([], [1866, H], [1866, H], [], []))
+call("sglang::reg_all_gather_into_tensor", "_ZN7sglang14all_gather_regI", 8.875, types=[BF16, BF16, "Scalar"],
+     concrete=["", "", "140000"], **contig([256, 16160], [32, 16160], []))
+call("_C_custom_ar::qr_all_reduce", "void quickreduce::allreduce_prototype_twoshot<__hip_bfloat16, 3>", 7.875,
+     types=["Scalar", BF16, BF16, "Scalar", "Scalar"], concrete=["140000", "", "", "3", "True"],
+     **contig([], [1689, H], [1689, H], [], []))
 
 trace = {"schemaVersion": 1,
          "deviceProperties": [{"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
