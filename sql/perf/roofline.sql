@@ -78,6 +78,21 @@ JOIN _perf_arg_calls c ON c.trace_id = i.trace_id AND c.op_name = i.op_name AND 
 CREATE OR REPLACE VIEW _perf_ops_ordered AS
 SELECT *, {'t': op_trace_id, 'e': event_id, 'l': graph_launch_event_id} AS ord FROM perf_ops;
 
+-- _perf_rollup(flops, bytes, kernel_time_ns, roofline_ns, compute_ns, memory_ns, ord): an aggregate over a group
+-- of op instances (perf_ops rows), as a struct: flops and bytes summed, flop_per_byte, tflop_per_s and tb_per_s
+-- of the sums, roofline_ns summed and roofline_pct (100 roofline_ns / Σ kernel_time_ns), bound (compute when the
+-- summed compute_ns is at least the summed memory_ns; NULL without a roofline). Float sums are taken in the order
+-- of ord (_perf_ops_ordered): a sum of floats depends on the order its terms are added in.
+CREATE OR REPLACE MACRO _perf_rollup(flops, bytes, kernel_time_ns, roofline_ns, compute_ns, memory_ns, ord) AS {
+    'flops': sum(flops ORDER BY ord), 'bytes': sum(bytes ORDER BY ord),
+    'flop_per_byte': sum(flops ORDER BY ord) / nullif(sum(bytes ORDER BY ord), 0),
+    'tflop_per_s': sum(flops ORDER BY ord) / nullif(sum(kernel_time_ns), 0) / 1e3,
+    'tb_per_s': sum(bytes ORDER BY ord) / nullif(sum(kernel_time_ns), 0) / 1e3,
+    'roofline_ns': sum(roofline_ns ORDER BY ord),
+    'roofline_pct': 100.0 * sum(roofline_ns ORDER BY ord) / nullif(sum(kernel_time_ns), 0),
+    'bound': CASE WHEN count(roofline_ns) = 0 THEN NULL
+                  WHEN sum(compute_ns) >= sum(memory_ns) THEN 'compute' ELSE 'memory' END};
+
 -- _perf_arg_modelled: one row per modelled (trace, op name, argument set): _perf_arg_groups' columns and
 -- _perf_arg_calls' (the model of one call on the trace's device).
 CREATE OR REPLACE VIEW _perf_arg_modelled AS
@@ -118,23 +133,22 @@ ORDER BY g.trace_id, g.kernel_time_sum_ns DESC, g.op_name, input_dims, g.shape;
 --   flop_per_byte, tflop_per_s, tb_per_s   of the sums
 --   gpu, roofline_ns (summed), roofline_pct (100 roofline_ns / kernel_time_sum_ns)
 --   bound                          compute when the summed compute_ns is at least the summed memory_ns
--- (Float sums are taken in a fixed order, ORDER BY: a sum of floats depends on the order its terms are added in.)
+-- (flops ... bound: _perf_rollup)
 -- @output perf-by 2 op KEYS op_name family
 CREATE OR REPLACE VIEW perf_op_names AS
-WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
-SELECT o.trace_id, o.op_name, o.family, count(*) AS count, sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns,
-       avg(o.kernel_time_ns) AS kernel_time_mean_ns, 100.0 * sum(o.kernel_time_ns) / any_value(tot.all_ns) AS time_pct,
-       sum(o.flops ORDER BY o.ord) AS flops, sum(o.bytes ORDER BY o.ord) AS bytes,
-       sum(o.flops ORDER BY o.ord) / nullif(sum(o.bytes ORDER BY o.ord), 0) AS flop_per_byte,
-       sum(o.flops ORDER BY o.ord) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
-       sum(o.bytes ORDER BY o.ord) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
-       sum(o.roofline_ns ORDER BY o.ord) AS roofline_ns,
-       100.0 * sum(o.roofline_ns ORDER BY o.ord) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
-       CASE WHEN count(o.roofline_ns) = 0 THEN NULL
-            WHEN sum(o.compute_ns) >= sum(o.memory_ns) THEN 'compute' ELSE 'memory' END AS bound
-FROM _perf_ops_ordered o JOIN tot USING (trace_id)
-GROUP BY o.trace_id, o.op_name, o.family
-ORDER BY o.trace_id, kernel_time_sum_ns DESC, o.op_name;
+WITH tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id),
+g AS (
+    SELECT o.trace_id, o.op_name, o.family, count(*) AS count, sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns,
+           avg(o.kernel_time_ns) AS kernel_time_mean_ns,
+           100.0 * sum(o.kernel_time_ns) / any_value(tot.all_ns) AS time_pct, any_value(o.gpu) AS gpu,
+           _perf_rollup(o.flops, o.bytes, o.kernel_time_ns, o.roofline_ns, o.compute_ns, o.memory_ns, o.ord) AS r
+    FROM _perf_ops_ordered o JOIN tot USING (trace_id)
+    GROUP BY o.trace_id, o.op_name, o.family
+)
+SELECT trace_id, op_name, family, count, kernel_time_sum_ns, kernel_time_mean_ns, time_pct, r.flops, r.bytes,
+       r.flop_per_byte, r.tflop_per_s, r.tb_per_s, gpu, r.roofline_ns, r.roofline_pct, r.bound
+FROM g
+ORDER BY trace_id, kernel_time_sum_ns DESC, op_name;
 
 -- perf_kernels: one row per (trace, kernel name) over the modelled op instances that launched exactly one GPU
 -- event, that kernel (an instance that launched several is not split among them).
@@ -150,20 +164,19 @@ WITH one AS (
      AND g.op_instance.launch IS NOT DISTINCT FROM o.graph_launch_event_id
     JOIN _gpu_names n ON n.name_id = g.name_id
     WHERE o.kernel_count = 1
-), tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id)
-SELECT o.trace_id, o.kernel_name, arg_max(o.family, o.kernel_time_ns) AS family, count(*) AS count,
-       sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns, 100.0 * sum(o.kernel_time_ns) / any_value(tot.all_ns) AS time_pct,
-       sum(o.flops ORDER BY o.ord) AS flops, sum(o.bytes ORDER BY o.ord) AS bytes,
-       sum(o.flops ORDER BY o.ord) / nullif(sum(o.bytes ORDER BY o.ord), 0) AS flop_per_byte,
-       sum(o.flops ORDER BY o.ord) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tflop_per_s,
-       sum(o.bytes ORDER BY o.ord) / nullif(sum(o.kernel_time_ns), 0) / 1e3 AS tb_per_s, any_value(o.gpu) AS gpu,
-       sum(o.roofline_ns ORDER BY o.ord) AS roofline_ns,
-       100.0 * sum(o.roofline_ns ORDER BY o.ord) / nullif(sum(o.kernel_time_ns), 0) AS roofline_pct,
-       CASE WHEN count(o.roofline_ns) = 0 THEN NULL
-            WHEN sum(o.compute_ns) >= sum(o.memory_ns) THEN 'compute' ELSE 'memory' END AS bound
-FROM one o JOIN tot USING (trace_id)
-GROUP BY o.trace_id, o.kernel_name
-ORDER BY o.trace_id, kernel_time_sum_ns DESC, o.kernel_name;
+), tot AS (SELECT trace_id, sum(dur_ns) AS all_ns FROM _op_gpu GROUP BY trace_id),
+g AS (
+    SELECT o.trace_id, o.kernel_name, arg_max(o.family, o.kernel_time_ns) AS family, count(*) AS count,
+           sum(o.kernel_time_ns)::BIGINT AS kernel_time_sum_ns,
+           100.0 * sum(o.kernel_time_ns) / any_value(tot.all_ns) AS time_pct, any_value(o.gpu) AS gpu,
+           _perf_rollup(o.flops, o.bytes, o.kernel_time_ns, o.roofline_ns, o.compute_ns, o.memory_ns, o.ord) AS r
+    FROM one o JOIN tot USING (trace_id)
+    GROUP BY o.trace_id, o.kernel_name
+)
+SELECT trace_id, kernel_name, family, count, kernel_time_sum_ns, time_pct, r.flops, r.bytes, r.flop_per_byte,
+       r.tflop_per_s, r.tb_per_s, gpu, r.roofline_ns, r.roofline_pct, r.bound
+FROM g
+ORDER BY trace_id, kernel_time_sum_ns DESC, kernel_name;
 
 -- perf_categories: one row per (trace, family), and one with family '(not modelled)' for the GPU time of every
 -- other op (op instances of no family, and GPU events with no op: '[launch API]', '[no launch]').
