@@ -197,6 +197,9 @@ def test_tree_shows_the_replayed_ops_under_the_graph_launch(replays):
         assert (moe["n_nodes"], moe["kernel_count"], round(moe["gpu_sum_us"], 2)) == (24, 72, 7171.53)
         sel = d.tree(op="vllm::moe_forward", trace=replay, depth=0)
         assert sel.select("kind", "kernel_count").unique().rows() == [("twin op", 3)] and sel.height == 24
+    # the command, restricted to the replay, keeps the capture trace its ops come from
+    out = _cli("tree", str(ds), "--trace", "graph_execution.json.gz", "--depth", "2", "--merge", "--wide")
+    assert out.returncode == 0 and "vllm::moe_forward ×24 " in out.stdout, out.stdout + out.stderr
 
 
 def test_eager_twin_gives_every_kernel_its_ground_truth_op(graphs):

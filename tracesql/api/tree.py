@@ -44,15 +44,18 @@ def materialize(ds, views=None) -> dict[str, float]:
 def restrict_to_trace(ds, trace_id: str) -> None:
     """Make this connection see one trace only: temporary views shadow the stored tables.
 
-    For one-shot commands on a private connection (`tracesql tree --trace-id`): every view then computes
-    that trace alone. Graph replays lose the merge with a capture trace held in another trace.
+    For one-shot commands on a private connection (`tracesql tree --trace`): every view then computes
+    that trace alone, with the traces a graph replay takes its ops from (its capture trace, its twins).
     """
+    from tracesql.store.dataset import companion_traces
     from tracesql.store.schema import TABLES
 
-    q = trace_id.replace("'", "''")
+    ids = [trace_id, *sorted(companion_traces(ds, [trace_id]))]
+    id_list = ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
     db = _database(ds)
     for t in TABLES:
-        ds.con.execute(f"CREATE OR REPLACE TEMP VIEW \"{t}\" AS SELECT * FROM {db}.main.\"{t}\" WHERE trace_id = '{q}'")
+        ds.con.execute(f"CREATE OR REPLACE TEMP VIEW \"{t}\" AS SELECT * FROM {db}.main.\"{t}\" "
+                       f"WHERE trace_id IN ({id_list})")
 
 
 def release(ds, views=None) -> None:

@@ -525,7 +525,7 @@ def materialize(ds: Store, names: list[str], ids: list[str] | None = None) -> li
     done = {r[0] for r in con.raw.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
     db = con.raw.execute("SELECT current_database()").fetchall()[0][0].replace('"', '""')
     if ids:
-        ids = sorted(set(ids) | _capture_traces(ds, ids))
+        ids = sorted(set(ids) | companion_traces(ds, ids))
     id_list = "(" + ", ".join("'" + i.replace("'", "''") + "'" for i in ids or []) + ")"
     made = []
     for name in names:
@@ -541,7 +541,7 @@ def materialize(ds: Store, names: list[str], ids: list[str] | None = None) -> li
     return made
 
 
-def _capture_traces(ds: Store, ids: list[str]) -> set[str]:
+def companion_traces(ds: Store, ids: list[str]) -> set[str]:
     """The traces whose ops the graph replays among ``ids`` take: their twins (tree/graph_twins: capture traces and
     eager runs) and the capture traces of TraceLens's merge (tree/graph_capture)."""
     id_list = "(" + ", ".join("'" + i.replace("'", "''") + "'" for i in ids) + ")"
