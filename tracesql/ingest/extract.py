@@ -71,15 +71,43 @@ def _extra_json() -> str:
     return f"CASE WHEN {nulls} THEN NULL ELSE json_merge_patch('{{}}', json_object({pairs})) END"
 
 
+def _detail(field: str, key: str) -> str:
+    """The text of ``key:VALUE`` in a JAX details string (args kernel_details / memcpy_details: fields separated by
+    spaces or newlines, e.g. ``regs:32 static_shared:0 grid:2,1,1 block:32,1,1 occ_pct:100`` from XLA on CUDA,
+    ``grid:16,1,1 block:512,1,1 private_mem:0 group_mem:0 occ_pct:0`` on ROCm, ``kind:HtoD size:4096``)."""
+    return f"nullif(regexp_extract(a.{field}, '(^|\\s){key}:(\\S+)', 2), '')"
+
+
 def _kernel_dims() -> str:
     dims = []
     for d in ("grid", "block"):
         for i, ax in enumerate("xyz"):
             # JAX writes "kernel_details": " grid:1,1,1 block:512,1,1 ..." instead of lists
-            jax_dim = f"string_split(regexp_extract(a.kernel_details, '{d}:([0-9,]+)', 1), ',')[{i + 1}]"
+            jax_dim = f"string_split({_detail('kernel_details', d)}, ',')[{i + 1}]"
             dims.append(f"CASE WHEN a.kernel_details IS NULL THEN a.{d}[{i + 1}] "
                         f"ELSE {_bigint(jax_dim)} END AS {d}_{ax}")
     return ", ".join(dims)
+
+
+def _jax_details() -> str:
+    """registers, shared memory and occupancy from kernel_details, bytes and copy kind from memcpy_details (JAX),
+    where Kineto's own args are absent."""
+    regs = _bigint(_detail("kernel_details", "regs"))
+    shared = (f"coalesce({_bigint(_detail('kernel_details', 'static_shared'))} "
+              f"+ {_bigint(_detail('kernel_details', 'dynamic_shared'))}, "
+              f"{_bigint(_detail('kernel_details', 'group_mem'))})")
+    occ = f"TRY_CAST({_detail('kernel_details', 'occ_pct')} AS DOUBLE)"
+    size = _bigint(_detail("memcpy_details", "size"))
+    return f"""coalesce(a."registers per thread", {regs}) AS registers_per_thread,
+            coalesce(a."shared memory", {shared}) AS shared_memory_bytes,
+            a."blocks per SM" AS blocks_per_sm, a."warps per SM" AS warps_per_sm,
+            coalesce(a."est. achieved occupancy %", {occ}) AS est_occupancy_pct, a.queued AS queued,
+            coalesce(a.bytes, {size}) AS bytes,
+            coalesce(a."memory bandwidth (GB/s)",
+                     CASE WHEN {size} > 0 AND dur_ns > 0 THEN {size} / dur_ns END) AS memory_bandwidth_gbps,
+            {_detail('memcpy_details', 'kind')} AS copy_kind,
+            a.hlo_module AS hlo_module, a.hlo_op AS hlo_op,
+            CASE WHEN a.hlo_op IS NOT NULL THEN a.name END AS framework_op, a.program_id AS program_id"""
 
 
 EXTRACTIONS: dict[str, Extraction] = {
@@ -109,16 +137,14 @@ EXTRACTIONS: dict[str, Extraction] = {
             coalesce(a.device, dev.device) AS device,
             coalesce(a.stream, CASE WHEN dev.pid IS NOT NULL THEN {_bigint('tid')} END) AS stream,
             coalesce(a.correlation, a.correlation_id) AS correlation, {_EXT_ID} AS external_id,
-            a.context AS context, {_kernel_dims()},
-            a."registers per thread" AS registers_per_thread, a."shared memory" AS shared_memory_bytes,
-            a."blocks per SM" AS blocks_per_sm, a."warps per SM" AS warps_per_sm,
-            a."est. achieved occupancy %" AS est_occupancy_pct, a.queued AS queued, a.bytes AS bytes,
-            a."memory bandwidth (GB/s)" AS memory_bandwidth_gbps, args""",
+            a.context AS context, {_kernel_dims()}, {_jax_details()}, args""",
         args={"device": "INTEGER", "stream": "BIGINT", "correlation": "BIGINT", "correlation_id": "BIGINT",
               "External id": "BIGINT", "context": "BIGINT", "grid": "BIGINT[]", "block": "BIGINT[]",
               "registers per thread": "BIGINT", "shared memory": "BIGINT", "blocks per SM": "DOUBLE",
               "warps per SM": "DOUBLE", "est. achieved occupancy %": "DOUBLE", "queued": "BIGINT",
-              "bytes": "BIGINT", "memory bandwidth (GB/s)": "DOUBLE", "kernel_details": "VARCHAR"},
+              "bytes": "BIGINT", "memory bandwidth (GB/s)": "DOUBLE", "kernel_details": "VARCHAR",
+              "memcpy_details": "VARCHAR", "hlo_module": "VARCHAR", "hlo_op": "VARCHAR", "name": "VARCHAR",
+              "program_id": "BIGINT"},
         # the device of a /device:GPU:N process (JAX), from the connection's table device_pids (pid, device)
         join=" k LEFT JOIN device_pids dev USING (pid)",
     ),

@@ -115,14 +115,26 @@ TABLES: dict[str, dict] = {
             ("context", "BIGINT", "args context"),
             ("grid_x", "BIGINT", "grid dimensions"), ("grid_y", "BIGINT", ""), ("grid_z", "BIGINT", ""),
             ("block_x", "BIGINT", "block dimensions"), ("block_y", "BIGINT", ""), ("block_z", "BIGINT", ""),
-            ("registers_per_thread", "BIGINT", "args 'registers per thread'"),
-            ("shared_memory_bytes", "BIGINT", "args 'shared memory'"),
+            ("registers_per_thread", "BIGINT", "args 'registers per thread' (JAX: regs of kernel_details)"),
+            ("shared_memory_bytes", "BIGINT", "args 'shared memory' (JAX: static_shared + dynamic_shared of "
+                                              "kernel_details; ROCm: group_mem, the LDS bytes)"),
             ("blocks_per_sm", "DOUBLE", "args 'blocks per SM'"),
             ("warps_per_sm", "DOUBLE", "args 'warps per SM'"),
-            ("est_occupancy_pct", "DOUBLE", "args 'est. achieved occupancy %'"),
+            ("est_occupancy_pct", "DOUBLE", "args 'est. achieved occupancy %' (JAX: occ_pct of kernel_details, "
+                                            "XLA's theoretical occupancy; 0 when ROCm does not compute it)"),
             ("queued", "BIGINT", "args queued"),
-            ("bytes", "BIGINT", "args bytes (memcpy/memset)"),
-            ("memory_bandwidth_gbps", "DOUBLE", "args 'memory bandwidth (GB/s)'"),
+            ("bytes", "BIGINT", "args bytes (memcpy/memset; JAX: size of memcpy_details, as written)"),
+            ("memory_bandwidth_gbps", "DOUBLE", "args 'memory bandwidth (GB/s)' (JAX: bytes / dur_ns, when bytes "
+                                                "> 0)"),
+            ("copy_kind", "VARCHAR", "JAX: kind of memcpy_details (HtoD, DtoH, DtoD, ...; 'Unknown' as ROCm "
+                                     "writes it)"),
+            ("hlo_module", "VARCHAR", "JAX: args hlo_module, the XLA module (compiled jit function) it ran in"),
+            ("hlo_op", "VARCHAR", "JAX: args hlo_op, the HLO instruction that launched it "
+                                  "(loop_transpose_fusion, custom-call.1, cudnn-conv.1)"),
+            ("framework_op", "VARCHAR", "JAX: args name of an event with hlo_op, the framework op path of the "
+                                        "instruction (jit(loss_fn)/jvp()/dot_general)"),
+            ("program_id", "BIGINT", "JAX: args program_id, the id of the compiled module (XPlane input; "
+                                     "hlo_instructions.program_id)"),
             ("args", "JSON", "the full args object as written"),
         ],
     },
