@@ -1,13 +1,14 @@
 -- gpu/op_summaries — GPU time per op (name, and name with its input shapes), and short kernels.
 --
 -- A GPU event belongs to the op tree/attribution gives it (gpu_event_attribution): the innermost cpu_op around
--- the call that launched it; for a graph replay's work, the op of its twin trace (capture or eager run) or its
+-- the call that launched it, or on a JAX trace the HLO op (tree/hlo_ops); for a graph replay's work, the op of its
+-- twin trace (capture or eager run) or its
 -- graph node's tag; else its launch site (the innermost named CPU context around the launch); else, as
 -- placeholders, the launch API in brackets ('[cudaGraphLaunch]') or '[no launch]' when its launch is not in the
 -- trace. Kernel time here is the summed duration of the op's GPU events (cuda_sync waits excluded): additive,
 -- so the percentages of all ops add up to 100.
 --
--- @requires lib/pytext gpu/activity tree/context tree/links tree/attribution lib/stats
+-- @requires lib/pytext gpu/activity tree/context tree/links tree/attribution lib/stats tree/hlo_instructions
 
 -- _op_gpu: the counted GPU events with the op they belong to (see the top of this file); the kernel name as
 -- name_id (see _gpu_names).
@@ -15,17 +16,20 @@
 --   op_trace_id, attr_event_id     the op's event (a cpu_op or launch site, in op_trace_id; NULL: none)
 --   op_event_id                    the cpu_op of this trace around the launch (source 'op' only)
 --   launch_ts_ns                   CPU start of the call that launched it (gpu_launch_links)
+--   hlo_module, framework_op       an HLO op's module and framework op path (gpu_event_attribution)
 -- @materialize report perf summary diff
 CREATE OR REPLACE VIEW _op_gpu AS
 SELECT a.trace_id, a.event_id, n.name_id, a.cat, a.ts_ns, a.dur_ns,
        CASE WHEN a.source = 'op' THEN a.op_event_id END AS op_event_id,
-       a.op_name, a.source, a.op_instance, a.op_trace_id, a.op_event_id AS attr_event_id, a.launch_ts_ns
+       a.op_name, a.source, a.op_instance, a.op_trace_id, a.op_event_id AS attr_event_id, a.launch_ts_ns,
+       a.hlo_module, a.framework_op
 FROM gpu_event_attribution a
 JOIN _gpu_names n ON n.cat IS NOT DISTINCT FROM a.cat AND n.name IS NOT DISTINCT FROM a.name
 WHERE a.cat <> 'cuda_sync';
 
 -- _op_args: the input description of every op event GPU work is attributed to (cpu_ops of the trace or of a
--- twin, launch sites), as text (NULL when the trace was recorded without shapes). The text is made once per
+-- twin, launch sites; an HLO op's call: the operands of its instruction, dims and element types, when the trace
+-- carries its module), as text (NULL when the trace was recorded without shapes). The text is made once per
 -- distinct JSON value (few shapes, many calls).
 CREATE OR REPLACE VIEW _op_args AS
 WITH raw AS (
@@ -33,8 +37,11 @@ WITH raw AS (
            e.input_dims::VARCHAR AS d, e.input_types::VARCHAR AS ty, e.input_strides::VARCHAR AS st,
            e.concrete_inputs::VARCHAR AS ci
     FROM events e
-    JOIN (SELECT DISTINCT op_trace_id, attr_event_id FROM _op_gpu WHERE attr_event_id IS NOT NULL) o
+    JOIN (SELECT DISTINCT op_trace_id, attr_event_id FROM _op_gpu
+          WHERE attr_event_id IS NOT NULL AND source <> 'hlo op') o
       ON o.op_trace_id = e.trace_id AND o.attr_event_id = e.event_id
+    UNION ALL
+    SELECT trace_id, instance_event_id, hlo_op, d_txt, t_txt, NULL, NULL FROM hlo_op_calls
 ), texts AS (
     SELECT v, _py_tuple3(v::JSON) AS py
     FROM (SELECT d AS v FROM raw UNION SELECT ty FROM raw UNION SELECT st FROM raw UNION SELECT ci FROM raw)
@@ -46,10 +53,14 @@ FROM raw r
 LEFT JOIN texts td ON td.v = r.d LEFT JOIN texts tt ON tt.v = r.ty
 LEFT JOIN texts ts ON ts.v = r.st LEFT JOIN texts tc ON tc.v = r.ci;
 
--- op_summary: one row per (trace, op name).
+-- op_summary: one row per (trace, op name, HLO module).
 --   op_name            the op (or '[launch API]', '[no launch]'), see the top of this file
---   source             where the op comes from (gpu_event_attribution.source: op, graph node, capture, eager,
---                      launch site, launch api, no launch); '+'-joined when its GPU events have several
+--   hlo_module         JAX: the XLA module of the HLO op (an HLO op name is unique within its module only);
+--                      NULL for every other op
+--   framework_op       JAX: the framework op path of the HLO op (jit(f)/dot_general; the first in text order
+--                      when its GPU events name several); NULL for every other op
+--   source             where the op comes from (gpu_event_attribution.source: hlo op, op, graph node, capture,
+--                      eager, launch site, launch api, no launch); '+'-joined when its GPU events have several
 --   op_count           op instances that launched GPU work (gpu_event_attribution.op_instance; 0 for the
 --                      placeholders)
 --   kernel_count       their GPU events
@@ -58,42 +69,46 @@ LEFT JOIN texts ts ON ts.v = r.st LEFT JOIN texts tc ON tc.v = r.ci;
 --   time_pct           100 kernel_time_ns / all GPU time of the trace
 --   cumulative_pct     running sum of time_pct in decreasing order of kernel time
 -- @output report-native 10 op_summary \
---     COLUMNS trace_id trace op_name source op_count kernel_count kernel_time_ns:us mean_per_op_ns:us time_pct \
---     cumulative_pct ORDER BY trace, kernel_time_ns DESC, op_name
+--     COLUMNS trace_id trace op_name hlo_module framework_op source op_count kernel_count kernel_time_ns:us \
+--     mean_per_op_ns:us time_pct cumulative_pct ORDER BY trace, kernel_time_ns DESC, op_name, hlo_module
 CREATE OR REPLACE VIEW op_summary AS
 WITH g AS (
-    SELECT trace_id, op_name, string_agg(DISTINCT source, '+' ORDER BY source) AS source,
+    SELECT trace_id, op_name, hlo_module, min(framework_op) AS framework_op,
+           string_agg(DISTINCT source, '+' ORDER BY source) AS source,
            count(DISTINCT op_instance) FILTER (WHERE source NOT IN ('launch api', 'no launch')) AS op_count,
            count(*) AS kernel_count, sum(dur_ns)::BIGINT AS kernel_time_ns
-    FROM _op_gpu GROUP BY trace_id, op_name
+    FROM _op_gpu GROUP BY trace_id, op_name, hlo_module
 )
-SELECT trace_id, op_name, source, op_count, kernel_count, kernel_time_ns,
+SELECT trace_id, op_name, hlo_module, framework_op, source, op_count, kernel_count, kernel_time_ns,
        kernel_time_ns / nullif(op_count, 0) AS mean_per_op_ns,
        100.0 * kernel_time_ns / sum(kernel_time_ns) OVER (PARTITION BY trace_id) AS time_pct,
-       100.0 * sum(kernel_time_ns) OVER (PARTITION BY trace_id ORDER BY kernel_time_ns DESC, op_name
+       100.0 * sum(kernel_time_ns) OVER (PARTITION BY trace_id ORDER BY kernel_time_ns DESC, op_name, hlo_module
                                          ROWS UNBOUNDED PRECEDING)
              / sum(kernel_time_ns) OVER (PARTITION BY trace_id) AS cumulative_pct
-FROM g ORDER BY trace_id, kernel_time_ns DESC, op_name;
+FROM g ORDER BY trace_id, kernel_time_ns DESC, op_name, hlo_module;
 
--- op_arg_summary: one row per (trace, op name, input dims, input types, input strides, concrete inputs):
--- the same op called on the same shapes. Statistics are over op instances, of each instance's kernel
+-- op_arg_summary: one row per (trace, op name, HLO module, input dims, input types, input strides, concrete
+-- inputs): the same op called on the same shapes. Statistics are over op instances, of each instance's kernel
 -- time (summed duration of its GPU events):
 --   op_name, input_dims, input_type, input_strides, concrete_inputs   ('' when not recorded)
+--   hlo_module                              JAX: the HLO op's module, as in op_summary ('' for every other op)
 --   count                                   op instances
 --   kernel_time_mean_ns, _median_ns, _std_ns (sample), _min_ns, _max_ns, _sum_ns
 --   time_pct, cumulative_pct                share of the trace's op-attributed GPU time, as in op_summary
 -- @output report-native 11 op_arg_summary \
---     COLUMNS trace_id trace op_name input_dims input_type input_strides concrete_inputs count \
+--     COLUMNS trace_id trace op_name hlo_module input_dims input_type input_strides concrete_inputs count \
 --     kernel_time_mean_ns:us kernel_time_median_ns:us kernel_time_std_ns:us kernel_time_min_ns:us \
 --     kernel_time_max_ns:us kernel_time_sum_ns:us time_pct cumulative_pct \
---     ORDER BY trace, kernel_time_sum_ns DESC, op_name, input_dims, input_type, input_strides, concrete_inputs
+--     ORDER BY trace, kernel_time_sum_ns DESC, op_name, hlo_module, input_dims, input_type, input_strides, \
+--     concrete_inputs
 CREATE OR REPLACE VIEW op_arg_summary AS
 WITH inst AS (
     SELECT g.trace_id, g.op_instance, any_value(g.op_trace_id) AS op_trace_id,
-           any_value(g.attr_event_id) AS attr_event_id, any_value(g.op_name) AS op_name, sum(g.dur_ns) AS t
+           any_value(g.attr_event_id) AS attr_event_id, any_value(g.op_name) AS op_name,
+           coalesce(any_value(g.hlo_module), '') AS hlo_module, sum(g.dur_ns) AS t
     FROM _op_gpu g WHERE g.attr_event_id IS NOT NULL GROUP BY g.trace_id, g.op_instance
 ), s AS (
-    SELECT i.trace_id, i.op_name, coalesce(a.input_dims, '') AS input_dims, coalesce(a.input_type, '') AS input_type,
+    SELECT i.trace_id, i.op_name, i.hlo_module, coalesce(a.input_dims, '') AS input_dims, coalesce(a.input_type, '') AS input_type,
            coalesce(a.input_strides, '') AS input_strides, coalesce(a.concrete_inputs, '') AS concrete_inputs,
            count(*) AS count, avg(i.t) AS kernel_time_mean_ns, median(i.t) AS kernel_time_median_ns,
            _stddev_samp_int(i.t) AS kernel_time_std_ns, min(i.t) AS kernel_time_min_ns,
@@ -103,7 +118,7 @@ WITH inst AS (
 )
 SELECT *, 100.0 * kernel_time_sum_ns / sum(kernel_time_sum_ns) OVER (PARTITION BY trace_id) AS time_pct,
        100.0 * sum(kernel_time_sum_ns) OVER (PARTITION BY trace_id ORDER BY kernel_time_sum_ns DESC, op_name,
-                                             input_dims, input_type, input_strides, concrete_inputs
+                                             hlo_module, input_dims, input_type, input_strides, concrete_inputs
                                              ROWS UNBOUNDED PRECEDING)
              / sum(kernel_time_sum_ns) OVER (PARTITION BY trace_id) AS cumulative_pct
 FROM s ORDER BY trace_id, kernel_time_sum_ns DESC;

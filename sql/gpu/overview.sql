@@ -90,12 +90,14 @@ WHERE rank <= 5;
 
 -- overview_top_ops: the five ops with the most GPU time per trace, from op_summary (a GPU event belongs to
 -- its op in gpu_event_attribution; '[no launch]' and '[launch API]' rows included).
---   trace_id, rank (1 = most time; ties by name), op_name, op_count, kernel_count, kernel_time_ns, time_pct
+--   trace_id, rank (1 = most time; ties by name), op_name, hlo_module, op_count, kernel_count, kernel_time_ns,
+--   time_pct
 -- @output summary 5 overview_top_ops ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW overview_top_ops AS
 SELECT * FROM (
-    SELECT trace_id, row_number() OVER (PARTITION BY trace_id ORDER BY kernel_time_ns DESC, op_name) AS rank,
-           op_name, op_count, kernel_count, kernel_time_ns, time_pct
+    SELECT trace_id,
+           row_number() OVER (PARTITION BY trace_id ORDER BY kernel_time_ns DESC, op_name, hlo_module) AS rank,
+           op_name, hlo_module, op_count, kernel_count, kernel_time_ns, time_pct
     FROM op_summary)
 WHERE rank <= 5;
 

@@ -2,6 +2,7 @@
 --
 -- Kernel names change with every library release; the op that launched a kernel does not. Every GPU event is
 -- read through one op, taken from the first of these that has one (docs/tree.md, "Attribution"):
+--   'hlo op'       the HLO instruction that launched it (JAX: kernels.hlo_op; its call: tree/hlo_ops)
 --   'op'           the innermost cpu_op around the call that launched it (tree/context), for work that is not a
 --                  graph replay's
 --   'graph node'   a graph replay's event whose `graph node id` carries PyTorch's graph annotation (`name`)
@@ -15,7 +16,7 @@
 --   'no launch'    the launch call is not in the trace (warm-up kernels, GPU-only traces): '[no launch]'
 -- The last two are placeholders: time there has no op.
 --
--- @requires tree/context tree/links tree/graph_twins lib/trace_labels
+-- @requires tree/context tree/links tree/graph_twins tree/hlo_ops lib/trace_labels
 
 -- _attribution_plumbing(cat, name): a CPU event that says nothing of where in the program work was launched:
 -- a runtime/driver call, the Python frame of a built-in (`<built-in method replay of ... object at 0x7f...>`: a
@@ -62,18 +63,20 @@ FROM site s JOIN cpu_nesting e ON e.trace_id = s.trace_id AND e.event_id = s.sit
 --   trace_id, event_id, cat, name, ts_ns, dur_ns   the GPU event
 --   launch_event_id, launch_name, launch_kind, launch_ts_ns   the call that launched it and its CPU start
 --                                                  (gpu_launch_links)
---   op_name         the op (see the top of this file): a cpu_op name, a graph node tag, a launch site's name,
---                   '[<launch API>]' or '[no launch]'
---   source          'op', 'graph node', 'capture', 'eager', 'launch site', 'launch api', 'no launch'
+--   op_name         the op (see the top of this file): a cpu_op name, an HLO op, a graph node tag, a launch
+--                   site's name, '[<launch API>]' or '[no launch]'
+--   source          'hlo op', 'op', 'graph node', 'capture', 'eager', 'launch site', 'launch api', 'no launch'
 --   confidence      'exact' (op, launch site, placeholders), or graph_kernel_tags.confidence: 'names',
 --                   'order', 'node'
 --   op_trace_id, op_event_id   the cpu_op (or launch site) event, in op_trace_id: the trace itself, or the twin
---                   (capture, eager); NULL for placeholders and graph node tags without a twin op
---   op_instance     what counts as one call of the op: {op: op_event_id, launch: NULL} for a cpu_op or launch
---                   site of the trace, {op, launch: the graph launch} for a twin's op replayed by a graph launch,
+--                   (capture, eager); for an HLO op, the first launch call of its call (gpu_event_hlo_ops
+--                   .instance_event_id); NULL for placeholders and graph node tags without a twin op
+--   op_instance     what counts as one call of the op: {op: op_event_id, launch: NULL} for a cpu_op, HLO op or
+--                   launch site of the trace, {op, launch: the graph launch} for a twin's op replayed by a graph launch,
 --                   {op: NULL, launch: launch_event_id} otherwise
 --   module_path     nn.Module path around the op (the twin's for twin ops)
 --   tag             user annotation around the launch (the twin's launch for twin ops; the graph node's name)
+--   hlo_module, framework_op   for an HLO op: its module and framework op path (gpu_event_hlo_ops), else NULL
 -- @materialize tree report perf summary diff twins
 CREATE OR REPLACE VIEW gpu_event_attribution AS
 WITH c AS MATERIALIZED (
@@ -85,14 +88,16 @@ WITH c AS MATERIALIZED (
            c.annotation_name AS ctx_tag,
            t.source AS twin_source, t.confidence AS twin_confidence, t.twin_trace_id, t.op_event_id AS twin_op_event_id,
            t.op_name AS twin_op_name, t.module_path AS twin_module_path, t.tag AS twin_tag,
-           s.site_event_id, s.site_name
+           s.site_event_id, s.site_name, h.hlo_op, h.hlo_module, h.framework_op, h.instance_event_id AS hlo_instance
     FROM gpu_launch_links l
     LEFT JOIN c ON c.trace_id = l.trace_id AND c.event_id = l.launch_event_id
     LEFT JOIN graph_kernel_tags t ON t.trace_id = l.trace_id AND t.event_id = l.event_id
     LEFT JOIN _attribution_launch_sites s ON s.trace_id = l.trace_id AND s.launch_event_id = l.launch_event_id
+    LEFT JOIN gpu_event_hlo_ops h ON h.trace_id = l.trace_id AND h.event_id = l.event_id
 ), k AS (
     SELECT *,
-           CASE WHEN launch_event_id IS NULL THEN 'no launch'
+           CASE WHEN hlo_op IS NOT NULL THEN 'hlo op'
+                WHEN launch_event_id IS NULL THEN 'no launch'
                 WHEN ctx_op_name IS NOT NULL AND launch_kind IS DISTINCT FROM 'graph' THEN 'op'
                 WHEN twin_source IS NOT NULL THEN twin_source
                 WHEN ctx_op_name IS NOT NULL THEN 'op'
@@ -101,26 +106,29 @@ WITH c AS MATERIALIZED (
     FROM a
 )
 SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, launch_event_id, launch_name, launch_kind, launch_ts_ns,
-       CASE source WHEN 'no launch' THEN '[no launch]'
+       CASE source WHEN 'hlo op' THEN hlo_op
+                   WHEN 'no launch' THEN '[no launch]'
                    WHEN 'op' THEN ctx_op_name
                    WHEN 'launch site' THEN site_name
                    WHEN 'launch api' THEN '[' || launch_name || ']'
                    ELSE coalesce(twin_op_name, twin_tag) END AS op_name,
        source,
        CASE WHEN source IN ('graph node', 'capture', 'eager') THEN twin_confidence ELSE 'exact' END AS confidence,
-       CASE WHEN source IN ('op', 'launch site') THEN trace_id
+       CASE WHEN source IN ('op', 'launch site', 'hlo op') THEN trace_id
             WHEN source IN ('capture', 'eager') OR twin_op_event_id IS NOT NULL THEN twin_trace_id END AS op_trace_id,
-       CASE source WHEN 'op' THEN op_event_id WHEN 'launch site' THEN site_event_id
+       CASE source WHEN 'op' THEN op_event_id WHEN 'launch site' THEN site_event_id WHEN 'hlo op' THEN hlo_instance
                    WHEN 'launch api' THEN NULL WHEN 'no launch' THEN NULL
                    ELSE twin_op_event_id END AS op_event_id,
        CASE WHEN source = 'op' THEN {'op': op_event_id, 'launch': NULL::BIGINT}
+            WHEN source = 'hlo op' THEN {'op': hlo_instance, 'launch': NULL::BIGINT}
             WHEN source = 'launch site' THEN {'op': site_event_id, 'launch': NULL::BIGINT}
             WHEN source IN ('graph node', 'capture', 'eager') AND twin_op_event_id IS NOT NULL
                 THEN {'op': twin_op_event_id, 'launch': launch_event_id}
             ELSE {'op': NULL::BIGINT, 'launch': launch_event_id} END AS op_instance,
        CASE WHEN source IN ('graph node', 'capture', 'eager') THEN twin_module_path ELSE ctx_module_path END
            AS module_path,
-       CASE WHEN source IN ('graph node', 'capture', 'eager') THEN twin_tag ELSE ctx_tag END AS tag
+       CASE WHEN source IN ('graph node', 'capture', 'eager') THEN twin_tag ELSE ctx_tag END AS tag,
+       hlo_module, framework_op
 FROM k;
 
 -- trace_twin_summary: one row per pairing of trace_twins, with how the replay's graph launches were placed

@@ -11,7 +11,11 @@
 -- kind 'twin op' under their graph launch: one per (graph launch, twin op), named by the op, so that the tree
 -- of a replay shows its ops as the eager tree does.
 --
--- @requires lib/keys lib/intervals tree/context tree/links tree/graph_twins
+-- A JAX GPU event hangs from a node of kind 'hlo op' (one per call of an HLO op, tree/hlo_ops), and that node from
+-- the execution of its module (the GpuExecutable::ExecuteThunks span, kind 'hlo module', named by the module) with
+-- the CPU context above it: module execution -> HLO op -> GPU event; the launch calls are not nodes.
+--
+-- @requires lib/keys lib/intervals tree/context tree/links tree/graph_twins tree/hlo_ops
 
 -- Helper: the parent node of every CPU anchor (cpu_event_context row): the closest of its innermost
 -- enclosing cpu_op, nn.Module frame and user_annotation (the one latest in nesting order).
@@ -43,8 +47,13 @@ SELECT trace_id, event_id, parent_id, node_key, _tree_key(trace_key, parent_id) 
 -- @materialize tree
 CREATE OR REPLACE VIEW _call_tree_pairs AS
 WITH RECURSIVE up(node_key, ts_ns, dur_ns) AS (
-    SELECT _tree_key(k.trace_key, l.launch_event_id), l.ts_ns, l.dur_ns
-    FROM gpu_launch_links l JOIN _tree_trace_keys k USING (trace_id) WHERE l.linked
+    -- (a GPU event of an HLO op starts at the execution of its module, above its 'hlo op' node; none when the
+    -- execution is not known)
+    SELECT _tree_key(k.trace_key, CASE WHEN h.event_id IS NULL THEN l.launch_event_id ELSE h.exec_event_id END),
+           l.ts_ns, l.dur_ns
+    FROM gpu_launch_links l JOIN _tree_trace_keys k USING (trace_id)
+    LEFT JOIN gpu_event_hlo_ops h ON h.trace_id = l.trace_id AND h.event_id = l.event_id
+    WHERE l.linked AND (h.event_id IS NULL OR h.exec_event_id IS NOT NULL)
     UNION ALL
     SELECT p.parent_key, u.ts_ns, u.dur_ns
     FROM up u JOIN _call_tree_parents p ON p.node_key = u.node_key
@@ -55,13 +64,16 @@ SELECT * FROM up;
 -- call_tree: one row per node of the call tree that has GPU work below it.
 --   trace_id                    the trace
 --   node_id                     event_id of the node (CPU event, or GPU event for kind 'gpu'); a negative
---                               number for a 'twin op' node
+--                               number for a 'twin op' node (-1, -2, ...) and an 'hlo op' node (-2^40 - the
+--                               first launch call of the op's call)
 --   parent_node_id              event_id of the parent node (NULL for a root)
 --   kind                        'annotation', 'module', 'op', 'launch', 'twin op' (a twin's op replayed by
---                               the graph launch above it) or 'gpu'
---   name                        event name (`nn.Module: X_N`, `aten::mm`, `cudaLaunchKernel`, kernel name)
---   ts_ns, dur_ns               the node's own start and duration (CPU clock for CPU nodes, GPU for 'gpu'
---                               and 'twin op': first start to last end of its GPU events)
+--                               the graph launch above it), 'hlo module' (an execution of an XLA module),
+--                               'hlo op' (a call of an HLO op) or 'gpu'
+--   name                        event name (`nn.Module: X_N`, `aten::mm`, `cudaLaunchKernel`, kernel name; the
+--                               module for 'hlo module', the instruction for 'hlo op')
+--   ts_ns, dur_ns               the node's own start and duration (CPU clock for CPU nodes, GPU for 'gpu',
+--                               'twin op' and 'hlo op': first start to last end of its GPU events)
 --   gpu_busy_ns                 union length of the GPU events below it (itself for a GPU event)
 --   gpu_sum_ns                  Σ dur_ns of the GPU events below it
 --   kernel_count                number of GPU events below it (kernels, memcpy, memset, sync)
@@ -91,20 +103,40 @@ WITH t AS (
                                               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
           FROM tw)
     GROUP BY trace_id, twin_node_id
+), hl AS (      -- a GPU event of an HLO op, with its 'hlo op' node
+    SELECT h.trace_id, h.event_id, h.exec_event_id, h.hlo_op, l.ts_ns, l.dur_ns,
+           -1099511627776 - h.instance_event_id AS hlo_node_id
+    FROM gpu_event_hlo_ops h JOIN gpu_launch_links l USING (trace_id, event_id) WHERE l.linked
+), hln AS (
+    SELECT trace_id, hlo_node_id, any_value(exec_event_id) AS exec_event_id, any_value(hlo_op) AS hlo_op,
+           min(ts_ns) AS ts_ns, max(ts_ns + dur_ns) - min(ts_ns) AS dur_ns, count(*) AS kernel_count,
+           sum(dur_ns) AS gpu_sum_ns, sum(_tree_busy_ns(ts_ns, ts_ns + dur_ns, prev_end)) AS gpu_busy_ns
+    FROM (SELECT *, max(ts_ns + dur_ns) OVER (PARTITION BY trace_id, hlo_node_id ORDER BY ts_ns, dur_ns
+                                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+          FROM hl)
+    GROUP BY trace_id, hlo_node_id
 )
-SELECT c.trace_id, c.event_id AS node_id, p.parent_id AS parent_node_id, c.anchor_kind AS kind, c.name,
+SELECT c.trace_id, c.event_id AS node_id, p.parent_id AS parent_node_id,
+       CASE WHEN x.event_id IS NULL THEN c.anchor_kind ELSE 'hlo module' END AS kind,
+       coalesce(x.hlo_module, c.name) AS name,
        c.ts_ns, c.dur_ns, t.gpu_busy_ns::BIGINT AS gpu_busy_ns, t.gpu_sum_ns::BIGINT AS gpu_sum_ns,
        t.kernel_count, [c.ts_ns, c.event_id] AS sort_key
 FROM t JOIN _call_tree_parents p USING (node_key)
 JOIN cpu_event_context c ON c.trace_id = p.trace_id AND c.event_id = p.event_id
+LEFT JOIN _hlo_executions x ON x.trace_id = c.trace_id AND x.event_id = c.event_id
 UNION ALL
 SELECT trace_id, twin_node_id, graph_launch_event_id, 'twin op', op_name, ts_ns, dur_ns, gpu_busy_ns::BIGINT,
        gpu_sum_ns::BIGINT, kernel_count, [ts_ns, twin_node_id]
 FROM twn
 UNION ALL
-SELECT l.trace_id, l.event_id, coalesce(tw.twin_node_id, l.launch_event_id), 'gpu', l.name, l.ts_ns, l.dur_ns,
-       l.dur_ns, l.dur_ns, 1, [l.ts_ns, l.event_id]
-FROM gpu_launch_links l LEFT JOIN tw USING (trace_id, event_id) WHERE l.linked;
+SELECT trace_id, hlo_node_id, exec_event_id, 'hlo op', hlo_op, ts_ns, dur_ns, gpu_busy_ns::BIGINT,
+       gpu_sum_ns::BIGINT, kernel_count, [ts_ns, hlo_node_id]
+FROM hln
+UNION ALL
+SELECT l.trace_id, l.event_id, coalesce(tw.twin_node_id, hl.hlo_node_id, l.launch_event_id), 'gpu', l.name,
+       l.ts_ns, l.dur_ns, l.dur_ns, l.dur_ns, 1, [l.ts_ns, l.event_id]
+FROM gpu_launch_links l LEFT JOIN tw USING (trace_id, event_id) LEFT JOIN hl USING (trace_id, event_id)
+WHERE l.linked;
 
 -- call_tree_from(trace_sel, op_sel, module_sel, max_level): the call tree as `tracesql tree` prints it, one row
 -- per node in print order (depth first, siblings by start). The starting nodes (level 0) are every instance of
@@ -122,7 +154,7 @@ WITH RECURSIVE ct AS MATERIALIZED (
     SELECT * FROM call_tree WHERE trace_sel IS NULL OR trace_id = trace_sel
 ), roots AS (
     SELECT * FROM ct
-    WHERE CASE WHEN op_sel IS NOT NULL THEN kind IN ('op', 'twin op') AND (name = op_sel OR name LIKE op_sel)
+    WHERE CASE WHEN op_sel IS NOT NULL THEN kind IN ('op', 'twin op', 'hlo op') AND (name = op_sel OR name LIKE op_sel)
                WHEN module_sel IS NOT NULL THEN kind = 'module'
                     AND (name = module_sel OR substr(name, 12) = module_sel OR substr(name, 12) LIKE module_sel
                          OR regexp_replace(substr(name, 12), '_[0-9]+$', '') = module_sel)

@@ -148,7 +148,8 @@ def screen(frames: dict[str, pl.DataFrame], trace_id: str, w: int) -> list[str]:
     if ops:
         out.append("")
         out += _table(["Top ops by GPU time", "ops", "GPU events", "total ms", "time %"],
-                      [[_name(o["op_name"]), f"{o['op_count']:,}", f"{o['kernel_count']:,}", _ms(o["kernel_time_ns"]),
+                      [[_name(o["op_name"] if o["hlo_module"] is None else f"{o['op_name']} ({o['hlo_module']})"),
+                        f"{o['op_count']:,}", f"{o['kernel_count']:,}", _ms(o["kernel_time_ns"]),
                         _pct(o["time_pct"])] for o in ops], w, indent=0)
     out += _wrap_warning(_attribution_warning(_rows(frames["overview_attribution"], trace_id)), w)
     gaps = _rows(frames["overview_largest_gaps"], trace_id)
