@@ -8,8 +8,9 @@
 --
 -- @requires categories/rules
 
--- The names rules are matched against: `kernel` = distinct GPU event names, `op` = distinct CPU op names
--- and launch API names (an op category may fall back to a runtime call such as cudaGraphLaunch).
+-- The names rules are matched against: `kernel` = distinct GPU event names, `op` = distinct CPU op names, HLO
+-- op names (JAX) and launch API names (an op category may fall back to a runtime call such as cudaGraphLaunch),
+-- `hlo_op` = distinct HLO op names of GPU events (kernels.hlo_op).
 CREATE OR REPLACE VIEW _category_subjects AS
 SELECT DISTINCT 'kernel' AS subject, name FROM kernels WHERE name IS NOT NULL
 UNION ALL
@@ -17,7 +18,11 @@ SELECT 'op', name FROM (
     SELECT name FROM events WHERE cat = 'cpu_op' AND name IS NOT NULL
     UNION
     SELECT name FROM launches WHERE name IS NOT NULL
-);
+    UNION
+    SELECT hlo_op FROM kernels WHERE hlo_op IS NOT NULL
+)
+UNION ALL
+SELECT DISTINCT 'hlo_op', hlo_op FROM kernels WHERE hlo_op IS NOT NULL;
 
 -- (rule, name) pairs where the rule's pattern is found in the name. name_key is the name with line breaks
 -- replaced by spaces (the key used in the joined text).
@@ -27,7 +32,7 @@ WITH txt AS (
     FROM _category_subjects
     GROUP BY subject
 ), r AS (
-    SELECT *, CASE WHEN applies_to = 'op' THEN 'op' ELSE 'kernel' END AS subject
+    SELECT *, CASE applies_to WHEN 'op' THEN 'op' WHEN 'kernel_hlo_op' THEN 'hlo_op' ELSE 'kernel' END AS subject
     FROM category_rules
 )
 SELECT r.ruleset, r.applies_to, r.event_cat, r.category, r.subcategory, r.class, r.pattern, r.priority, r.source, r.file,
@@ -80,15 +85,35 @@ CROSS JOIN rulesets rs
 LEFT JOIN best b
   ON b.ruleset = rs.ruleset AND b.cat IS NOT DISTINCT FROM n.cat AND b.name = n.name;
 
+-- Helper: the winning kernel_hlo_op rule per ruleset and HLO op name (rules of that kind only).
+CREATE OR REPLACE VIEW _hlo_op_rule_winners AS
+SELECT ruleset, event_cat, name_key AS hlo_op, category, subcategory, priority, source, file, line_no
+FROM _category_rule_matches WHERE applies_to = 'kernel_hlo_op'
+QUALIFY row_number() OVER (PARTITION BY ruleset, event_cat, name_key
+                           ORDER BY _rule_precedence(priority, source, file, line_no)) = 1;
+
 -- gpu_event_categories: one row per GPU event (kernels row) and ruleset.
 --   trace_id, event_id  the GPU event (join key of kernels)
 --   ruleset             rule set
---   kernel_category     its category under that ruleset (`other` when no rule matched)
+--   kernel_category     its category under that ruleset (`other` when no rule matched): the winning rule of
+--                       its name (kernel_name_categories), or, for an event with an HLO op (JAX), the
+--                       kernel_hlo_op rule of that op when it precedes it (categories/rules)
 --   kernel_subcategory  its subcategory (NULL when none)
 CREATE OR REPLACE VIEW gpu_event_categories AS
-SELECT k.trace_id, k.event_id, c.ruleset, c.kernel_category, c.kernel_subcategory
+WITH h AS MATERIALIZED (SELECT * FROM _hlo_op_rule_winners)
+SELECT k.trace_id, k.event_id, c.ruleset,
+       CASE WHEN h.category IS NOT NULL AND (NOT c.matched OR _rule_precedence(h.priority, h.source, h.file, h.line_no)
+                                             < _rule_precedence(c.rule_priority, c.rule_source, c.rule_file,
+                                                                c.rule_line_no))
+            THEN h.category ELSE c.kernel_category END AS kernel_category,
+       CASE WHEN h.category IS NOT NULL AND (NOT c.matched OR _rule_precedence(h.priority, h.source, h.file, h.line_no)
+                                             < _rule_precedence(c.rule_priority, c.rule_source, c.rule_file,
+                                                                c.rule_line_no))
+            THEN h.subcategory ELSE c.kernel_subcategory END AS kernel_subcategory
 FROM kernels k
-JOIN kernel_name_categories c ON c.cat IS NOT DISTINCT FROM k.cat AND c.name = k.name;
+JOIN kernel_name_categories c ON c.cat IS NOT DISTINCT FROM k.cat AND c.name = k.name
+LEFT JOIN h ON h.ruleset = c.ruleset AND h.hlo_op = replace(k.hlo_op, chr(10), ' ')
+ AND (h.event_cat IS NULL OR h.event_cat = k.cat);
 
 -- kernels_categorized: every row of `kernels` (all its columns) plus its category under the `default` rules.
 --   kernel_category     default-ruleset category: GEMM, attention_fwd, attention_bwd, conv, elementwise,

@@ -10,7 +10,8 @@
 -- launch's categories, e.g. GEMM 49 %, attention 33 %, beside those of the ops it replays.
 --
 -- Op category of an op instance (native): the category of the op rule (default ruleset, applies_to = op)
--- that matches the op's name; when no op rule matches (or the parent is not a cpu_op), the kernel category
+-- that matches the op's name (a cpu_op or an HLO op); when no op rule matches (or the parent is neither), the
+-- kernel category
 -- with the largest share of the instance's GPU time (Σ dur; ties to the alphabetically first category).
 -- Kernel time is Σ dur of the GPU events (not a union): what the op's kernels cost, stream overlap aside.
 --
@@ -50,7 +51,8 @@ CROSS JOIN rulesets rs
 LEFT JOIN best b ON b.ruleset = rs.ruleset AND b.name = n.name;
 
 -- Helper: every GPU event with its parent op (see the top of this file), op instance and default category.
---   op_name         the cpu_op name when the parent is a cpu_op (of the trace or of a twin), else NULL
+--   op_name         the cpu_op name when the parent is a cpu_op (of the trace or of a twin) or an HLO op (JAX), else
+--                   NULL
 --   op_instance_id  the cpu_op event when the parent is a cpu_op of the trace, else the launch call for a
 --                   launch API parent, else the GPU event itself for `[no launch]` (event ids are unique within
 --                   a trace, so the three never collide); for the other parents (a twin's op replayed by one
@@ -59,7 +61,7 @@ LEFT JOIN best b ON b.ruleset = rs.ruleset AND b.name = n.name;
 CREATE OR REPLACE VIEW _gpu_event_parent_op AS
 SELECT k.trace_id, k.event_id, k.name, k.cat, k.device, k.stream, k.ts_ns, k.dur_ns,
        k.kernel_category, k.kernel_subcategory,
-       a.op_event_id, CASE WHEN a.source IN ('op', 'capture', 'eager') THEN a.op_name END AS op_name,
+       a.op_event_id, CASE WHEN a.source IN ('op', 'capture', 'eager', 'hlo op') THEN a.op_name END AS op_name,
        a.launch_event_id, a.launch_name,
        CASE a.source WHEN 'no launch' THEN '[no launch]'
                      WHEN 'launch api' THEN CASE WHEN a.launch_kind = 'graph' THEN 'graph' ELSE a.launch_name END

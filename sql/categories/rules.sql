@@ -52,7 +52,9 @@ WHERE trim(lines[line_no]) <> '' AND NOT starts_with(ltrim(lines[line_no]), '#')
 --                (empty in a user file means default)
 --   applies_to   what the pattern is matched against: kernel (GPU event names: kernels, memcpy, memset,
 --                sync records), op (CPU op names and launch API names), op_first_kernel (the name of the
---                first GPU event of an op, consulted when no op rule matched; used by the tracelens preset)
+--                first GPU event of an op, consulted when no op rule matched; used by the tracelens preset),
+--                kernel_hlo_op (the HLO op of a JAX GPU event, kernels.hlo_op: such a rule competes with the
+--                kernel rules for the events that carry one, by priority; used by the jax preset)
 --                (empty in a user file means kernel)
 --   event_cat    for kernel rules: only GPU events of this normalised cat (kernel, gpu_memcpy, gpu_memset,
 --                cuda_sync) match; NULL = any
@@ -104,7 +106,8 @@ WITH f AS (
     GROUP BY ruleset, category HAVING count(DISTINCT class) = 1
 )
 SELECT r.ruleset, r.applies_to, r.event_cat, r.category, r.subcategory,
-       CASE WHEN r.applies_to = 'kernel' THEN coalesce(r.class, own.class, dflt.class, 'compute') END AS class,
+       CASE WHEN r.applies_to IN ('kernel', 'kernel_hlo_op') THEN coalesce(r.class, own.class, dflt.class, 'compute')
+            END AS class,
        r.pattern, r.priority, r.note, r.source, r.file, r.line_no
 FROM r
 LEFT JOIN category_class own ON own.ruleset = r.ruleset AND own.category = r.category
