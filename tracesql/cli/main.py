@@ -82,7 +82,7 @@ def cmd_ingest(args) -> int:
                      quiet=args.quiet, on_result=report, command=command, jobs=args.jobs, executor=args.executor,
                      scheduler=args.scheduler, scheduler_file=args.scheduler_file)
     if not results:
-        return _fail("no trace files (*.json, *.json.gz) found in " + ", ".join(args.paths), EXIT_FAILED)
+        return _fail("no trace files (*.json, *.json.gz, *.xplane.pb) found in " + ", ".join(args.paths), EXIT_FAILED)
     if len(results) > 1:
         print(_wrapped(f"{len(results)} files: {totals['ingested']} ingested, {totals['duplicate']} "
                        f"already present, {totals['failed']} failed; dataset {terminal_text(args.out)}"))
@@ -399,8 +399,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     s = sub.add_parser("ingest", help="stream trace files into a dataset of Parquet tables")
-    s.add_argument("paths", nargs="+", metavar="PATH", help="trace files (.json, .json.gz), directories of them, "
-                   "or quoted glob patterns")
+    s.add_argument("paths", nargs="+", metavar="PATH", help="trace files (.json, .json.gz, JAX .xplane.pb), "
+                   "directories of them, or quoted glob patterns")
     s.add_argument("--out", default="tracesql_data", metavar="DIR", help="the dataset folder, created when new or "
                    "empty, added to when a dataset (default: ./tracesql_data)")
     # -o is an output FILE in every other command; ingest's former `-o DATASET` still works, with a warning

@@ -52,7 +52,7 @@ from tracesql.store.lock import Active, enter
 __all__ = ["BUILD_MEMORY_LIMIT", "TRACE_SUFFIXES", "IngestResult", "Workers", "default_jobs", "find_trace_files",
            "ingest", "ingest_file"]
 
-TRACE_SUFFIXES = (".json", ".json.gz", ".gz")
+TRACE_SUFFIXES = (".json", ".json.gz", ".gz", ".xplane.pb")
 
 # The traces of one run are built together (``Batch``) until they hold this much JSON (or BATCH_TRACES traces):
 # a statement of the build costs a few ms whatever the size, which would dominate the ingest of a small file.

@@ -19,6 +19,7 @@ import orjson
 import xxhash
 
 from tracesql.errors import TraceError
+from tracesql.ingest.xplane import is_xplane, trace_json
 
 GZIP_MAGIC = b"\x1f\x8b"
 BLOCK_SIZE = 4 << 20
@@ -199,6 +200,18 @@ class ByteSource:
         yield ("end", out_total, "")
 
     def blocks(self) -> Iterator[bytes]:
+        if is_xplane(self.path):  # an XSpace protobuf: read whole and decoded into its trace JSON (ingest/xplane)
+            with open(self.path, "rb") as f:
+                raw = f.read()
+            self.hash.update(raw)
+            self.raw_bytes = len(raw)
+            text = trace_json(self.path, raw)
+            del raw
+            for i in range(0, len(text), self.block_size):
+                block = text[i:i + self.block_size]
+                self.json_bytes += len(block)
+                yield block
+            return
         with open(self.path, "rb") as f:
             if not self.compressed:
                 while True:
