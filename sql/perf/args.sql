@@ -11,10 +11,15 @@
 -- and the recorded type of the KV cache the step's cache writes (perf/step_ops) store into. The step is part of
 -- the argument set's key (step_txt): the same shapes do different work in different steps.
 --
--- @requires gpu/op_summaries perf/dtypes perf/step_ops
+-- An HLO op's call (JAX, tree/hlo_ops) is an op instance too, when the trace carries its module (XPlane input): its
+-- arguments are the operands of its instruction (tree/hlo_instructions hlo_op_calls: dims, element types, and the
+-- instruction itself as c_txt).
+--
+-- @requires gpu/op_summaries perf/dtypes perf/step_ops tree/hlo_instructions
 
 -- _perf_op_events: one row per cpu_op that made a launch call (the innermost cpu_op around it, tree/context; at
--- graph capture, the call launches nothing yet), with its recorded arguments: what an instance's model reads.
+-- graph capture, the call launches nothing yet), and per call of an HLO op whose instruction the trace carries
+-- (hlo_op_calls), with its recorded arguments: what an instance's model reads.
 -- It does not depend on the attribution: a graph replay's kernels placed on a twin (tree/attribution) read the
 -- twin's op here, and the argument sets (_perf_arg_sets) are those of these events.
 --   trace_id, event_id (the cpu_op), op_name, ts_ns (its start on the CPU)
@@ -47,11 +52,15 @@ WITH o AS (
     FROM w LEFT JOIN kv USING (trace_id, step_id) WHERE w.ic IS NULL
 )
 SELECT i.* EXCLUDE (pid), coalesce(ctx.step_txt, '') AS step_txt
-FROM i LEFT JOIN ctx USING (trace_id, event_id);
+FROM i LEFT JOIN ctx USING (trace_id, event_id)
+UNION ALL   -- the calls of HLO ops, named by their first launch call
+SELECT c.trace_id, c.instance_event_id, c.hlo_op, e.ts_ns, c.d_txt, c.t_txt, '', c.c_txt, ''
+FROM hlo_op_calls c JOIN events e ON e.trace_id = c.trace_id AND e.event_id = c.instance_event_id;
 
--- _perf_instances: one row per op instance that launched counted GPU work: a cpu_op of the trace, or a twin's
+-- _perf_instances: one row per op instance that launched counted GPU work: a cpu_op of the trace, a twin's
 -- cpu_op replayed by one graph launch (gpu_event_attribution.op_instance, sources 'capture', 'eager',
--- 'graph node' with an op). Launch sites and placeholders are not op instances.
+-- 'graph node' with an op), or a call of an HLO op with a known instruction. Launch sites and placeholders are not
+-- op instances.
 --   trace_id, event_id (the cpu_op, in op_trace_id), op_trace_id (the trace itself, or the twin), op_name
 --   graph_launch_event_id          the graph launch that replayed a twin's op (NULL for the trace's own ops)
 --   ts_ns                          its start on the CPU: the cpu_op's, or the graph launch call's
@@ -66,7 +75,7 @@ CREATE OR REPLACE VIEW _perf_instances AS
 WITH g AS (
     SELECT trace_id, op_trace_id, attr_event_id, op_instance.launch AS graph_launch_event_id,
            min(launch_ts_ns) AS launch_ts_ns, count(*) AS kernel_count, sum(dur_ns)::BIGINT AS kernel_time_ns
-    FROM _op_gpu WHERE attr_event_id IS NOT NULL AND source IN ('op', 'capture', 'eager', 'graph node')
+    FROM _op_gpu WHERE attr_event_id IS NOT NULL AND source IN ('op', 'capture', 'eager', 'graph node', 'hlo op')
     GROUP BY trace_id, op_trace_id, attr_event_id, op_instance.launch
 )
 SELECT g.trace_id, e.event_id, g.op_trace_id, e.op_name, g.graph_launch_event_id,

@@ -1,7 +1,7 @@
 -- perf/model — FLOPs and bytes per argument set of every modelled op family, in one relation.
 --
 -- @requires perf/gemm perf/attention perf/conv perf/elementwise perf/reduce perf/norm perf/embedding perf/rotary
--- @requires perf/moe perf/paged_attention
+-- @requires perf/moe perf/paged_attention perf/hlo
 
 -- perf_arg_models: one row per (op name, recorded Input Dims, Input type, Concrete Inputs, step) that a family's
 -- model covers. FLOPs and bytes are for one call.
@@ -10,7 +10,8 @@
 --   family       GEMM, SDPA_fwd, SDPA_bwd, CONV_fwd, CONV_bwd, UnaryElementwise, BinaryElementwise, Copy,
 --                Reduce, Softmax_fwd, Softmax_bwd, LayerNorm_fwd/_bwd, RMSNorm_fwd/_bwd, BatchNorm_fwd,
 --                BatchNorm_bwd, GroupNorm_fwd/_bwd, Embedding_fwd/_bwd, RoPE_fwd, MoE_GroupedGEMM, MoE_fused,
---                InferenceAttention_fwd (the modules perf/gemm ... perf/paged_attention say how)
+--                InferenceAttention_fwd (the modules perf/gemm ... perf/paged_attention say how); for JAX's HLO
+--                ops GEMM, CONV_fwd, CONV_bwd (perf/hlo)
 --   flops        floating-point operations of one call (a multiply-add counts 2)
 --   bytes        bytes the call reads and writes at the least (each tensor once), at the recorded sizes
 --   precision    the device-table column whose peak applies (perf_dtypes.precision; fp32 for vector work)
@@ -33,4 +34,9 @@ WITH shaped AS (  -- the families whose model reads only the arguments
 SELECT op_name, d_txt, t_txt, c_txt, '' AS step_txt, family, flops, bytes, precision, matrix, shape FROM shaped
 UNION ALL
 SELECT op_name, d_txt, t_txt, c_txt, step_txt, family, flops, bytes, precision, matrix, shape
-FROM _perf_paged_attention;
+FROM _perf_paged_attention
+UNION ALL   -- JAX's HLO ops (perf/hlo): one row per argument set (the instruction is part of the key, c_txt)
+SELECT c.hlo_op, c.d_txt, c.t_txt, c.c_txt, '', any_value(m.family), any_value(m.flops), any_value(m.bytes),
+       any_value(m.precision), true, any_value(m.shape)
+FROM hlo_op_calls c JOIN hlo_models m ON m.trace_id = c.trace_id AND m.event_id = c.instruction_event_id
+GROUP BY c.hlo_op, c.d_txt, c.t_txt, c.c_txt;
