@@ -126,7 +126,8 @@ def _classes() -> dict[str, Any]:
         made[full] = msg
         for f in fields:
             fname, number, ftype = f[:3]
-            repeated, type_name, oneof = (*f[3:], False, None, None)[:3]
+            more = list(f[3:]) + [False, None, None][len(f) - 3:]  # repeated, message type, oneof index
+            repeated, type_name, oneof = more[0], more[1], more[2]
             if oneof is not None and not msg.oneof_decl:
                 msg.oneof_decl.add(name="value")
             fld = msg.field.add(name=fname, number=number, type=ftype, label=_REP if repeated else _OPT)
@@ -159,12 +160,10 @@ def _stat_value(stat: Any, stat_names: dict[int, str]) -> str | None:
     return str(v)
 
 
-def _us(ps: int) -> str:
+def _us(ps: int) -> bytes:
     """ps as exact decimal µs text, to the ns (what the ingest reads back as int64 ns)."""
-    ns = ps // 1000
-    sign = "-" if ns < 0 else ""
-    ns = abs(ns)
-    return f"{sign}{ns // 1000}.{ns % 1000:03d}"
+    us, ns = divmod(abs(ps) // 1000, 1000)
+    return b"%s%d.%03d" % (b"-" if ps < 0 else b"", us, ns)
 
 
 def _shape_text(shape: Any) -> str:
@@ -241,7 +240,7 @@ def trace_json(path: str, data: bytes) -> bytes:
         raise TraceError(path, f"not an XPlane file (the XSpace protobuf does not decode: {err})") from None
     if not space.planes:
         raise TraceError(path, "not an XPlane file (an XSpace without planes)")
-    events: list[dict] = []
+    out: list[bytes] = []  # the events, each as JSON text
     aggregated = 0
     for plane in space.planes:
         if plane.name.startswith("/device:"):
@@ -256,69 +255,52 @@ def trace_json(path: str, data: bytes) -> bytes:
             for key, md in sorted(plane.event_metadata.items()):
                 blobs = [st.bytes_value for st in md.stats if names.get(st.metadata_id) == "Hlo Proto"]
                 for blob in blobs or ([md.metadata] if md.metadata else []):
-                    events.extend(_hlo_events(blob, key))
+                    out.extend(orjson.dumps(e) for e in _hlo_events(blob, key))
             continue
         else:
             continue
         stat_names = {k: v.name for k, v in plane.stat_metadata.items()}
         metas = plane.event_metadata
-        events.append({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": plane.name}})
-        meta_args: dict[int, tuple[str, dict[str, str]]] = {}
+        out.append(orjson.dumps({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": plane.name}}))
+        # per event metadata: the JSON text of its name, its statistics as args, and whether it is an instant
+        meta_args: dict[int, tuple[bytes, dict[str, str], bool]] = {}
         for line in plane.lines:
             tid = (line.display_id or line.id) & 0xFFFFFFFF
-            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
-                           "args": {"name": line.display_name or line.name}})
+            out.append(orjson.dumps({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
+                                     "args": {"name": line.display_name or line.name}}))
+            head_x = b'{"ph":"X","pid":%d,"tid":%d,"name":' % (pid, tid)
+            head_i = b'{"ph":"i","s":"t","pid":%d,"tid":%d,"name":' % (pid, tid)
             base_ps = line.timestamp_ns * 1000
             for ev in line.events:
                 if ev.num_occurrences:
                     aggregated += 1
                     continue
-                if ev.metadata_id not in meta_args:
-                    md = metas[ev.metadata_id] if ev.metadata_id in metas else None
+                mid = ev.metadata_id
+                if mid not in meta_args:
+                    md = metas[mid] if mid in metas else None
                     margs: dict[str, str] = {}
                     name = ""
                     if md is not None:
                         name = md.display_name or md.name
-                        for s in md.stats:
-                            v = _stat_value(s, stat_names)
+                        for st in md.stats:
+                            v = _stat_value(st, stat_names)
                             if v is not None:
-                                margs[stat_names.get(s.metadata_id, str(s.metadata_id))] = v
-                    meta_args[ev.metadata_id] = (name, margs)
-                name, margs = meta_args[ev.metadata_id]
-                args = dict(margs)
-                for s in ev.stats:
-                    v = _stat_value(s, stat_names)
-                    if v is not None:
-                        args[stat_names.get(s.metadata_id, str(s.metadata_id))] = v
-                ts = _Raw(_us(base_ps + ev.offset_ps))
-                if name in _INSTANTS and not ev.duration_ps:
-                    events.append({"ph": "i", "s": "t", "pid": pid, "tid": tid, "ts": ts, "name": name,
-                                   "args": args})
-                    continue
-                e: dict[str, Any] = {"ph": "X", "pid": pid, "tid": tid, "ts": ts, "dur": _Raw(_us(ev.duration_ps)),
-                                     "name": name}
-                if args:
-                    e["args"] = args
-                events.append(e)
+                                margs[stat_names.get(st.metadata_id, str(st.metadata_id))] = v
+                    meta_args[mid] = (orjson.dumps(name), margs, name in _INSTANTS)
+                name_json, margs, instant = meta_args[mid]
+                args = margs
+                if ev.stats:
+                    args = dict(margs)
+                    for st in ev.stats:
+                        v = _stat_value(st, stat_names)
+                        if v is not None:
+                            args[stat_names.get(st.metadata_id, str(st.metadata_id))] = v
+                ts = _us(base_ps + ev.offset_ps)
+                tail = b',"args":' + orjson.dumps(args) + b"}" if args else b"}"
+                if instant and not ev.duration_ps:
+                    out.append(head_i + name_json + b',"ts":' + ts + tail)
+                else:
+                    out.append(head_x + name_json + b',"ts":' + ts + b',"dur":' + _us(ev.duration_ps) + tail)
     head = {"displayTimeUnit": "ns", "xplane": {"aggregated_events_left_out": aggregated,
                                                "hostnames": list(space.hostnames)}}
-    return _dump(head, events)
-
-
-class _Raw(str):
-    """A number written as its text (exact decimal µs)."""
-
-
-def _dump(head: dict, events: list[dict]) -> bytes:
-    parts = [b'{"traceEvents":[']
-    for i, e in enumerate(events):
-        if i:
-            parts.append(b",")
-        times = {k: e[k] for k in ("ts", "dur") if isinstance(e.get(k), _Raw)}
-        if times:
-            body = orjson.dumps({k: v for k, v in e.items() if k not in times})
-            parts.append(body[:-1] + "".join(f',"{k}":{v}' for k, v in times.items()).encode() + b"}")
-        else:
-            parts.append(orjson.dumps(e))
-    parts.append(b"]," + orjson.dumps(head)[1:])
-    return b"".join(parts)
+    return b'{"traceEvents":[' + b",".join(out) + b"]," + orjson.dumps(head)[1:]
