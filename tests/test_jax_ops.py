@@ -206,6 +206,28 @@ def test_categories_of_hlo_ops(jax_ds):
     assert cats["input_transpose_fusion kernels"] == "copy"
 
 
+def test_jax_ruleset_classes_te_buffer_fills_by_their_hlo_op(tmp_path):
+    """TraceLens's issue #422 reproducer: the buffer fills inside TE fused-attention custom calls have no TE keyword
+    in their name; their hlo_op (te_fused_attn_backward_ffi.12) puts them in TE, as TraceLens's JAX report does."""
+    tracesql.ingest([str(DATA / "gfx950_te_fused_attn.xplane.pb")], out=tmp_path / "ds")
+    ds = tracesql.open(tmp_path / "ds")
+    try:
+        rows = q(ds, "SELECT c.kernel_category, bool_and(k.hlo_op LIKE 'te_fused_attn_backward_ffi.%'), count(*) "
+                     "FROM kernels k JOIN gpu_event_categories c USING (trace_id, event_id) WHERE c.ruleset = 'jax' "
+                     "AND k.name = '__amd_rocclr_fillBufferAligned.kd' GROUP BY ALL")
+        assert rows == [("TE", True, 20)]
+        # the TE kernels of the forward custom call match by name
+        te = q(ds, "SELECT DISTINCT c.kernel_category FROM kernels k JOIN gpu_event_categories c "
+                   "USING (trace_id, event_id) WHERE c.ruleset = 'jax' AND k.name LIKE 'transformer_engine::%'")
+        assert te == [("TE",)]
+        # Triton GEMM fusions and CK attention kernels by their names
+        cats = dict(q(ds, "SELECT c.kernel_category, count(*) FROM kernels k JOIN gpu_event_categories c "
+                          "USING (trace_id, event_id) WHERE c.ruleset = 'jax' GROUP BY ALL"))
+        assert cats["GEMM"] >= 25 and cats["FA BWD"] > 0 and cats["FA FWD"] > 0
+    finally:
+        ds.close()
+
+
 def test_kernel_and_memcpy_details_are_typed(jax_ds):
     ds, ids = jax_ds
     rows = q(ds, "SELECT name, registers_per_thread, shared_memory_bytes, est_occupancy_pct, grid_x, block_x, "
