@@ -17,7 +17,10 @@
 --   top_category, top_category_pct        the kernel category with the most GPU time (overview_top_categories)
 --   top_kernel, top_kernel_pct            the kernel (short name) with the most GPU time (overview_top_kernels)
 --   top_op, top_op_pct                    the op with the most GPU time (overview_top_ops)
--- @output report-across 1 traces_overview ORDER BY trace
+-- @output report-across 1 traces_overview \
+--     TITLE "Traces side by side" \
+--     ABOUT "One row per trace: its GPU, span, busy and idle share, top kernel and op." \
+--     ORDER BY trace
 CREATE OR REPLACE VIEW traces_overview AS
 SELECT o.trace_id, l.label AS trace, o.file_name, o.rank, o.gpu_models,
        o.span_ns / 1e6 AS span_ms, o.busy_ns / 1e6 AS busy_ms, o.busy_pct, o.idle_pct, o.compute_pct, o.comm_pct,

@@ -44,10 +44,16 @@ GROUP BY o.op_name;
 
 -- kernels_across_traces: one row per kernel over all traces (kernels_across over kernels_by_trace).
 --   columns as in kernels_across
--- @output report-across 2 kernels_across_traces ORDER BY total_ms DESC, name LIMIT 200
+-- @output report-across 2 kernels_across_traces \
+--     TITLE "Kernels across traces" \
+--     ABOUT "One row per kernel over all traces: its time in each and in all; ms." \
+--     ORDER BY total_ms DESC, name LIMIT 200
 CREATE OR REPLACE VIEW kernels_across_traces AS SELECT * FROM kernels_across('kernels_by_trace');
 
 -- ops_across_traces: one row per op name over all traces (ops_across over ops_by_trace).
 --   columns as in ops_across
--- @output report-across 3 ops_across_traces ORDER BY kernel_time_ms DESC, op_name LIMIT 200
+-- @output report-across 3 ops_across_traces \
+--     TITLE "Ops across traces" \
+--     ABOUT "One row per op over all traces: its time in each and in all; ms." \
+--     ORDER BY kernel_time_ms DESC, op_name LIMIT 200
 CREATE OR REPLACE VIEW ops_across_traces AS SELECT * FROM ops_across('ops_by_trace');

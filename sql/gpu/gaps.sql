@@ -51,7 +51,9 @@ LEFT JOIN _gpu_steps st USING (trace_id, step_event_id);
 --   first_start_ns, last_end_ns, span_ns   extent of the stream's activity, ns
 --   busy_ns              span_ns - idle_ns (time the stream had work)
 --   idle_pct             100 idle_ns / span_ns
--- @output report-native 5 gaps_by_stream CALL gaps what=streams
+-- @output report-native 5 gaps_by_stream CALL gaps what=streams \
+--     TITLE "Idle gaps per stream" \
+--     ABOUT "Per stream: GPU events, idle gaps between them and their total, mean and largest length; µs."
 CREATE OR REPLACE VIEW gap_totals_by_stream AS
 SELECT trace_id, device, stream, count(*) AS n_events, count(*) FILTER (WHERE gap_ns > 0) AS n_gaps,
        coalesce(sum(idle_ns), 0)::BIGINT AS idle_ns,
@@ -80,7 +82,9 @@ LEFT JOIN b ON b.trace_id = t.trace_id AND b.bin = r.bin
 GROUP BY t.trace_id, r.bin ORDER BY t.trace_id, r.bin;
 
 -- gap_histogram: gap_histogram_of(0, 100, 20): 5 µs bins up to 100 µs.
--- @output report-native 6 gap_histogram CALL gaps_each_trace what=histogram
+-- @output report-native 6 gap_histogram CALL gaps_each_trace what=histogram \
+--     TITLE "Idle gap lengths" \
+--     ABOUT "How many idle gaps between consecutive GPU events on a stream fall in each length bin, and their total; µs."
 CREATE OR REPLACE VIEW gap_histogram AS SELECT * FROM gap_histogram_of(0, 100, 20);
 
 -- kernel_transitions_of(full_names): one row per (trace, previous kernel -> kernel) pair of consecutive
@@ -109,7 +113,9 @@ SELECT g.trace_id, na.text AS prev_name, nb.text AS name, na.text || ' -> ' || n
 FROM g LEFT JOIN names na ON na.id = g.a LEFT JOIN names nb ON nb.id = g.b;
 
 -- kernel_transitions: kernel_transitions_of(false) (short names).
--- @output report-native 7 kernel_transitions CALL gaps what=transitions top=50
+-- @output report-native 7 kernel_transitions CALL gaps what=transitions top=50 \
+--     TITLE "Idle time between kernel pairs" \
+--     ABOUT "The pairs of consecutive kernels on a stream with the most idle time between them; µs."
 CREATE OR REPLACE VIEW kernel_transitions AS SELECT * FROM kernel_transitions_of(false);
 
 -- idle_breakdown_at(kernel_wait_us): why each stream was idle (native definition), one row per
@@ -135,5 +141,7 @@ SELECT *, idle_ns / sum(idle_ns) OVER (PARTITION BY trace_id, device, stream) AS
 FROM s ORDER BY trace_id, device, stream, idle_category;
 
 -- idle_breakdown: idle_breakdown_at(30) (30 µs, the threshold HTA uses by default).
--- @output report-native 8 idle_breakdown CALL gaps what=idle
+-- @output report-native 8 idle_breakdown CALL gaps what=idle \
+--     TITLE "Why the GPU was idle" \
+--     ABOUT "Idle time per stream by cause: waiting for the host to launch, for another stream, or between kernels; µs and share."
 CREATE OR REPLACE VIEW idle_breakdown AS SELECT * FROM idle_breakdown_at(30);

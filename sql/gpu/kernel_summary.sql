@@ -42,7 +42,9 @@ SELECT g.trace_id, n.name, g.activity_class, g.count, g.total_ns, g.avg_ns, g.mi
 FROM g LEFT JOIN names n USING (kid);
 
 -- kernel_summary: kernel_summary_of(NULL, false): whole traces, short names; one row per (trace, short name).
--- @output report-native 4 kernel_summary CALL kernels
+-- @output report-native 4 kernel_summary CALL kernels \
+--     TITLE "Kernels by GPU time" \
+--     ABOUT "One row per kernel (short name): calls, summed and mean duration, share of the GPU time; µs."
 CREATE OR REPLACE VIEW kernel_summary AS SELECT * FROM kernel_summary_of(NULL, false);
 
 -- kernel_summary_full: kernel_summary_of(NULL, true): whole traces, one row per (trace, full kernel name).

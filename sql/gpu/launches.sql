@@ -33,7 +33,9 @@ FROM launches l
 LEFT JOIN g ON g.trace_id = l.trace_id AND g.launch_event_id = l.event_id;
 
 -- launch_stats: launch_stats_at(50, 100): the cut-offs HTA uses (50 µs call, 100 µs delay).
--- @output report-native 9 launch_stats CALL launches
+-- @output report-native 9 launch_stats CALL launches \
+--     TITLE "Launch calls" \
+--     ABOUT "Per launch API: calls, their CPU duration, the delay from the call to the GPU start, and outliers; µs."
 CREATE OR REPLACE VIEW launch_stats AS SELECT * FROM launch_stats_at(50, 100);
 
 -- launch_stats_by_api: one row per (trace, launch API) over launch_stats.

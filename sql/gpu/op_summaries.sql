@@ -70,7 +70,10 @@ LEFT JOIN texts ts ON ts.v = r.st LEFT JOIN texts tc ON tc.v = r.ci;
 --   cumulative_pct     running sum of time_pct in decreasing order of kernel time
 -- @output report-native 10 op_summary \
 --     COLUMNS trace_id trace op_name hlo_module framework_op source op_count kernel_count kernel_time_ns:us \
---     mean_per_op_ns:us time_pct cumulative_pct ORDER BY trace, kernel_time_ns DESC, op_name, hlo_module
+--     mean_per_op_ns:us time_pct cumulative_pct \
+--     TITLE "Ops by GPU time" \
+--     ABOUT "One row per op (a cpu_op, an HLO op, a graph replay's twin op, or a placeholder): calls, GPU events and their summed duration; µs and share." \
+--     ORDER BY trace, kernel_time_ns DESC, op_name, hlo_module
 CREATE OR REPLACE VIEW op_summary AS
 WITH g AS (
     SELECT trace_id, op_name, hlo_module, min(framework_op) AS framework_op,
@@ -99,6 +102,8 @@ FROM g ORDER BY trace_id, kernel_time_ns DESC, op_name, hlo_module;
 --     COLUMNS trace_id trace op_name hlo_module input_dims input_type input_strides concrete_inputs count \
 --     kernel_time_mean_ns:us kernel_time_median_ns:us kernel_time_std_ns:us kernel_time_min_ns:us \
 --     kernel_time_max_ns:us kernel_time_sum_ns:us time_pct cumulative_pct \
+--     TITLE "Ops by argument set" \
+--     ABOUT "One row per op and input shapes, dtypes, strides and scalars: calls and the statistics of their GPU time; µs." \
 --     ORDER BY trace, kernel_time_sum_ns DESC, op_name, hlo_module, input_dims, input_type, input_strides, \
 --     concrete_inputs
 CREATE OR REPLACE VIEW op_arg_summary AS
@@ -143,6 +148,8 @@ FROM s JOIN tot USING (trace_id) JOIN _gpu_names n USING (name_id) ORDER BY s.tr
 -- short_kernels: short_kernels_at(10) (10 µs, TraceLens's default threshold).
 -- @output report-native 12 short_kernels \
 --     COLUMNS trace_id trace op_name kernel_name count total_ns:us mean_ns:us short_pct pct_of_kernel_time \
+--     TITLE "Short kernels" \
+--     ABOUT "Kernels shorter than 10 µs by op: how many and their time, as a share of all short-kernel and all kernel time." \
 --     ORDER BY trace, total_ns DESC, op_name, kernel_name
 CREATE OR REPLACE VIEW short_kernels AS SELECT * FROM short_kernels_at(10);
 
@@ -163,5 +170,8 @@ GROUP BY ALL ORDER BY t.trace_id, r.bin;
 
 -- short_kernel_histogram: short_kernel_histogram_at(10, 20): 0.5 µs bins below 10 µs.
 -- @output report-native 13 short_kernel_histogram \
---     COLUMNS trace_id trace bin bin_start_us bin_end_us count total_us ORDER BY trace, bin
+--     COLUMNS trace_id trace bin bin_start_us bin_end_us count total_us \
+--     TITLE "Short kernel durations" \
+--     ABOUT "How many kernels shorter than 10 µs fall in each 0.5 µs bin, and their time; µs." \
+--     ORDER BY trace, bin
 CREATE OR REPLACE VIEW short_kernel_histogram AS SELECT * FROM short_kernel_histogram_at(10, 20);

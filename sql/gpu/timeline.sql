@@ -122,13 +122,17 @@ SELECT * FROM _gt_trace_rows UNION ALL SELECT * FROM _gt_rows('_gt_step_unions')
 
 -- gpu_timeline: gpu_timeline_all for whole traces (step IS NULL): one row per (trace, device) plus one
 -- row per trace with device NULL (all devices pooled; equal to the device row when there is one device).
--- @output report-native 1 gpu_timeline CALL timeline
+-- @output report-native 1 gpu_timeline CALL timeline \
+--     TITLE "GPU time: busy, idle, compute, exposed communication and memory" \
+--     ABOUT "Per trace and device (and all devices pooled): the span from the first to the last GPU activity split into compute, communication and memory time not hidden by compute, and idle time; µs and % of the span."
 CREATE OR REPLACE VIEW gpu_timeline AS
 SELECT * EXCLUDE (step) FROM gpu_timeline_all WHERE step IS NULL;
 
 -- gpu_timeline_by_step: gpu_timeline_all per ProfilerStep#N (GPU events whose launch started inside the
 -- step's CPU range; the span runs from the first to the last of those events on the GPU).
--- @output report-native 2 gpu_timeline_by_step CALL timeline by_step=true
+-- @output report-native 2 gpu_timeline_by_step CALL timeline by_step=true \
+--     TITLE "GPU time per profiler step" \
+--     ABOUT "As the GPU timeline, for the GPU work of each ProfilerStep#N; µs and % of the step."
 CREATE OR REPLACE VIEW gpu_timeline_by_step AS
 SELECT * FROM gpu_timeline_all WHERE step IS NOT NULL;
 
@@ -139,6 +143,8 @@ SELECT * FROM gpu_timeline_all WHERE step IS NOT NULL;
 --   overlap_pct              100 overlapped_ns / comm_ns
 -- @output report-native 3 comm_compute_overlap \
 --     COLUMNS trace_id trace device pooled comm_ns:us overlapped_ns:us exposed_ns:us overlap_pct \
+--     TITLE "Communication overlapped by computation" \
+--     ABOUT "Per trace and device: communication time, the part of it that computation overlaps and the exposed rest; µs." \
 --     ORDER BY trace, pooled DESC, device
 CREATE OR REPLACE VIEW comm_compute_overlap AS
 SELECT trace_id, pooled, device, comm_ns, comm_ns - comm_exposed_ns AS overlapped_ns, comm_exposed_ns AS exposed_ns,

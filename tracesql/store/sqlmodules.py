@@ -39,8 +39,10 @@ ending in a backslash continues on the next comment line):
                                                  COLUMNS instead the columns shown, in order (`trace`: the
                                                  trace's label; `x_ns:us`: x_ns in µs, named x_us), CALL the
                                                  API function that shows the object instead, with its keyword
-                                                 arguments (names the report knows: tracesql.api.report), ORDER
-                                                 BY (the rest of the line) the order of the rows
+                                                 arguments (names the report knows: tracesql.api.report),
+                                                 TITLE and ABOUT the heading of the section and one line on
+                                                 what it means (the HTML report), ORDER BY (the rest of the
+                                                 line) the order of the rows
 
 Nothing else decides what is loaded, stored, materialized or shown: deleting a folder of modules removes
 exactly what they define (a module that requires a missing one is an error at load time).
@@ -72,6 +74,9 @@ class Output:
     columns: tuple[str, ...] = ()  # the columns shown, in order (none: all but exclude)
     call: str | None = None  # the API function that shows the object (its rows are then not a query's)
     call_args: tuple[tuple[str, str | int | bool], ...] = ()  # its keyword arguments
+    doc: str = ""  # the first sentence of the object's comment block: what a row is ("op_summary: one row per ...")
+    title: str = ""  # TITLE "...": how a report heads the section ("Ops by GPU time")
+    about: str = ""  # ABOUT "...": one line on what it means, units included
 
     def query(self, where: str = "", source: str | None = None, drop: tuple[str, ...] = ()) -> str:
         """SELECT of the object's rows as shown (``where``: a condition on them; ``source``: read another object
@@ -92,7 +97,9 @@ class Output:
 
 _OUTPUT = re.compile(r"^(?P<group>[a-z-]+)\s+(?P<pos>\d+)\s+(?P<name>\S+)(?:\s+KEYS\s+(?P<keys>.*?))?"
                      r"(?:\s+EXCLUDE\s+(?P<exclude>.*?))?(?:\s+COLUMNS\s+(?P<columns>.*?))?"
-                     r"(?:\s+CALL\s+(?P<call>\w+)(?P<args>(?:\s+\w+=\S+)*))?(?:\s+ORDER BY\s+(?P<order>.*))?$")
+                     r"(?:\s+CALL\s+(?P<call>\w+)(?P<args>(?:\s+\w+=\S+)*))?"
+                     r'(?:\s+TITLE\s+"(?P<title>[^"]*)")?(?:\s+ABOUT\s+"(?P<about>[^"]*)")?'
+                     r"(?:\s+ORDER BY\s+(?P<order>.*))?$")
 
 
 def _arg(value: str) -> str | int | bool:
@@ -100,15 +107,31 @@ def _arg(value: str) -> str | int | bool:
     return int(value) if value.isdigit() else {"true": True, "false": False}.get(value, value)
 
 
-def _output(decl: str, obj: str, path: Path) -> Output:
+def _doc(block: list[str]) -> str:
+    """The first sentence of a comment block (its lines before the first declaration or column list), without
+    the ``name:`` it starts with."""
+    words: list[str] = []
+    for line in block:
+        t = line[2:].strip()
+        if not t or t.startswith("@") or (words and line[2:4] == "  "):
+            break
+        words.append(t)
+    text = " ".join(words)
+    text = re.sub(r"^[\w]+(\([^)]*\))?:\s*", "", text)
+    end = re.search(r"(?<=[a-z)\]])[.:](\s|$)", text)
+    return text[:end.start()] if end else text
+
+
+def _output(decl: str, obj: str, path: Path, doc: str = "") -> Output:
     m = _OUTPUT.match(decl)
     if not m:
         raise DatasetError(f"{path}: cannot read '@output {decl}' (GROUP POSITION NAME [KEYS c ...] "
-                           "[EXCLUDE c ...] [COLUMNS c ...] [CALL function arg=value ...] [ORDER BY ...])")
+                           '[EXCLUDE c ...] [COLUMNS c ...] [CALL function arg=value ...] [TITLE "..."] '
+                           '[ABOUT "..."] [ORDER BY ...])')
     args = tuple((k, _arg(v)) for k, v in (a.split("=", 1) for a in (m["args"] or "").split()))
     return Output(m["group"], int(m["pos"]), m["name"], obj, tuple((m["keys"] or "").split()),
                   tuple((m["exclude"] or "").split()), m["order"], tuple((m["columns"] or "").split()),
-                  m["call"], args)
+                  m["call"], args, doc, m["title"] or "", m["about"] or "")
 
 
 @dataclass
@@ -184,7 +207,7 @@ def _parse(name: str, path: Path) -> Module:
                     for tag in d.group(2).split():
                         m.materialize.setdefault(tag, []).append(c.group(2))
                 elif d and d.group(1) == "output":
-                    m.outputs.append(_output(d.group(2), c.group(2), path))
+                    m.outputs.append(_output(d.group(2), c.group(2), path, _doc(block)))
         elif not starts and line.strip() and not line.startswith("--"):
             raise DatasetError(f"{path}: every statement creates a view or a macro (CREATE OR REPLACE VIEW|MACRO "
                                f"name), not '{line[:60]}'")
