@@ -386,3 +386,63 @@ def no_gpu(ds, trace: str | None = None) -> list[tuple[str, str]]:
     ids = analysis.trace_ids(ds, trace)
     return ds.con.sql(f"SELECT l.label, o.reason FROM overview_no_gpu o JOIN trace_labels l USING (trace_id) "
                       f"WHERE o.trace_id IN {analysis._in(ids)} ORDER BY l.label").fetchall()
+
+
+def html_report(ds, output: str | None = None, out: str | None = None, trace: str | None = None,
+                arch: str | None = None) -> list[Path]:
+    """The native report as one HTML page (tracesql.render.report_html): the first screen, every section with its
+    heading and meaning (the SQL library's ``@output ... TITLE ... ABOUT``), its charts (render.report_charts; the
+    roofline of each trace with modelled ops, as ``tracesql perf --plot``) and its table. ``output``: the page's
+    file; ``out``: a folder for ``report.html`` and each chart's Vega-Lite spec (``charts/<id>.vl.json``). Needs
+    vl-convert-python (``pip install 'tracesql[plot]'``) to draw the charts. Returns the files written."""
+    import json
+
+    from tracesql.api import perf, summary
+    from tracesql.errors import UsageError
+    from tracesql.render import html as page_html
+    from tracesql.render.report_charts import section_charts
+    from tracesql.render.report_html import Section, page
+
+    if (output is None) == (out is None):
+        raise UsageError("the HTML report is one file: give --output FILE (or --out DIR for the page and its charts' "
+                         "specs)")
+    ids = analysis.trace_ids(ds, trace)
+    labels = analysis.trace_labels(ds)
+    try:
+        with ds.scope():
+            set_arch(ds, "native", arch)
+            shared = materialized_views("native") + materialized("summary")
+            with ds.materialized(shared, ids if trace is not None else None):
+                built = build(ds, style="native", trace=trace, arch=arch)
+                first = summary.render(ds, trace=trace, w=120, arch=arch)
+                roofs: list[tuple[str, dict]] = []
+                for tid in ids:
+                    try:
+                        roofs.append((labels[tid], perf.roofline_spec(ds, trace=tid, arch=arch)))
+                    except UsageError:  # no modelled op with FLOPs and bytes in this trace
+                        pass
+    except duckdb.Error as e:
+        raise RuntimeError(f"report failed: {str(e).splitlines()[0]}") from e
+    decl = {o.name: o for o in outputs("report-native") + outputs("report-across")}
+    sections = [Section(name, decl[name].title if name in decl else name, decl[name].about if name in decl else "",
+                        df, section_charts(name, df)) for name, _, df in built]
+    if roofs:
+        points = pl.DataFrame([{"trace": label, **p} for label, spec in roofs
+                               for p in spec["layer"][-1]["data"]["values"]])
+        sections.append(Section("roofline", "Roofline", "One point per op and argument set with a FLOP and byte model "
+                                "(tracesql perf): achieved TFLOP/s against FLOP/byte, coloured by family, sized by GPU "
+                                "time, under the device's roofs when the trace names its GPU.", points, roofs))
+    title = f"tracesql report: {Path(ds.path).name}" + (f" ({labels[ids[0]]})" if trace is not None else "")
+    text, specs = page(title, first, sections)
+    written = []
+    if out is not None:
+        folder = Path(out)
+        (folder / "charts").mkdir(parents=True, exist_ok=True)
+        for cid, spec in specs.items():
+            path = folder / "charts" / f"{cid}.vl.json"
+            path.write_text(json.dumps(spec, ensure_ascii=False, indent=1) + "\n")
+            written.append(path)
+        output = str(folder / "report.html")
+    assert output is not None
+    page_html.write(output, text)
+    return [Path(output)] + written

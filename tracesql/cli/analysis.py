@@ -84,15 +84,19 @@ def cmd_report(args) -> int:
         raise UsageError("--scheduler and --scheduler-file go with --executor dask")
     if parallel and not args.out:
         raise UsageError("--jobs and --executor write the report with --out DIR")
+    if fmt == "html":
+        if args.style != "native" or parallel:
+            raise UsageError("--format html writes the native report in one process (no --style, --jobs, --executor)")
+        from tracesql.api.dataset import Dataset
+
+        with Dataset(args.dataset, trace_ids=ids_since(args)) as ds:
+            written = report.html_report(ds, output=args.output, out=args.out, trace=args.trace, arch=args.arch)
+        for p in written:
+            print(terminal_text(p), file=sys.stderr)
+        return 0
     if args.output and args.out:
         raise UsageError("--output FILE writes the printed report, --out DIR one file per section: give one")
-    ids = None
-    if args.since:  # the traces ingested by that run and the runs after it, opened on their own
-        with _open(args.dataset) as ds:
-            ids = [r[0] for r in ds.con.execute("""SELECT DISTINCT trace_id FROM ingest_run_files
-                WHERE status = 'ingested' AND run_id >= $run ORDER BY trace_id""", {"run": args.since}).fetchall()]
-        if not ids:
-            raise EmptySelection(f"no traces ingested by run {args.since} or later in {args.dataset}")
+    ids = ids_since(args)
     if parallel:  # one task per trace (tracesql.api.archive_report)
         from tracesql.api.archive_report import report_tasks
 
@@ -116,6 +120,18 @@ def cmd_report(args) -> int:
     for p in written:
         print(terminal_text(p), file=sys.stderr)
     return 0
+
+
+def ids_since(args) -> list[str] | None:
+    """--since RUN: the traces ingested by that run and the runs after it (opened on their own); None without it."""
+    if not args.since:
+        return None
+    with _open(args.dataset) as ds:
+        ids = [r[0] for r in ds.con.execute("""SELECT DISTINCT trace_id FROM ingest_run_files
+            WHERE status = 'ingested' AND run_id >= $run ORDER BY trace_id""", {"run": args.since}).fetchall()]
+    if not ids:
+        raise EmptySelection(f"no traces ingested by run {args.since} or later in {args.dataset}")
+    return ids
 
 
 def _report_to_file(ds, args, fmt: str) -> None:
@@ -281,9 +297,10 @@ def register(subparsers) -> None:
     _arch_arg(s, "the GPU of the roofline. Native: the first screen's Compute line, as tracesql perf --arch. "
               "--style tracelens: TraceLens's --gpu_arch_platform (MI300X, MI325X) or a TraceLens arch JSON file "
               "(its --gpu_arch_json_path); the perf sheets then carry its roofline columns")
-    s.add_argument("--format", "-f", choices=["table", "csv", "json"], default=None,
+    s.add_argument("--format", "-f", choices=["table", "csv", "json", "html"], default=None,
                    help="table (printed, the default), csv or json (printed: one JSON object keyed by section); "
-                        "with --out the default is csv")
+                        "with --out the default is csv; html: one self-contained page with charts (--output FILE, "
+                        "or --out DIR for the page and each chart's Vega-Lite spec; needs tracesql[plot])")
     _output_arg(s)
     s.add_argument("--out", metavar="DIR", help="write one file per section into DIR (a sub-folder per trace when "
                    "there are several)")

@@ -41,10 +41,11 @@ def _vl_convert(what: str) -> ModuleType:
     return vl_convert
 
 
-def svg(spec: dict, what: str = "a chart") -> str:
-    """The chart as an SVG document, checked and written again by render.svg.clean. ``what`` names the output in
-    the message when vl-convert-python is missing."""
-    return clean(_vl_convert(what).vegalite_to_svg(_drawable(spec), allowed_base_urls=[]))
+def svg(spec: dict, what: str = "a chart", standalone: bool = True) -> str:
+    """The chart as an SVG document, checked and written again by render.svg.clean (``standalone=False``: to be
+    placed inside an HTML page, without namespace declarations). ``what`` names the output in the message when
+    vl-convert-python is missing."""
+    return clean(_vl_convert(what).vegalite_to_svg(_drawable(spec), allowed_base_urls=[]), standalone)
 
 
 def png(spec: dict, what: str = "a chart") -> bytes:

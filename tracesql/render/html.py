@@ -33,12 +33,14 @@ def _id(element_id: str) -> str:
     return element_id
 
 
-def page(title: str, body: str) -> str:
-    """A complete HTML document: ``title`` is text (escaped here), ``body`` markup made by this module's helpers."""
+def page(title: str, body: str, extra_style: str = "") -> str:
+    """A complete HTML document: ``title`` is text (escaped here), ``body`` markup made by this module's helpers,
+    ``extra_style`` CSS of tracesql's own added to the page's."""
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{text(CSP)}\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<title>{text(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+            f"<title>{text(title)}</title>\n<style>{STYLE}{extra_style}</style>\n</head>\n<body>\n{body}\n"
+            "</body>\n</html>\n")
 
 
 def json_script(value: object, element_id: str) -> str:
@@ -54,7 +56,7 @@ def chart(spec: dict, element_id: str) -> str:
     without vl-convert-python."""
     from tracesql.render.chart import svg
 
-    drawing = svg(spec, what=".html")
+    drawing = svg(spec, what=".html", standalone=False)
     data = {k: v for k, v in spec.items() if k != "$schema"}
     return (f"<figure id=\"{_id(element_id)}\">\n{drawing}\n</figure>\n"
             + json_script(data, f"{element_id}-spec"))

@@ -57,9 +57,9 @@ def _attribute(key: str, value: str) -> str:
     return f' {name}="{xml_attr(value)}"'
 
 
-def _write(el: ET.Element, out: list[str], root: bool) -> None:
+def _write(el: ET.Element, out: list[str], root: bool, standalone: bool = True) -> None:
     name = _element_name(el.tag)
-    ns = "".join(f' {k}="{v}"' for k, v in NAMESPACES.items()) if root else ""
+    ns = "".join(f' {k}="{v}"' for k, v in NAMESPACES.items()) if root and standalone else ""
     head = f"<{name}{ns}{''.join(_attribute(k, v) for k, v in el.attrib.items())}"
     children = list(el)
     if not el.text and not children:
@@ -75,9 +75,11 @@ def _write(el: ET.Element, out: list[str], root: bool) -> None:
     out.append(f"</{name}>")
 
 
-def clean(svg: str) -> str:
+def clean(svg: str, standalone: bool = True) -> str:
     """The SVG document ``svg`` (text) checked and serialised again (see the module's docstring); ValueError when it
-    does not parse or holds something outside what tracesql writes."""
+    does not parse or holds something outside what tracesql writes. ``standalone=False``: without the namespace
+    declarations, for an ``<svg>`` inside an HTML page, where the HTML parser gives the element and ``xlink:``
+    attributes their namespaces itself (the page then names no URL at all)."""
     try:
         root = ET.fromstring(svg)
     except ET.ParseError as e:
@@ -85,5 +87,5 @@ def clean(svg: str) -> str:
     if _split(root.tag) != (SVG_NS, "svg"):
         raise ValueError(f"the chart is not an SVG document (root element {root.tag!r})")
     out: list[str] = []
-    _write(root, out, True)
+    _write(root, out, True, standalone)
     return "".join(out)

@@ -1,0 +1,138 @@
+"""The charts of the report's sections: for a section's frame (as the report shows it), Vega-Lite specs drawn from
+its rows, one per trace.
+
+A chart shows values of the frame and nothing else: each spec's data is a list of rows taken from the frame, with
+the frame's own column names and values (times in the frame's µs, shares in its %), so that a chart can be read
+back and checked against its section (tests/test_report_html.py). The top-N charts (kernels, ops) show the first
+rows in the frame's order, which is by time.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import polars as pl
+
+VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
+TOP = 15  # bars of a top-N chart
+
+
+def _base(title: str, data: list[dict], width: int = 560) -> dict:
+    return {"$schema": VEGA_LITE_SCHEMA, "title": title, "width": width, "data": {"values": data}}
+
+
+def _rows(df: pl.DataFrame, cols: list[str]) -> list[dict]:
+    return df.select(cols).to_dicts()
+
+
+def _timeline(df: pl.DataFrame, trace: str) -> dict | None:
+    """Stacked bar per device (and all devices pooled): compute, exposed communication, exposed memory, idle."""
+    parts = {"compute_us": "compute", "comm_exposed_us": "exposed communication",
+             "memory_exposed_us": "exposed memory", "idle_us": "idle"}
+    if df.height == 0 or not set(parts) <= set(df.columns):
+        return None
+    rows = []
+    for r in df.iter_rows(named=True):
+        where = "all devices" if r["pooled"] else f"device {r['device']}"
+        rows += [{"where": where, "part": label, "us": r[col]} for col, label in parts.items()]
+    spec = _base(f"GPU time: {trace}", rows)
+    spec.update(height={"step": 28}, mark="bar", encoding={
+        "y": {"field": "where", "type": "nominal", "title": None, "sort": None},
+        "x": {"field": "us", "type": "quantitative", "stack": "zero", "title": "µs"},
+        "color": {"field": "part", "type": "nominal", "sort": list(parts.values()), "title": None},
+        "order": {"field": "part_order", "type": "quantitative"},
+        "tooltip": [{"field": "where"}, {"field": "part"}, {"field": "us", "format": ",.1f"}]})
+    order = {label: i for i, label in enumerate(parts.values())}
+    for row in rows:
+        row["part_order"] = order[row["part"]]
+    return spec
+
+
+def _top_bars(title: str, label: str, value: str, color: str | None, unit: str) -> Callable:
+    def make(df: pl.DataFrame, trace: str) -> dict | None:
+        if df.height == 0 or label not in df.columns or value not in df.columns:
+            return None
+        cols = [label, value] + ([color] if color and color in df.columns else [])
+        rows = _rows(df.head(TOP), cols)
+        spec = _base(f"{title}: {trace}", rows)
+        enc: dict = {"y": {"field": label, "type": "nominal", "sort": "-x", "title": None,
+                           "axis": {"labelLimit": 360}},
+                     "x": {"field": value, "type": "quantitative", "title": unit},
+                     "tooltip": [{"field": c} for c in cols]}
+        if color and color in df.columns:
+            enc["color"] = {"field": color, "type": "nominal"}
+        spec.update(height={"step": 18}, mark="bar", encoding=enc)
+        return spec
+    return make
+
+
+def _histogram(title: str, unit: str) -> Callable:
+    def make(df: pl.DataFrame, trace: str) -> dict | None:
+        need = {"bin_start_us", "bin_end_us", "count"}
+        if df.height == 0 or not need <= set(df.columns):
+            return None
+        rows = _rows(df, ["bin_start_us", "bin_end_us", "count"])
+        spec = _base(f"{title}: {trace}", rows)
+        spec.update(height=220, mark="bar", encoding={
+            "x": {"field": "bin_start_us", "bin": {"binned": True}, "type": "quantitative", "title": unit},
+            "x2": {"field": "bin_end_us"},
+            "y": {"field": "count", "type": "quantitative", "title": "count"},
+            "tooltip": [{"field": "bin_start_us"}, {"field": "bin_end_us"}, {"field": "count"}]})
+        return spec
+    return make
+
+
+def _idle(df: pl.DataFrame, trace: str) -> dict | None:
+    if df.height == 0 or not {"idle_category", "idle_us", "stream"} <= set(df.columns):
+        return None
+    rows = [{"stream": f"{r['device']}:{r['stream']}", "idle_category": r["idle_category"], "idle_us": r["idle_us"]}
+            for r in df.iter_rows(named=True)]
+    spec = _base(f"Idle time by cause: {trace}", rows)
+    spec.update(height={"step": 24}, mark="bar", encoding={
+        "y": {"field": "stream", "type": "nominal", "title": "stream"},
+        "x": {"field": "idle_us", "type": "quantitative", "stack": "zero", "title": "µs"},
+        "color": {"field": "idle_category", "type": "nominal", "title": None},
+        "tooltip": [{"field": "stream"}, {"field": "idle_category"}, {"field": "idle_us", "format": ",.1f"}]})
+    return spec
+
+
+def _launch_delay(df: pl.DataFrame, trace: str) -> dict | None:
+    if df.height == 0 or not {"api", "launch_delay_mean_us"} <= set(df.columns):
+        return None
+    rows = _rows(df.filter(pl.col("launch_delay_mean_us").is_not_null()), ["api", "launch_delay_mean_us", "calls"])
+    if not rows:
+        return None
+    spec = _base(f"Mean delay from launch call to GPU start: {trace}", rows)
+    spec.update(height={"step": 22}, mark="bar", encoding={
+        "y": {"field": "api", "type": "nominal", "sort": "-x", "title": None},
+        "x": {"field": "launch_delay_mean_us", "type": "quantitative", "title": "µs"},
+        "tooltip": [{"field": "api"}, {"field": "calls"}, {"field": "launch_delay_mean_us", "format": ",.2f"}]})
+    return spec
+
+
+# section name -> (frame of one trace, its label) -> spec (None: nothing to draw)
+CHARTS: dict[str, Callable[[pl.DataFrame, str], dict | None]] = {
+    "gpu_timeline": _timeline,
+    "kernel_summary": _top_bars("Top kernels by GPU time", "name", "total_us", "class", "µs"),
+    "op_summary": _top_bars("Top ops by GPU time", "op_name", "kernel_time_us", "source", "µs"),
+    "gap_histogram": _histogram("Idle gaps by length", "gap length (µs)"),
+    "idle_breakdown": _idle,
+    "launch_stats": _launch_delay,
+    "short_kernel_histogram": _histogram("Short kernels by duration", "duration (µs)"),
+}
+
+
+def section_charts(name: str, df: pl.DataFrame) -> list[tuple[str, dict]]:
+    """The charts of the section ``name`` over its frame ``df``: (trace label, spec), one per trace of the frame
+    (a frame without a ``trace`` column is drawn once, labelled ''); none when the section has no chart."""
+    make = CHARTS.get(name)
+    if make is None:
+        return []
+    if "trace" not in df.columns:
+        spec = make(df, "")
+        return [("", spec)] if spec else []
+    out = []
+    for label in df.get_column("trace").unique(maintain_order=True).to_list():
+        spec = make(df.filter(pl.col("trace") == label), label)
+        if spec:
+            out.append((label, spec))
+    return out
