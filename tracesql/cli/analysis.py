@@ -94,6 +94,18 @@ def cmd_report(args) -> int:
         for p in written:
             print(terminal_text(p), file=sys.stderr)
         return 0
+    if fmt == "xlsx":
+        if not args.output or args.out or parallel:
+            raise UsageError("--format xlsx writes one workbook: give --output FILE (no --out, --jobs, --executor)")
+        from tracesql.api.dataset import Dataset
+
+        with Dataset(args.dataset, trace_ids=ids_since(args)) as ds:
+            written = report.xlsx_report(ds, args.output, style=args.style, trace=args.trace,
+                                         by_module=args.group_by_parent_module, arch=args.arch,
+                                         pseudo_ops=args.pseudo_ops)
+        for p in written:
+            print(terminal_text(p), file=sys.stderr)
+        return 0
     if args.output and args.out:
         raise UsageError("--output FILE writes the printed report, --out DIR one file per section: give one")
     ids = ids_since(args)
@@ -297,10 +309,12 @@ def register(subparsers) -> None:
     _arch_arg(s, "the GPU of the roofline. Native: the first screen's Compute line, as tracesql perf --arch. "
               "--style tracelens: TraceLens's --gpu_arch_platform (MI300X, MI325X) or a TraceLens arch JSON file "
               "(its --gpu_arch_json_path); the perf sheets then carry its roofline columns")
-    s.add_argument("--format", "-f", choices=["table", "csv", "json", "html"], default=None,
+    s.add_argument("--format", "-f", choices=["table", "csv", "json", "html", "xlsx"], default=None,
                    help="table (printed, the default), csv or json (printed: one JSON object keyed by section); "
                         "with --out the default is csv; html: one self-contained page with charts (--output FILE, "
-                        "or --out DIR for the page and each chart's Vega-Lite spec; needs tracesql[plot])")
+                        "or --out DIR for the page and each chart's Vega-Lite spec; needs tracesql[plot]); xlsx: one "
+                        "workbook, a sheet per section (--output FILE; --style tracelens: TraceLens's workbook of "
+                        "one trace; needs tracesql[xlsx])")
     _output_arg(s)
     s.add_argument("--out", metavar="DIR", help="write one file per section into DIR (a sub-folder per trace when "
                    "there are several)")
