@@ -2,6 +2,7 @@
 sections' frames, no URL, the charts' specs beside it with --out, and a real browser's parse of it."""
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -144,3 +145,42 @@ def test_a_browser_draws_every_chart(page, tmp_path):
                    timeout=120)
     assert shot.stat().st_size > 50_000
     assert Path(shot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_chart_api_gives_the_pages_specs(qwen_dataset, page):
+    _, p, _, _ = page
+    with tracesql.open(qwen_dataset[0]) as ds:
+        specs = ds.chart("op_summary")
+        with pytest.raises(ValueError, match="has no chart"):
+            ds.chart("gaps_by_stream")
+    assert [{k: v for k, v in s.items() if k != "$schema"} for s in specs] == [_spec(p, "op_summary")]
+
+
+def test_diff_page_draws_the_biggest_changes(shared_traces, tmp_path):
+    pytest.importorskip("vl_convert")
+    import polars as pl
+
+    files = [str(shared_traces / f"{t}.json.gz") for t in ("nvidia/h100_qwen_infer", "amd/mi300_qwen_infer")]
+    tracesql.ingest(files, out=tmp_path / "ds", quiet=True)
+    base, variant = f"{tmp_path / 'ds'}:h100_qwen_infer.json.gz", f"{tmp_path / 'ds'}:mi300_qwen_infer.json.gz"
+    r = subprocess.run([*tracesql_cli(), "diff", base, variant, "-f", "html", "--output", str(tmp_path / "d.html")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "d.html").read_text(encoding="utf-8")
+    assert not re.search(r"https?:|//[a-z]", text, re.I)
+    p = _Charts()
+    p.feed(text)
+    p.close()
+    assert p.figures == ["chart-s-diff_timeline-1", "chart-s-diff_categories-1", "chart-s-diff_op_args-1"]
+    # the diverging bars: the 15 largest regressions and the 15 largest improvements of the ops by argument set
+    csv = subprocess.run([*tracesql_cli(), "diff", base, variant, "--level", "op_args", "-f", "csv"],
+                         capture_output=True, text=True, check=True).stdout
+    df = pl.read_csv(io.StringIO(csv), infer_schema_length=0).with_columns(pl.col("diff_us").cast(pl.Float64))
+    both = df.filter((pl.col("side") == "both") & (pl.col("diff_us") != 0))
+    want = (both.filter(pl.col("diff_us") > 0).sort("diff_us", descending=True).head(15)["diff_us"].to_list()
+            + both.filter(pl.col("diff_us") < 0).sort("diff_us").head(15)["diff_us"].to_list())
+    bars = p.data["chart-s-diff_op_args-1-spec"]
+    assert isinstance(bars, dict)
+    got = [v["diff_us"] for v in bars["data"]["values"]]
+    assert got == pytest.approx(want, rel=1e-12) and len(got) == 30
+    assert {v["change"] for v in bars["data"]["values"] if v["diff_us"] > 0} == {"slower"}

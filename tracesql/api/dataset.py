@@ -51,6 +51,15 @@ class Dataset(Store):
 
         return build(self, style=style, trace=trace, by_module=by_module, arch=arch)
 
+    def chart(self, section: str, trace: str | None = None) -> list[dict]:
+        """The charts of a native report section as Vega-Lite specs, one per trace (tracesql.render.report_charts,
+        what `tracesql report --format html` draws): plain dicts, for ``altair.Chart.from_dict(spec)`` in a notebook
+        or any Vega-Lite renderer. ``section``: a section with a chart (kernel_summary, op_summary, gpu_timeline,
+        gap_histogram, idle_breakdown, launch_stats, short_kernel_histogram); ValueError for another."""
+        from tracesql.api.report import section_specs
+
+        return section_specs(self, section, trace=trace)
+
     def launches(self, trace: str | None = None, runtime_cutoff_us: float = 50,
                  launch_delay_cutoff_us: float = 100) -> pl.DataFrame:
         """Launch statistics per trace and launch API, what `tracesql launches` shows

@@ -476,3 +476,16 @@ def xlsx_report(ds, output: str, style: str = "native", trace: str | None = None
                       for name, df in sheets]
     write_workbook(output, sheets)
     return [Path(output)]
+
+
+def section_specs(ds, section: str, trace: str | None = None) -> list[dict]:
+    """The Vega-Lite specs of one native section's charts (tracesql.render.report_charts), one per trace: the
+    section computed alone (no report around it)."""
+    from tracesql.render.report_charts import CHARTS, section_charts
+
+    if section not in CHARTS:
+        raise ValueError(f"section {section!r} has no chart; these have: {', '.join(CHARTS)}")
+    ids = analysis.trace_ids(ds, trace)
+    with ds.scope():
+        df = _native_sections(ds, ids, trace)[section]()
+    return [spec for _, spec in section_charts(section, df)]

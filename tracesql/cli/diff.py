@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from tracesql.api.diff import LEVELS, RANK_MODES
 from tracesql.errors import EmptySelection, UsageError
@@ -243,6 +244,9 @@ def cmd_diff(args) -> int:
     if args.names:
         raise UsageError("--names goes with --style tracelens")
     fmt = args.format or ("csv" if args.out else "table")
+    if fmt == "html" and (args.level or args.ranks == "pair" or (args.out is None) == (args.output is None)):
+        raise UsageError("--format html writes the whole diff of two traces (or two jobs with --ranks job) as one "
+                         "page: give --output FILE or --out DIR, no --level, no --ranks pair")
     if args.out and fmt == "table":
         raise UsageError("--out writes csv, json or parquet files, not a table")
     if args.out and args.output:
@@ -266,7 +270,10 @@ def cmd_diff(args) -> int:
         else:
             frames = {lv: diffs.level_frame(sides.ds, ids[0], ids[1], lv) for lv in needed}
     top = 10 if args.top is None else args.top
-    if args.out:
+    if fmt == "html":
+        for p in _diff_html(frames, labels, ids, top, levels, args.output, args.out):
+            print(terminal_text(str(p)), file=sys.stderr)
+    elif args.out:
         os.makedirs(args.out, exist_ok=True)
         for lv in levels:
             df = display(frames[lv])
@@ -295,6 +302,38 @@ def cmd_diff(args) -> int:
             print(terminal_text(f"tracesql: {msg}"), file=sys.stderr)
             return EXIT_SLOWER
     return 0
+
+
+def _diff_html(frames: dict, labels: tuple[str, str], ids: tuple[str, str], top: int, levels: list[str],
+               output: str | None, out: str | None) -> list[Path]:
+    """`diff --format html`: the first screen, then every level with what it compares (its SQL declaration), its
+    charts (tracesql.render.report_charts.diff_charts: the biggest regressions and improvements as a diverging bar,
+    the timelines side by side) and its table; one self-contained page (tracesql.render.report_html). With ``out``,
+    DIR/diff.html and each chart's Vega-Lite spec in DIR/charts/."""
+    import json
+
+    from tracesql.render import html
+    from tracesql.render.report_charts import diff_charts
+    from tracesql.render.report_html import Section, page
+
+    docs = {o.name: o.doc for o in outputs("diff-level")}
+    sections = []
+    for lv in levels:
+        df = display(frames[lv])
+        about = docs.get(lv, "").replace("variant_id", "variant").replace("base_id", "base")
+        sections.append(Section(f"diff_{lv}", lv, about, df, diff_charts(lv, df)))
+    text, specs = page(f"tracesql diff: {labels[0]} -> {labels[1]}", first_screen(frames, labels, ids, top, 120),
+                       sections)
+    written: list[Path] = []
+    if out is not None:
+        (Path(out) / "charts").mkdir(parents=True, exist_ok=True)
+        for cid, spec in specs.items():
+            written.append(Path(out) / "charts" / f"{cid}.vl.json")
+            written[-1].write_text(json.dumps(spec, ensure_ascii=False, indent=1) + "\n")
+        output = str(Path(out) / "diff.html")
+    assert output is not None
+    html.write(output, text)
+    return [Path(output), *written]
 
 
 def _check_tag(tag: str) -> None:
@@ -371,10 +410,11 @@ def register(subparsers) -> None:
     s.add_argument("--fail-if-slower", type=finite_float, metavar="PCT",
                    help=f"exit with status {EXIT_SLOWER} (after the output) when the variant's GPU span is more than "
                         "PCT %% above the baseline's")
-    s.add_argument("--format", "-f", choices=["table", "csv", "json", "parquet"], default=None,
+    s.add_argument("--format", "-f", choices=["table", "csv", "json", "parquet", "html"], default=None,
                    help="table (the default: the first screen, or the --level table), csv, json (without --level: one "
                         "object keyed by level) or parquet; with --out the default is csv; csv and parquet without "
-                        "--level need --out")
+                        "--level need --out; html: one page with the first screen, every level and charts (the "
+                        "biggest regressions and improvements), --output FILE or --out DIR (tracesql[plot])")
     _output_arg(s)
     s.add_argument("--out", metavar="DIR", help="write one file per level into DIR (diff_<level>.csv|json|parquet)")
     s.add_argument("--wide", "-w", action="store_true", help="print the tables whole (no column left out, no name "

@@ -136,3 +136,46 @@ def section_charts(name: str, df: pl.DataFrame) -> list[tuple[str, dict]]:
         if spec:
             out.append((label, spec))
     return out
+
+
+def _label(r: dict, keys: list[str]) -> str:
+    return " ".join(str(r[k]) for k in keys if r.get(k) not in (None, ""))
+
+
+def diff_charts(level: str, df: pl.DataFrame, top: int = TOP) -> list[tuple[str, dict]]:
+    """The charts of a diff level's frame (tracesql diff, times in µs): for the ops by argument set and the kernel
+    categories, the biggest regressions and improvements as one diverging bar chart (rows present in both traces,
+    the ``top`` largest |diff_us| of each sign); for the GPU timeline, base against variant per measure."""
+    if df.height == 0:
+        return []
+    if level == "timeline":
+        rows = [{"measure": r["measure"], "side": side, "us": r[f"{side}_us"]}
+                for r in df.iter_rows(named=True) for side in ("base", "variant") if r[f"{side}_us"] is not None]
+        spec = _base("GPU timeline: base and variant", rows)
+        spec.update(height={"step": 12}, mark="bar", encoding={
+            "y": {"field": "measure", "type": "nominal", "title": None, "sort": None},
+            "yOffset": {"field": "side"}, "x": {"field": "us", "type": "quantitative", "title": "µs"},
+            "color": {"field": "side", "type": "nominal", "title": None},
+            "tooltip": [{"field": "measure"}, {"field": "side"}, {"field": "us", "format": ",.1f"}]})
+        return [("", spec)]
+    keys = {"op_args": ["op_name", "hlo_module", "input_dims"], "categories": ["kernel_category"]}.get(level)
+    if keys is None or "diff_us" not in df.columns:
+        return []
+    both = df.filter((pl.col("side") == "both") & (pl.col("diff_us") != 0))
+    worse = both.filter(pl.col("diff_us") > 0).sort("diff_us", descending=True).head(top)
+    better = both.filter(pl.col("diff_us") < 0).sort("diff_us").head(top)
+    rows = [{"key": _label(r, keys), "diff_us": r["diff_us"], "change": "slower" if r["diff_us"] > 0 else "faster",
+             "base_us": r["base_us"], "variant_us": r["variant_us"]}
+            for r in pl.concat([worse, better]).iter_rows(named=True)]
+    if not rows:
+        return []
+    what = "ops by argument set" if level == "op_args" else "kernel categories"
+    spec = _base(f"Biggest regressions and improvements: {what}", rows)
+    spec.update(height={"step": 18}, mark="bar", encoding={
+        "y": {"field": "key", "type": "nominal", "sort": "-x", "title": None, "axis": {"labelLimit": 420}},
+        "x": {"field": "diff_us", "type": "quantitative", "title": "variant − base (µs)"},
+        "color": {"field": "change", "type": "nominal", "title": None,
+                  "scale": {"domain": ["slower", "faster"], "range": ["#d62728", "#2ca02c"]}},
+        "tooltip": [{"field": "key"}, {"field": "diff_us", "format": ",.1f"}, {"field": "base_us"},
+                    {"field": "variant_us"}]})
+    return [("", spec)]
