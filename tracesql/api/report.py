@@ -448,32 +448,32 @@ def html_report(ds, output: str | None = None, out: str | None = None, trace: st
     return [Path(output)] + written
 
 
-def xlsx_report(ds, output: str, style: str = "native", trace: str | None = None, by_module: bool = False,
-                arch: str | None = None, pseudo_ops: bool = False) -> list[Path]:
-    """The report as one Excel workbook (tracesql.render.xlsx), one sheet per section. Native: every section over
-    the report's traces (as the CSV files). A peer style covers one trace (``trace`` is needed when the dataset has
-    several): ``tracelens`` writes TraceLens's workbook, its sheets in TraceLens's order
-    (tracesql.peers.tracelens.workbook) with the columns and values of the CSV files; ``hta`` one sheet per file.
-    Returns the file written."""
+def trace_sections(ds, style: str, trace: str | None = None, by_module: bool = False, arch: str | None = None,
+                   pseudo_ops: bool = False) -> list[tuple[str, pl.DataFrame]]:
+    """The sections of a peer style's report of one trace, [(file name, frame)] in the report's order (``trace`` is
+    needed when the dataset has several: a UsageError otherwise)."""
     from tracesql.errors import UsageError
-    from tracesql.peers.tracelens.workbook import BOOL_COLUMNS, order_key
-    from tracesql.render.xlsx import write_workbook
 
     ids = analysis.trace_ids(ds, trace)
-    if style != "native" and len(ids) != 1:
+    if len(ids) != 1:
         raise UsageError(f"--style {style} --format xlsx writes the workbook of one trace and the dataset has "
                          f"{len(ids)}: give --trace")
+    label = analysis.trace_labels(ds)[ids[0]]
     sections = build(ds, style=style, trace=trace, by_module=by_module, arch=arch, pseudo_ops=pseudo_ops)
+    return [(name, df) for name, t, df in sections if t == label]
+
+
+def xlsx_report(ds, output: str, style: str = "native", trace: str | None = None, by_module: bool = False,
+                arch: str | None = None, pseudo_ops: bool = False) -> list[Path]:
+    """The report as one Excel workbook (tracesql.render.xlsx), one sheet per section: native, every section over
+    the report's traces (as the CSV files); a peer style, the sections of one trace (trace_sections) in the
+    report's order (TraceLens's own workbook: tracesql.peers.tracelens.workbook). Returns the file written."""
+    from tracesql.render.xlsx import write_workbook
+
     if style == "native":
-        sheets = [(name, df) for name, _, df in sections]
+        sheets = [(name, df) for name, _, df in build(ds, style=style, trace=trace, arch=arch)]
     else:
-        label = analysis.trace_labels(ds)[ids[0]]
-        sheets = [(name, df) for name, t, df in sections if t == label]
-        if style == "tracelens":
-            sheets.sort(key=lambda s: order_key(s[0]))
-            sheets = [(name, df.with_columns((pl.col(c) == "True").alias(c) for c in df.columns
-                                             if c in BOOL_COLUMNS and df.schema[c] == pl.String))
-                      for name, df in sheets]
+        sheets = trace_sections(ds, style, trace, by_module, arch, pseudo_ops)
     write_workbook(output, sheets)
     return [Path(output)]
 

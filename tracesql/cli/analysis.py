@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 from tracesql.api.analysis import MAX_BINS
 from tracesql.cli.common import (
@@ -98,11 +99,12 @@ def cmd_report(args) -> int:
         if not args.output or args.out or parallel:
             raise UsageError("--format xlsx writes one workbook: give --output FILE (no --out, --jobs, --executor)")
         from tracesql.api.dataset import Dataset
+        from tracesql.peers.tracelens import workbook
 
+        write = workbook.write if args.style == "tracelens" else partial(report.xlsx_report, style=args.style)
         with Dataset(args.dataset, trace_ids=ids_since(args)) as ds:
-            written = report.xlsx_report(ds, args.output, style=args.style, trace=args.trace,
-                                         by_module=args.group_by_parent_module, arch=args.arch,
-                                         pseudo_ops=args.pseudo_ops)
+            written = write(ds, args.output, trace=args.trace, by_module=args.group_by_parent_module, arch=args.arch,
+                            pseudo_ops=args.pseudo_ops)
         for p in written:
             print(terminal_text(p), file=sys.stderr)
         return 0

@@ -12,6 +12,10 @@ mHC, Normalization, Reduce), GEMM, the elementwise ones and Normalization as one
 """
 from __future__ import annotations
 
+from pathlib import Path
+
+import polars as pl
+
 _CATEGORIES = ["GEMM", "SDPA", "CONV", "InferenceAttention", "BinaryElementwise", "GroupedGEMM", "MoE_comm", "SSM",
                "RoPE", "CrossEntropy", "UnaryElementwise", "MoE_fused", "MoE_unfused", "MoE_aux", "RMSNorm",
                "elementwise", "GroupQuant", "FusedRoPE", "CustomCollective", "mHC", "Normalization", "Reduce"]
@@ -30,3 +34,18 @@ def order_key(sheet: str) -> int:
 # Columns TraceLens's frames hold as booleans: its CSV files write them True / False (and so do tracesql's, as text),
 # its workbook as boolean cells.
 BOOL_COLUMNS = frozenset({"has_perf_model"})
+
+
+def write(ds, output: str, trace: str | None = None, by_module: bool = False, arch: str | None = None,
+          pseudo_ops: bool = False) -> list[Path]:
+    """`report --style tracelens --format xlsx`: TraceLens's workbook of one trace at ``output``: the sections of
+    its report (tracesql.api.report.trace_sections) as sheets in TraceLens's order, BOOL_COLUMNS as booleans.
+    Returns the file written."""
+    from tracesql.api.report import trace_sections
+    from tracesql.render.xlsx import write_workbook
+
+    sheets = sorted(trace_sections(ds, "tracelens", trace, by_module, arch, pseudo_ops), key=lambda s: order_key(s[0]))
+    write_workbook(output, [(name, df.with_columns((pl.col(c) == "True").alias(c) for c in df.columns
+                                                   if c in BOOL_COLUMNS and df.schema[c] == pl.String))
+                            for name, df in sheets])
+    return [Path(output)]
