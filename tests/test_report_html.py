@@ -156,13 +156,42 @@ def test_chart_api_gives_the_pages_specs(qwen_dataset, page):
     assert [{k: v for k, v in s.items() if k != "$schema"} for s in specs] == [_spec(p, "op_summary")]
 
 
-def test_diff_page_draws_the_biggest_changes(shared_traces, tmp_path):
+@pytest.fixture(scope="module")
+def two(shared_traces, tmp_path_factory) -> Path:
+    """A dataset of the H100 and the MI300 run of the same Qwen inference."""
+    out = tmp_path_factory.mktemp("two") / "ds"
+    files = [str(shared_traces / f"{t}.json.gz") for t in ("nvidia/h100_qwen_infer", "amd/mi300_qwen_infer")]
+    tracesql.ingest(files, out=out, quiet=True)
+    return out
+
+
+def test_traces_side_by_side_with_the_longest_marked(two, tmp_path):
+    pytest.importorskip("vl_convert")
+    r = subprocess.run([*tracesql_cli(), "report", str(two), "-f", "html", "--output", str(tmp_path / "r.html")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    p = _Charts()
+    p.feed((tmp_path / "r.html").read_text(encoding="utf-8"))
+    p.close()
+    assert p.figures[0] == "chart-s-traces_overview-1"  # one chart over both traces, first
+    assert sum(f.startswith("chart-s-gpu_timeline-") for f in p.figures) == 2  # a per-trace chart for each
+    spec = _spec(p, "traces_overview")
+    with tracesql.open(two) as ds:
+        over = {name: df for name, _, df in report.build(ds)}["traces_overview"]
+    longest = over.sort("span_ms", descending=True)["trace"][0]
+    assert spec["title"] == f"GPU span per trace (longest: {longest})"
+    for row in over.iter_rows(named=True):
+        bars = {v["part"]: v for v in spec["data"]["values"] if v["trace"] == row["trace"]}
+        assert bars["busy"]["ms"] == row["busy_ms"]
+        assert bars["idle"]["ms"] == pytest.approx(row["span_ms"] - row["busy_ms"], rel=1e-12)
+        assert bars["busy"]["longest"] is (row["trace"] == longest)
+
+
+def test_diff_page_draws_the_biggest_changes(two, tmp_path):
     pytest.importorskip("vl_convert")
     import polars as pl
 
-    files = [str(shared_traces / f"{t}.json.gz") for t in ("nvidia/h100_qwen_infer", "amd/mi300_qwen_infer")]
-    tracesql.ingest(files, out=tmp_path / "ds", quiet=True)
-    base, variant = f"{tmp_path / 'ds'}:h100_qwen_infer.json.gz", f"{tmp_path / 'ds'}:mi300_qwen_infer.json.gz"
+    base, variant = f"{two}:h100_qwen_infer.json.gz", f"{two}:mi300_qwen_infer.json.gz"
     r = subprocess.run([*tracesql_cli(), "diff", base, variant, "-f", "html", "--output", str(tmp_path / "d.html")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

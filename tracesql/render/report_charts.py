@@ -109,6 +109,34 @@ def _launch_delay(df: pl.DataFrame, trace: str) -> dict | None:
     return spec
 
 
+def _traces(df: pl.DataFrame, _: str) -> dict | None:
+    """The traces side by side (traces_overview): each trace's GPU span as busy and idle time, the trace with the
+    longest span marked (of the ranks of a job: the straggler)."""
+    if df.height < 2 or not {"trace", "span_ms", "busy_ms"} <= set(df.columns):
+        return None
+    longest = df.sort("span_ms", descending=True, nulls_last=True)["trace"][0]
+    rows = []
+    for r in df.iter_rows(named=True):
+        if r["span_ms"] is None:
+            continue
+        name = r["trace"] if r.get("rank") is None else f"rank {r['rank']}: {r['trace']}"
+        for part, ms in (("busy", r["busy_ms"]), ("idle", r["span_ms"] - (r["busy_ms"] or 0))):
+            rows.append({"trace": name, "part": part, "ms": ms, "longest": r["trace"] == longest})
+    spec = _base(f"GPU span per trace (longest: {longest})", rows)
+    spec.update(height={"step": 22}, mark="bar", encoding={
+        "y": {"field": "trace", "type": "nominal", "title": None, "sort": None, "axis": {"labelLimit": 360}},
+        "x": {"field": "ms", "type": "quantitative", "stack": "zero", "title": "ms"},
+        "color": {"field": "part", "type": "nominal", "sort": ["busy", "idle"], "title": None},
+        "stroke": {"condition": {"test": "datum.longest", "value": "#d62728"}, "value": None},
+        "strokeWidth": {"value": 2},
+        "tooltip": [{"field": "trace"}, {"field": "part"}, {"field": "ms", "format": ",.3f"},
+                    {"field": "longest"}]})
+    return spec
+
+
+# sections drawn once over all their rows (every trace in one chart), not one chart per trace
+WHOLE = {"traces_overview"}
+
 # section name -> (frame of one trace, its label) -> spec (None: nothing to draw)
 CHARTS: dict[str, Callable[[pl.DataFrame, str], dict | None]] = {
     "gpu_timeline": _timeline,
@@ -118,6 +146,7 @@ CHARTS: dict[str, Callable[[pl.DataFrame, str], dict | None]] = {
     "idle_breakdown": _idle,
     "launch_stats": _launch_delay,
     "short_kernel_histogram": _histogram("Short kernels by duration", "duration (µs)"),
+    "traces_overview": _traces,
 }
 
 
@@ -127,7 +156,7 @@ def section_charts(name: str, df: pl.DataFrame) -> list[tuple[str, dict]]:
     make = CHARTS.get(name)
     if make is None:
         return []
-    if "trace" not in df.columns:
+    if "trace" not in df.columns or name in WHOLE:
         spec = make(df, "")
         return [("", spec)] if spec else []
     out = []
