@@ -395,13 +395,11 @@ def html_report(ds, output: str | None = None, out: str | None = None, trace: st
     roofline of each trace with modelled ops, as ``tracesql perf --plot``) and its table. ``output``: the page's
     file; ``out``: a folder for ``report.html`` and each chart's Vega-Lite spec (``charts/<id>.vl.json``). Needs
     vl-convert-python (``pip install 'tracesql[plot]'``) to draw the charts. Returns the files written."""
-    import json
-
     from tracesql.api import perf, summary
     from tracesql.errors import UsageError
-    from tracesql.render import html as page_html
     from tracesql.render.report_charts import section_charts
     from tracesql.render.report_html import Section, page
+    from tracesql.render.report_html import write as write_page
 
     if (output is None) == (out is None):
         raise UsageError("the HTML report is one file: give --output FILE (or --out DIR for the page and its charts' "
@@ -434,18 +432,7 @@ def html_report(ds, output: str | None = None, out: str | None = None, trace: st
                                 "time, under the device's roofs when the trace names its GPU.", points, roofs))
     title = f"tracesql report: {Path(ds.path).name}" + (f" ({labels[ids[0]]})" if trace is not None else "")
     text, specs = page(title, first, sections)
-    written = []
-    if out is not None:
-        folder = Path(out)
-        (folder / "charts").mkdir(parents=True, exist_ok=True)
-        for cid, spec in specs.items():
-            path = folder / "charts" / f"{cid}.vl.json"
-            path.write_text(json.dumps(spec, ensure_ascii=False, indent=1) + "\n")
-            written.append(path)
-        output = str(folder / "report.html")
-    assert output is not None
-    page_html.write(output, text)
-    return [Path(output)] + written
+    return write_page(text, specs, output=output, out=out)
 
 
 def trace_sections(ds, style: str, trace: str | None = None, by_module: bool = False, arch: str | None = None,

@@ -310,11 +310,8 @@ def _diff_html(frames: dict, labels: tuple[str, str], ids: tuple[str, str], top:
     charts (tracesql.render.report_charts.diff_charts: the biggest regressions and improvements as a diverging bar,
     the timelines side by side) and its table; one self-contained page (tracesql.render.report_html). With ``out``,
     DIR/diff.html and each chart's Vega-Lite spec in DIR/charts/."""
-    import json
-
-    from tracesql.render import html
     from tracesql.render.report_charts import diff_charts
-    from tracesql.render.report_html import Section, page
+    from tracesql.render.report_html import Section, page, write
 
     docs = {o.name: o.doc for o in outputs("diff-level")}
     sections = []
@@ -324,16 +321,7 @@ def _diff_html(frames: dict, labels: tuple[str, str], ids: tuple[str, str], top:
         sections.append(Section(f"diff_{lv}", lv, about, df, diff_charts(lv, df)))
     text, specs = page(f"tracesql diff: {labels[0]} -> {labels[1]}", first_screen(frames, labels, ids, top, 120),
                        sections)
-    written: list[Path] = []
-    if out is not None:
-        (Path(out) / "charts").mkdir(parents=True, exist_ok=True)
-        for cid, spec in specs.items():
-            written.append(Path(out) / "charts" / f"{cid}.vl.json")
-            written[-1].write_text(json.dumps(spec, ensure_ascii=False, indent=1) + "\n")
-        output = str(Path(out) / "diff.html")
-    assert output is not None
-    html.write(output, text)
-    return [Path(output), *written]
+    return write(text, specs, output=output, out=out, page_name="diff.html")
 
 
 def _check_tag(tag: str) -> None:

@@ -4,7 +4,9 @@ that runs (render.html's Content-Security-Policy), every name through tracesql.e
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import polars as pl
 
@@ -83,3 +85,20 @@ def page(title: str, first_screen: str | None, sections: list[Section]) -> tuple
 def _sid(name: str) -> str:
     """An element id of a section name (section names are tracesql's own: letters, digits, underscores)."""
     return "s-" + "".join(c if c.isalnum() or c in "_-" else "-" for c in name)
+
+
+def write(text: str, specs: dict[str, dict], output: str | None = None, out: str | None = None,
+          page_name: str = "report.html") -> list[Path]:
+    """Write a page made by ``page``: at ``output``, or with ``out`` as DIR/``page_name`` with each chart's Vega-Lite
+    spec beside it (DIR/charts/<id>.vl.json, for reuse). Returns the files written, the page first."""
+    written: list[Path] = []
+    if out is not None:
+        (Path(out) / "charts").mkdir(parents=True, exist_ok=True)
+        for cid, spec in specs.items():
+            written.append(Path(out) / "charts" / f"{cid}.vl.json")
+            written[-1].write_text(json.dumps(spec, ensure_ascii=False, indent=1) + "\n")
+        output = str(Path(out) / page_name)
+    if output is None:
+        raise ValueError("write needs output or out")
+    html.write(output, text)
+    return [Path(output), *written]
