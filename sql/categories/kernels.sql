@@ -100,20 +100,22 @@ QUALIFY row_number() OVER (PARTITION BY ruleset, event_cat, name_key
 --                       kernel_hlo_op rule of that op when it precedes it (categories/rules)
 --   kernel_subcategory  its subcategory (NULL when none)
 CREATE OR REPLACE VIEW gpu_event_categories AS
-WITH h AS MATERIALIZED (SELECT * FROM _hlo_op_rule_winners)
-SELECT k.trace_id, k.event_id, c.ruleset,
-       CASE WHEN h.category IS NOT NULL AND (NOT c.matched OR _rule_precedence(h.priority, h.source, h.file, h.line_no)
-                                             < _rule_precedence(c.rule_priority, c.rule_source, c.rule_file,
-                                                                c.rule_line_no))
-            THEN h.category ELSE c.kernel_category END AS kernel_category,
-       CASE WHEN h.category IS NOT NULL AND (NOT c.matched OR _rule_precedence(h.priority, h.source, h.file, h.line_no)
-                                             < _rule_precedence(c.rule_priority, c.rule_source, c.rule_file,
-                                                                c.rule_line_no))
-            THEN h.subcategory ELSE c.kernel_subcategory END AS kernel_subcategory
-FROM kernels k
-JOIN kernel_name_categories c ON c.cat IS NOT DISTINCT FROM k.cat AND c.name = k.name
-LEFT JOIN h ON h.ruleset = c.ruleset AND h.hlo_op = replace(k.hlo_op, chr(10), ' ')
- AND (h.event_cat IS NULL OR h.event_cat = k.cat);
+WITH h AS MATERIALIZED (SELECT * FROM _hlo_op_rule_winners),
+e AS (
+    SELECT k.trace_id, k.event_id, c.ruleset, c.kernel_category, c.kernel_subcategory, h.category AS hlo_category,
+           h.subcategory AS hlo_subcategory,
+           h.category IS NOT NULL AND (NOT c.matched OR _rule_precedence(h.priority, h.source, h.file, h.line_no)
+                                       < _rule_precedence(c.rule_priority, c.rule_source, c.rule_file, c.rule_line_no))
+               AS by_hlo_op
+    FROM kernels k
+    JOIN kernel_name_categories c ON c.cat IS NOT DISTINCT FROM k.cat AND c.name = k.name
+    LEFT JOIN h ON h.ruleset = c.ruleset AND h.hlo_op = replace(k.hlo_op, chr(10), ' ')
+     AND (h.event_cat IS NULL OR h.event_cat = k.cat)
+)
+SELECT trace_id, event_id, ruleset,
+       CASE WHEN by_hlo_op THEN hlo_category ELSE kernel_category END AS kernel_category,
+       CASE WHEN by_hlo_op THEN hlo_subcategory ELSE kernel_subcategory END AS kernel_subcategory
+FROM e;
 
 -- kernels_categorized: every row of `kernels` (all its columns) plus its category under the `default` rules.
 --   kernel_category     default-ruleset category: GEMM, attention_fwd, attention_bwd, conv, elementwise,
