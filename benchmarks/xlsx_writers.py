@@ -11,17 +11,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
-import time
+from pathlib import Path
 
-
-def _cpu(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t)
-    return best
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/timing.py
+from timing import best_cpu  # noqa: E402
 
 
 def main() -> None:
@@ -46,8 +41,8 @@ def main() -> None:
             with pd.ExcelWriter(p2, engine="openpyxl") as w:
                 pdf.to_excel(w, sheet_name="s", index=False)
 
-        t1 = _cpu(lambda: write_workbook(p1, [("s", df)]), a.repeat)
-        t2 = _cpu(openpyxl_write, a.repeat)
+        t1 = best_cpu(lambda: write_workbook(p1, [("s", df)]), a.repeat)
+        t2 = best_cpu(openpyxl_write, a.repeat)
         print(f"polars write_excel (XlsxWriter): {t1:.3f} s CPU, {os.path.getsize(p1) / 1e6:.2f} MB")
         print(f"pandas to_excel (openpyxl):      {t2:.3f} s CPU, {os.path.getsize(p2) / 1e6:.2f} MB")
 

@@ -13,7 +13,11 @@ real file is 0.27 MB). Prints CPU seconds per reader (best of --repeat runs) and
 from __future__ import annotations
 
 import argparse
-import time
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/timing.py
+from timing import best_cpu  # noqa: E402
 
 
 def _grow(data: bytes, copies: int) -> bytes:
@@ -35,14 +39,6 @@ def _grow(data: bytes, copies: int) -> bytes:
     return space.SerializeToString()
 
 
-def _cpu(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t)
-    return best
-
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -58,7 +54,7 @@ def main() -> None:
     print(f"input: {len(data) / 1e6:.1f} MB of XSpace ({a.copies} copies of {a.xplane})")
 
     out = xplane.trace_json("x.xplane.pb", data)
-    t_ours = _cpu(lambda: xplane.trace_json("x.xplane.pb", data), a.repeat)
+    t_ours = best_cpu(lambda: xplane.trace_json("x.xplane.pb", data), a.repeat)
     print(f"tracesql ingest/xplane.trace_json: {t_ours:.3f} s CPU -> {len(out) / 1e6:.1f} MB of trace JSON "
           "(events, args, HLO instructions)")
 
@@ -80,7 +76,7 @@ def main() -> None:
         return n
 
     n = walk()
-    t_pd = _cpu(walk, a.repeat)
+    t_pd = best_cpu(walk, a.repeat)
     print(f"jaxlib ProfileData (every event, name, times, stats): {t_pd:.3f} s CPU for {n:,} events; "
           "the HLO modules (the metadata plane's 'Hlo Proto' statistics) are not reachable through it")
 
@@ -94,7 +90,7 @@ def main() -> None:
         def export() -> None:  # what the shared JSON traces were made with: <tmp>/plugins/profile/<run>/*.json.gz
             _profiler.ProfilerSession().export(data, tmp)
 
-        t_x = _cpu(export, a.repeat)
+        t_x = best_cpu(export, a.repeat)
         out_files = glob.glob(os.path.join(tmp, "**", "*.trace.json.gz"), recursive=True)
         size = sum(os.path.getsize(f) for f in out_files) / 1e6
         print(f"jaxlib ProfilerSession.export (XSpace -> <host>.trace.json.gz): {t_x:.3f} s CPU -> {size:.1f} MB gzip "
