@@ -73,3 +73,17 @@ def test_peer_workbook_is_one_trace(tmp_path, shared_traces):
     r = subprocess.run([*tracesql_cli(), "report", str(tmp_path / "ds"), "--style", "tracelens", "-f", "xlsx",
                         "--output", str(tmp_path / "r.xlsx")], capture_output=True, text=True)
     assert r.returncode == 2 and "give --trace" in r.stderr and not (tmp_path / "r.xlsx").exists()
+
+
+def test_names_stay_text(tmp_path):
+    """A name that looks like a formula or a link is written as text; control characters as Excel's escapes."""
+    import polars as pl
+
+    from tracesql.render.xlsx import write_workbook
+
+    names = ["=HYPERLINK(\"http://x\",\"y\")", "=1+2", "https://example.org", "@SUM(A1)", "../..", "k\x1b[31m",
+             "</script><img src=x>\"'"]
+    write_workbook(tmp_path / "h.xlsx", [("s", pl.DataFrame({"name": names}))])
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    cells = [(c.value, c.data_type, c.hyperlink) for c in wb["s"]["A"]][1:]
+    assert cells == [(n.replace("\x1b", "_x001B_"), "s", None) for n in names]

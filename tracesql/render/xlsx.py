@@ -1,7 +1,8 @@
 """Excel workbooks (.xlsx): one sheet per frame, written by polars' ``write_excel`` through XlsxWriter.
 
-Cells hold the frame's values: numbers as numbers, text as text, booleans as booleans, nulls (and float NaN, which
-a cell cannot hold) as empty cells; the first row is the header. Each sheet is an Excel table (header filters);
+Cells hold the frame's values: numbers as numbers, text as text (never a formula or a link, whatever it starts
+with; control characters as Excel's _xHHHH_ escapes), booleans as booleans, nulls (and float NaN, which a cell
+cannot hold) as empty cells; the first row is the header. Each sheet is an Excel table (header filters);
 floats are shown with 3 decimals but stored whole. Sheet names are at most 31 characters (Excel's limit) and
 unique, without the characters Excel refuses (``[]:*?/\\``).
 """
@@ -47,7 +48,8 @@ def write_workbook(path: str | Path, sheets: list[tuple[str, pl.DataFrame]]) -> 
     path = Path(path)
     tmp = path.with_name(f".{path.name}.partial")
     try:
-        with xlsxwriter.Workbook(str(tmp)) as wb:
+        # text stays text: a name such as "=HYPERLINK(...)" or "https://..." is not made a formula or a link
+        with xlsxwriter.Workbook(str(tmp), {"strings_to_formulas": False, "strings_to_urls": False}) as wb:
             for name, (_, df) in zip(sheet_names([n for n, _ in sheets]), sheets, strict=True):
                 df = df.with_columns(pl.col(pl.Float32, pl.Float64).fill_nan(None))
                 df.write_excel(workbook=wb, worksheet=name, autofit=False)
