@@ -28,6 +28,8 @@ from pathlib import Path
 def run_once(dataset: str, style: str, verbose: bool) -> dict:
     import tracesql
     from tracesql.api import analysis, report
+    from tracesql.render.formats import write
+    from tracesql.render.sections import Document, Section
     from tracesql.store.dataset import materialize
 
     t0 = time.perf_counter()
@@ -43,13 +45,13 @@ def run_once(dataset: str, style: str, verbose: bool) -> dict:
         sections = []
         for name, fn in report._native_sections(ds, ids, None).items():
             ts = time.perf_counter()
-            sections.append((name, None, fn()))
+            sections.append(Section(name, fn()))
             per_section[name] = time.perf_counter() - ts
     else:
         sections = report.build(ds, style=style)
     t2 = time.perf_counter()
     with tempfile.TemporaryDirectory() as out:
-        report.write(sections, fmt="csv", out=out)
+        write(Document(sections), "csv", out=out)
     t3 = time.perf_counter()
     ds.close()
     if verbose:

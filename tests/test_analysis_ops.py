@@ -6,6 +6,8 @@ import csv
 import pytest
 
 from tracesql.api import report
+from tracesql.render.formats import write
+from tracesql.render.sections import Document, Section
 
 from .conftest import TRACELENS_KERNEL_REFS
 
@@ -95,12 +97,12 @@ def test_tracelens_short_kernel_files_without_rows(ds, trace_ids, reference_dir,
     (its histogram has them) but its ops record no Input Strides nor Concrete Inputs, so TraceLens's grouping
     leaves every one out and pandas writes the aggregation's two-level header."""
     tid = trace_ids[trace]
-    sections = [(name, "t", report._peer_section(ds, view, None, [tid])[tid])
-                for name, view in (("short_kernel_histogram", "tl_short_kernel_histogram"),
-                                   ("short_kernels_summary", "tl_short_kernels_summary"))]
-    summary = sections[1][2]
-    assert summary is not None and summary.height == 0
-    report.write(sections, fmt="csv", out=str(tmp_path))
+    frames = [(name, report._peer_section(ds, view, None, [tid])[tid])
+              for name, view in (("short_kernel_histogram", "tl_short_kernel_histogram"),
+                                 ("short_kernels_summary", "tl_short_kernels_summary"))]
+    assert frames[1][1] is not None and frames[1][1].height == 0
+    sections = report.peer_files([Section(name, df, trace="t") for name, df in frames if df is not None])
+    write(Document(sections), "csv", out=str(tmp_path))
     for name in ("short_kernel_histogram", "short_kernels_summary"):
         assert (tmp_path / f"{name}.csv").read_bytes() == \
             (reference_dir / "tracelens" / ref / f"{name}.csv").read_bytes(), name

@@ -129,3 +129,17 @@ def test_the_native_report_and_the_category_breakdowns_name_no_view():
     for f in (PACKAGE / "api" / "report.py", PACKAGE / "api" / "categories.py"):
         named = set(re.findall(r"\w+", _code_strings(f))) & shown
         assert not named, (f.name, sorted(named))
+
+
+def test_reports_name_no_output_format():
+    """Every output format is an entry of tracesql.render.formats.FORMATS: the modules that build reports (the
+    native report and the peer styles, the archive report) compare nothing with a format's name, so neither has a
+    branch per format."""
+    from tracesql.render.formats import FORMATS
+
+    assert {"table", "csv", "json", "parquet", "html", "xlsx"} <= set(FORMATS)
+    for f in (PACKAGE / "api" / "report.py", PACKAGE / "api" / "archive_report.py"):
+        compared = {c.value for n in ast.walk(ast.parse(f.read_text())) if isinstance(n, ast.Compare)
+                    for c in ast.walk(n) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+        assert "native" in compared or f.name != "report.py"  # the check sees the comparisons there are
+        assert not compared & set(FORMATS), (f.name, sorted(compared & set(FORMATS)))

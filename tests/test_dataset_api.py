@@ -60,7 +60,7 @@ def test_summary_report_and_launches(qds, qwen_dataset):
         (4_005_532, 1_500_603, 25, False)
     assert frames["overview_top_categories"]["kernel_category"][0] == "elementwise"
     sections = qds.report(trace=QWEN)
-    names = [name for name, _, _ in sections]
+    names = [s.name for s in sections]
     assert names[:4] == ["gpu_timeline", "gpu_timeline_by_step", "comm_compute_overlap", "kernel_summary"]
     assert "launch_stats" in names and "short_kernels" in names
     launches = qds.launches(trace=QWEN)

@@ -28,7 +28,7 @@ def _calls(ids: list[str]) -> dict[str, Callable]:
     a, b = ids
 
     def frames(sections):
-        return [df for _, _, df in sections]
+        return [s.frame for s in sections]
 
     return {
         "kernel_summary": lambda ds: ds.kernel_summary(),

@@ -62,7 +62,7 @@ def page(qwen_dataset, tmp_path_factory):
     p.feed(text)
     p.close()
     with tracesql.open(ds_path) as ds:
-        frames = {name: df for name, _, df in report.build(ds)}
+        frames = {s.name: s.frame for s in report.build(ds)}
     return text, p, frames, out / "r.html"
 
 
@@ -177,7 +177,7 @@ def test_traces_side_by_side_with_the_longest_marked(two, tmp_path):
     assert sum(f.startswith("chart-s-gpu_timeline-") for f in p.figures) == 2  # a per-trace chart for each
     spec = _spec(p, "traces_overview")
     with tracesql.open(two) as ds:
-        over = {name: df for name, _, df in report.build(ds)}["traces_overview"]
+        over = {s.name: s.frame for s in report.build(ds)}["traces_overview"]
     longest = over.sort("span_ms", descending=True)["trace"][0]
     assert spec["title"] == f"GPU span per trace (longest: {longest})"
     for row in over.iter_rows(named=True):

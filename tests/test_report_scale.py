@@ -25,7 +25,7 @@ def _sections(path) -> dict[str, pl.DataFrame]:
     ds = tracesql.open(path, memory_limit="2GiB")
     try:
         assert ds.con.sql("SELECT current_setting('memory_limit')").fetchall()[0][0] in ("2.0 GiB", "2.0GiB")
-        return {name: df for name, _, df in report.build(ds, style="tracelens")}
+        return {s.name: s.frame for s in report.build(ds, style="tracelens")}
     finally:
         ds.close()
 

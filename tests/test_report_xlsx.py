@@ -58,7 +58,7 @@ def test_native_workbook_has_every_section(qwen_dataset, tmp_path):
     assert r.returncode == 0, r.stderr
     got = _sheets(out)
     with tracesql.open(qwen_dataset[0]) as ds:
-        frames = [(name, df) for name, _, df in report.build(ds)]
+        frames = [(s.name, s.frame) for s in report.build(ds)]
     assert list(got) == [name for name, _ in frames]
     for name, df in frames:
         rows = got[name]

@@ -8,6 +8,8 @@ import pytest
 from tracesql import DatasetError
 from tracesql.api import analysis, report
 from tracesql.cli.main import main
+from tracesql.render.formats import write
+from tracesql.render.sections import Document
 from tracesql.store.sqlmodules import outputs
 
 from .conftest import TRACELENS_KERNEL_REFS
@@ -153,15 +155,15 @@ def test_report_native_sections(all_dataset, trace_ids, capsys):
 
     with tracesql.open(all_dataset[0]) as own:  # the report materializes views on its connection
         sections = report.build(own, style="native", trace=trace_ids[QWEN])
-    names = [s[0] for s in sections]
+    names = [s.name for s in sections]
     # the SQL library's @output report-native, in its order
     assert names == ["gpu_timeline", "gpu_timeline_by_step", "comm_compute_overlap", "kernel_summary", "gaps_by_stream",
                      "gap_histogram", "kernel_transitions", "idle_breakdown", "launch_stats", "op_summary",
                      "op_arg_summary", "short_kernels", "short_kernel_histogram"]
     assert {o.call for o in outputs("report-native")} - {None} <= set(report._CALLS)
-    tl = dict((s[0], s[2]) for s in sections)["gpu_timeline"]
+    tl = {s.name: s.frame for s in sections}["gpu_timeline"]
     assert tl.filter(tl["pooled"])["idle_us"].to_list() == [4005.532]
-    report.write(sections, fmt="table")
+    write(Document(sections), "table")
     assert "== kernel_summary" in capsys.readouterr().out
 
 

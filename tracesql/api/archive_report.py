@@ -22,10 +22,14 @@ import duckdb
 
 from tracesql.api import analysis, report
 from tracesql.errors import DatasetError
+from tracesql.render.formats import folders as folders_of
+from tracesql.render.formats import per_trace, write
+from tracesql.render.sections import Document, Section
 from tracesql.store.config import configure
 
 # The per-trace rows the merge reads (sql/gpu/across_traces.sql), in the order the tasks return them.
 ACROSS_ROWS = ("traces_overview", "kernels_by_trace", "ops_by_trace")
+ACROSS = frozenset(report.ACROSS_TRACES)  # written whole at the top of the report's folder
 MERGE_MODULE = "gpu/across_traces_merge"
 
 
@@ -53,8 +57,8 @@ def run_trace(dataset: str, task: TraceTask, style: str, fmt: str, by_module: bo
         sections = report.build(ds, style=style, trace=task.trace_id, by_module=by_module, arch=arch,
                                 pseudo_ops=pseudo_ops)
         written: list[str] = []
-        if task.labels[task.trace_id] in {t for _, t, _ in report._per_trace(sections)}:
-            written = [str(p) for p in report.write(sections, fmt=fmt, out=task.folder)]
+        if task.labels[task.trace_id] in {s.trace for s in per_trace(sections, across=ACROSS)}:
+            written = [str(p) for p in write(Document(sections), fmt, out=task.folder, across=ACROSS)]
         rows = {}
         if across:
             for name in ACROSS_ROWS:
@@ -87,7 +91,7 @@ def _captures(ds, ids: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def merge(parts: list[dict]) -> list[tuple[str, str | None, object]]:
+def merge(parts: list[dict]) -> list[Section]:
     """The cross-trace sections (report.ACROSS_TRACES) over the rows the tasks returned: the same SQL as over one
     connection (sql/gpu/across_traces_merge.sql) over tables that hold the union of the rows."""
     import pyarrow as pa
@@ -102,7 +106,7 @@ def merge(parts: list[dict]) -> list[tuple[str, str | None, object]]:
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM rows")
         for st in module_statements([modules()[MERGE_MODULE]]):
             con.execute(st)
-        return [(name, None, con.sql(query).pl()) for name, query in report.ACROSS_TRACES.items()]
+        return [Section(name, con.sql(query).pl()) for name, query in report.ACROSS_TRACES.items()]
     finally:
         con.close()
 
@@ -136,7 +140,7 @@ def report_tasks(dataset, out, style: str = "native", fmt: str = "csv", trace: s
 
             jobs_of_report = comm.tracelens_jobs(ds)
         names = [labels[t] for t in ids] + [f"job{j}" for j in jobs_of_report]
-        folders = report._folders(sorted(names)) if len(names) > 1 else {}
+        folders = folders_of(sorted(names)) if len(names) > 1 else {}
         tasks = []
         for tid in ids:
             opened = [tid, *captures.get(tid, [])]
@@ -181,16 +185,17 @@ def report_tasks(dataset, out, style: str = "native", fmt: str = "csv", trace: s
                            + (" and has no cross-trace tables" if across else "") + ": "
                            + "; ".join(sorted(failed)))  # one line, as every error
     if across:
-        written = report.write(merge([results[i][1] for i in range(len(tasks))]), fmt=fmt, out=str(out)) + written
+        written = write(Document(merge([results[i][1] for i in range(len(tasks))])), fmt, out=str(out),
+                        across=ACROSS) + written
     for i in range(len(tasks)):
         written += [Path(p) for p in results[i][0]]
     return written
 
 
-def _write_jobs(frames, fmt: str, out: Path, folders: dict[str, str]) -> list[Path]:
+def _write_jobs(sections: list[Section], fmt: str, out: Path, folders: dict[str, str]) -> list[Path]:
     """TraceLens's multi-rank job files, each job in its folder."""
     written: list[Path] = []
-    for job in dict.fromkeys(t for _, t, _ in frames):
-        part = [s for s in frames if s[1] == job]
-        written += report.write(part, fmt=fmt, out=str(out / folders[job]) if folders else str(out))
+    for job in dict.fromkeys(str(s.trace) for s in sections):
+        part = [s for s in sections if s.trace == job]
+        written += write(Document(part), fmt, out=str(out / folders[job]) if folders else str(out))
     return written

@@ -10,6 +10,8 @@ from tracesql.store.dataset import Store
 if TYPE_CHECKING:  # polars starts threads when imported: it is imported where a frame is made, not here
     import polars as pl
 
+    from tracesql.render.sections import Section
+
 
 class Dataset(Store):
     """A tracesql dataset: ``ds.sql(query)`` returns a polars DataFrame, ``ds.con`` is the DuckDB connection; the
@@ -44,9 +46,9 @@ class Dataset(Store):
         return overview(self, trace, arch=arch)
 
     def report(self, style: str = "native", trace: str | None = None, by_module: bool = False,
-               arch: str | None = None) -> list[tuple[str, str | None, pl.DataFrame]]:
-        """Every section of a report, [(section, trace file name or None, frame)] (tracesql.api.report.build): what
-        `tracesql report --style STYLE` writes."""
+               arch: str | None = None) -> list[Section]:
+        """Every section of a report (tracesql.api.report.build): what `tracesql report --style STYLE` writes, each a
+        tracesql.render.sections.Section (its name, frame, trace label for a per-trace section, title, meaning)."""
         from tracesql.api.report import build
 
         return build(self, style=style, trace=trace, by_module=by_module, arch=arch)

@@ -19,7 +19,6 @@ defined in this installation is skipped with a note.
 """
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -30,8 +29,10 @@ import polars as pl
 from tracesql.api import analysis
 from tracesql.api.arch import set_arch
 from tracesql.errors import DatasetError
-from tracesql.escape import file_name, terminal_text, unique_name
+from tracesql.escape import terminal_text
+from tracesql.render.formats import FORMATS, write
 from tracesql.render.output import histogram_bars
+from tracesql.render.sections import Document, Section
 from tracesql.store.sqlmodules import materialized, outputs
 
 STYLES = ("native", "tracelens", "hta")
@@ -149,12 +150,6 @@ def _peer_section(ds, view: str, query: str | None, ids: list[str]) -> dict[str,
     return out
 
 
-def _safe_name(s: str) -> str:
-    """A trace label as a file or folder name (tracesql.escape.file_name: never '.' or '..', no separator or
-    control character, bounded length), without its .json/.json.gz suffix."""
-    return file_name(re.sub(r"\.json(\.gz)?$", "", s or ""))
-
-
 def set_pseudo_ops(ds, style: str, on: bool) -> None:
     """TraceLens's --enable_pseudo_ops for this connection (sql/peers/tracelens/links.sql, perf_infer.sql): the
     sglang_profiler op renaming and the pseudo ops of its tree extensions; off, as in TraceLens's CLIs, unless
@@ -168,15 +163,20 @@ def set_pseudo_ops(ds, style: str, on: bool) -> None:
     ds.con.execute("SET VARIABLE tracesql_tl_pseudo_ops = ?", [on])
 
 
+
 def build(ds, style: str = "native", trace: str | None = None, by_module: bool = False, arch: str | None = None,
-          pseudo_ops: bool = False) -> list[tuple[str, str | None, pl.DataFrame]]:
-    """All sections of a report: a list of (section name, trace file name or None, DataFrame).
+          pseudo_ops: bool = False, charts: bool = False) -> list[Section]:
+    """All sections of a report (tracesql.render.sections.Section), in order: a native section covers every
+    selected trace in one frame (trace None); a peer section is one trace's (trace: its label), TraceLens's
+    multi-rank files a job's (trace: job<J>).
 
     by_module (style tracelens): TraceLens's inference report with --group_by_parent_module, whose ops_summary,
     ops_summary_by_category and ops_unique_args group by the launcher's parent nn.Module too, and whose
     perf-model sheets group by num_kernels and add the inference extension's sheets (TRACELENS_INFERENCE).
     arch: the GPU of the roofline (set_arch).
     pseudo_ops (style tracelens): TraceLens's --enable_pseudo_ops (set_pseudo_ops).
+    charts (style native): each section's charts (tracesql.render.report_charts) and a roofline section (one per
+    trace with modelled ops, as ``tracesql perf --plot``), for a format that draws them.
 
     The shared views are computed once for the report (Dataset.materialized; with ``trace``, for that trace
     only) and dropped after it.
@@ -193,19 +193,51 @@ def build(ds, style: str = "native", trace: str | None = None, by_module: bool =
         set_arch(ds, style, arch)
         set_pseudo_ops(ds, style, pseudo_ops)
         with ds.materialized(views, ids if trace is not None else None):
-            return _build(ds, style, ids, trace, by_module)
+            if style == "native":
+                return _native(ds, ids, trace, charts, arch)
+            return _peer(ds, style, ids, trace, by_module)
 
 
-def _build(ds, style: str, ids: list[str], trace: str | None,
-           by_module: bool) -> list[tuple[str, str | None, pl.DataFrame]]:
-    out: list[tuple[str, str | None, pl.DataFrame]] = []
-    if style == "native":
-        if len(ids) > 1 and analysis.has_view(ds, "traces_overview"):  # several traces: side by side first
-            for name, query in ACROSS_TRACES.items():
-                out.append((name, None, _q(ds, query)))
-        for name, fn in _native_sections(ds, ids, trace).items():
-            out.append((name, None, fn()))
-        return out
+def _native(ds, ids: list[str], trace: str | None, charts: bool, arch: str | None) -> list[Section]:
+    decl = {o.name: o for o in outputs("report-native") + outputs("report-across")}
+    frames: list[tuple[str, pl.DataFrame]] = []
+    if len(ids) > 1 and analysis.has_view(ds, "traces_overview"):  # several traces: side by side first
+        frames += [(name, _q(ds, query)) for name, query in ACROSS_TRACES.items()]
+    frames += [(name, fn()) for name, fn in _native_sections(ds, ids, trace).items()]
+    out = [Section(name, df, title=decl[name].title if name in decl else "",
+                   about=decl[name].about if name in decl else "") for name, df in frames]
+    if charts:
+        from tracesql.render.report_charts import section_charts
+
+        for s in out:
+            s.charts = section_charts(s.name, s.frame)
+        out += _roofline(ds, ids, arch)
+    return out
+
+
+def _roofline(ds, ids: list[str], arch: str | None) -> list[Section]:
+    """The roofline section of a page: one chart per trace with ops that have a FLOP and byte model (tracesql perf),
+    its frame the charts' points."""
+    from tracesql.api import perf
+    from tracesql.errors import UsageError
+
+    labels = analysis.trace_labels(ds)
+    roofs: list[tuple[str, dict]] = []
+    for tid in ids:
+        try:
+            roofs.append((labels[tid], perf.roofline_spec(ds, trace=tid, arch=arch)))
+        except UsageError:  # no modelled op with FLOPs and bytes in this trace
+            pass
+    if not roofs:
+        return []
+    points = pl.DataFrame([{"trace": label, **p} for label, spec in roofs for p in spec["layer"][-1]["data"]["values"]])
+    return [Section("roofline", points, title="Roofline", charts=roofs,
+                    about="One point per op and argument set with a FLOP and byte model (tracesql perf): achieved "
+                          "TFLOP/s against FLOP/byte, coloured by family, sized by GPU time, under the device's "
+                          "roofs when the trace names its GPU.")]
+
+
+def _peer(ds, style: str, ids: list[str], trace: str | None, by_module: bool) -> list[Section]:
     names = dict(ds.con.sql(f"SELECT trace_id, label FROM trace_labels WHERE trace_id IN {analysis._in(ids)}")
                  .fetchall())
     sections = TRACELENS if style == "tracelens" else HTA
@@ -217,10 +249,10 @@ def _build(ds, style: str, ids: list[str], trace: str | None,
               file=sys.stderr)
     per_section = [(fname, _peer_section(ds, view, query, ids)) for fname, view, query in sections
                    if view not in missing]
+    out: list[Section] = []
     for tid in ids:
-        for fname, frames in per_section:
-            if (df := frames[tid]) is not None:
-                out.append((fname, names.get(tid, tid), df))
+        out += peer_files([Section(fname, df, trace=names.get(tid, tid)) for fname, frames in per_section
+                           if (df := frames[tid]) is not None])
     if style == "tracelens" and trace is None:
         out.extend(_tracelens_multirank(ds))
     return out
@@ -236,148 +268,81 @@ MULTIRANK_FILES = {"nccl_summary_implicit_sync", "nccl_summary_long", "nccl_long
                    "straggler_summary"}
 
 
-def _tracelens_multirank(ds) -> list[tuple[str, str | None, pl.DataFrame]]:
+def peer_files(sections: list[Section]) -> list[Section]:
+    """A peer's files of one trace as the peer writes them when a table has no rows: an empty file (pandas writes
+    nothing for a frame without columns), but short_kernel_histogram with its header, and TraceLens's
+    short_kernels_summary as a lone newline without short kernels, the aggregation's two-level header when the
+    histogram has some (its group keys left them all out)."""
+    short = any(s.name == "short_kernel_histogram" and s.frame.height for s in sections)
+    for s in sections:
+        if s.name == "short_kernels_summary":
+            s.empty_csv = TL_SHORT_KERNELS_UNGROUPED if short else "\n"
+        elif s.name != "short_kernel_histogram" and "trace" not in s.frame.columns:
+            s.empty_csv = ""
+    return sections
+
+
+def _tracelens_multirank(ds) -> list[Section]:
     """TraceLens's multi-rank collective report of every job of two or more ranks with collective kernels
-    (tracesql.api.comm.tracelens_jobs), labelled job<J> (its sub-folder with --out)."""
+    (tracesql.api.comm.tracelens_jobs), labelled job<J> (its sub-folder with --out); its files are written with
+    their header when empty (MULTIRANK_FILES)."""
     from tracesql.api import comm
 
-    return [(fname, f"job{job}", df) for job in comm.tracelens_jobs(ds)
-            for fname, df in comm.tracelens_frames(ds, job).items()]
+    return [Section(fname, df, trace=f"job{job}", empty_csv=None if fname in MULTIRANK_FILES else "")
+            for job in comm.tracelens_jobs(ds) for fname, df in comm.tracelens_frames(ds, job).items()]
 
 
-def _folders(labels: list[str]) -> dict[str, str]:
-    """A folder name per trace label, unique (the labels are; the safe names may meet)."""
-    out: dict[str, str] = {}
-    used: set[str] = set()
-    for label in labels:
-        base = _safe_name(label)
-        name, n = base, 2
-        while name.lower() in used:  # compared without case, for file systems that ignore it
-            name, n = unique_name(base, n), n + 1
-        used.add(name.lower())
-        out[label] = name
-    return out
+def document(ds, style: str = "native", fmt: str = "table", trace: str | None = None, by_module: bool = False,
+             arch: str | None = None, pseudo_ops: bool = False, head: bool = True) -> Document:
+    """The report as a document for format ``fmt`` (tracesql.render.sections): its sections (build; with charts when
+    the format draws them), the traces it covers, those without GPU events and, for a native report in a format
+    that shows one and with ``head``, the first screen (tracesql.api.summary.render), computed with the sections."""
+    f = FORMATS[fmt]
+    ids = analysis.trace_ids(ds, trace)
+    labels = analysis.trace_labels(ds)
+    first = head and f.head and style == "native"
+    with ds.scope():
+        # the views the report and its first screen share are computed once for both (with the device set)
+        set_arch(ds, style, arch)
+        shared = materialized_views(style) + (materialized("summary") if first else [])
+        with ds.materialized(shared, ids if trace is not None else None):
+            sections = build(ds, style=style, trace=trace, by_module=by_module, arch=arch, pseudo_ops=pseudo_ops,
+                             charts=f.charts)
+            text = ""
+            if first:
+                from tracesql.api import summary
+
+                text = summary.render(ds, trace=trace, w=f.head_width, arch=arch)
+    title = f"tracesql report: {Path(ds.path).name}" + (f" ({labels[ids[0]]})" if trace is not None else "")
+    return Document(sections, title=title, head=text, traces=[labels[t] for t in ids],
+                    without_gpu=frozenset(label for label, _ in no_gpu(ds, trace)))
 
 
-def _per_trace(sections) -> list[tuple[str, str | None, pl.DataFrame]]:
-    """Sections split by trace: a native section (all traces in one frame, with trace_id and trace columns)
-    becomes one frame per trace; the peer sections are per trace already."""
-    labels = sorted({t for _, t, _ in sections if t is not None}
-                    | {x for name, t, df in sections
-                       if t is None and "trace" in df.columns and name not in ACROSS_TRACES
-                       for x in df.get_column("trace").unique().to_list() if x is not None})
-    out = []
-    for name, trace, df in sections:
-        if trace is not None or "trace" not in df.columns or name in ACROSS_TRACES:
-            out.append((name, trace, df))
-            continue
-        for label in labels:
-            out.append((name, label, df.filter(pl.col("trace") == label)))
-    return out
-
-
-def write(sections, fmt: str = "table", out: str | None = None, stream=None, width: int | None = None,
-          wide: bool = False, traces: list[str] | None = None, without_gpu: frozenset[str] = frozenset()) -> list[Path]:
-    """Print the sections (no out) or write one file per section into the folder out, with one sub-folder per
-    trace when the sections cover several traces (``traces``: the labels of every trace covered, so that a trace
-    without a row in any section gets its folder too; ``without_gpu``: labels of traces without GPU events, whose
-    sections are written only when they have rows, e.g. the launch calls of a profile without its GPU side).
-
-    Printed: ``table`` (each table fitted to ``width`` unless ``wide``), ``csv`` (a ``# section`` line before
-    each), ``json`` (one JSON object keyed by section; a peer style's sections hold one array per trace label)."""
-    import json
-
-    from tracesql.render.output import format_table, frame_json
-
-    stream = stream or sys.stdout
-    if out is None:
-        if fmt == "json":
-            doc: dict = {}
-            for name, trace, df in sections:
-                if trace is None:
-                    doc[name] = frame_json(df)
-                else:
-                    doc.setdefault(name, {})[trace] = frame_json(df)
-            stream.write(json.dumps(doc, ensure_ascii=False) + "\n")
-            return []
-        for name, trace, df in sections:
-            title = name if trace is None else f"{name} ({terminal_text(trace)})"  # a label on one line
-            if fmt == "table":
-                stream.write(f"== {title}\n{format_table(df, width=None if wide else width)}\n\n")
-            else:
-                stream.write(f"# {title}\n{df.write_csv()}\n")
-        return []
-    written = []
-    split = _per_trace(sections)
-    short_hist = {t: df.height for name, t, df in split if name == "short_kernel_histogram"}
-    labels = sorted({t for _, t, _ in split if t is not None} | set(traces or ()))
-    folders = _folders(labels) if len(labels) > 1 else {}
-    for folder in [Path(out)] + [Path(out) / f for f in folders.values()]:
-        folder.mkdir(parents=True, exist_ok=True)
-    for name, trace, df in split:
-        if trace in without_gpu and df.height == 0:
-            continue
-        folder = Path(out)
-        if trace is not None and folders:
-            folder = folder / folders[trace]
-        folder.mkdir(parents=True, exist_ok=True)
-        ext = {"table": "txt", "csv": "csv", "json": "json"}[fmt]
-        path = folder / f"{name}.{ext}"
-        if fmt == "csv":
-            if name == "short_kernels_summary" and df.height == 0 and trace is not None:
-                # TraceLens's frame without rows (get_dfs_short_kernels): none at all without short kernels (pandas
-                # writes a lone newline), the aggregation's two-level header when its group keys left them all out
-                path.write_text(TL_SHORT_KERNELS_UNGROUPED if short_hist.get(trace) else "\n")
-            elif name == "short_kernel_histogram":
-                df.write_csv(path)  # its columns even without a short kernel
-            elif df.height == 0 and trace is not None and "trace" not in df.columns and name not in MULTIRANK_FILES:
-                path.write_text("")  # the peers write an empty file for an empty table (TraceLens's multi-rank
-                # report a header: its frames have their columns)
-            else:
-                df.write_csv(path)
-        elif fmt == "json":
-            path.write_text(df.write_json() + "\n")
-        else:
-            path.write_text(format_table(df, max_rows=None) + "\n")
-        written.append(path)
-    return written
-
-
-def report(ds, style: str = "native", fmt: str = "table", out: str | None = None, trace: str | None = None,
-           width: int | None = None, wide: bool = False, by_module: bool = False,
+def report(ds, style: str = "native", fmt: str = "table", out: str | None = None, output: str | None = None,
+           trace: str | None = None, width: int | None = None, wide: bool = False, by_module: bool = False,
            arch: str | None = None, pseudo_ops: bool = False) -> list[Path]:
-    """Build and print/write a report; returns the files written (empty when printing).
+    """Build and print/write a report (tracesql.render.formats.write); returns the files written (empty when
+    printing).
 
-    style: native, tracelens or hta; fmt: table, csv or json; out: a folder to write one file per section into
-    (None: print); trace: a trace_id or label (None: every trace); width: printed tables fit this many
-    characters (None: the terminal's width, see tracesql.render.output.terminal_width); wide: print them whole;
-    by_module, arch, pseudo_ops: see build."""
-    if width is None and out is None and fmt == "table" and not wide:
+    style: native, tracelens or hta; fmt: a format of tracesql.render.formats.FORMATS (table, csv, json: printed,
+    whole into ``output`` or one file per section into the folder ``out``; html: one page at ``output``, or
+    ``out``/report.html with the charts' specs; xlsx: one workbook at ``output``); trace: a trace_id or label (None:
+    every trace); width: printed tables fit this many characters (None: the terminal's width, see
+    tracesql.render.output.terminal_width); wide: print them whole; by_module, arch, pseudo_ops: see build. A
+    folder report names each trace without GPU events on stderr (it has no GPU section)."""
+    if width is None and not wide:
         from tracesql.render.output import terminal_width
 
         width = terminal_width()
-    first_screen = style == "native" and fmt == "table" and out is None  # the native text report opens with it
     try:
-        # the views the report and its first screen share are computed once for both (with the device set)
-        with ds.scope():
-            set_arch(ds, style, arch)
-            shared = materialized_views(style) + (materialized("summary") if first_screen else [])
-            with ds.materialized(shared, analysis.trace_ids(ds, trace) if trace is not None else None):
-                sections = build(ds, style=style, trace=trace, by_module=by_module, arch=arch,
-                                 pseudo_ops=pseudo_ops)
-                if first_screen:
-                    from tracesql.api import summary
-
-                    sys.stdout.write(summary.render(ds, trace=trace, arch=arch) + "\n")
-        labels = analysis.trace_labels(ds)
-        covered = [labels[t] for t in analysis.trace_ids(ds, trace)]
-        absent = no_gpu(ds, trace) if out is not None else []
-        for label, reason in absent:
-            print(terminal_text(f"tracesql report: {label}: no GPU sections, {reason}"), file=sys.stderr)
+        folder = out is not None and FORMATS[fmt].document is None  # a file per section
+        doc = document(ds, style, fmt, trace, by_module, arch, pseudo_ops, head=not folder)  # no first screen file
+        if folder:
+            for label, reason in no_gpu(ds, trace):
+                print(terminal_text(f"tracesql report: {label}: no GPU sections, {reason}"), file=sys.stderr)
     except duckdb.Error as e:
         raise RuntimeError(f"report failed: {str(e).splitlines()[0]}") from e
-    return write(sections, fmt=fmt, out=out, width=width, wide=wide, traces=covered if out is not None else None,
-                 without_gpu=frozenset(label for label, _ in absent))
+    return write(doc, fmt, output=output, out=out, width=None if wide else width, across=frozenset(ACROSS_TRACES))
 
 
 def no_gpu(ds, trace: str | None = None) -> list[tuple[str, str]]:
@@ -388,57 +353,10 @@ def no_gpu(ds, trace: str | None = None) -> list[tuple[str, str]]:
                       f"WHERE o.trace_id IN {analysis._in(ids)} ORDER BY l.label").fetchall()
 
 
-def html_report(ds, output: str | None = None, out: str | None = None, trace: str | None = None,
-                arch: str | None = None) -> list[Path]:
-    """The native report as one HTML page (tracesql.render.report_html): the first screen, every section with its
-    heading and meaning (the SQL library's ``@output ... TITLE ... ABOUT``), its charts (render.report_charts; the
-    roofline of each trace with modelled ops, as ``tracesql perf --plot``) and its table. ``output``: the page's
-    file; ``out``: a folder for ``report.html`` and each chart's Vega-Lite spec (``charts/<id>.vl.json``). Needs
-    vl-convert-python (``pip install 'tracesql[plot]'``) to draw the charts. Returns the files written."""
-    from tracesql.api import perf, summary
-    from tracesql.errors import UsageError
-    from tracesql.render.report_charts import section_charts
-    from tracesql.render.report_html import Section, page
-    from tracesql.render.report_html import write as write_page
-
-    if (output is None) == (out is None):
-        raise UsageError("the HTML report is one file: give --output FILE (or --out DIR for the page and its charts' "
-                         "specs)")
-    ids = analysis.trace_ids(ds, trace)
-    labels = analysis.trace_labels(ds)
-    try:
-        with ds.scope():
-            set_arch(ds, "native", arch)
-            shared = materialized_views("native") + materialized("summary")
-            with ds.materialized(shared, ids if trace is not None else None):
-                built = build(ds, style="native", trace=trace, arch=arch)
-                first = summary.render(ds, trace=trace, w=120, arch=arch)
-                roofs: list[tuple[str, dict]] = []
-                for tid in ids:
-                    try:
-                        roofs.append((labels[tid], perf.roofline_spec(ds, trace=tid, arch=arch)))
-                    except UsageError:  # no modelled op with FLOPs and bytes in this trace
-                        pass
-    except duckdb.Error as e:
-        raise RuntimeError(f"report failed: {str(e).splitlines()[0]}") from e
-    decl = {o.name: o for o in outputs("report-native") + outputs("report-across")}
-    sections = [Section(name, decl[name].title if name in decl else name, decl[name].about if name in decl else "",
-                        df, section_charts(name, df)) for name, _, df in built]
-    if roofs:
-        points = pl.DataFrame([{"trace": label, **p} for label, spec in roofs
-                               for p in spec["layer"][-1]["data"]["values"]])
-        sections.append(Section("roofline", "Roofline", "One point per op and argument set with a FLOP and byte model "
-                                "(tracesql perf): achieved TFLOP/s against FLOP/byte, coloured by family, sized by GPU "
-                                "time, under the device's roofs when the trace names its GPU.", points, roofs))
-    title = f"tracesql report: {Path(ds.path).name}" + (f" ({labels[ids[0]]})" if trace is not None else "")
-    text, specs = page(title, first, sections)
-    return write_page(text, specs, output=output, out=out)
-
-
 def trace_sections(ds, style: str, trace: str | None = None, by_module: bool = False, arch: str | None = None,
-                   pseudo_ops: bool = False) -> list[tuple[str, pl.DataFrame]]:
-    """The sections of a peer style's report of one trace, [(file name, frame)] in the report's order (``trace`` is
-    needed when the dataset has several: a UsageError otherwise)."""
+                   pseudo_ops: bool = False) -> list[Section]:
+    """The sections of a peer style's report of one trace in the report's order (``trace`` is needed when the
+    dataset has several: a UsageError otherwise)."""
     from tracesql.errors import UsageError
 
     ids = analysis.trace_ids(ds, trace)
@@ -446,23 +364,8 @@ def trace_sections(ds, style: str, trace: str | None = None, by_module: bool = F
         raise UsageError(f"--style {style} --format xlsx writes the workbook of one trace and the dataset has "
                          f"{len(ids)}: give --trace")
     label = analysis.trace_labels(ds)[ids[0]]
-    sections = build(ds, style=style, trace=trace, by_module=by_module, arch=arch, pseudo_ops=pseudo_ops)
-    return [(name, df) for name, t, df in sections if t == label]
-
-
-def xlsx_report(ds, output: str, style: str = "native", trace: str | None = None, by_module: bool = False,
-                arch: str | None = None, pseudo_ops: bool = False) -> list[Path]:
-    """The report as one Excel workbook (tracesql.render.xlsx), one sheet per section: native, every section over
-    the report's traces (as the CSV files); a peer style, the sections of one trace (trace_sections) in the
-    report's order (TraceLens's own workbook: tracesql.peers.tracelens.workbook). Returns the file written."""
-    from tracesql.render.xlsx import write_workbook
-
-    if style == "native":
-        sheets = [(name, df) for name, _, df in build(ds, style=style, trace=trace, arch=arch)]
-    else:
-        sheets = trace_sections(ds, style, trace, by_module, arch, pseudo_ops)
-    write_workbook(output, sheets)
-    return [Path(output)]
+    return [s for s in build(ds, style=style, trace=trace, by_module=by_module, arch=arch, pseudo_ops=pseudo_ops)
+            if s.trace == label]
 
 
 def section_specs(ds, section: str, trace: str | None = None) -> list[dict]:

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import sys
-from functools import partial
+from collections.abc import Callable
+from pathlib import Path
 
 from tracesql.api.analysis import MAX_BINS
 from tracesql.cli.common import (
@@ -85,30 +86,11 @@ def cmd_report(args) -> int:
         raise UsageError("--scheduler and --scheduler-file go with --executor dask")
     if parallel and not args.out:
         raise UsageError("--jobs and --executor write the report with --out DIR")
-    if fmt == "html":
-        if args.style != "native" or parallel:
-            raise UsageError("--format html writes the native report in one process (no --style, --jobs, --executor)")
-        from tracesql.api.dataset import Dataset
-
-        with Dataset(args.dataset, trace_ids=ids_since(args)) as ds:
-            written = report.html_report(ds, output=args.output, out=args.out, trace=args.trace, arch=args.arch)
-        for p in written:
-            print(terminal_text(p), file=sys.stderr)
-        return 0
-    if fmt == "xlsx":
-        if not args.output or args.out or parallel:
-            raise UsageError("--format xlsx writes one workbook: give --output FILE (no --out, --jobs, --executor)")
-        from tracesql.api.dataset import Dataset
-        from tracesql.peers.tracelens import workbook
-
-        write = workbook.write if args.style == "tracelens" else partial(report.xlsx_report, style=args.style)
-        with Dataset(args.dataset, trace_ids=ids_since(args)) as ds:
-            written = write(ds, args.output, trace=args.trace, by_module=args.group_by_parent_module, arch=args.arch,
-                            pseudo_ops=args.pseudo_ops)
-        for p in written:
-            print(terminal_text(p), file=sys.stderr)
-        return 0
-    if args.output and args.out:
+    if fmt == "html" and (args.style != "native" or parallel):
+        raise UsageError("--format html writes the native report in one process (no --style, --jobs, --executor)")
+    if fmt == "xlsx" and (not args.output or args.out or parallel):
+        raise UsageError("--format xlsx writes one workbook: give --output FILE (no --out, --jobs, --executor)")
+    if args.output and args.out and fmt != "html":
         raise UsageError("--output FILE writes the printed report, --out DIR one file per section: give one")
     ids = ids_since(args)
     if parallel:  # one task per trace (tracesql.api.archive_report)
@@ -118,19 +100,18 @@ def cmd_report(args) -> int:
                                by_module=args.group_by_parent_module, jobs=args.jobs,
                                executor=args.executor or "processes", scheduler=args.scheduler,
                                scheduler_file=args.scheduler_file, arch=args.arch, pseudo_ops=args.pseudo_ops)
-    elif args.output:
-        from tracesql.api.dataset import Dataset
-
-        with Dataset(args.dataset, trace_ids=ids) as ds:
-            _report_to_file(ds, args, fmt)
-        written = []
     else:
         from tracesql.api.dataset import Dataset
 
+        write: Callable[..., list[Path]] = report.report
+        if fmt == "xlsx" and args.style == "tracelens":  # TraceLens's own workbook: its sheet order and cells
+            from tracesql.peers.tracelens import workbook
+
+            write = workbook.report
         with Dataset(args.dataset, trace_ids=ids) as ds:
-            written = report.report(ds, style=args.style, fmt=fmt, out=args.out, trace=args.trace, wide=args.wide,
-                                    by_module=args.group_by_parent_module, arch=args.arch,
-                                    pseudo_ops=args.pseudo_ops)
+            written = write(ds, style=args.style, fmt=fmt, out=args.out, output=args.output, trace=args.trace,
+                            wide=args.wide, by_module=args.group_by_parent_module, arch=args.arch,
+                            pseudo_ops=args.pseudo_ops)
     for p in written:
         print(terminal_text(p), file=sys.stderr)
     return 0
@@ -146,27 +127,6 @@ def ids_since(args) -> list[str] | None:
     if not ids:
         raise EmptySelection(f"no traces ingested by run {args.since} or later in {args.dataset}")
     return ids
-
-
-def _report_to_file(ds, args, fmt: str) -> None:
-    """`report --output FILE`: the printed report written to FILE, its tables whole (every row and column)."""
-    import io
-
-    from tracesql.api import report, summary
-    from tracesql.render.output import format_table, write_text
-
-    sections = report.build(ds, style=args.style, trace=args.trace, by_module=args.group_by_parent_module,
-                            arch=args.arch, pseudo_ops=args.pseudo_ops)
-    if fmt == "table":
-        text = summary.render(ds, trace=args.trace, arch=args.arch) + "\n" if args.style == "native" else ""
-        for name, trace, df in sections:
-            title = name if trace is None else f"{name} ({trace})"
-            text += f"== {title}\n{format_table(df, max_rows=None)}\n\n"
-    else:
-        buf = io.StringIO()
-        report.write(sections, fmt=fmt, stream=buf)
-        text = buf.getvalue()
-    write_text(text, args.output)
 
 
 def cmd_summary(args) -> int:

@@ -2,7 +2,6 @@
 (tracesql.api.diff, sql/diff/)."""
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -209,9 +208,10 @@ def _side_label(side, other) -> str:
 def _diff_hta(args) -> int:
     """--style hta: HTA's TraceDiff results for BASE (HTA's control) and VARIANT (its test), one file per result
     (tracesql.peers.hta.diff.files: compare_traces*, ops_diff*, ops_summary_*) into --out, or printed."""
-    from tracesql.api import report
     from tracesql.peers.hta import diff as diff_hta
+    from tracesql.render.formats import write
     from tracesql.render.output import terminal_width
+    from tracesql.render.sections import Document, Section
 
     fmt = args.format or ("csv" if args.out else "table")
     if fmt not in ("table", "csv", "json"):
@@ -223,8 +223,7 @@ def _diff_hta(args) -> int:
     with ds:
         results = diff_hta.files(ds, base_id, variant_id)
     width = None if args.wide or args.out else terminal_width()
-    for path in report.write([(name, None, df) for name, df in results], fmt=fmt, out=args.out, width=width,
-                             wide=args.wide):
+    for path in write(Document([Section(name, df) for name, df in results]), fmt, out=args.out, width=width):
         print(terminal_text(path), file=sys.stderr)
     return 0
 
@@ -274,12 +273,12 @@ def cmd_diff(args) -> int:
         for p in _diff_html(frames, labels, ids, top, levels, args.output, args.out):
             print(terminal_text(str(p)), file=sys.stderr)
     elif args.out:
-        os.makedirs(args.out, exist_ok=True)
-        for lv in levels:
-            df = display(frames[lv])
-            path = os.path.join(args.out, f"diff_{lv}.{fmt}")
-            write_frame(df, fmt, path)
-            print(terminal_text(path), file=sys.stderr)
+        from tracesql.render.formats import write
+        from tracesql.render.sections import Document, Section
+
+        sections = [Section(f"diff_{lv}", display(frames[lv])) for lv in levels]
+        for path in write(Document(sections), fmt, out=args.out, across=frozenset(s.name for s in sections)):
+            print(terminal_text(str(path)), file=sys.stderr)
     elif args.level:
         df = display(frames[args.level])
         if df.height == 0 or args.top == 0:
@@ -310,18 +309,19 @@ def _diff_html(frames: dict, labels: tuple[str, str], ids: tuple[str, str], top:
     charts (tracesql.render.report_charts.diff_charts: the biggest regressions and improvements as a diverging bar,
     the timelines side by side) and its table; one self-contained page (tracesql.render.report_html). With ``out``,
     DIR/diff.html and each chart's Vega-Lite spec in DIR/charts/."""
+    from tracesql.render.formats import write
     from tracesql.render.report_charts import diff_charts
-    from tracesql.render.report_html import Section, page, write
+    from tracesql.render.sections import Document, Section
 
     docs = {o.name: o.doc for o in outputs("diff-level")}
     sections = []
     for lv in levels:
         df = display(frames[lv])
         about = docs.get(lv, "").replace("variant_id", "variant").replace("base_id", "base")
-        sections.append(Section(f"diff_{lv}", lv, about, df, diff_charts(lv, df)))
-    text, specs = page(f"tracesql diff: {labels[0]} -> {labels[1]}", first_screen(frames, labels, ids, top, 120),
-                       sections)
-    return write(text, specs, output=output, out=out, page_name="diff.html")
+        sections.append(Section(f"diff_{lv}", df, title=lv, about=about, charts=diff_charts(lv, df)))
+    doc = Document(sections, title=f"tracesql diff: {labels[0]} -> {labels[1]}",
+                   head=first_screen(frames, labels, ids, top, 120), page_name="diff.html")
+    return write(doc, "html", output=output, out=out)
 
 
 def _check_tag(tag: str) -> None:
@@ -339,8 +339,9 @@ def _check_tag(tag: str) -> None:
 def _cmd_diff_tracelens(args) -> int:
     """`diff --style tracelens`: TraceLens's comparison files (TraceLens_compare_perf_reports_pytorch with --names
     TAG1 TAG2) of the two traces, written into --out (one CSV per file, as TraceLens writes them) or printed."""
-    from tracesql.api.report import write
     from tracesql.peers.tracelens import diff as diff_tracelens
+    from tracesql.render.formats import write
+    from tracesql.render.sections import Document, Section
 
     fmt = args.format or "csv"
     if fmt not in ("csv", "json", "table"):
@@ -360,7 +361,7 @@ def _cmd_diff_tracelens(args) -> int:
     from tracesql.render.output import terminal_width
 
     width = terminal_width() if fmt == "table" and not args.out and not args.wide else None
-    for path in write([(name, None, df) for name, df in files], fmt=fmt, out=args.out, width=width, wide=args.wide):
+    for path in write(Document([Section(name, df) for name, df in files]), fmt, out=args.out, width=width):
         print(terminal_text(path), file=sys.stderr)
     return 0
 

@@ -5,12 +5,12 @@ that runs (render.html's Content-Security-Policy), every name through tracesql.e
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from tracesql.render import html
+from tracesql.render.sections import Section
 
 MAX_ROWS = 200  # table rows shown per section and trace (the CSV/JSON/Parquet outputs have them all)
 
@@ -19,17 +19,6 @@ STYLE = ("table{border-collapse:collapse;font-size:12px;margin:.5em 0 1.5em}"
          "td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}"
          "pre{background:#f8f8f8;padding:1em;overflow-x:auto;font-size:12px}"
          "section{margin-bottom:2em}p.about{color:#555;max-width:60em}nav li{margin:.1em 0}")
-
-
-@dataclass
-class Section:
-    """One section of the report as the page shows it."""
-
-    name: str            # the section's name (its file name in --out)
-    title: str           # its heading
-    about: str           # one line on what it means
-    frame: pl.DataFrame  # its rows, as the report computes them
-    charts: list[tuple[str, dict]] = field(default_factory=list)  # (trace label, Vega-Lite spec)
 
 
 def _cell(v: object) -> tuple[str, bool]:

@@ -37,7 +37,7 @@ def default_tags(ds, base_id: str, variant_id: str) -> tuple[str, str]:
     """The tags TraceLens would take without --names (its reports' folder names): the traces' file names without
     .json(.gz), made safe for a file name."""
     from tracesql.api.analysis import trace_labels
-    from tracesql.api.report import _safe_name
+    from tracesql.render.formats import safe_name as _safe_name
 
     labels = trace_labels(ds)
     return _safe_name(labels[base_id]), _safe_name(labels[variant_id])

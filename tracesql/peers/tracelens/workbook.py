@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import polars as pl
-
 _CATEGORIES = ["GEMM", "SDPA", "CONV", "InferenceAttention", "BinaryElementwise", "GroupedGEMM", "MoE_comm", "SSM",
                "RoPE", "CrossEntropy", "UnaryElementwise", "MoE_fused", "MoE_unfused", "MoE_aux", "RMSNorm",
                "elementwise", "GroupQuant", "FusedRoPE", "CustomCollective", "mHC", "Normalization", "Reduce"]
@@ -36,16 +34,18 @@ def order_key(sheet: str) -> int:
 BOOL_COLUMNS = frozenset({"has_perf_model"})
 
 
-def write(ds, output: str, trace: str | None = None, by_module: bool = False, arch: str | None = None,
-          pseudo_ops: bool = False) -> list[Path]:
-    """`report --style tracelens --format xlsx`: TraceLens's workbook of one trace at ``output``: the sections of
-    its report (tracesql.api.report.trace_sections) as sheets in TraceLens's order, BOOL_COLUMNS as booleans.
-    Returns the file written."""
-    from tracesql.api.report import trace_sections
-    from tracesql.render.xlsx import write_workbook
+def report(ds, output: str | None = None, trace: str | None = None, by_module: bool = False, arch: str | None = None,
+           pseudo_ops: bool = False, **_) -> list[Path]:
+    """`report --style tracelens --format xlsx --output FILE`: TraceLens's workbook of one trace at ``output``: the
+    sections of its report (tracesql.api.report.trace_sections) as sheets in TraceLens's order, BOOL_COLUMNS as
+    booleans (tracesql.render.formats' xlsx format). Returns the file written. The other keywords of
+    tracesql.api.report.report are taken and not used (one workbook, no folder, no width)."""
+    from dataclasses import replace
 
-    sheets = sorted(trace_sections(ds, "tracelens", trace, by_module, arch, pseudo_ops), key=lambda s: order_key(s[0]))
-    write_workbook(output, [(name, df.with_columns((pl.col(c) == "True").alias(c) for c in df.columns
-                                                   if c in BOOL_COLUMNS and df.schema[c] == pl.String))
-                            for name, df in sheets])
-    return [Path(output)]
+    from tracesql.api.report import trace_sections
+    from tracesql.render.formats import write
+    from tracesql.render.sections import Document
+
+    sections = sorted(trace_sections(ds, "tracelens", trace, by_module, arch, pseudo_ops),
+                      key=lambda s: order_key(s.name))
+    return write(Document([replace(s, bool_columns=BOOL_COLUMNS) for s in sections]), "xlsx", output=output)
