@@ -1,7 +1,7 @@
 """`tracesql report --format html`: one self-contained page of the native report, its charts read back against the
 sections' frames, no URL, the charts' specs beside it with --out, its one script (the tables' sorting) allowed by
-its hash and no other, and a real browser's parse of it: every chart kept, no console message, the tables sorted by
-a click."""
+its hash and no other, a real browser's parse of it (every chart kept, no console message, the tables sorted by a
+click), and for several traces the traces and the ranks of a job side by side, the straggler marked."""
 from __future__ import annotations
 
 import base64
@@ -336,7 +336,8 @@ def test_traces_side_by_side_with_the_longest_marked(two, tmp_path):
     assert sum(f.startswith("chart-s-gpu_timeline-") for f in p.figures) == 2  # a per-trace chart for each
     spec = _spec(p, "traces_overview")
     with tracesql.open(two) as ds:
-        over = {name: df for name, _, df in report.build(ds)}["traces_overview"]
+        sections = {name: df for name, _, df in report.build(ds)}
+    over = sections["traces_overview"]
     longest = over.sort("span_ms", descending=True)["trace"][0]
     assert spec["title"] == f"GPU span per trace (longest: {longest})"
     for row in over.iter_rows(named=True):
@@ -344,6 +345,66 @@ def test_traces_side_by_side_with_the_longest_marked(two, tmp_path):
         assert bars["busy"]["ms"] == row["busy_ms"]
         assert bars["idle"]["ms"] == pytest.approx(row["span_ms"] - row["busy_ms"], rel=1e-12)
         assert bars["busy"]["longest"] is (row["trace"] == longest)
+    # no trace is a rank of a job: the ranks' section has no row and no chart
+    assert sections["ranks_overview"].height == 0 and "chart-s-ranks_overview-1" not in p.figures
+
+
+@pytest.fixture(scope="module")
+def dlrm(shared_traces, tmp_path_factory) -> Path:
+    """The 8 ranks of a DLRM training job (multirank/dlrm_8rank): rank 7 kept the others waiting longest (the
+    straggler of `tracesql ranks`), ranks 1 and 3 have the longest GPU spans."""
+    out = tmp_path_factory.mktemp("dlrm") / "ds"
+    files = sorted(str(f) for f in (shared_traces / "multirank/dlrm_8rank").glob("rank*.json.gz"))
+    tracesql.ingest(files, out=out, quiet=True)
+    return out
+
+
+@pytest.mark.slow  # 8 traces ingested and reported: over 3 s on a 2-core machine
+def test_ranks_side_by_side_with_the_straggler(dlrm, tmp_path):
+    """A multi-rank job: the section ranks_overview (the numbers of `tracesql ranks`, in ms) and its chart, a bar
+    per rank split into compute, exposed communication, exposed memory and idle, the straggler outlined and named;
+    every bar is a value of the section's frame."""
+    pytest.importorskip("vl_convert")
+    from tracesql.api import comm
+
+    r = subprocess.run([*tracesql_cli(), "report", str(dlrm), "-f", "html", "--output", str(tmp_path / "r.html")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    p = _Charts()
+    p.feed(text)
+    p.close()
+    assert p.figures[:2] == ["chart-s-traces_overview-1", "chart-s-ranks_overview-1"]  # one chart of all ranks
+    _one_script_by_hash(p)
+    with tracesql.open(dlrm) as ds:
+        frames = {name: df for name, _, df in report.build(ds)}
+        ranks = comm.ranks(ds)
+    frame = frames["ranks_overview"]
+    # the section is the job's ranks as `tracesql ranks` shows them (µs there, ms here)
+    assert frame["rank"].to_list() == ranks["rank"].to_list() == list(range(8))
+    assert frame["is_straggler"].to_list() == ranks["bounds_job"].to_list() == [False] * 7 + [True]
+    for ms, us in (("span_ms", "span_us"), ("compute_ms", "compute_us"), ("comm_exposed_ms", "comm_exposed_us"),
+                   ("idle_ms", "idle_us"), ("wait_ms", "wait_us"), ("late_ms", "late_us")):
+        assert frame[ms].to_list() == pytest.approx([v / 1000 for v in ranks[us].to_list()], rel=1e-12), ms
+    spec = _spec(p, "ranks_overview")
+    assert spec["title"] == "GPU time per rank (straggler: rank 7)"
+    assert spec["encoding"]["stroke"]["condition"]["test"] == "datum.is_straggler"
+    values = spec["data"]["values"]
+    parts = {"compute": "compute_ms", "exposed communication": "comm_exposed_ms",
+             "exposed memory": "memory_exposed_ms", "idle": "idle_ms"}
+    for row in frame.iter_rows(named=True):
+        bars = {v["part"]: v for v in values if (v["job_id"], v["rank"]) == (row["job_id"], row["rank"])}
+        assert {part: bars[part]["ms"] for part in parts} == {part: row[col] for part, col in parts.items()}
+        assert sum(b["ms"] for b in bars.values()) == pytest.approx(row["span_ms"], rel=1e-9)  # the parts fill it
+        assert {b["is_straggler"] for b in bars.values()} == {row["is_straggler"]}
+        assert {b["where"] for b in bars.values()} == {f"rank {row['rank']}" + (" (straggler)" if row["is_straggler"]
+                                                                              else "")}
+    assert len(values) == 4 * 8
+    # the straggler is not the rank with the longest span, which the traces' chart marks
+    longest = frames["traces_overview"].sort("span_ms", descending=True)["rank"][0]
+    assert longest != 7 and _spec(p, "traces_overview")["title"].startswith("GPU span per trace (longest: rank")
+    # the section's table: one row per rank
+    assert len(_tables(text)["s-ranks_overview"][2]) == 8
 
 
 def test_diff_page_draws_the_biggest_changes(two, tmp_path):
