@@ -84,7 +84,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'"
 CSP_SORTABLE = f"{CSP}; script-src {SORT_SCRIPT_HASH}"  # the one script a page may run
 STYLE = ("body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}figure{margin:0 0 1.5em}"
          "figure svg{max-width:100%;height:auto}")
-SORTABLE_STYLE = ("table.sortable th{cursor:pointer;user-select:none}"
+SORTABLE_STYLE = ("table.sortable th{cursor:pointer;user-select:none;white-space:nowrap}"
                   "table.sortable th[aria-sort=ascending]::after{content:\" \\25B2\"}"
                   "table.sortable th[aria-sort=descending]::after{content:\" \\25BC\"}")
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
