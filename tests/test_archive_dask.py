@@ -121,10 +121,14 @@ def test_report_tasks_of_some_traces(archive, tmp_path):
     out = tmp_path / "some"
     written = report_tasks(archive, out, trace_ids=ids, jobs=2)
     assert sorted(d.name for d in out.iterdir() if d.is_dir()) == ["rank-0", "rank-1"]
-    assert written[:3] == [out / f"{n}.csv" for n in ("traces_overview", "kernels_across_traces", "ops_across_traces")]
-    assert len(written) == 3 + 2 * 13  # and the 13 native sections of each trace
+    assert written[:4] == [out / f"{n}.csv" for n in ("traces_overview", "kernels_across_traces", "ops_across_traces",
+                                                      "ranks_overview")]
+    assert len(written) == 4 + 2 * 13  # and the 13 native sections of each trace
     with open(out / "traces_overview.csv") as f:
         assert [r["trace_id"] for r in csv.DictReader(f)] == ids
+    with open(out / "ranks_overview.csv") as f:  # computed by the driver: a task sees one rank of the job
+        assert [(r["trace_id"], r["rank"], r["is_straggler"]) for r in csv.DictReader(f)] == \
+            [(ids[0], "0", "false"), (ids[1], "1", "true")]
 
 
 def test_a_failed_task_is_reported(archive, tmp_path):

@@ -218,7 +218,8 @@ def test_traces_of_the_same_file_name(shared_traces, tmp_path):
         assert len(folders) == 2, folders
         # a native report of several traces starts with the traces side by side, at the top of --out
         assert sorted(p.name for p in out.iterdir() if p.is_file()) == (
-            ["kernels_across_traces.csv", "ops_across_traces.csv", "traces_overview.csv"] if style == "native" else [])
+            ["kernels_across_traces.csv", "ops_across_traces.csv", "traces_overview.csv"]
+            if style == "native" else [])  # no ranks_overview: the two runs are not the ranks of a job
         first = "gpu_timeline.csv" if style != "hta" else "temporal_breakdown.csv"
         texts = [list(csv.DictReader((out / f / first).open())) for f in folders]
         if style == "native":  # each folder has its own trace's rows

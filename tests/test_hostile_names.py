@@ -9,13 +9,16 @@ The HTML and SVG outputs are also read as an attacker would want them read: no `
 page's own JSON element, no ``<img``, no comment or CDATA section, only the elements tracesql writes, and no URL:
 an SVG file names only the namespaces declared on its ``<svg>`` element (tracesql.render.svg.NAMESPACES: the SVG
 and XLink namespaces, identifiers that no reader fetches), an HTML page none. The SVG parses as XML (xml.etree) on
-its own and inside the page. The HTML report (`report --format html`) holds the same names as text.
+its own and inside the page. The HTML report (`report --format html`) holds the same names as text, and runs one
+script, its own (render.html.SORT_SCRIPT, allowed by its hash): a browser that runs it shows the names as text, and
+sorting a table by them keeps them text.
 """
 from __future__ import annotations
 
 import csv
 import json
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -28,6 +31,8 @@ import pytest
 import tracesql
 from tests.test_perf_model_infer import STEP_D, _fi_decode  # a FlashInfer decode op the model covers
 from tracesql.cli.main import main
+from tracesql.escape import html_text
+from tracesql.render.html import SORT_SCRIPT, SORT_SCRIPT_HASH, script_hash
 from tracesql.render.svg import ELEMENTS, NAMESPACES, SVG_NS
 
 H = "</script><img src=x onerror=alert(1)>\"'<&\n<!--]]>"
@@ -449,8 +454,11 @@ def test_html_report(hostile, short, tmp_path):
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert not re.search(r"https?:|//[a-z]", page, re.I)
     assert not re.search(r"<img|<!--|]]>|<!\[CDATA", page, re.I)
-    # every </script is the end of one of the charts' JSON data elements
-    assert len(re.findall(r"</script", page, re.I)) == page.count('<script type="application/json"') >= 6
+    # every </script is the end of one of the charts' JSON data elements or of the one script, the tables' sorting
+    assert len(re.findall(r"</script", page, re.I)) == page.count('<script type="application/json"') + 1 >= 7
+    assert page.count("<script>") == 1 and page.count(f"<script>{SORT_SCRIPT}</script>") == 1
+    allowed = html_text(f"script-src {SORT_SCRIPT_HASH}")  # the policy, as the attribute holds it
+    assert page.count("script-src") == 1 and f"{allowed}\">" in page  # it alone may run
     p = _Text()
     p.feed(page)
     p.close()
@@ -460,3 +468,24 @@ def test_html_report(hostile, short, tmp_path):
     # the names are text of the page (the tables hold them whole), never markup
     for name in (BAD_OP, FI_OP, *short.values()):
         assert name in p.text
+    if shutil.which("chromium") is None:  # Debian's chromium (.ci/run installs it)
+        return
+    # a browser, its script sorting every table by every column (the first header of each clicked, for the
+    # kernel and op names): no console message (no error, no script refused), the names still text, no <img>
+    clicks = ("Array.prototype.forEach.call(document.querySelectorAll('th'), function (th) { th.click(); });")
+    clicked = tmp_path / "clicked.html"
+    clicked.write_text(page.replace(allowed, html_text(f"script-src {SORT_SCRIPT_HASH} {script_hash(clicks)}"))
+                       .replace("</body>", f"<script>{clicks}</script></body>"), encoding="utf-8")
+    r = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                        "--disable-component-update", "--disable-sync", "--no-first-run",
+                        f"--user-data-dir={tmp_path / 'u'}", "--enable-logging=stderr", "--v=0",
+                        "--virtual-time-budget=5000", "--dump-dom", clicked.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert not [line for line in r.stderr.splitlines() if ":CONSOLE" in line]
+    dom = _Text()
+    dom.feed(r.stdout)
+    dom.close()
+    assert dom.tags.count("table") == p.tags.count("table") and 'class="sortable"' in r.stdout
+    assert "img" not in dom.tags and set(dom.tags) <= html_tags | {e.lower() for e in ELEMENTS}
+    for name in (BAD_OP, FI_OP, *short.values()):
+        assert name in dom.text

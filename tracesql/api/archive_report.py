@@ -6,9 +6,10 @@ CUDA graph replay takes its ops from) and submits one task per trace to an execu
 catalog is not bound), writes that trace's sub-folder (tracesql.api.report.build and write, as a report over one
 connection does) and returns the per-trace rows of the cross-trace tables (traces_overview, kernels_by_trace,
 ops_by_trace of sql/gpu/across_traces.sql) as Arrow tables. The driver defines those three as the union of the rows
-and runs sql/gpu/across_traces_merge.sql over them, then writes the top-level files; TraceLens's multi-rank job
-folders (style tracelens), which read every rank of a job, are written by the driver over its own connection while
-the tasks run. The files equal those of ``report --out`` over one connection.
+and runs sql/gpu/across_traces_merge.sql over them, then writes the top-level files; the cross-trace sections that
+read every rank of a job at once (sql/comm/ranks_overview.sql) and TraceLens's multi-rank job folders (style
+tracelens) are computed by the driver over its own connection while the tasks run. The files equal those of
+``report --out`` over one connection.
 
 A task that fails for good (its worker killed more often than Dask retries it, an error) is reported with its
 trace: the report then fails and the top-level tables, which would miss that trace, are not written.
@@ -31,6 +32,25 @@ from tracesql.store.config import configure
 ACROSS_ROWS = ("traces_overview", "kernels_by_trace", "ops_by_trace")
 ACROSS = frozenset(report.ACROSS_TRACES)  # written whole at the top of the report's folder
 MERGE_MODULE = "gpu/across_traces_merge"
+ROWS_MODULE = "gpu/across_traces"
+
+
+def merged_sections() -> list[str]:
+    """The cross-trace sections (report.ACROSS_TRACES) the merge computes from the tasks' rows: those declared by
+    gpu/across_traces and gpu/across_traces_merge. The others read what a task alone does not see (every rank of a
+    job: comm/ranks_overview); the driver computes them over its own connection (driver_sections)."""
+    from tracesql.store.sqlmodules import modules
+
+    declared = {o.name for m in (ROWS_MODULE, MERGE_MODULE) for o in modules()[m].outputs}
+    return [name for name in report.ACROSS_TRACES if name in declared]
+
+
+def driver_sections(ds) -> list[Section]:
+    """The cross-trace sections the merge does not compute (merged_sections), over the driver's connection."""
+    merged = set(merged_sections())
+    with ds.scope():
+        return [Section(name, report._q(ds, query)) for name, query in report.ACROSS_TRACES.items()
+                if name not in merged]
 
 
 @dataclass
@@ -106,7 +126,7 @@ def merge(parts: list[dict]) -> list[Section]:
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM rows")
         for st in module_statements([modules()[MERGE_MODULE]]):
             con.execute(st)
-        return [Section(name, con.sql(query).pl()) for name, query in report.ACROSS_TRACES.items()]
+        return [Section(name, con.sql(report.ACROSS_TRACES[name]).pl()) for name in merged_sections()]
     finally:
         con.close()
 
@@ -147,6 +167,7 @@ def report_tasks(dataset, out, style: str = "native", fmt: str = "csv", trace: s
             folder = out / folders[labels[tid]] if folders else out
             tasks.append(TraceTask(tid, opened, {t: labels[t] for t in opened}, str(folder)))
         results: dict[int, tuple[list[str], dict]] = {}
+        by_driver: list[Section] = []
         failed: list[str] = []
         written: list[Path] = []
         pending = list(range(len(tasks)))
@@ -161,6 +182,8 @@ def report_tasks(dataset, out, style: str = "native", fmt: str = "csv", trace: s
                 index = {id(f): i for f, i in zip(futures, pending, strict=True)}
                 if jobs_of_report and attempt == 1:  # every rank of a job: over this connection, while tasks run
                     written = _write_jobs(report._tracelens_multirank(ds), fmt, out, folders)
+                if across and attempt == 1:  # likewise the cross-trace sections that read every rank of a job
+                    by_driver = driver_sections(ds)
                 for fut in pool.as_completed(futures):
                     i = index[id(fut)]
                     try:
@@ -185,7 +208,8 @@ def report_tasks(dataset, out, style: str = "native", fmt: str = "csv", trace: s
                            + (" and has no cross-trace tables" if across else "") + ": "
                            + "; ".join(sorted(failed)))  # one line, as every error
     if across:
-        written = write(Document(merge([results[i][1] for i in range(len(tasks))])), fmt, out=str(out),
+        sections = {s.name: s for s in merge([results[i][1] for i in range(len(tasks))]) + by_driver}
+        written = write(Document(report.shown([sections[name] for name in report.ACROSS_TRACES])), fmt, out=str(out),
                         across=ACROSS) + written
     for i in range(len(tasks)):
         written += [Path(p) for p in results[i][0]]

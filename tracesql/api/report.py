@@ -88,6 +88,13 @@ def _native_sections(ds, ids: list[str], trace: str | None) -> dict:
 # Native sections over all the traces of a report (sql/gpu/across_traces.sql, ``@output report-across``), written
 # whole at the top of --out: name -> query.
 ACROSS_TRACES = {o.name: o.query() for o in outputs("report-across")}
+# Native sections shown only when they have rows (``@output ... IF ROWS``: the ranks of multi-rank jobs).
+IF_ROWS = frozenset(o.name for o in outputs("report-native") + outputs("report-across") if o.if_rows)
+
+
+def shown(sections: list[Section]) -> list[Section]:
+    """The sections a report shows: those declared IF ROWS only when they have rows."""
+    return [s for s in sections if s.frame.height or s.name not in IF_ROWS]
 
 
 def _template(o) -> str:
@@ -204,8 +211,8 @@ def _native(ds, ids: list[str], trace: str | None, charts: bool, arch: str | Non
     if len(ids) > 1 and analysis.has_view(ds, "traces_overview"):  # several traces: side by side first
         frames += [(name, _q(ds, query)) for name, query in ACROSS_TRACES.items()]
     frames += [(name, fn()) for name, fn in _native_sections(ds, ids, trace).items()]
-    out = [Section(name, df, title=decl[name].title if name in decl else "",
-                   about=decl[name].about if name in decl else "") for name, df in frames]
+    out = shown([Section(name, df, title=decl[name].title if name in decl else "",
+                         about=decl[name].about if name in decl else "") for name, df in frames])
     if charts:
         from tracesql.render.report_charts import section_charts
 
@@ -377,5 +384,8 @@ def section_specs(ds, section: str, trace: str | None = None) -> list[dict]:
         raise ValueError(f"section {section!r} has no chart; these have: {', '.join(CHARTS)}")
     ids = analysis.trace_ids(ds, trace)
     with ds.scope():
-        df = _native_sections(ds, ids, trace)[section]()
+        if section in ACROSS_TRACES:  # the traces side by side (a dataset's traces, or the trace alone)
+            df = _q(ds, f"SELECT * FROM ({ACROSS_TRACES[section]}) WHERE trace_id IN {analysis._in(ids)}")
+        else:
+            df = _native_sections(ds, ids, trace)[section]()
     return [spec for _, spec in section_charts(section, df)]

@@ -111,7 +111,7 @@ def _launch_delay(df: pl.DataFrame, trace: str) -> dict | None:
 
 def _traces(df: pl.DataFrame, _: str) -> dict | None:
     """The traces side by side (traces_overview): each trace's GPU span as busy and idle time, the trace with the
-    longest span marked (of the ranks of a job: the straggler)."""
+    longest span marked (which of a job's ranks held the others up is ranks_overview's straggler, _ranks)."""
     if df.height < 2 or not {"trace", "span_ms", "busy_ms"} <= set(df.columns):
         return None
     longest = df.sort("span_ms", descending=True, nulls_last=True)["trace"][0]
@@ -134,8 +134,49 @@ def _traces(df: pl.DataFrame, _: str) -> dict | None:
     return spec
 
 
+def _ranks(df: pl.DataFrame, _: str) -> dict | None:
+    """The ranks of each multi-rank job side by side (ranks_overview): a stacked bar per rank, its GPU span as
+    compute, exposed communication, exposed memory and idle (they add up to span_ms), the job's straggler (the rank
+    the others waited for longest, as `tracesql ranks` names it) outlined and named. A rank without GPU activity
+    has no bar."""
+    need = set(_RANK_PARTS) | {"job_id", "rank", "span_ms", "is_straggler"}
+    if df.height == 0 or not need <= set(df.columns):
+        return None
+    jobs = df.get_column("job_id").n_unique() > 1
+    rows, stragglers = [], []
+    for r in df.iter_rows(named=True):
+        where = (f"job {r['job_id']} " if jobs else "") + f"rank {r['rank']}"
+        if r["is_straggler"]:
+            stragglers.append(where)
+            where += " (straggler)"
+        if r["span_ms"] is None:
+            continue
+        rows += [{"where": where, "job_id": r["job_id"], "rank": r["rank"], "part": label, "part_order": i,
+                  "ms": r[col], "is_straggler": r["is_straggler"]}
+                 for i, (col, label) in enumerate(_RANK_PARTS.items())]
+    if not rows:
+        return None
+    title = ("GPU time per rank (straggler" + ("s: " if len(stragglers) > 1 else ": ") + ", ".join(stragglers) + ")"
+             if stragglers else "GPU time per rank (no straggler)")
+    spec = _base(title, rows)
+    spec.update(height={"step": 22}, mark="bar", encoding={
+        "y": {"field": "where", "type": "nominal", "title": None, "sort": None},
+        "x": {"field": "ms", "type": "quantitative", "stack": "zero", "title": "ms"},
+        "color": {"field": "part", "type": "nominal", "sort": list(_RANK_PARTS.values()), "title": None,
+                  "scale": {"domain": list(_RANK_PARTS.values()),  # no red but the straggler's outline
+                            "range": ["#4c78a8", "#f58518", "#b279a2", "#bab0ac"]}},
+        "order": {"field": "part_order", "type": "quantitative"},
+        "stroke": {"condition": {"test": "datum.is_straggler", "value": "#d62728"}, "value": None},
+        "strokeWidth": {"value": 2},
+        "tooltip": [{"field": "where", "title": "rank"}, {"field": "part"}, {"field": "ms", "format": ",.3f"}]})
+    return spec
+
+
+_RANK_PARTS = {"compute_ms": "compute", "comm_exposed_ms": "exposed communication",
+               "memory_exposed_ms": "exposed memory", "idle_ms": "idle"}
+
 # sections drawn once over all their rows (every trace in one chart), not one chart per trace
-WHOLE = {"traces_overview"}
+WHOLE = {"traces_overview", "ranks_overview"}
 
 # section name -> (frame of one trace, its label) -> spec (None: nothing to draw)
 CHARTS: dict[str, Callable[[pl.DataFrame, str], dict | None]] = {
@@ -147,6 +188,7 @@ CHARTS: dict[str, Callable[[pl.DataFrame, str], dict | None]] = {
     "launch_stats": _launch_delay,
     "short_kernel_histogram": _histogram("Short kernels by duration", "duration (µs)"),
     "traces_overview": _traces,
+    "ranks_overview": _ranks,
 }
 
 

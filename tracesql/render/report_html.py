@@ -1,6 +1,8 @@
 """The report as one HTML page: the first screen, then each section with its heading, what it means, its charts (inline
-SVG, drawn at write time: render.html.chart) and its table. Self-contained and static: no external URL, no script
-that runs (render.html's Content-Security-Policy), every name through tracesql.escape.
+SVG, drawn at write time: render.html.chart) and its table. Self-contained: no external URL, every name through
+tracesql.escape, and one script, render.html.SORT_SCRIPT (allowed by its hash, no other: render.html's
+Content-Security-Policy), which sorts a table by the column whose header is clicked; without it the page reads the
+same, each table in its section's order.
 """
 from __future__ import annotations
 
@@ -68,7 +70,7 @@ def page(title: str, first_screen: str | None, sections: list[Section]) -> tuple
             body.append(html.chart(spec, cid))
         body.append(table(s.frame) if s.frame.height else "<p>no rows</p>")
         parts.append("".join(body) + "</section>")
-    return html.page(title, "\n".join(parts), extra_style=STYLE), specs
+    return html.page(title, "\n".join(parts), extra_style=STYLE, sortable=True), specs
 
 
 def _sid(name: str) -> str:

@@ -41,8 +41,9 @@ ending in a backslash continues on the next comment line):
                                                  API function that shows the object instead, with its keyword
                                                  arguments (names the report knows: tracesql.api.report),
                                                  TITLE and ABOUT the heading of the section and one line on
-                                                 what it means (the HTML report), ORDER BY (the rest of the
-                                                 line) the order of the rows
+                                                 what it means (the HTML report), IF ROWS (after NAME) a
+                                                 section shown only when it has rows, ORDER BY (the rest of
+                                                 the line) the order of the rows
 
 Nothing else decides what is loaded, stored, materialized or shown: deleting a folder of modules removes
 exactly what they define (a module that requires a missing one is an error at load time).
@@ -77,6 +78,7 @@ class Output:
     doc: str = ""  # the first sentence of the object's comment block: what a row is ("op_summary: one row per ...")
     title: str = ""  # TITLE "...": how a report heads the section ("Ops by GPU time")
     about: str = ""  # ABOUT "...": one line on what it means, units included
+    if_rows: bool = False  # IF ROWS: a report shows the section only when it has rows
 
     def query(self, where: str = "", source: str | None = None, drop: tuple[str, ...] = ()) -> str:
         """SELECT of the object's rows as shown (``where``: a condition on them; ``source``: read another object
@@ -95,7 +97,8 @@ class Output:
                 + (f" ORDER BY {self.order_by}" if self.order_by else ""))
 
 
-_OUTPUT = re.compile(r"^(?P<group>[a-z-]+)\s+(?P<pos>\d+)\s+(?P<name>\S+)(?:\s+KEYS\s+(?P<keys>.*?))?"
+_OUTPUT = re.compile(r"^(?P<group>[a-z-]+)\s+(?P<pos>\d+)\s+(?P<name>\S+)(?P<if_rows>\s+IF ROWS)?"
+                     r"(?:\s+KEYS\s+(?P<keys>.*?))?"
                      r"(?:\s+EXCLUDE\s+(?P<exclude>.*?))?(?:\s+COLUMNS\s+(?P<columns>.*?))?"
                      r"(?:\s+CALL\s+(?P<call>\w+)(?P<args>(?:\s+\w+=\S+)*))?"
                      r'(?:\s+TITLE\s+"(?P<title>[^"]*)")?(?:\s+ABOUT\s+"(?P<about>[^"]*)")?'
@@ -125,13 +128,13 @@ def _doc(block: list[str]) -> str:
 def _output(decl: str, obj: str, path: Path, doc: str = "") -> Output:
     m = _OUTPUT.match(decl)
     if not m:
-        raise DatasetError(f"{path}: cannot read '@output {decl}' (GROUP POSITION NAME [KEYS c ...] "
+        raise DatasetError(f"{path}: cannot read '@output {decl}' (GROUP POSITION NAME [IF ROWS] [KEYS c ...] "
                            '[EXCLUDE c ...] [COLUMNS c ...] [CALL function arg=value ...] [TITLE "..."] '
                            '[ABOUT "..."] [ORDER BY ...])')
     args = tuple((k, _arg(v)) for k, v in (a.split("=", 1) for a in (m["args"] or "").split()))
     return Output(m["group"], int(m["pos"]), m["name"], obj, tuple((m["keys"] or "").split()),
                   tuple((m["exclude"] or "").split()), m["order"], tuple((m["columns"] or "").split()),
-                  m["call"], args, doc, m["title"] or "", m["about"] or "")
+                  m["call"], args, doc, m["title"] or "", m["about"] or "", bool(m["if_rows"]))
 
 
 @dataclass
