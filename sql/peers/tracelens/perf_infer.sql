@@ -8,9 +8,9 @@
 -- code is ours:
 --   registry   the inference extension's op mappings (TraceLens/PerfModel/extensions/pseudo_ops_perf_utils.py,
 --              get_pseudo_op_mappings, merged into op_to_perf_model_class_map by torch_op_mapping.py), as far as
---              reproduced here (the GEMM and elementwise extension ops are in peers/tracelens/perf_ops's
+--              reproduced here (the GEMM, elementwise and MoE extension ops are in peers/tracelens/perf_ops's
 --              registry): the vLLM/aiter inference attention ops (InferenceAttention_fwd) and
---              the unfused Triton MoE pseudo ops (MoE_unfused_fwd).
+--              the unfused Triton MoE pseudo ops (MoE_unfused_fwd, beside the MoE ops of peers/tracelens/perf_moe).
 --   instances  every event of the (merged) tree whose name is registered, in the tree's order: the trace's own
 --              ops (TraceLens's id = index in traceEvents = event_id), then for a graph replay paired with a
 --              capture trace (tree/graph_capture) the cpu_ops of the capture window
@@ -36,7 +36,7 @@
 --              execute_N_context_N(sqAskBsqsqCsqskD)_generation_N(sqEskFsqsqGsqskH)).
 -- The models (TraceLens/PerfModel/extensions/): see the views below. The sheets: tl_perf_infer_gemm,
 -- tl_perf_infer_unary_elementwise, tl_perf_infer_rmsnorm_fwd, tl_perf_infer_attention_fwd,
--- tl_perf_infer_moe_unfused_fwd.
+-- tl_perf_infer_moe_unfused_fwd, tl_perf_infer_moe_aux_fwd.
 -- Pseudo ops: only TraceLens's unfused Triton MoE ones (MoE_unfused_fwd.csv, see _tl_infer_perf_events).
 -- Not reproduced: TraceLens's other pseudo ops (fused aiter MoE, GPTQ/AWQ, flydsl, MLA, paged decode), the other
 -- ops of its extension, and a capture window replayed by several graph launches (TraceLens copies it once per
@@ -45,7 +45,7 @@
 -- @requires lib/pytext lib/intervals peers/float_us peers/tracelens/links peers/tracelens/ops_unique_args
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_elementwise
 -- @requires tree/rollups tree/graph_capture tree/nesting tree/context perf/paged_attention
--- @requires peers/tracelens/perf_rmsnorm
+-- @requires peers/tracelens/perf_rmsnorm peers/tracelens/perf_moe
 
 -- tl_perf_infer_model_ops: the ops TraceLens's inference extension models, as far as reproduced here; one row
 -- per op name.
@@ -514,29 +514,23 @@ SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
 FROM _tl_perf_summary_of('_tl_perf_infer_attention', '_tl_infer_perf_events', true)
 ORDER BY trace_id, rank;
 
--- _tl_moe_bpe(dtype): bytes per element of the dtype names TraceLens's MoE models know, case-sensitive
--- (DTYPE_TO_BYTES in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py); NULL otherwise.
-CREATE OR REPLACE MACRO _tl_moe_bpe(dtype) AS
-    CASE WHEN dtype IN ('Float8_e4m3fn', 'Float8_e4m3fnuz', 'Float8_e5m2', 'Float8_e5m2fnuz', 'FP8', 'c10::Float8_e4m3fn',
-                        'c10::Float8_e4m3fnuz') THEN 1.0
-         WHEN dtype IN ('FP4', 'c10::Float4_e2m1fn_x2') THEN 0.5
-         WHEN dtype IN ('BFloat16', 'Float16', 'Half', 'c10::BFloat16', 'c10::Half') THEN 2.0
-         WHEN dtype IN ('Float32', 'Float', 'c10::Float') THEN 4.0 END;
-
 -- _tl_perf_infer_moe: one row per unfused Triton MoE pseudo op TraceLens keeps, in _tl_perf_summary's input form
 -- (moe_triton_unfused_up / moe_triton_unfused_down in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py).
 -- From the moe_forward's args: num_tokens M = Input Dims[0][0], hidden_dim K = Input Dims[0][1], inter_dim N = K
 -- (TraceLens assumes it), num_experts E = Input Dims[1][1], input_dtype = Input type[0]; topk and gated from the
 -- pseudo op (_tl_infer_perf_events); weight_dtype 'FP4' when the kernel name contains 'fp4' (any case), 'FP8'
 -- when it contains 'fp8' or 'e4m3'. FLOPs: up 2·M·K·N·topk·(2 if gated), down 2·M·N·K·topk. Bytes, with
--- E_active = E·(1 − ((E − topk)/E)^M) experts hit and bpe from _tl_moe_bpe (the output in the input's dtype):
--- up M·K·bpe_in + E_active·(2 if gated)·K·N·bpe_w + M·N·topk·bpe_in; down M·N·topk·bpe_in + E_active·N·K·bpe_w +
--- M·K·bpe_in. An unknown dtype drops the instance. Compute Spec 'matrix_' + the precision of weight_dtype.
+-- E_active = E·(1 − ((E − topk)/E)^M) experts hit and bpe from _tl_moe_bpe (peers/tracelens/perf_moe; the
+-- output in the input's dtype): up M·K·bpe_in + E_active·(2 if gated)·K·N·bpe_w + M·N·topk·bpe_in; down
+-- M·N·topk·bpe_in + E_active·N·K·bpe_w + M·K·bpe_in. An unknown dtype drops the instance. Compute Spec
+-- 'matrix_' + the precision of weight_dtype.
 CREATE OR REPLACE VIEW _tl_perf_infer_moe AS
 WITH e AS (
     SELECT trace_id, event_id, model, input_dims AS d, json_extract_string(input_types, '$[*]') AS ty, moe_topk AS topk,
            moe_gated AS gated, lower(kernels[1].name) AS kn
-    FROM _tl_infer_perf_events WHERE sheet = 'MoE_unfused_fwd' AND len(kernels) > 0
+    FROM _tl_infer_perf_events
+    WHERE sheet = 'MoE_unfused_fwd' AND model IN ('moe_triton_unfused_up', 'moe_triton_unfused_down')
+      AND len(kernels) > 0
 ), a AS (
     SELECT *, (d ->> '$[0][0]')::BIGINT AS m, (d ->> '$[0][1]')::BIGINT AS k, (d ->> '$[1][1]')::BIGINT AS ne,
            ty[1] AS dt_in,
@@ -562,24 +556,44 @@ SELECT trace_id, event_id,
        'matrix_' || _tl_precision(dt_w) AS compute_spec
 FROM ok;
 
+-- _tl_perf_infer_moe_ops: one row per MoE_unfused_fwd or MoE_aux_fwd op instance of the inference report's tree
+-- TraceLens keeps, in _tl_perf_summary's input form: the models of peers/tracelens/perf_moe over the merged tree.
+CREATE OR REPLACE VIEW _tl_perf_infer_moe_ops AS SELECT * FROM _tl_perf_moe_of('_tl_infer_perf_events');
+
+-- _tl_perf_infer_moe_all: the instances of the inference report's MoE sheets: the pseudo ops (_tl_perf_infer_moe)
+-- and the ops (_tl_perf_infer_moe_ops).
+CREATE OR REPLACE VIEW _tl_perf_infer_moe_all AS
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe_ops;
+
 -- tl_perf_infer_moe_unfused_fwd: TraceLens's MoE_unfused_fwd.csv of its inference report, one row per trace and
--- group of unfused MoE pseudo ops with the same name, parameters and number of GPU events.
+-- group of unfused MoE pseudo ops and MoE GEMM ops with the same name, parameters and number of GPU events.
 --   trace_id                    the trace
---   name                        the pseudo op name (pseudo_op::moe_triton_unfused_up / _down)
---   param: num_tokens, hidden_dim, inter_dim, num_experts, topk, gated, input_dtype, weight_dtype   the model's
---                               parameters (_tl_perf_infer_moe)
---   num_kernels                 GPU events per instance (1)
+--   name                        the op name (pseudo_op::moe_triton_unfused_up / _down, or an op of perf_moe)
+--   param: num_tokens, hidden_dim, inter_dim, num_experts, topk, gated, input_dtype, weight_dtype   the pseudo
+--                               ops' parameters (_tl_perf_infer_moe), and the ops' (peers/tracelens/perf_moe)
+--   param: output_dtype, m_work, N, K   the other parameters of the ops (peers/tracelens/perf_moe)
+--   num_kernels                 GPU events per instance (1 for a pseudo op)
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens-module 21 MoE_unfused_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_moe_unfused_fwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'num_tokens') AS "param: num_tokens",
-       _tl_perf_param(params, 'hidden_dim') AS "param: hidden_dim",
-       _tl_perf_param(params, 'inter_dim') AS "param: inter_dim",
-       _tl_perf_param(params, 'num_experts') AS "param: num_experts", _tl_perf_param(params, 'topk') AS "param: topk",
-       _tl_perf_param(params, 'gated') AS "param: gated", _tl_perf_param(params, 'input_dtype') AS "param: input_dtype",
-       _tl_perf_param(params, 'weight_dtype') AS "param: weight_dtype",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary_of('_tl_perf_infer_moe', '_tl_infer_perf_events', true)
-ORDER BY trace_id, rank;
+SELECT * EXCLUDE ("param: operands", "param: shape_in1", "param: shape_in2", "param: dtype_in1_in2_out",
+                  "param: stride_input1", "param: stride_input2", "param: stride_output")
+FROM _tl_perf_moe_sheet('_tl_perf_infer_moe_all', '_tl_infer_perf_events', 'MoE_unfused_fwd', true);
+
+-- tl_perf_infer_moe_aux_fwd: TraceLens's MoE_aux_fwd.csv of its inference report, one row per trace and group of
+-- MoE routing / sorting op instances of the merged tree with the same name, parameters and number of GPU events;
+-- the columns of tl_perf_moe_aux_fwd (peers/tracelens/perf_moe), num_kernels (GPU events per instance) after the
+-- params.
+-- @output report-tracelens-module 28 MoE_aux_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_moe_aux_fwd AS
+SELECT trace_id, name, "param: operands", "param: shape_in1", "param: shape_in2", "param: dtype_in1_in2_out",
+       "param: stride_input1", "param: stride_input2", "param: stride_output",
+       * EXCLUDE (trace_id, name, "param: operands", "param: shape_in1", "param: shape_in2", "param: dtype_in1_in2_out",
+                  "param: stride_input1", "param: stride_input2", "param: stride_output", "param: num_tokens",
+                  "param: hidden_dim", "param: inter_dim", "param: num_experts", "param: topk", "param: gated",
+                  "param: input_dtype", "param: weight_dtype", "param: output_dtype", "param: m_work", "param: N",
+                  "param: K")
+FROM _tl_perf_moe_sheet('_tl_perf_infer_moe_ops', '_tl_infer_perf_events', 'MoE_aux_fwd', true);
