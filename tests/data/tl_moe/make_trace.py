@@ -16,8 +16,16 @@ get_pseudo_op_mappings) that sql/peers/tracelens/perf_moe.sql models:
          fused_append_shared_experts (topk_ids, topk_weights, ...).
 
 Every op launches one kernel through hipLaunchKernel (correlation + ac2g flow), stream 0; times are µs with three
-decimals, kernel times distinct. Run `python tests/data/tl_moe/make_trace.py` to rewrite the file; README.md says
-how the TraceLens reference CSVs next to it were made.
+decimals, kernel times distinct.
+
+It also writes moe_aiter_fused.json, vLLM's fused aiter MoE: four vllm::moe_forward (hidden_states, router_logits,
+layer_name) calls, each around one vllm::rocm_aiter_fused_moe (hidden_states, w1, w2, topk_weights, topk_ids, ...)
+that launches a sorting kernel, a quantization kernel and the fused MoE kernel(s), from which TraceLens's pseudo ops
+(Trace2Tree/extensions/moe_aiter_pseudo_ops.py) make pseudo_op::moe_aiter_fused_1stage: two calls alike (one sheet
+row), a third with a bf16 input, and a fourth whose two fused MoE kernels give it no pseudo op.
+
+Run `python tests/data/tl_moe/make_trace.py` to rewrite the files; README.md says how the TraceLens reference CSVs
+next to them were made.
 """
 from __future__ import annotations
 
@@ -133,9 +141,48 @@ call("aiter::biased_grouped_topk_hip", "_ZN5aiter19biased_grouped_topk_kernelI14
 call("sglang_profiler::fused_moe_triton_kernels_fused_append_shared_experts", "fused_append_shared_experts_kernel",
      1.875, [[M, TOPK + 1], [M, TOPK + 1], [], []], [I32, F32, "Scalar", "Scalar"], concrete=["", "", "1", "1.0"])
 
-trace = {"schemaVersion": 1,
-         "deviceProperties": [{"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
-                               "computeMajor": 9, "computeMinor": 4, "numSms": 304}],
-         "traceEvents": events, "traceName": "moe_ops.json", "displayTimeUnit": "ms",
-         "baseTimeNanoseconds": 1700000000000000000}
-Path(__file__).with_name("moe_ops.json").write_text(json.dumps(trace, indent=1) + "\n")
+
+
+def write(events: list[dict], name: str) -> None:
+    """The trace file `name` next to this script, with `events`."""
+    trace = {"schemaVersion": 1,
+             "deviceProperties": [{"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
+                                   "computeMajor": 9, "computeMinor": 4, "numSms": 304}],
+             "traceEvents": events, "traceName": name, "displayTimeUnit": "ms",
+             "baseTimeNanoseconds": 1700000000000000000}
+    Path(__file__).with_name(name).write_text(json.dumps(trace, indent=1) + "\n")
+
+
+write(events, "moe_ops.json")
+
+# --- vLLM's fused aiter MoE (moe_aiter_fused.json): 128 experts, hidden 4096, inter 1536, top-8, FP8 weights ---
+fused = Trace(pid=3100, corr=900)
+fused.events.append({"ph": "M", "name": "process_name", "pid": fused.pid, "tid": 0, "args": {"name": "python3"}})
+fused.events.append({"ph": "M", "name": "thread_name", "pid": fused.pid, "tid": fused.tid, "args": {"name": "python3"}})
+MF, KF, NF, EF, TOPKF = 32, 4096, 1536, 128, 8
+SORT_K = "_ZN7ck_tile14MoeSortingKernelINS_22MoeSortingProblemExIifEEEEvNT_5KargsE"
+QUANT_K = "_ZN5aiter35dynamic_per_token_scaled_quant_kernelI"
+FMOE_K = "aiter::fmoe_fp8_blockscale_g1u1_subGU_256_silu"
+
+
+def fused_moe(t0, m, dtype_in, kernels):
+    """vllm::moe_forward at t0 around one vllm::rocm_aiter_fused_moe of m tokens launching `kernels` ((name,
+    duration) pairs, one after the other)."""
+    fused.op("vllm::moe_forward", t0, 200.0, dims=[[m, KF], [m, EF], []], types=[dtype_in, dtype_in, "Scalar"],
+             strides=strides_of([[m, KF], [m, EF], []]), concrete=["", "", "model.layers.3.mlp.experts"])
+    d = [[m, KF], [EF, 2 * NF, KF], [EF, KF, NF], [m, TOPKF], [m, TOPKF], [], [], [], [],
+         [EF, 2 * NF // 128, KF // 128], [EF, KF // 128, NF // 128], [], []]
+    fused.op("vllm::rocm_aiter_fused_moe", t0 + 10.0, 180.0, dims=d,
+             types=[dtype_in, FP8, FP8, F32, I32, "", "Scalar", "Scalar", "Scalar", F32, F32, "", ""],
+             strides=strides_of(d), concrete=["", "", "", "", "", "", "3", "4", "False", "", "", "", ""])
+    for j, (kernel, dur) in enumerate(kernels):
+        assert dur not in _durs, dur
+        _durs.add(dur)
+        fused.launch(kernel, t0 + 20.0 + 40.0 * j, t0 + 30.0 + 40.0 * j, dur)
+
+
+fused_moe(2000.0, MF, FP8, [(SORT_K, 2.125), (QUANT_K, 1.625), (FMOE_K, 33.5)])
+fused_moe(2300.0, MF, FP8, [(SORT_K, 2.375), (QUANT_K, 1.375), (FMOE_K, 35.25)])
+fused_moe(2600.0, 4 * MF, BF16, [(SORT_K, 2.625), ("aiter::fmoe_bf16_g1u1_silu", 61.75)])
+fused_moe(2900.0, MF, FP8, [(SORT_K, 2.75), (FMOE_K, 21.5), (FMOE_K, 22.5)])
+write(fused.events, "moe_aiter_fused.json")
