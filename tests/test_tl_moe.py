@@ -154,3 +154,39 @@ def test_inference_suffixed_sglang_name(infer):
     assert float(bf["GFLOPS_first"]) == 2 * mw * n * k / 1e9
     assert float(bf["Data Moved (MB)_first"]) == pytest.approx(
         (mw * k * 2 + e_active(128, 8, 64) * n * k * 2 + mw * n * 2) / 2**20, rel=1e-15)
+
+
+@pytest.fixture(scope="module")
+def fused(tmp_path_factory):
+    """The TraceLens-style inference report of vLLM's fused aiter MoE trace (tests/data/tl_moe/moe_aiter_fused.json)."""
+    tmp = tmp_path_factory.mktemp("tl_moe_fused")
+    assert main(["ingest", "-q", str(DATA / "moe_aiter_fused.json"), "--out", str(tmp / "ds")]) == 0
+    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
+                 "--jobs", "1", "--out", str(tmp / "tli")]) == 0
+    return tmp / "tli"
+
+
+@pytest.mark.parametrize("sheet", ["MoE_fused_fwd", "unified_perf_summary"])
+def test_fused_sheet_equals_tracelens(fused, sheet):
+    """Every row and column of TraceLens 0.1.0's inference report file for the fused aiter MoE trace."""
+    import polars as pl
+
+    want = read_csv(DATA / "tracelens_inference_fused" / f"{sheet}.csv")
+    got = pl.read_csv(fused / f"{sheet}.csv", infer_schema=False)
+    assert_sheet_equal(got, want)
+
+
+def test_aiter_fused_1stage(fused):
+    """pseudo_op::moe_aiter_fused_1stage of 32 tokens, hidden 4096, inter 1536, 128 experts, top-8, gated, FP8: FLOPs
+    2·M·K·N·topk·2 (up) + 2·M·K·N·topk (down) + M·K·(2·topk − 1) (weighted sum); bytes M·K + E_active·N·K·2 +
+    E_active·N·K + M·K. Two calls alike make one row; the call with two fused MoE kernels gets no pseudo op."""
+    rows = rows_of(fused, "MoE_fused_fwd")
+    assert [r["name_count"] for r in rows] == ["2", "1"]
+    r = rows[0]
+    m, k, n, e, topk = 32, 4096, 1536, 128, 8
+    assert (r["param: num_tokens"], r["param: inter_dim"], r["param: gated"], r["Compute Spec"]) == (
+        "32", "1536", "True", "matrix_fp8")
+    assert float(r["GFLOPS_first"]) == (2 * m * k * n * topk * 2 + 2 * m * k * n * topk + m * k * (2 * topk - 1)) / 1e9
+    ea = e_active(e, topk, m)
+    assert float(r["Data Moved (MB)_first"]) == pytest.approx((m * k + ea * n * k * 2 + ea * n * k + m * k) / 2**20,
+                                                              rel=1e-15)

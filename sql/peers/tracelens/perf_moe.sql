@@ -41,9 +41,9 @@
 --       (ty[0] or 'int', ty[1] or 'float', the same), strides None; the shapes must broadcast; FLOPs elements of
 --       shape_in1; bytes 2·(n1·bpe1 + n2·bpe2) (bpe 4 when name2bpe has none); Compute Spec 'vector_' + the
 --       precision of the weights' type. It is a BinaryElementwise model whose sheet is MoE_aux.
--- Not reproduced: the MoE pseudo ops other than the unfused Triton ones (fused aiter MoE, flydsl, GPTQ/AWQ:
--- peers/tracelens/perf_infer), aiter::topk_softplus (MoE_aux, perf_model_extensions.py) and the fused MoE ops
--- (MoE_fused).
+-- The MoE pseudo ops of the inference report: peers/tracelens/perf_infer (unfused Triton, fused aiter). Not
+-- reproduced: the flydsl and GPTQ/AWQ pseudo ops, aiter::topk_softplus (MoE_aux, perf_model_extensions.py) and
+-- the fused MoE ops (MoE_fused: aiter::fmoe_fp8_blockscale_g1u1, aiter::fmoe_g1u1).
 --
 -- @requires lib/pytext peers/tracelens/perf_ops
 
