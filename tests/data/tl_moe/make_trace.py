@@ -24,6 +24,12 @@ that launches a sorting kernel, a quantization kernel and the fused MoE kernel(s
 (Trace2Tree/extensions/moe_aiter_pseudo_ops.py) make pseudo_op::moe_aiter_fused_1stage: two calls alike (one sheet
 row), a third with a bf16 input, and a fourth whose two fused MoE kernels give it no pseudo op.
 
+And moe_gptq_awq.json, vLLM's GPTQ/AWQ MoE: vllm::outplace_fused_experts (hidden_states, w1, w2, topk_weights,
+topk_ids, ...) with INT4 weights packed two to a byte, launching an alignment kernel and its
+fused_moe_kernel_gptq_awq GEMMs, from which TraceLens's pseudo ops (moe_gptq_awq_pseudo_ops.py) make
+pseudo_op::moe_gptq_awq_up (the first GEMM) and pseudo_op::moe_gptq_awq_down (the others): one call with two GEMMs,
+one with three, one of more tokens.
+
 Run `python tests/data/tl_moe/make_trace.py` to rewrite the files; README.md says how the TraceLens reference CSVs
 next to them were made.
 """
@@ -186,3 +192,33 @@ fused_moe(2300.0, MF, FP8, [(SORT_K, 2.375), (QUANT_K, 1.375), (FMOE_K, 35.25)])
 fused_moe(2600.0, 4 * MF, BF16, [(SORT_K, 2.625), ("aiter::fmoe_bf16_g1u1_silu", 61.75)])
 fused_moe(2900.0, MF, FP8, [(SORT_K, 2.75), (FMOE_K, 21.5), (FMOE_K, 22.5)])
 write(fused.events, "moe_aiter_fused.json")
+
+# --- vLLM's GPTQ/AWQ MoE (moe_gptq_awq.json): 64 experts, hidden 2048, inter 1408, top-6, INT4 weights ---
+gptq = Trace(pid=3200, corr=1100)
+gptq.events.append({"ph": "M", "name": "process_name", "pid": gptq.pid, "tid": 0, "args": {"name": "python3"}})
+gptq.events.append({"ph": "M", "name": "thread_name", "pid": gptq.pid, "tid": gptq.tid, "args": {"name": "python3"}})
+KG, NG, EG, TOPKG = 2048, 1408, 64, 6
+ALIGN_K = "void vllm::moe::moe_align_block_size_kernel<int>(int const*, int*, int*, int*, int, int, int, int)"
+GPTQ_K = "fused_moe_kernel_gptq_awq_BLOCK_SIZE_M_16_BLOCK_SIZE_N_64_BLOCK_SIZE_K_128"
+
+
+def outplace(t0, m, kernels):
+    """vllm::outplace_fused_experts of m tokens at t0 launching `kernels` ((name, duration) pairs)."""
+    d = [[m, KG], [EG, 2 * NG, KG // 2], [EG, KG, NG // 2], [m, TOPKG], [m, TOPKG], [], [], [], [], [], [],
+         [EG, 2 * NG, KG // 128], [EG, KG, NG // 128], [], [], [], [], []]
+    U8 = "unsigned char"
+    gptq.op("vllm::outplace_fused_experts", t0, 250.0, dims=d,
+            types=[BF16, U8, U8, F32, I32, "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", BF16, BF16, "",
+                   "", "", "", ""],
+            strides=strides_of(d), concrete=["", "", "", "", "", "silu", "False", "False", "False", "True", "False",
+                                             "", "", "", "", "", "", ""])
+    for j, (kernel, dur) in enumerate(kernels):
+        assert dur not in _durs, dur
+        _durs.add(dur)
+        gptq.launch(kernel, t0 + 20.0 + 40.0 * j, t0 + 30.0 + 40.0 * j, dur)
+
+
+outplace(4000.0, 16, [(ALIGN_K, 3.125), (GPTQ_K, 27.125), (GPTQ_K, 14.25)])
+outplace(4300.0, 16, [(ALIGN_K, 3.375), (GPTQ_K, 26.625), (GPTQ_K, 13.5), (GPTQ_K, 13.125)])
+outplace(4600.0, 256, [(ALIGN_K, 4.375), (GPTQ_K, 88.5), (GPTQ_K, 47.75)])
+write(gptq.events, "moe_gptq_awq.json")
