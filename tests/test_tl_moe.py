@@ -190,3 +190,42 @@ def test_aiter_fused_1stage(fused):
     ea = e_active(e, topk, m)
     assert float(r["Data Moved (MB)_first"]) == pytest.approx((m * k + ea * n * k * 2 + ea * n * k + m * k) / 2**20,
                                                               rel=1e-15)
+
+
+@pytest.fixture(scope="module")
+def gptq(tmp_path_factory):
+    """The TraceLens-style inference report of vLLM's GPTQ/AWQ MoE trace (tests/data/tl_moe/moe_gptq_awq.json)."""
+    tmp = tmp_path_factory.mktemp("tl_moe_gptq")
+    assert main(["ingest", "-q", str(DATA / "moe_gptq_awq.json"), "--out", str(tmp / "ds")]) == 0
+    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
+                 "--jobs", "1", "--out", str(tmp / "tli")]) == 0
+    return tmp / "tli"
+
+
+@pytest.mark.parametrize("sheet", ["MoE_unfused_fwd", "unified_perf_summary"])
+def test_gptq_sheet_equals_tracelens(gptq, sheet):
+    """Every row and column of TraceLens 0.1.0's inference report file for the GPTQ/AWQ MoE trace."""
+    import polars as pl
+
+    want = read_csv(DATA / "tracelens_inference_gptq" / f"{sheet}.csv")
+    got = pl.read_csv(gptq / f"{sheet}.csv", infer_schema=False)
+    assert_sheet_equal(got, want)
+
+
+def test_gptq_awq(gptq):
+    """16 tokens, hidden 2048, 64 experts, top-6 (topk_ids (16, 6)): the up GEMM's w1 (64, 2816, 1024) gives inter
+    2816 // 2 = 1408 (gated), the down GEMM's w2 (64, 2048, 704) 704·2 = 1408. Weights at half a byte: up bytes
+    M·K·2 + E_active·2·K·N·0.5 + M·N·topk·2, down M·N·topk·2 + E_active·N·K·0.5 + M·K·2. The call with three GEMMs
+    has two down pseudo ops (3 instances in that row)."""
+    rows = {(r["name"], r["param: num_tokens"]): r for r in rows_of(gptq, "MoE_unfused_fwd")}
+    m, k, n, e, topk = 16, 2048, 1408, 64, 6
+    ea = e_active(e, topk, m)
+    up, down = rows["pseudo_op::moe_gptq_awq_up", "16"], rows["pseudo_op::moe_gptq_awq_down", "16"]
+    assert (up["param: inter_dim"], up["param: gated"], up["name_count"], up["Compute Spec"]) == (
+        "1408", "True", "2", "matrix_bf16")
+    assert float(up["GFLOPS_first"]) == 2 * m * k * n * topk * 2 / 1e9
+    assert float(up["Data Moved (MB)_first"]) == pytest.approx(
+        (m * k * 2 + ea * 2 * k * n * 0.5 + m * n * topk * 2) / 2**20, rel=1e-15)
+    assert (down["param: inter_dim"], down["param: gated"], down["name_count"]) == ("1408", "", "3")
+    assert float(down["Data Moved (MB)_first"]) == pytest.approx(
+        (m * n * topk * 2 + ea * n * k * 0.5 + m * k * 2) / 2**20, rel=1e-15)

@@ -37,9 +37,9 @@
 -- The models (TraceLens/PerfModel/extensions/): see the views below. The sheets: tl_perf_infer_gemm,
 -- tl_perf_infer_unary_elementwise, tl_perf_infer_rmsnorm_fwd, tl_perf_infer_attention_fwd,
 -- tl_perf_infer_moe_unfused_fwd, tl_perf_infer_moe_aux_fwd, tl_perf_infer_moe_fused_fwd.
--- Pseudo ops: only TraceLens's unfused Triton MoE ones (MoE_unfused_fwd.csv) and fused aiter MoE ones
--- (MoE_fused_fwd.csv), see _tl_infer_perf_events.
--- Not reproduced: TraceLens's other pseudo ops (GPTQ/AWQ, flydsl, MLA, paged decode), the other
+-- Pseudo ops: only TraceLens's unfused Triton and GPTQ/AWQ MoE ones (MoE_unfused_fwd.csv) and fused aiter MoE
+-- ones (MoE_fused_fwd.csv), see _tl_infer_perf_events.
+-- Not reproduced: TraceLens's other pseudo ops (flydsl, MLA, paged decode), the other
 -- ops of its extension, and a capture window replayed by several graph launches (TraceLens copies it once per
 -- launch; here launch k takes window k).
 --
@@ -205,14 +205,19 @@ FROM up u JOIN _tl_infer_capture_events c ON c.trace_id = u.trace_id AND c.graph
 -- vllm::moe_forward and vllm::rocm_aiter_fused_moe): every vllm::rocm_aiter_fused_moe without a cpu_op inside it
 -- (here: on its thread within its time) whose GPU events hold exactly one kernel whose name contains 'aiter::' and
 -- 'fmoe', not 'MoeSorting' nor 'quant' (any case) gets pseudo_op::moe_aiter_fused_1stage with that kernel and its
--- args (MoE_fused_fwd). The pseudo ops are numbered from the merged tree's event count (inject_pseudo_op,
--- set_bookkeeping_attr).
+-- args (MoE_fused_fwd). The GPTQ/AWQ MoE pseudo ops (moe_gptq_awq_pseudo_ops.py, applied next when the tree has
+-- vllm::outplace_fused_experts and a kernel named *fused_moe_kernel_gptq_awq*): for every
+-- vllm::outplace_fused_experts its GPU kernels named *fused_moe_kernel_gptq_awq* by start become
+-- pseudo_op::moe_gptq_awq_up (the first, gated) and pseudo_op::moe_gptq_awq_down (the others), each with that one
+-- kernel and the op's args; topk = Input Dims[4][1] (topk_ids), else 8 (MoE_unfused_fwd). The pseudo ops are
+-- numbered from the merged tree's event count, extension by extension (inject_pseudo_op, set_bookkeeping_attr).
 -- @materialize report-tracelens-inference
 CREATE OR REPLACE VIEW _tl_infer_perf_events AS
 WITH RECURSIVE reg AS (
     SELECT name, model, sheet FROM tl_perf_model_ops UNION ALL SELECT name, model, sheet FROM tl_perf_infer_model_ops
     UNION ALL SELECT 'vllm::moe_forward', 'moe_forward', NULL
     UNION ALL SELECT 'vllm::rocm_aiter_fused_moe', 'rocm_aiter_fused_moe', NULL
+    UNION ALL SELECT 'vllm::outplace_fused_experts', 'outplace_fused_experts', NULL
 ), own AS MATERIALIZED (
     SELECT e.trace_id, e.event_id, e.event_id AS src_event_id, e.trace_id AS src_trace_id, r.name, r.model,
            r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
@@ -273,19 +278,35 @@ WITH RECURSIVE reg AS (
     WHERE k.gcat = 'kernel' AND contains(k.kernel, 'aiter::') AND contains(k.kernel, 'fmoe')
       AND NOT contains(k.kernel, 'MoeSorting') AND NOT contains(lower(k.kernel), 'quant')
     GROUP BY ALL HAVING count(*) = 1
+), gq AS (   -- the vllm::outplace_fused_experts ops of a tree with a GPTQ/AWQ MoE kernel
+    SELECT i.* FROM inst0 i
+    WHERE i.model = 'outplace_fused_experts' AND _tl_pseudo_ops()
+      AND i.trace_id IN (SELECT trace_id FROM kernels
+                         WHERE cat = 'kernel' AND contains(name, 'fused_moe_kernel_gptq_awq'))
+), gk AS (   -- their GPTQ/AWQ MoE kernels by start
+    SELECT g.trace_id, g.event_id AS moe_id, k.gpu_event_id, k.kernel,
+           row_number() OVER (PARTITION BY g.trace_id, g.event_id ORDER BY k.s, k.gpu_event_id) - 1 AS idx,
+           coalesce(CASE WHEN json_array_length(json_extract(g.input_dims, '$[4]')) >= 2
+                         THEN TRY_CAST(g.input_dims ->> '$[4][1]' AS BIGINT) END, 8) AS topk
+    FROM gq g JOIN k0 k ON k.trace_id = g.trace_id AND k.event_id = g.event_id
+    WHERE k.gcat = 'kernel' AND contains(k.kernel, 'fused_moe_kernel_gptq_awq')
 ), par AS (   -- the ops the pseudo ops take their args from
-    SELECT * FROM moe UNION ALL SELECT * FROM fz
-), pk AS (
+    SELECT * FROM moe UNION ALL SELECT * FROM fz UNION ALL SELECT * FROM gq
+), pk AS (   -- ext: the extension's turn (TraceLens applies the fused or Triton one, then GPTQ/AWQ)
     SELECT trace_id, moe_id, gpu_event_id, kernel, idx,
            CASE WHEN idx = 0 THEN 'pseudo_op::moe_triton_unfused_up' ELSE 'pseudo_op::moe_triton_unfused_down' END
-               AS name
+               AS name, 0 AS ext, NULL::BIGINT AS g_topk
     FROM mk
     UNION ALL
-    SELECT trace_id, moe_id, gpu_event_id, kernel, 0, 'pseudo_op::moe_aiter_fused_1stage' FROM fk
+    SELECT trace_id, moe_id, gpu_event_id, kernel, 0, 'pseudo_op::moe_aiter_fused_1stage', 0, NULL FROM fk
     UNION ALL
     SELECT f.trace_id, f.moe_id, f.gpu_event_id, NULL, 1000000000,
-           'pseudo_op::moe_triton_unfused_finalize_matmul_scatter'
+           'pseudo_op::moe_triton_unfused_finalize_matmul_scatter', 0, NULL
     FROM fin f SEMI JOIN mk ON mk.trace_id = f.trace_id AND mk.moe_id = f.moe_id
+    UNION ALL
+    SELECT trace_id, moe_id, gpu_event_id, kernel, idx,
+           CASE WHEN idx = 0 THEN 'pseudo_op::moe_gptq_awq_up' ELSE 'pseudo_op::moe_gptq_awq_down' END, 1, topk
+    FROM gk
 ), nev AS (   -- events of the merged tree before the pseudo ops: the trace's and its merged windows' (with roots)
     SELECT t.trace_id, t.events_read + coalesce(sum(w.n + 1), 0) AS n
     FROM traces t LEFT JOIN (SELECT trace_id, graph_index, count(*) AS n FROM _tl_infer_capture_events GROUP BY ALL) w
@@ -299,22 +320,27 @@ WITH RECURSIVE reg AS (
      AND contains(t.name, 'TopK') AND t.ts_ns >= m.src_ts_ns AND t.ts_ns + t.dur_ns <= m.src_ts_ns + m.src_dur_ns
     GROUP BY ALL
 ), pseudo AS (
-    SELECT p.trace_id, n.n - 1 + row_number() OVER (PARTITION BY p.trace_id ORDER BY p.moe_id, p.idx) AS event_id,
+    SELECT p.trace_id,
+           n.n - 1 + row_number() OVER (PARTITION BY p.trace_id ORDER BY p.ext, p.moe_id, p.idx) AS event_id,
            p.moe_id, p.gpu_event_id, p.name, p.kernel,
-           CASE WHEN p.name <> 'pseudo_op::moe_aiter_fused_1stage' THEN coalesce(t.topk, 4) END AS moe_topk,
-           CASE WHEN p.name <> 'pseudo_op::moe_aiter_fused_1stage'
+           CASE WHEN p.ext = 1 THEN p.g_topk
+                WHEN p.name <> 'pseudo_op::moe_aiter_fused_1stage' THEN coalesce(t.topk, 4) END AS moe_topk,
+           CASE WHEN p.ext = 1 THEN p.idx = 0
+                WHEN p.name <> 'pseudo_op::moe_aiter_fused_1stage'
                 THEN contains(lower(p.kernel), '_swiglu') OR contains(lower(p.kernel), '_glu') END AS moe_gated
     FROM pk p JOIN nev n ON n.trace_id = p.trace_id
     LEFT JOIN topk t ON t.trace_id = p.trace_id AND t.moe_id = p.moe_id
 ), inst AS (
     SELECT *, NULL::BIGINT AS moe_topk, NULL::BOOLEAN AS moe_gated, NULL::BIGINT AS pseudo_parent_uid,
            NULL::BIGINT AS pseudo_gpu_event_id
-    FROM inst0 WHERE model NOT IN ('moe_forward', 'rocm_aiter_fused_moe')
+    FROM inst0 WHERE model NOT IN ('moe_forward', 'rocm_aiter_fused_moe', 'outplace_fused_experts')
     UNION ALL
     SELECT p.trace_id, p.event_id, m.src_event_id, m.src_trace_id, p.name,
            CASE p.name WHEN 'pseudo_op::moe_triton_unfused_up' THEN 'moe_triton_unfused_up'
                        WHEN 'pseudo_op::moe_triton_unfused_down' THEN 'moe_triton_unfused_down'
-                       WHEN 'pseudo_op::moe_aiter_fused_1stage' THEN 'moe_aiter_fused_1stage' END,
+                       WHEN 'pseudo_op::moe_aiter_fused_1stage' THEN 'moe_aiter_fused_1stage'
+                       WHEN 'pseudo_op::moe_gptq_awq_up' THEN 'moe_gptq_awq_up'
+                       WHEN 'pseudo_op::moe_gptq_awq_down' THEN 'moe_gptq_awq_down' END,
            CASE WHEN p.name = 'pseudo_op::moe_aiter_fused_1stage' THEN 'MoE_fused_fwd'
                 WHEN p.kernel IS NOT NULL THEN 'MoE_unfused_fwd' END,
            m.pid, m.tid, m.input_dims, m.input_types, m.input_strides, m.concrete_inputs, NULL, NULL, NULL, NULL,
@@ -586,20 +612,62 @@ SELECT trace_id, event_id,
        'matrix_' || _tl_precision(dt_w) AS compute_spec
 FROM ok;
 
+-- _tl_perf_infer_moe_gptq: one row per GPTQ/AWQ MoE pseudo op TraceLens keeps, in _tl_perf_summary's input form
+-- (moe_gptq_awq_up / moe_gptq_awq_down in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py), from the
+-- vllm::outplace_fused_experts's args (hidden_states, w1, w2, topk_weights, topk_ids, ...; d = Input Dims):
+-- num_tokens M = d[0][0], hidden_dim K = d[0][1]; up: num_experts E = d[1][0], inter_dim N = d[1][1] // 2 when
+-- gated (else d[1][1]); down: E = d[2][0], N = d[2][2]·2 (INT4 packed two to a byte); topk and gated from the
+-- pseudo op; input_dtype = Input type[0] (the pseudo op copies the op's args: without types it raises). FLOPs
+-- and bytes of UnfusedMoE_Up / _Down (peers/tracelens/perf_moe) with the weights at 0.5 byte an element and the
+-- output at the input's size (bpe of _tl_moe_bpe, 2 when unknown). Compute Spec 'matrix_' + the precision of
+-- input_dtype.
+CREATE OR REPLACE VIEW _tl_perf_infer_moe_gptq AS
+WITH e AS (
+    SELECT trace_id, event_id, model = 'moe_gptq_awq_up' AS up, moe_topk AS topk, moe_gated AS gated,
+           _tl_shape(json_extract(input_dims, '$[0]')) AS s0, _tl_shape(json_extract(input_dims, '$[1]')) AS s1,
+           _tl_shape(json_extract(input_dims, '$[2]')) AS s2,
+           input_types ->> '$[0]' AS dt_in, coalesce(json_array_length(input_types) >= 1, false) AS has_type
+    FROM _tl_infer_perf_events WHERE model IN ('moe_gptq_awq_up', 'moe_gptq_awq_down')
+), a AS (
+    SELECT trace_id, event_id, up, topk, gated, dt_in, s0[1] AS m, s0[2] AS k,
+           CASE WHEN up THEN s1[1] ELSE s2[1] END AS ne,
+           CASE WHEN NOT up THEN s2[3] * 2 WHEN gated THEN s1[2] // 2 ELSE s1[2] END AS n,
+           coalesce(_tl_moe_bpe(dt_in), 2) AS b_in
+    FROM e
+    WHERE has_type AND len(s0) >= 2 AND (CASE WHEN up THEN len(s1) >= 2 ELSE len(s2) >= 3 END)
+), b AS (
+    SELECT *, _tl_moe_e_active(ne, topk, m) AS e_active FROM a WHERE ne <> 0
+)
+SELECT trace_id, event_id,
+       list_concat([{'k': 'num_tokens', 'v': m::VARCHAR, 't': 'i'}, {'k': 'hidden_dim', 'v': k::VARCHAR, 't': 'i'},
+                    {'k': 'inter_dim', 'v': n::VARCHAR, 't': 'i'}, {'k': 'num_experts', 'v': ne::VARCHAR, 't': 'i'},
+                    {'k': 'topk', 'v': topk::VARCHAR, 't': 'i'}],
+                   CASE WHEN up THEN [{'k': 'gated', 'v': _tl_py_bool(gated), 't': NULL}] ELSE [] END,
+                   [{'k': 'input_dtype', 'v': dt_in, 't': 's'}]) AS params,
+       CASE WHEN up THEN 2 * m::HUGEINT * k * n * topk * CASE WHEN gated THEN 2 ELSE 1 END
+            ELSE 2 * m::HUGEINT * n * k * topk END AS flops,
+       CASE WHEN up THEN (m * k)::DOUBLE * b_in + e_active * CASE WHEN gated THEN 2 ELSE 1 END * k * n * 0.5
+                         + (m * n * topk)::DOUBLE * b_in
+            ELSE (m * n * topk)::DOUBLE * b_in + e_active * n * k * 0.5 + (m * k)::DOUBLE * b_in END AS bytes,
+       'matrix_' || _tl_precision(dt_in) AS compute_spec
+FROM b;
+
 -- _tl_perf_infer_moe_ops: one row per MoE_unfused_fwd or MoE_aux_fwd op instance of the inference report's tree
 -- TraceLens keeps, in _tl_perf_summary's input form: the models of peers/tracelens/perf_moe over the merged tree.
 CREATE OR REPLACE VIEW _tl_perf_infer_moe_ops AS SELECT * FROM _tl_perf_moe_of('_tl_infer_perf_events');
 
--- _tl_perf_infer_moe_all: the instances of the inference report's MoE sheets: the pseudo ops (_tl_perf_infer_moe)
--- and the ops (_tl_perf_infer_moe_ops).
+-- _tl_perf_infer_moe_all: the instances of the inference report's MoE sheets: the pseudo ops (_tl_perf_infer_moe,
+-- _tl_perf_infer_moe_gptq) and the ops (_tl_perf_infer_moe_ops).
 CREATE OR REPLACE VIEW _tl_perf_infer_moe_all AS
 SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe_gptq
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe_ops;
 
 -- tl_perf_infer_moe_unfused_fwd: TraceLens's MoE_unfused_fwd.csv of its inference report, one row per trace and
 -- group of unfused MoE pseudo ops and MoE GEMM ops with the same name, parameters and number of GPU events.
 --   trace_id                    the trace
---   name                        the op name (pseudo_op::moe_triton_unfused_up / _down, or an op of perf_moe)
+--   name                        the op name (pseudo_op::moe_triton_unfused_up / _down,
+--                               pseudo_op::moe_gptq_awq_up / _down, or an op of perf_moe)
 --   param: num_tokens, hidden_dim, inter_dim, num_experts, topk, gated, input_dtype, weight_dtype   the pseudo
 --                               ops' parameters (_tl_perf_infer_moe), and the ops' (peers/tracelens/perf_moe)
 --   param: output_dtype, m_work, N, K   the other parameters of the ops (peers/tracelens/perf_moe)

@@ -41,9 +41,9 @@
 --       (ty[0] or 'int', ty[1] or 'float', the same), strides None; the shapes must broadcast; FLOPs elements of
 --       shape_in1; bytes 2·(n1·bpe1 + n2·bpe2) (bpe 4 when name2bpe has none); Compute Spec 'vector_' + the
 --       precision of the weights' type. It is a BinaryElementwise model whose sheet is MoE_aux.
--- The MoE pseudo ops of the inference report: peers/tracelens/perf_infer (unfused Triton, fused aiter). Not
--- reproduced: the flydsl and GPTQ/AWQ pseudo ops, aiter::topk_softplus (MoE_aux, perf_model_extensions.py) and
--- the fused MoE ops (MoE_fused: aiter::fmoe_fp8_blockscale_g1u1, aiter::fmoe_g1u1).
+-- The MoE pseudo ops of the inference report: peers/tracelens/perf_infer (unfused Triton, fused aiter, GPTQ/AWQ).
+-- Not reproduced: the flydsl pseudo ops, aiter::topk_softplus (MoE_aux, perf_model_extensions.py) and the fused
+-- MoE ops (MoE_fused: aiter::fmoe_fp8_blockscale_g1u1, aiter::fmoe_g1u1).
 --
 -- @requires lib/pytext peers/tracelens/perf_ops
 
