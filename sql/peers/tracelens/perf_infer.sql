@@ -8,9 +8,9 @@
 -- code is ours:
 --   registry   the inference extension's op mappings (TraceLens/PerfModel/extensions/pseudo_ops_perf_utils.py,
 --              get_pseudo_op_mappings, merged into op_to_perf_model_class_map by torch_op_mapping.py), as far as
---              reproduced here (the GEMM and elementwise extension ops are in peers/tracelens/perf_ops's
+--              reproduced here (the GEMM, elementwise and MoE extension ops are in peers/tracelens/perf_ops's
 --              registry): the vLLM/aiter inference attention ops (InferenceAttention_fwd) and
---              the unfused Triton MoE pseudo ops (MoE_unfused_fwd).
+--              the unfused Triton MoE pseudo ops (MoE_unfused_fwd, beside the MoE ops of peers/tracelens/perf_moe).
 --   instances  every event of the (merged) tree whose name is registered, in the tree's order: the trace's own
 --              ops (TraceLens's id = index in traceEvents = event_id), then for a graph replay paired with a
 --              capture trace (tree/graph_capture) the cpu_ops of the capture window
@@ -36,16 +36,17 @@
 --              execute_N_context_N(sqAskBsqsqCsqskD)_generation_N(sqEskFsqsqGsqskH)).
 -- The models (TraceLens/PerfModel/extensions/): see the views below. The sheets: tl_perf_infer_gemm,
 -- tl_perf_infer_unary_elementwise, tl_perf_infer_rmsnorm_fwd, tl_perf_infer_attention_fwd,
--- tl_perf_infer_moe_unfused_fwd.
--- Pseudo ops: only TraceLens's unfused Triton MoE ones (MoE_unfused_fwd.csv, see _tl_infer_perf_events).
--- Not reproduced: TraceLens's other pseudo ops (fused aiter MoE, GPTQ/AWQ, flydsl, MLA, paged decode), the other
+-- tl_perf_infer_moe_unfused_fwd, tl_perf_infer_moe_aux_fwd, tl_perf_infer_moe_fused_fwd.
+-- Pseudo ops: only TraceLens's unfused Triton and GPTQ/AWQ MoE ones (MoE_unfused_fwd.csv) and fused aiter MoE
+-- ones (MoE_fused_fwd.csv), see _tl_infer_perf_events.
+-- Not reproduced: TraceLens's other pseudo ops (flydsl, MLA, paged decode), the other
 -- ops of its extension, and a capture window replayed by several graph launches (TraceLens copies it once per
 -- launch; here launch k takes window k).
 --
 -- @requires lib/pytext lib/intervals peers/float_us peers/tracelens/links peers/tracelens/ops_unique_args
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_elementwise
 -- @requires tree/rollups tree/graph_capture tree/nesting tree/context perf/paged_attention
--- @requires peers/tracelens/perf_rmsnorm
+-- @requires peers/tracelens/perf_rmsnorm peers/tracelens/perf_moe
 
 -- tl_perf_infer_model_ops: the ops TraceLens's inference extension models, as far as reproduced here; one row
 -- per op name.
@@ -189,8 +190,9 @@ FROM up u JOIN _tl_infer_capture_events c ON c.trace_id = u.trace_id AND c.graph
 -- replay trace), plus:
 --   annotation   the name of the replay trace's user_annotation holding the op (NULL when none)
 --   moe_topk, moe_gated   a MoE pseudo op's `MoE topk` and `MoE GEMM gated` args (NULL for other ops)
---   pseudo_parent_uid, pseudo_gpu_event_id   a pseudo op's parent op (the moe_forward) and its one GPU event
---                (NULL for other ops; the pseudo ops without a model, sheet NULL, are rows too)
+--   pseudo_parent_uid, pseudo_gpu_event_id   a pseudo op's parent op (the moe_forward, the
+--                rocm_aiter_fused_moe) and its one GPU event (NULL for other ops; the pseudo ops without a model,
+--                sheet NULL, are rows too)
 -- MoE pseudo ops (TraceLens/Trace2Tree/extensions/moe_unfused_triton_pseudo_ops.py, applied by
 -- pseudo_ops_registry.apply_pseudo_op_extensions when the tree has vllm::moe_forward, no
 -- vllm::rocm_aiter_fused_moe and a kernel named *matmul_ogs*): for every vllm::moe_forward of the tree (in the
@@ -198,13 +200,24 @@ FROM up u JOIN _tl_infer_capture_events c ON c.trace_id = u.trace_id AND c.graph
 -- and pseudo_op::moe_triton_unfused_down (the others), each with that one kernel and the moe_forward's args,
 -- gated when the kernel name contains '_swiglu' or '_glu'; then its one GPU event named *matmul_scatter*
 -- (none when several) becomes pseudo_op::moe_triton_unfused_finalize_matmul_scatter (not modelled). topk is
--- the second Concrete Input of the first TopK op (by start) inside the moe_forward, else 4. The pseudo ops
--- are numbered from the merged tree's event count (inject_pseudo_op, set_bookkeeping_attr).
+-- the second Concrete Input of the first TopK op (by start) inside the moe_forward, else 4. The fused aiter MoE
+-- pseudo op (TraceLens/Trace2Tree/extensions/moe_aiter_pseudo_ops.py, applied instead when the tree has
+-- vllm::moe_forward and vllm::rocm_aiter_fused_moe): every vllm::rocm_aiter_fused_moe without a cpu_op inside it
+-- (here: on its thread within its time) whose GPU events hold exactly one kernel whose name contains 'aiter::' and
+-- 'fmoe', not 'MoeSorting' nor 'quant' (any case) gets pseudo_op::moe_aiter_fused_1stage with that kernel and its
+-- args (MoE_fused_fwd). The GPTQ/AWQ MoE pseudo ops (moe_gptq_awq_pseudo_ops.py, applied next when the tree has
+-- vllm::outplace_fused_experts and a kernel named *fused_moe_kernel_gptq_awq*): for every
+-- vllm::outplace_fused_experts its GPU kernels named *fused_moe_kernel_gptq_awq* by start become
+-- pseudo_op::moe_gptq_awq_up (the first, gated) and pseudo_op::moe_gptq_awq_down (the others), each with that one
+-- kernel and the op's args; topk = Input Dims[4][1] (topk_ids), else 8 (MoE_unfused_fwd). The pseudo ops are
+-- numbered from the merged tree's event count, extension by extension (inject_pseudo_op, set_bookkeeping_attr).
 -- @materialize report-tracelens-inference
 CREATE OR REPLACE VIEW _tl_infer_perf_events AS
 WITH RECURSIVE reg AS (
     SELECT name, model, sheet FROM tl_perf_model_ops UNION ALL SELECT name, model, sheet FROM tl_perf_infer_model_ops
     UNION ALL SELECT 'vllm::moe_forward', 'moe_forward', NULL
+    UNION ALL SELECT 'vllm::rocm_aiter_fused_moe', 'rocm_aiter_fused_moe', NULL
+    UNION ALL SELECT 'vllm::outplace_fused_experts', 'outplace_fused_experts', NULL
 ), own AS MATERIALIZED (
     SELECT e.trace_id, e.event_id, e.event_id AS src_event_id, e.trace_id AS src_trace_id, r.name, r.model,
            r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
@@ -250,15 +263,50 @@ WITH RECURSIVE reg AS (
     FROM moe m JOIN k0 k ON k.trace_id = m.trace_id AND k.event_id = m.event_id
     WHERE contains(lower(k.kernel), 'matmul_scatter')
     GROUP BY ALL HAVING count(*) = 1
-), pk AS (
+), fz AS (   -- the vllm::rocm_aiter_fused_moe ops that get a fused aiter MoE pseudo op (a tree with a
+              -- vllm::moe_forward; no cpu_op inside the op)
+    SELECT i.* FROM inst0 i
+    WHERE i.model = 'rocm_aiter_fused_moe' AND _tl_pseudo_ops()
+      AND i.trace_id IN (SELECT trace_id FROM inst0 WHERE name = 'vllm::moe_forward')
+      AND NOT EXISTS (SELECT 1 FROM events t
+                      WHERE t.trace_id = i.src_trace_id AND t.pid = i.pid AND t.tid = i.tid AND t.cat = 'cpu_op'
+                        AND t.event_id <> i.src_event_id AND t.ts_ns >= i.src_ts_ns
+                        AND t.ts_ns + t.dur_ns <= i.src_ts_ns + i.src_dur_ns)
+), fk AS (   -- its one fused MoE kernel (none when several)
+    SELECT f.trace_id, f.event_id AS moe_id, any_value(k.gpu_event_id) AS gpu_event_id, any_value(k.kernel) AS kernel
+    FROM fz f JOIN k0 k ON k.trace_id = f.trace_id AND k.event_id = f.event_id
+    WHERE k.gcat = 'kernel' AND contains(k.kernel, 'aiter::') AND contains(k.kernel, 'fmoe')
+      AND NOT contains(k.kernel, 'MoeSorting') AND NOT contains(lower(k.kernel), 'quant')
+    GROUP BY ALL HAVING count(*) = 1
+), gq AS (   -- the vllm::outplace_fused_experts ops of a tree with a GPTQ/AWQ MoE kernel
+    SELECT i.* FROM inst0 i
+    WHERE i.model = 'outplace_fused_experts' AND _tl_pseudo_ops()
+      AND i.trace_id IN (SELECT trace_id FROM kernels
+                         WHERE cat = 'kernel' AND contains(name, 'fused_moe_kernel_gptq_awq'))
+), gk AS (   -- their GPTQ/AWQ MoE kernels by start
+    SELECT g.trace_id, g.event_id AS moe_id, k.gpu_event_id, k.kernel,
+           row_number() OVER (PARTITION BY g.trace_id, g.event_id ORDER BY k.s, k.gpu_event_id) - 1 AS idx,
+           coalesce(CASE WHEN json_array_length(json_extract(g.input_dims, '$[4]')) >= 2
+                         THEN TRY_CAST(g.input_dims ->> '$[4][1]' AS BIGINT) END, 8) AS topk
+    FROM gq g JOIN k0 k ON k.trace_id = g.trace_id AND k.event_id = g.event_id
+    WHERE k.gcat = 'kernel' AND contains(k.kernel, 'fused_moe_kernel_gptq_awq')
+), par AS (   -- the ops the pseudo ops take their args from
+    SELECT * FROM moe UNION ALL SELECT * FROM fz UNION ALL SELECT * FROM gq
+), pk AS (   -- ext: the extension's turn (TraceLens applies the fused or Triton one, then GPTQ/AWQ)
     SELECT trace_id, moe_id, gpu_event_id, kernel, idx,
            CASE WHEN idx = 0 THEN 'pseudo_op::moe_triton_unfused_up' ELSE 'pseudo_op::moe_triton_unfused_down' END
-               AS name
+               AS name, 0 AS ext, NULL::BIGINT AS g_topk
     FROM mk
     UNION ALL
+    SELECT trace_id, moe_id, gpu_event_id, kernel, 0, 'pseudo_op::moe_aiter_fused_1stage', 0, NULL FROM fk
+    UNION ALL
     SELECT f.trace_id, f.moe_id, f.gpu_event_id, NULL, 1000000000,
-           'pseudo_op::moe_triton_unfused_finalize_matmul_scatter'
+           'pseudo_op::moe_triton_unfused_finalize_matmul_scatter', 0, NULL
     FROM fin f SEMI JOIN mk ON mk.trace_id = f.trace_id AND mk.moe_id = f.moe_id
+    UNION ALL
+    SELECT trace_id, moe_id, gpu_event_id, kernel, idx,
+           CASE WHEN idx = 0 THEN 'pseudo_op::moe_gptq_awq_up' ELSE 'pseudo_op::moe_gptq_awq_down' END, 1, topk
+    FROM gk
 ), nev AS (   -- events of the merged tree before the pseudo ops: the trace's and its merged windows' (with roots)
     SELECT t.trace_id, t.events_read + coalesce(sum(w.n + 1), 0) AS n
     FROM traces t LEFT JOIN (SELECT trace_id, graph_index, count(*) AS n FROM _tl_infer_capture_events GROUP BY ALL) w
@@ -272,24 +320,32 @@ WITH RECURSIVE reg AS (
      AND contains(t.name, 'TopK') AND t.ts_ns >= m.src_ts_ns AND t.ts_ns + t.dur_ns <= m.src_ts_ns + m.src_dur_ns
     GROUP BY ALL
 ), pseudo AS (
-    SELECT p.trace_id, n.n - 1 + row_number() OVER (PARTITION BY p.trace_id ORDER BY p.moe_id, p.idx) AS event_id,
+    SELECT p.trace_id,
+           n.n - 1 + row_number() OVER (PARTITION BY p.trace_id ORDER BY p.ext, p.moe_id, p.idx) AS event_id,
            p.moe_id, p.gpu_event_id, p.name, p.kernel,
-           coalesce(t.topk, 4) AS moe_topk,
-           contains(lower(p.kernel), '_swiglu') OR contains(lower(p.kernel), '_glu') AS moe_gated
+           CASE WHEN p.ext = 1 THEN p.g_topk
+                WHEN p.name <> 'pseudo_op::moe_aiter_fused_1stage' THEN coalesce(t.topk, 4) END AS moe_topk,
+           CASE WHEN p.ext = 1 THEN p.idx = 0
+                WHEN p.name <> 'pseudo_op::moe_aiter_fused_1stage'
+                THEN contains(lower(p.kernel), '_swiglu') OR contains(lower(p.kernel), '_glu') END AS moe_gated
     FROM pk p JOIN nev n ON n.trace_id = p.trace_id
     LEFT JOIN topk t ON t.trace_id = p.trace_id AND t.moe_id = p.moe_id
 ), inst AS (
     SELECT *, NULL::BIGINT AS moe_topk, NULL::BOOLEAN AS moe_gated, NULL::BIGINT AS pseudo_parent_uid,
            NULL::BIGINT AS pseudo_gpu_event_id
-    FROM inst0 WHERE model <> 'moe_forward'
+    FROM inst0 WHERE model NOT IN ('moe_forward', 'rocm_aiter_fused_moe', 'outplace_fused_experts')
     UNION ALL
     SELECT p.trace_id, p.event_id, m.src_event_id, m.src_trace_id, p.name,
            CASE p.name WHEN 'pseudo_op::moe_triton_unfused_up' THEN 'moe_triton_unfused_up'
-                       WHEN 'pseudo_op::moe_triton_unfused_down' THEN 'moe_triton_unfused_down' END,
-           CASE WHEN p.kernel IS NOT NULL THEN 'MoE_unfused_fwd' END,
+                       WHEN 'pseudo_op::moe_triton_unfused_down' THEN 'moe_triton_unfused_down'
+                       WHEN 'pseudo_op::moe_aiter_fused_1stage' THEN 'moe_aiter_fused_1stage'
+                       WHEN 'pseudo_op::moe_gptq_awq_up' THEN 'moe_gptq_awq_up'
+                       WHEN 'pseudo_op::moe_gptq_awq_down' THEN 'moe_gptq_awq_down' END,
+           CASE WHEN p.name = 'pseudo_op::moe_aiter_fused_1stage' THEN 'MoE_fused_fwd'
+                WHEN p.kernel IS NOT NULL THEN 'MoE_unfused_fwd' END,
            m.pid, m.tid, m.input_dims, m.input_types, m.input_strides, m.concrete_inputs, NULL, NULL, NULL, NULL,
            p.moe_topk, p.moe_gated, p.moe_id, p.gpu_event_id
-    FROM pseudo p JOIN moe m ON m.trace_id = p.trace_id AND m.event_id = p.moe_id
+    FROM pseudo p JOIN par m ON m.trace_id = p.trace_id AND m.event_id = p.moe_id
 ), k AS (
     SELECT k0.* FROM k0 SEMI JOIN inst i ON i.trace_id = k0.trace_id AND i.event_id = k0.event_id
     UNION ALL
@@ -514,29 +570,23 @@ SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
 FROM _tl_perf_summary_of('_tl_perf_infer_attention', '_tl_infer_perf_events', true)
 ORDER BY trace_id, rank;
 
--- _tl_moe_bpe(dtype): bytes per element of the dtype names TraceLens's MoE models know, case-sensitive
--- (DTYPE_TO_BYTES in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py); NULL otherwise.
-CREATE OR REPLACE MACRO _tl_moe_bpe(dtype) AS
-    CASE WHEN dtype IN ('Float8_e4m3fn', 'Float8_e4m3fnuz', 'Float8_e5m2', 'Float8_e5m2fnuz', 'FP8', 'c10::Float8_e4m3fn',
-                        'c10::Float8_e4m3fnuz') THEN 1.0
-         WHEN dtype IN ('FP4', 'c10::Float4_e2m1fn_x2') THEN 0.5
-         WHEN dtype IN ('BFloat16', 'Float16', 'Half', 'c10::BFloat16', 'c10::Half') THEN 2.0
-         WHEN dtype IN ('Float32', 'Float', 'c10::Float') THEN 4.0 END;
-
 -- _tl_perf_infer_moe: one row per unfused Triton MoE pseudo op TraceLens keeps, in _tl_perf_summary's input form
 -- (moe_triton_unfused_up / moe_triton_unfused_down in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py).
 -- From the moe_forward's args: num_tokens M = Input Dims[0][0], hidden_dim K = Input Dims[0][1], inter_dim N = K
 -- (TraceLens assumes it), num_experts E = Input Dims[1][1], input_dtype = Input type[0]; topk and gated from the
 -- pseudo op (_tl_infer_perf_events); weight_dtype 'FP4' when the kernel name contains 'fp4' (any case), 'FP8'
 -- when it contains 'fp8' or 'e4m3'. FLOPs: up 2·M·K·N·topk·(2 if gated), down 2·M·N·K·topk. Bytes, with
--- E_active = E·(1 − ((E − topk)/E)^M) experts hit and bpe from _tl_moe_bpe (the output in the input's dtype):
--- up M·K·bpe_in + E_active·(2 if gated)·K·N·bpe_w + M·N·topk·bpe_in; down M·N·topk·bpe_in + E_active·N·K·bpe_w +
--- M·K·bpe_in. An unknown dtype drops the instance. Compute Spec 'matrix_' + the precision of weight_dtype.
+-- E_active = E·(1 − ((E − topk)/E)^M) experts hit and bpe from _tl_moe_bpe (peers/tracelens/perf_moe; the
+-- output in the input's dtype): up M·K·bpe_in + E_active·(2 if gated)·K·N·bpe_w + M·N·topk·bpe_in; down
+-- M·N·topk·bpe_in + E_active·N·K·bpe_w + M·K·bpe_in. An unknown dtype drops the instance. Compute Spec
+-- 'matrix_' + the precision of weight_dtype.
 CREATE OR REPLACE VIEW _tl_perf_infer_moe AS
 WITH e AS (
     SELECT trace_id, event_id, model, input_dims AS d, json_extract_string(input_types, '$[*]') AS ty, moe_topk AS topk,
            moe_gated AS gated, lower(kernels[1].name) AS kn
-    FROM _tl_infer_perf_events WHERE sheet = 'MoE_unfused_fwd' AND len(kernels) > 0
+    FROM _tl_infer_perf_events
+    WHERE sheet = 'MoE_unfused_fwd' AND model IN ('moe_triton_unfused_up', 'moe_triton_unfused_down')
+      AND len(kernels) > 0
 ), a AS (
     SELECT *, (d ->> '$[0][0]')::BIGINT AS m, (d ->> '$[0][1]')::BIGINT AS k, (d ->> '$[1][1]')::BIGINT AS ne,
            ty[1] AS dt_in,
@@ -562,24 +612,144 @@ SELECT trace_id, event_id,
        'matrix_' || _tl_precision(dt_w) AS compute_spec
 FROM ok;
 
+-- _tl_perf_infer_moe_gptq: one row per GPTQ/AWQ MoE pseudo op TraceLens keeps, in _tl_perf_summary's input form
+-- (moe_gptq_awq_up / moe_gptq_awq_down in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py), from the
+-- vllm::outplace_fused_experts's args (hidden_states, w1, w2, topk_weights, topk_ids, ...; d = Input Dims):
+-- num_tokens M = d[0][0], hidden_dim K = d[0][1]; up: num_experts E = d[1][0], inter_dim N = d[1][1] // 2 when
+-- gated (else d[1][1]); down: E = d[2][0], N = d[2][2]·2 (INT4 packed two to a byte); topk and gated from the
+-- pseudo op; input_dtype = Input type[0] (the pseudo op copies the op's args: without types it raises). FLOPs
+-- and bytes of UnfusedMoE_Up / _Down (peers/tracelens/perf_moe) with the weights at 0.5 byte an element and the
+-- output at the input's size (bpe of _tl_moe_bpe, 2 when unknown). Compute Spec 'matrix_' + the precision of
+-- input_dtype.
+CREATE OR REPLACE VIEW _tl_perf_infer_moe_gptq AS
+WITH e AS (
+    SELECT trace_id, event_id, model = 'moe_gptq_awq_up' AS up, moe_topk AS topk, moe_gated AS gated,
+           _tl_shape(json_extract(input_dims, '$[0]')) AS s0, _tl_shape(json_extract(input_dims, '$[1]')) AS s1,
+           _tl_shape(json_extract(input_dims, '$[2]')) AS s2,
+           input_types ->> '$[0]' AS dt_in, coalesce(json_array_length(input_types) >= 1, false) AS has_type
+    FROM _tl_infer_perf_events WHERE model IN ('moe_gptq_awq_up', 'moe_gptq_awq_down')
+), a AS (
+    SELECT trace_id, event_id, up, topk, gated, dt_in, s0[1] AS m, s0[2] AS k,
+           CASE WHEN up THEN s1[1] ELSE s2[1] END AS ne,
+           CASE WHEN NOT up THEN s2[3] * 2 WHEN gated THEN s1[2] // 2 ELSE s1[2] END AS n,
+           coalesce(_tl_moe_bpe(dt_in), 2) AS b_in
+    FROM e
+    WHERE has_type AND len(s0) >= 2 AND (CASE WHEN up THEN len(s1) >= 2 ELSE len(s2) >= 3 END)
+), b AS (
+    SELECT *, _tl_moe_e_active(ne, topk, m) AS e_active FROM a WHERE ne <> 0
+)
+SELECT trace_id, event_id,
+       list_concat([{'k': 'num_tokens', 'v': m::VARCHAR, 't': 'i'}, {'k': 'hidden_dim', 'v': k::VARCHAR, 't': 'i'},
+                    {'k': 'inter_dim', 'v': n::VARCHAR, 't': 'i'}, {'k': 'num_experts', 'v': ne::VARCHAR, 't': 'i'},
+                    {'k': 'topk', 'v': topk::VARCHAR, 't': 'i'}],
+                   CASE WHEN up THEN [{'k': 'gated', 'v': _tl_py_bool(gated), 't': NULL}] ELSE [] END,
+                   [{'k': 'input_dtype', 'v': dt_in, 't': 's'}]) AS params,
+       CASE WHEN up THEN 2 * m::HUGEINT * k * n * topk * CASE WHEN gated THEN 2 ELSE 1 END
+            ELSE 2 * m::HUGEINT * n * k * topk END AS flops,
+       CASE WHEN up THEN (m * k)::DOUBLE * b_in + e_active * CASE WHEN gated THEN 2 ELSE 1 END * k * n * 0.5
+                         + (m * n * topk)::DOUBLE * b_in
+            ELSE (m * n * topk)::DOUBLE * b_in + e_active * n * k * 0.5 + (m * k)::DOUBLE * b_in END AS bytes,
+       'matrix_' || _tl_precision(dt_in) AS compute_spec
+FROM b;
+
+-- _tl_perf_infer_moe_ops: one row per MoE_unfused_fwd or MoE_aux_fwd op instance of the inference report's tree
+-- TraceLens keeps, in _tl_perf_summary's input form: the models of peers/tracelens/perf_moe over the merged tree.
+CREATE OR REPLACE VIEW _tl_perf_infer_moe_ops AS SELECT * FROM _tl_perf_moe_of('_tl_infer_perf_events');
+
+-- _tl_perf_infer_moe_all: the instances of the inference report's MoE sheets: the pseudo ops (_tl_perf_infer_moe,
+-- _tl_perf_infer_moe_gptq) and the ops (_tl_perf_infer_moe_ops).
+CREATE OR REPLACE VIEW _tl_perf_infer_moe_all AS
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe_gptq
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe_ops;
+
 -- tl_perf_infer_moe_unfused_fwd: TraceLens's MoE_unfused_fwd.csv of its inference report, one row per trace and
--- group of unfused MoE pseudo ops with the same name, parameters and number of GPU events.
+-- group of unfused MoE pseudo ops and MoE GEMM ops with the same name, parameters and number of GPU events.
 --   trace_id                    the trace
---   name                        the pseudo op name (pseudo_op::moe_triton_unfused_up / _down)
---   param: num_tokens, hidden_dim, inter_dim, num_experts, topk, gated, input_dtype, weight_dtype   the model's
---                               parameters (_tl_perf_infer_moe)
---   num_kernels                 GPU events per instance (1)
+--   name                        the op name (pseudo_op::moe_triton_unfused_up / _down,
+--                               pseudo_op::moe_gptq_awq_up / _down, or an op of perf_moe)
+--   param: num_tokens, hidden_dim, inter_dim, num_experts, topk, gated, input_dtype, weight_dtype   the pseudo
+--                               ops' parameters (_tl_perf_infer_moe), and the ops' (peers/tracelens/perf_moe)
+--   param: output_dtype, m_work, N, K   the other parameters of the ops (peers/tracelens/perf_moe)
+--   num_kernels                 GPU events per instance (1 for a pseudo op)
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens-module 21 MoE_unfused_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_moe_unfused_fwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'num_tokens') AS "param: num_tokens",
-       _tl_perf_param(params, 'hidden_dim') AS "param: hidden_dim",
-       _tl_perf_param(params, 'inter_dim') AS "param: inter_dim",
-       _tl_perf_param(params, 'num_experts') AS "param: num_experts", _tl_perf_param(params, 'topk') AS "param: topk",
-       _tl_perf_param(params, 'gated') AS "param: gated", _tl_perf_param(params, 'input_dtype') AS "param: input_dtype",
-       _tl_perf_param(params, 'weight_dtype') AS "param: weight_dtype",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary_of('_tl_perf_infer_moe', '_tl_infer_perf_events', true)
-ORDER BY trace_id, rank;
+SELECT * EXCLUDE ("param: operands", "param: shape_in1", "param: shape_in2", "param: dtype_in1_in2_out",
+                  "param: stride_input1", "param: stride_input2", "param: stride_output")
+FROM _tl_perf_moe_sheet('_tl_perf_infer_moe_all', '_tl_infer_perf_events', 'MoE_unfused_fwd', true);
+
+-- tl_perf_infer_moe_aux_fwd: TraceLens's MoE_aux_fwd.csv of its inference report, one row per trace and group of
+-- MoE routing / sorting op instances of the merged tree with the same name, parameters and number of GPU events;
+-- the columns of tl_perf_moe_aux_fwd (peers/tracelens/perf_moe), num_kernels (GPU events per instance) after the
+-- params.
+-- @output report-tracelens-module 28 MoE_aux_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_moe_aux_fwd AS
+SELECT trace_id, name, "param: operands", "param: shape_in1", "param: shape_in2", "param: dtype_in1_in2_out",
+       "param: stride_input1", "param: stride_input2", "param: stride_output",
+       * EXCLUDE (trace_id, name, "param: operands", "param: shape_in1", "param: shape_in2", "param: dtype_in1_in2_out",
+                  "param: stride_input1", "param: stride_input2", "param: stride_output", "param: num_tokens",
+                  "param: hidden_dim", "param: inter_dim", "param: num_experts", "param: topk", "param: gated",
+                  "param: input_dtype", "param: weight_dtype", "param: output_dtype", "param: m_work", "param: N",
+                  "param: K")
+FROM _tl_perf_moe_sheet('_tl_perf_infer_moe_ops', '_tl_infer_perf_events', 'MoE_aux_fwd', true);
+
+-- _tl_perf_infer_moe_fused: one row per fused aiter MoE pseudo op TraceLens keeps, in _tl_perf_summary's input form
+-- (moe_aiter_fused_1stage, FusedMoE in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py), from the
+-- vllm::rocm_aiter_fused_moe's args (hidden_states, w1, w2, topk_weights, ...; d = Input Dims, ty = Input type):
+-- num_tokens M = d[0][0]; (num_experts E, ·, ·) = d[1] (w1); (·, hidden_dim K, n) = d[2] (w2); inter_dim N =
+-- n · (K // d[1][-1]) (w1's K may be packed); topk = d[3][1]; gated = d[1][1] = 2N; input_dtype ty[0],
+-- weight_dtype ty[1]. FLOPs 2·M·K·N·topk·(2 if gated) + 2·M·K·N·topk + M·K·(2·topk − 1) (up, down, the weighted
+-- sum); bytes M·K·bpe_in + E_active·N·K·bpe_w·(2 if gated) + E_active·N·K·bpe_w + M·K·bpe_in, E_active =
+-- E·(1 − ((E − topk)/E)^M), bpe from _tl_moe_bpe (2 for an unknown input type, 1 for an unknown weight type).
+-- Compute Spec 'matrix_' + the precision of input_dtype. Other shapes drop the instance.
+CREATE OR REPLACE VIEW _tl_perf_infer_moe_fused AS
+WITH e AS (
+    SELECT trace_id, event_id, json_extract_string(input_types, '$[*]') AS ty,
+           _tl_shape(json_extract(input_dims, '$[0]')) AS s0, _tl_shape(json_extract(input_dims, '$[1]')) AS s1,
+           _tl_shape(json_extract(input_dims, '$[2]')) AS s2, _tl_shape(json_extract(input_dims, '$[3]')) AS s3
+    FROM _tl_infer_perf_events WHERE model = 'moe_aiter_fused_1stage'
+), a AS (
+    SELECT trace_id, event_id, s0[1] AS m, s2[2] AS k, s2[3] * (s2[2] // s1[-1]) AS n, s1[1] AS ne, s3[2] AS topk,
+           s1, ty[1] AS dt_in, ty[2] AS dt_w
+    FROM e
+    WHERE len(s0) >= 1 AND len(s1) = 3 AND len(s2) = 3 AND len(s3) >= 2 AND s1[-1] <> 0 AND s1[1] <> 0
+      AND len(ty) >= 2
+), b AS (
+    SELECT *, s1[2] = 2 * n AS gated, coalesce(_tl_moe_bpe(dt_in), 2) AS b_in, coalesce(_tl_moe_bpe(dt_w), 1) AS b_w,
+           _tl_moe_e_active(ne, topk, m) AS e_active
+    FROM a
+)
+SELECT trace_id, event_id,
+       [{'k': 'num_tokens', 'v': m::VARCHAR, 't': 'i'}, {'k': 'hidden_dim', 'v': k::VARCHAR, 't': 'i'},
+        {'k': 'inter_dim', 'v': n::VARCHAR, 't': 'i'}, {'k': 'num_experts', 'v': ne::VARCHAR, 't': 'i'},
+        {'k': 'topk', 'v': topk::VARCHAR, 't': 'i'}, {'k': 'gated', 'v': _tl_py_bool(gated), 't': NULL},
+        {'k': 'input_dtype', 'v': dt_in, 't': 's'}, {'k': 'weight_dtype', 'v': dt_w, 't': 's'}] AS params,
+       2 * m::HUGEINT * k * n * topk * CASE WHEN gated THEN 2 ELSE 1 END + 2 * m::HUGEINT * k * n * topk
+           + m::HUGEINT * k * (2 * topk - 1) AS flops,
+       (m * k)::DOUBLE * b_in + e_active * n * k * b_w * CASE WHEN gated THEN 2 ELSE 1 END + e_active * n * k * b_w
+           + (m * k)::DOUBLE * b_in AS bytes,
+       'matrix_' || _tl_precision(dt_in) AS compute_spec
+FROM b;
+
+-- tl_perf_infer_moe_fused_fwd: TraceLens's MoE_fused_fwd.csv of its inference report, one row per trace and group
+-- of fused aiter MoE pseudo ops with the same parameters and number of GPU events.
+--   trace_id                    the trace
+--   name                        the pseudo op name (pseudo_op::moe_aiter_fused_1stage)
+--   param: num_tokens, hidden_dim, inter_dim, num_experts, topk, gated, input_dtype, weight_dtype   the model's
+--                               parameters (_tl_perf_infer_moe_fused)
+--   num_kernels                 GPU events per instance (1)
+--   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens-module 29 MoE_fused_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_moe_fused_fwd AS
+SELECT trace_id, name, "param: num_tokens", "param: hidden_dim", "param: inter_dim", "param: num_experts",
+       "param: topk", "param: gated", "param: input_dtype", "param: weight_dtype",
+       * EXCLUDE (trace_id, name, "param: num_tokens", "param: hidden_dim", "param: inter_dim", "param: num_experts",
+                  "param: topk", "param: gated", "param: input_dtype", "param: weight_dtype", "param: output_dtype",
+                  "param: m_work", "param: N", "param: K", "param: operands", "param: shape_in1", "param: shape_in2",
+                  "param: dtype_in1_in2_out", "param: stride_input1", "param: stride_input2", "param: stride_output")
+FROM _tl_perf_moe_sheet('_tl_perf_infer_moe_fused', '_tl_infer_perf_events', 'MoE_fused_fwd', true);

@@ -233,7 +233,17 @@ SELECT * FROM (VALUES
     ('vllm::rocm_aiter_triton_add_rmsnorm_pad', 'vllm_rocm_aiter_triton_add_rmsnorm_pad', 'RMSNorm_fwd'),
     ('aiter::fused_add_rmsnorm_pad_', 'vllm_rocm_aiter_triton_add_rmsnorm_pad', 'RMSNorm_fwd'),
     ('sglang_profiler::fused_mxfp4_quant_fused_rms_mxfp4_quant', 'fused_rms_mxfp4_quant', 'RMSNorm_fwd'),
-    ('aiter::_fuse_rmsnorm_fp4_quant', 'fused_rms_mxfp4_quant', 'RMSNorm_fwd')
+    ('aiter::_fuse_rmsnorm_fp4_quant', 'fused_rms_mxfp4_quant', 'RMSNorm_fwd'),
+    -- MoE ops of the extension (peers/tracelens/perf_moe)
+    ('aiter::ck_moe_stage1', 'moe_aiter_ck_stage1', 'MoE_unfused_fwd'),
+    ('aiter::ck_moe_stage2', 'moe_aiter_ck_stage2', 'MoE_unfused_fwd'),
+    ('aiter::moe_cktile2stages_gemm1_ck', 'moe_aiter_unfused_up', 'MoE_unfused_fwd'),
+    ('aiter::moe_cktile2stages_gemm2_ck', 'moe_aiter_unfused_down', 'MoE_unfused_fwd'),
+    ('sglang_profiler::fused_moe_triton_kernels_invoke_fused_moe_kernel', 'moe_triton_invoke_grouped_gemm', 'MoE_unfused_fwd'),
+    ('aiter::moe_sorting_fwd', 'MoeSortScatterGather', 'MoE_aux_fwd'),
+    ('aiter::mxfp4_moe_sort_hip', 'MoeSortScatterGather', 'MoE_aux_fwd'),
+    ('aiter::biased_grouped_topk_hip', 'BiasedGroupedTopk', 'MoE_aux_fwd'),
+    ('sglang_profiler::fused_moe_triton_kernels_fused_append_shared_experts', 'sglang_fused_append_shared_experts', 'MoE_aux_fwd')
 ) t(name, model, sheet);
 
 -- _tl_pylist1..3(j): a JSON value of the trace's args as Python prints the same value (lists stay lists):
