@@ -98,6 +98,12 @@ SELECT * FROM (VALUES
     ('aiter::_flash_attn_backward', 'aiter__flash_attn_backward', 'SDPA_fwd'),
     ('aiter::wrapper_fmha_v3_bwd', 'aiter__fmha_v3_backward', 'SDPA_fwd'),
     ('aiter::mha_bwd', 'aiter__mha_bwd', 'SDPA_fwd'),
+    -- Evoformer attention, the state-space models (SSM) and the fused LN-modulate backward (perf_sdpa, perf_ssm,
+    -- perf_norm)
+    ('EvoformerAttention', 'evoformer_attention', 'SDPA_fwd'),
+    ('DaoAILab::_causal_conv1d_fwd_cpp', 'causal_conv1d_fwd', 'SSM_fwd'),
+    ('MambaSplitConv1dScanCombinedFn', 'mamba_ssd_fwd', 'SSM_fwd'),
+    ('primus::fused_ln_modulate_backward', 'fused_ln_modulate_backward', 'Normalization'),
     ('aiter::fused_allreduce_rmsnorm', 'aiter_fused_allreduce_rmsnorm', 'CustomCollective_fwd'),
     ('aiter::fused_allreduce_rmsnorm_', 'aiter_fused_allreduce_rmsnorm_', 'CustomCollective_fwd'),
     ('_C_custom_ar::all_reduce', 'custom_ar_all_reduce', 'CustomCollective_fwd'),

@@ -1,0 +1,149 @@
+"""Writes perf_ops.json: a small hand-made PyTorch profiler trace (Kineto JSON on an MI300X, args laid out as the
+ops' Python/C++ signatures record them) with calls of the op names of TraceLens's perf-model class map
+(TraceLens/PerfModel/torch_op_mapping.py) that its perf report models in these families:
+
+  SDPA   EvoformerAttention (DeepSpeed's Evoformer kernel; args Q, K, V, res_mask, pair_bias, Q as (batch, N_seq,
+         N_res, heads, head dim)); one call with an autograd backward node (a sequence number shared with
+         `autograd::engine::evaluate_function: EvoformerAttnBackward` on the backward thread, which launches the
+         backward kernel), one with an unknown dtype, one with a 4-d Q (TraceLens drops it).
+  SSM    DaoAILab::_causal_conv1d_fwd_cpp (x (batch, channels, seq_len), weight (channels, width), bias, seq_idx,
+         initial_states, out, final_states_out, silu_activation), with and without bias; MambaSplitConv1dScanCombinedFn
+         (zxbcdt (B, T, combined), conv1d weight, conv1d bias, dt_bias, A, D, chunk_size, initial_states, seq_idx,
+         dt_limit, return_final_states, activation, rmsnorm_weight, rmsnorm_eps, outproj_weight, headdim, ngroups,
+         norm_before_gate: 18 slots), with its scalars recorded, without them (TraceLens's defaults), with a shape
+         whose state size does not divide (dropped), and once with a backward node.
+  Normalization  primus::fused_ln_modulate_backward (grad_out (T, B, H), x_norm, mean, rstd, modulation grad).
+
+The forward ops run on thread 3000 and launch one kernel each through hipLaunchKernel (correlation + ac2g flow),
+stream 0; the backward nodes run on thread 3001. Times are µs with three decimals.
+
+Run `python tests/data/tl_attn/make_trace.py` to rewrite the file; README.md says how the TraceLens reference CSVs
+next to it were made.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from kineto_builder import BF16, Trace  # noqa: E402  (tests/data/kineto_builder.py)
+
+F32 = "float"
+HERE = Path(__file__).parent
+
+
+def header(trace_):
+    trace_.events.append({"ph": "M", "name": "process_name", "pid": trace_.pid, "tid": 0, "args": {"name": "python3"}})
+    trace_.events.append({"ph": "M", "name": "thread_name", "pid": trace_.pid, "tid": trace_.tid,
+                          "args": {"name": "python3"}})
+
+
+def write(name, events):
+    trace = {"schemaVersion": 1,
+             "deviceProperties": [{"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
+                                   "computeMajor": 9, "computeMinor": 4, "numSms": 304}],
+             "traceEvents": events, "traceName": name, "displayTimeUnit": "ms",
+             "baseTimeNanoseconds": 1700000000000000000}
+    (HERE / name).write_text(json.dumps(trace, indent=1) + "\n")
+
+
+def strides_of(dims):
+    """Contiguous strides of each shape."""
+    out = []
+    for d in dims:
+        s, acc = [], 1
+        for x in reversed(d):
+            s.insert(0, acc)
+            acc *= x
+        out.append(s)
+    return out
+
+
+# ------------------------------------------------------------------ perf_ops.json (TraceLens's perf report)
+P = Trace(pid=3000, corr=300)
+header(P)
+BWD_TID = 3001
+P.events.append({"ph": "M", "name": "thread_name", "pid": P.pid, "tid": BWD_TID, "args": {"name": "autograd"}})
+_t = [1010.0]
+_durs: set[float] = set()
+_bwd: list[tuple[int, str, str, float]] = []
+
+
+def call(name, kernel, dur, dims, types, concrete=None, strides=None, seq=None, bwd=None):
+    """One op at the next free time, launching `kernel` for `dur` µs; with `seq` its backward node (name, kernel,
+    dur) runs after all forward ops."""
+    ts = _t[0]
+    n = len(dims)
+    P.op(name, ts, 20.0, dims=dims, types=types, strides=strides if strides is not None else strides_of(dims),
+         concrete=concrete if concrete is not None else [""] * n)
+    if seq is not None:
+        P.events[-1]["args"]["Sequence number"] = seq
+        P.events[-1]["args"]["Fwd thread id"] = 0
+        _bwd.append((seq, *bwd))
+    assert dur not in _durs, dur  # distinct kernel times: no ties in the sheets' orders
+    _durs.add(dur)
+    P.launch(kernel, ts + 5.0, ts + 12.0, dur)
+    _t[0] = ts + 30.0
+
+
+# EvoformerAttention: Q, K, V (1, 128, 256, 8, 32), res_mask (1, 128, 1, 1, 256), pair_bias (1, 1, 8, 256, 256)
+q = [1, 128, 256, 8, 32]
+EVO_K = "void attention_kernel<cutlass::bfloat16_t, cutlass::arch::Sm80, true, 64, 64, true, true, true>"
+call("EvoformerAttention", EVO_K, 40.5, [q, q, q, [1, 128, 1, 1, 256], [1, 1, 8, 256, 256]], [BF16] * 5, seq=71,
+     bwd=("autograd::engine::evaluate_function: EvoformerAttnBackward", "void attention_back_kernel<bf16>", 81.25))
+q2 = [2, 64, 384, 4, 64]
+call("EvoformerAttention", EVO_K, 33.75, [q2, q2, q2, [2, 64, 1, 1, 384], [2, 1, 4, 384, 384]], [F32] * 5)
+call("EvoformerAttention", EVO_K, 30.125, [q2, q2, q2, [2, 64, 1, 1, 384], [2, 1, 4, 384, 384]], ["", "", "", "", ""])
+call("EvoformerAttention", EVO_K, 29.5, [[128, 256, 8, 32]] * 3 + [[], []], [BF16, BF16, BF16, "", ""])
+
+# DaoAILab causal_conv1d forward: x (4, 4352, 1024), weight (4352, 4), bias (4352,)
+CONV_K = "void causal_conv1d_fwd_kernel<Causal_conv1d_fwd_kernel_traits<128, 4, true, c10::BFloat16>>"
+x = [4, 4352, 1024]
+call("DaoAILab::_causal_conv1d_fwd_cpp", CONV_K, 18.25, [x, [4352, 4], [4352], [], [], x, [], []],
+     [BF16, BF16, BF16, "", "", BF16, "", "Scalar"], concrete=["", "", "", "", "", "", "", "True"])
+call("DaoAILab::_causal_conv1d_fwd_cpp", CONV_K, 16.375, [x, [4352, 4], [], [], [], x, [], []],
+     [F32, F32, "", "", "", F32, "", "Scalar"], concrete=["", "", "", "", "", "", "", "False"])
+
+# MambaSplitConv1dScanCombinedFn: Mamba-2 with d_inner 4096 (64 heads of 64), d_state 128, 1 group:
+# combined = 2·4096 + 2·128 + 64 = 8512, conv channels 4096 + 256 = 4352, d_conv 4
+MAMBA_K = "_chunk_scan_fwd_kernel"
+
+
+def mamba_args(b, t, combined, ch, h, chunk, headdim, ngroups):
+    dims = [[b, t, combined], [ch, 4], [ch], [h], [h], [h], [], [], [], [], [], [], [4096], [], [2048, 4096], [],
+            [], []]
+    types = [BF16, BF16, BF16, F32, F32, F32, "Scalar", "", "", "GenericList", "Scalar", "str", BF16, "Scalar", BF16,
+             "Scalar", "Scalar", "Scalar"]
+    conc = ["", "", "", "", "", "", chunk, "", "", "[0.0, inf]", "False", "silu", "", "1e-05", "", headdim, ngroups,
+            "False"]
+    return dict(dims=dims, types=types, concrete=conc)
+
+
+call("MambaSplitConv1dScanCombinedFn", MAMBA_K, 120.5, seq=72,
+     bwd=("autograd::engine::evaluate_function: MambaSplitConv1dScanCombinedFnBackward", "_chunk_scan_bwd_dx_kernel",
+          250.75), **mamba_args(2, 1024, 8512, 4352, 64, "256", "64", "1"))
+call("MambaSplitConv1dScanCombinedFn", MAMBA_K, 60.25, **mamba_args(1, 512, 8512, 4352, 64, "", "", ""))
+# 8 groups of state size 16: combined = 8192 + 2·8·16 + 64 = 8512 as well, read with headdim 64, ngroups 8
+call("MambaSplitConv1dScanCombinedFn", MAMBA_K, 55.125, **mamba_args(1, 512, 8512, 4352, 64, "128", "64", "8"))
+call("MambaSplitConv1dScanCombinedFn", MAMBA_K, 50.0, **mamba_args(1, 512, 8513, 4352, 64, "256", "64", "1"))
+
+# primus::fused_ln_modulate_backward: grad_out, x_norm (1024, 4, 3072), mean, rstd (4096,), mod_grad (4, 3072)
+LNB_K = "_fused_ln_modulate_bwd_kernel"
+g = [1024, 4, 3072]
+call("primus::fused_ln_modulate_backward", LNB_K, 36.5, [g, g, [4096], [4096], [4, 3072]], [BF16, BF16, F32, F32, BF16])
+call("primus::fused_ln_modulate_backward", LNB_K, 22.0, [[256, 2, 1536], [256, 2, 1536], [512], [512], [2, 1536]],
+     [F32, F32, F32, F32, F32], strides=[[], [], [], [], []])
+
+# the backward nodes, after the forward ops, on the backward thread
+P.tid = BWD_TID
+for seq, name, kernel, dur in _bwd:
+    ts = _t[0]
+    P.op(name, ts, 20.0, dims=[], types=[], strides=[], concrete=[])
+    P.events[-1]["args"]["Sequence number"] = seq
+    assert dur not in _durs, dur
+    _durs.add(dur)
+    P.launch(kernel, ts + 5.0, ts + 12.0, dur)
+    _t[0] = ts + 30.0
+P.tid = P.pid
+write("perf_ops.json", P.events)

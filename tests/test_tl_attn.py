@@ -1,0 +1,109 @@
+"""TraceLens perf-model families added from its class map on hand-made traces (tests/data/tl_attn/): in the perf
+report EvoformerAttention (SDPA_fwd / SDPA_bwd, sql/peers/tracelens/perf_sdpa.sql), DaoAILab's causal conv1d and
+Mamba-2's fused scan (SSM_fwd / SSM_bwd, perf_ssm.sql), Primus's fused LN-modulate backward (Normalization,
+perf_norm.sql); against TraceLens's own CSVs for those traces."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tracesql.cli import main
+
+from .test_tl_ops_unique_args import read_csv
+from .test_tl_perf_sheets import assert_sheet_equal
+
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
+DATA = Path(__file__).parent / "data" / "tl_attn"
+PERF_SHEETS = ["SDPA_fwd", "SDPA_bwd", "SSM_fwd", "SSM_bwd", "Normalization", "unified_perf_summary",
+               "ops_summary_by_category"]
+
+
+@pytest.fixture(scope="module")
+def perf(tmp_path_factory):
+    """The folder of `tracesql report --style tracelens --out` on perf_ops.json."""
+    tmp = tmp_path_factory.mktemp("tl_attn_perf")
+    assert main(["ingest", "-q", str(DATA / "perf_ops.json"), "--out", str(tmp / "ds")]) == 0
+    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--jobs", "1", "--out", str(tmp / "tl")]) == 0
+    return tmp / "tl"
+
+
+@pytest.mark.parametrize("sheet", PERF_SHEETS)
+def test_perf_sheet_equals_tracelens(perf, sheet):
+    """Every row and column of TraceLens 0.1.0's perf report file for the same trace (tests/data/tl_attn/README.md)."""
+    import polars as pl
+
+    want = read_csv(DATA / "tracelens" / "perf" / f"{sheet}.csv")
+    got = pl.read_csv(perf / f"{sheet}.csv", infer_schema=False)
+    assert_sheet_equal(got, want)
+
+
+def test_evoformer(perf):
+    """Q (1, 128, 256, 8, 32) bf16: the 128 MSA rows fold into the batch, B = 128, N = 256, H = 8, d = 32, never
+    causal; FLOPs B·H·4·N²·d, bytes (q, k, v, out)·2; dtype_A_B is a one-element list. Its backward node gives
+    SDPA_bwd.csv four N²·d products per head (no recomputed QK^T) and 7 tensors of bytes. A 4-d Q has no row."""
+    rows = read_csv(perf / "SDPA_fwd.csv")
+    assert len(rows) == 3
+    r = rows[0]
+    b, n, h, d = 128, 256, 8, 32
+    assert (r["param: B"], r["param: N_Q"], r["param: H_KV"], r["param: causal"], r["param: flash_impl"]) == (
+        "128", "256", "8", "False", "False")
+    assert r["param: dtype_A_B"] == "['c10::BFloat16']" and r["Compute Spec"] == "matrix_bf16"
+    assert float(r["GFLOPS_first"]) == b * h * 4 * n * n * d / 1e9
+    assert float(r["Data Moved (MB)_first"]) == 4 * b * n * h * d * 2 / 2**20
+    assert {x["param: dtype_A_B"]: x["Compute Spec"] for x in rows[1:]} == {"['float']": "matrix_fp32", "['']": ""}
+    (bw,) = read_csv(perf / "SDPA_bwd.csv")
+    assert float(bw["GFLOPS_first"]) == 4 * (b * h * 2 * n * n * d) / 1e9
+    assert float(bw["Data Moved (MB)_first"]) == 7 * b * n * h * d * 2 / 2**20
+    assert float(bw["Kernel Time (µs)_sum"]) == 81.25
+
+
+def test_causal_conv1d(perf):
+    """x (4, 4352, 1024) by a width-4 depthwise filter: FLOPs 2·b·c·l·k; bytes x and out (2·b·c·l) + weight (c·k)
+    + bias (c), at 2 bytes (bf16) or 4 (float); the columns of Mamba's rows print as floats (empty here)."""
+    rows = {r["param: has_bias"]: r for r in read_csv(perf / "SSM_fwd.csv")
+            if r["name"] == "DaoAILab::_causal_conv1d_fwd_cpp"}
+    b, c, seq, k = 4, 4352, 1024, 4
+    bias, plain = rows["True"], rows["False"]
+    assert (bias["param: batch"], bias["param: kernel_size"], bias["param: B"]) == ("4.0", "4.0", "")
+    assert float(bias["GFLOPS_first"]) == 2 * b * c * seq * k / 1e9
+    assert float(bias["Data Moved (MB)_first"]) == (2 * b * c * seq * 2 + c * k * 2 + c * 2) / 2**20
+    assert float(plain["Data Moved (MB)_first"]) == (2 * b * c * seq * 4 + c * k * 4) / 2**20
+    assert plain["Compute Spec"] == "matrix_fp32"
+
+
+def test_mamba_ssd(perf):
+    """Mamba-2 zxbcdt (2, 1024, 8512), 64 heads of 64, chunk 256, 1 group: d_inner 4096, state size N = (8512 −
+    2·4096 − 64) / 2 = 128. FLOPs conv 2·B·4352·T·4 + CB^T 2·B·G·T·C·N + M@X 2·B·H·T·C·P + 2 × 2·B·H·T·N·P; bytes
+    the input, conv weight and bias (bf16), dt_bias, A and D (float) and the output. Without recorded scalars
+    TraceLens assumes C 128, P 64, G 1; a projection width that leaves no whole state size has no row. The backward
+    node gives SSM_bwd.csv the same FLOPs and bytes, with the causal conv1d's columns after the others."""
+    rows = read_csv(perf / "SSM_fwd.csv")
+    m = [r for r in rows if r["name"] == "MambaSplitConv1dScanCombinedFn"]
+    assert len(m) == 3
+    r = m[0]
+    bb, t, h, p, g, n, c, ch, k = 2, 1024, 64, 64, 1, 128, 256, 4352, 4
+    assert (r["param: N"], r["param: C"], r["param: d_inner"], r["param: G"]) == ("128.0", "256.0", "4096.0", "1.0")
+    flops = 2 * bb * ch * t * k + 2 * bb * g * t * c * n + 2 * bb * h * t * c * p + 2 * (2 * bb * h * t * n * p)
+    moved = bb * t * 8512 * 2 + ch * k * 2 + ch * 2 + h * (4 + 4 + 4) + bb * t * 4096 * 2
+    assert float(r["GFLOPS_first"]) == flops / 1e9
+    assert float(r["Data Moved (MB)_first"]) == moved / 2**20
+    assert (m[1]["param: C"], m[1]["param: P"], m[2]["param: G"], m[2]["param: N"]) == ("128.0", "64.0", "8.0", "16.0")
+    (bw,) = read_csv(perf / "SSM_bwd.csv")
+    assert (bw["param: N"], float(bw["GFLOPS_first"]), float(bw["Kernel Time (µs)_sum"])) == ("128", flops / 1e9,
+                                                                                               250.75)
+    assert list(bw)[-5:] == ["param: batch", "param: channels", "param: seq_len", "param: kernel_size",
+                             "param: has_bias"]
+
+
+def test_fused_ln_modulate_backward(perf):
+    """grad_out (1024, 4, 3072) bf16: FLOPs 15·n; bytes grad_out and x_norm read, x grad written (3·n·2), mean and
+    rstd (2·B·T·4), scale/shift grads written and the modulation grad read (3·B·H·2)."""
+    r = read_csv(perf / "Normalization.csv")[0]
+    t, b, h = 1024, 4, 3072
+    n = t * b * h
+    assert (r["param: num_channels"], r["param: output_mask"], r["Compute Spec"]) == ("3072", "[True, True, True]",
+                                                                                     "vector_bf16")
+    assert float(r["GFLOPS_first"]) == 15 * n / 1e9
+    assert float(r["Data Moved (MB)_first"]) == (3 * n * 2 + 2 * b * t * 4 + 3 * b * h * 2) / 2**20
