@@ -1,7 +1,9 @@
 """TraceLens perf-model families added from its class map on hand-made traces (tests/data/tl_attn/): in the perf
 report EvoformerAttention (SDPA_fwd / SDPA_bwd, sql/peers/tracelens/perf_sdpa.sql), DaoAILab's causal conv1d and
 Mamba-2's fused scan (SSM_fwd / SSM_bwd, perf_ssm.sql), Primus's fused LN-modulate backward (Normalization,
-perf_norm.sql); against TraceLens's own CSVs for those traces."""
+perf_norm.sql); in the inference report aiter's varlen, paged-prefill and gluon paged-decode attention, SGLang's
+TileLang sparse MLA and the gated delta net (InferenceAttention_fwd, perf_infer.sql); against TraceLens's own CSVs
+for those traces."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,6 +18,7 @@ from .test_tl_perf_sheets import assert_sheet_equal
 pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
 
 DATA = Path(__file__).parent / "data" / "tl_attn"
+INFER_SHEETS = ["InferenceAttention_fwd", "unified_perf_summary", "ops_summary_by_category"]
 PERF_SHEETS = ["SDPA_fwd", "SDPA_bwd", "SSM_fwd", "SSM_bwd", "Normalization", "unified_perf_summary",
                "ops_summary_by_category"]
 
@@ -107,3 +110,85 @@ def test_fused_ln_modulate_backward(perf):
                                                                                      "vector_bf16")
     assert float(r["GFLOPS_first"]) == 15 * n / 1e9
     assert float(r["Data Moved (MB)_first"]) == (3 * n * 2 + 2 * b * t * 4 + 3 * b * h * 2) / 2**20
+
+
+@pytest.fixture(scope="module")
+def infer(tmp_path_factory):
+    """The folder of the TraceLens-style inference report on infer_ops.json (pseudo ops on, grouped by parent
+    module)."""
+    tmp = tmp_path_factory.mktemp("tl_attn_infer")
+    assert main(["ingest", "-q", str(DATA / "infer_ops.json"), "--out", str(tmp / "ds")]) == 0
+    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
+                 "--jobs", "1", "--out", str(tmp / "tl")]) == 0
+    return tmp / "tl"
+
+
+@pytest.mark.parametrize("sheet", INFER_SHEETS)
+def test_infer_sheet_equals_tracelens(infer, sheet):
+    """Every row and column of TraceLens 0.1.0's inference report file for the same trace."""
+    import polars as pl
+
+    want = read_csv(DATA / "tracelens" / "infer" / f"{sheet}.csv")
+    got = pl.read_csv(infer / f"{sheet}.csv", infer_schema=False)
+    assert_sheet_equal(got, want, text=frozenset({"parent_module", "call_stack_first"}))
+
+
+def _attn(infer):
+    rows = read_csv(infer / "InferenceAttention_fwd.csv")
+    return rows, {(r["name"], r["param: H_Q"], r["param: sliding_window"]): r for r in rows}
+
+
+# the step annotation: one context request of 64 new tokens on 128 cached, 3 decode requests over 3000 keys
+C_SQ, C_SK, C_SQSQ, C_SQSK, G_SQ, G_SK, G_SQSK = 64, 192, 64 * 64, 64 * 192, 3, 3000, 3000
+
+
+def test_fmha_v3_varlen(infer):
+    """MLA prefill: q and k of 16 heads of 192, v (Input Dims[2]) of 128: d_h_v = 128. FLOPs
+    H_Q·(d_qk + d_v)·(2·c_sqsk − c_sqsq + 2·g_sqsk); bytes the 67 new tokens' Q, output, K and V at 2 bytes and the
+    cached keys' K and V at the KV dtype's (an FP8 k: 1 byte)."""
+    _, by = _attn(infer)
+    r = by["aiter::fmha_v3_varlen_fwd", "16", ""]
+    h, dqk, dv = 16, 192, 128
+    assert (r["param: d_h_qk"], r["param: d_h_v"], r["param: N_KV"], r["num_kernels"]) == ("192", "128", "192", "1")
+    assert float(r["GFLOPS_first"]) == h * (dqk + dv) * (2 * C_SQSK - C_SQSQ + 2 * G_SQSK) / 1e9
+    moved = (C_SQ + G_SQ) * (h * (dqk + dv) + h * (dqk + dv)) * 2 + ((C_SK - C_SQ) + (G_SK - G_SQ)) * h * (dqk + dv) * 2
+    assert float(r["Data Moved (MB)_first"]) == moved / 2**20
+    fp8 = by["aiter::fmha_v3_varlen_fwd", "32", ""]
+    assert fp8["param: dtype_KV"] == "c10::Float8_e4m3fnuz"
+    moved = (C_SQ + G_SQ) * (32 * 256 + 8 * 256) * 2 + ((C_SK - C_SQ) + (G_SK - G_SQ)) * 8 * 256 * 1
+    assert float(fp8["Data Moved (MB)_first"]) == moved / 2**20
+    assert by["aiter::mha_batch_prefill", "32", ""]["param: N_KV"] == "16"  # the paged k's page size
+
+
+def test_pa_decode_gluon(infer):
+    """Decode only: the context statistics are zeroed, N_KV = g_sk, H_KV = the key cache's second dim. With a
+    sliding window of 128 each of the 3 requests reads at most 128 keys: g_sqsk and g_sk count as 384 in the FLOPs
+    and bytes, the FP8 cache at one byte."""
+    _, by = _attn(infer)
+    full, win = by["aiter::pa_decode_gluon", "32", "-1.0"], by["aiter::pa_decode_gluon", "32", "128.0"]
+    h, hkv, d = 32, 8, 128
+    assert (full["param: c_sq"], full["param: c_sqsk"], full["param: N_KV"], full["param: H_KV"]) == (
+        "0", "0", "3000", "8")
+    assert float(full["GFLOPS_first"]) == h * 2 * G_SQSK * d * 2 / 1e9
+    capped = G_SQ * 128
+    assert win["param: g_sk"] == "3000" and float(win["GFLOPS_first"]) == h * 2 * capped * d * 2 / 1e9
+    moved = G_SQ * (2 * h * d + 2 * hkv * d) * 2 + (capped - G_SQ) * hkv * 2 * d * 1
+    assert float(win["Data Moved (MB)_first"]) == moved / 2**20
+
+
+def test_gdn_and_tilelang(infer):
+    """Qwen3-Next's gated delta net: mixed_qkv (67, 8192), 32 value heads of 128: 16 key heads, d_k = ((8192 −
+    32·128) // 2) // 16 = 128; tokens = c_sq + g_sq = 67; FLOPs 7·T·H_V·d_v·d_k, bytes T·H_V·(d_k + 2·d_v + 2)·2.
+    aiter's linear_attention_with_output_base (the same model, never annotated) has no row here nor in the unified
+    table. TileLang's sparse MLA takes d_h_v = 512 whatever its args."""
+    rows, _ = _attn(infer)
+    (g,) = [r for r in rows if r["name"] == "vllm::gdn_attention_core"]
+    t, hv, dk, dv = 67, 32, 128, 128
+    assert (g["param: N_Q"], g["param: H_Q"], g["param: H_V"], g["param: N_KV"], g["param: g_sk"]) == (
+        "67", "16", "32", "0", "3")
+    assert float(g["GFLOPS_first"]) == 7 * t * hv * dv * dk / 1e9
+    assert float(g["Data Moved (MB)_first"]) == t * hv * (dk + 2 * dv + 2) * 2 / 2**20
+    names = {r["name"] for r in read_csv(infer / "unified_perf_summary.csv")}
+    assert "aiter::linear_attention_with_output_base" not in names | {r["name"] for r in rows}
+    (tl,) = [r for r in rows if r["name"] == "sglang_profiler::tilelang_kernel_tilelang_sparse_fwd"]
+    assert (tl["param: d_h_qk"], tl["param: d_h_v"], tl["param: H_KV"]) == ("576", "512", "1")

@@ -57,8 +57,26 @@ SELECT * FROM (VALUES
     ('vllm::unified_attention_with_output', 'inference_attention', 'InferenceAttention_fwd'),
     ('aiter::mha_varlen_fwd', 'inference_attention', 'InferenceAttention_fwd'),
     ('sglang_profiler::attention_paged_attention_ragged', 'aiter_paged_attention_ragged', 'InferenceAttention_fwd'),
-    ('sglang::store_cache', 'sglang_store_cache', 'InferenceAttention_fwd')
+    ('sglang::store_cache', 'sglang_store_cache', 'InferenceAttention_fwd'),
+    -- aiter's varlen and paged-prefill attention, its gluon paged decode, SGLang's TileLang sparse MLA, the gated
+    -- delta net (vLLM's op and aiter's, which TraceLens maps to the same model)
+    ('aiter::fmha_v3_varlen_fwd', 'aiter_fmha_v3_varlen_fwd', 'InferenceAttention_fwd'),
+    ('aiter::mha_batch_prefill', 'aiter_mha_batch_prefill', 'InferenceAttention_fwd'),
+    ('aiter::pa_decode_gluon', 'pa_decode_gluon', 'InferenceAttention_fwd'),
+    ('sglang_profiler::tilelang_kernel_tilelang_sparse_fwd', 'mla_tilelang_sparse_fwd', 'InferenceAttention_fwd'),
+    ('vllm::gdn_attention_core', 'gdn_attention_core', 'InferenceAttention_fwd'),
+    ('aiter::linear_attention_with_output_base', 'gdn_attention_core', 'InferenceAttention_fwd')
 ) t(name, model, sheet);
+
+-- _tl_infer_annotated_ops: the op-name prefixes whose events TraceLens's inference report gives an iteration
+-- annotation (the name_filters of its apply_annotation call in generate_perf_report_pytorch_inference.py; the
+-- DeepSeek-V4 and MLA pseudo ops of that list are not reproduced here).
+--   prefix   an op whose name starts with it is annotated
+CREATE OR REPLACE VIEW _tl_infer_annotated_ops AS
+SELECT * FROM (VALUES ('vllm::unified_attention_with_output'), ('aiter::mha_varlen_fwd'), ('vllm::gdn_attention_core'),
+                      ('aiter::fmha_v3_varlen_fwd'), ('sglang_profiler::tilelang_kernel_tilelang_sparse_fwd'),
+                      ('sglang_profiler::attention_paged_attention_ragged'), ('aiter::mha_batch_prefill'),
+                      ('aiter::pa_decode_gluon')) t(prefix);
 
 -- _tl_infer_windows: one row per graph launch of a replay trace merged with a window of its capture trace:
 -- trace_id (the replay), graph_index, capture_trace_id, t0_ns/t1_ns (the capture window, capture clock),
@@ -307,7 +325,7 @@ WITH RECURSIVE reg AS (
     FROM inst i JOIN events a ON a.trace_id = i.trace_id AND a.cat = 'user_annotation'
      AND _us_f64(a.ts_ns) <= _us_f64(i.a_ts_ns)
      AND _us_f64(i.a_ts_ns) + _us_f64(i.a_dur_ns) < _us_f64(a.ts_ns) + _us_f64(a.dur_ns)
-    WHERE i.model IN ('inference_attention', 'aiter_paged_attention_ragged')
+    WHERE EXISTS (SELECT 1 FROM _tl_infer_annotated_ops f WHERE starts_with(i.name, f.prefix))
     GROUP BY i.trace_id, i.event_id
 )
 SELECT i.trace_id, i.event_id, i.name, i.model, i.sheet, i.pid, i.tid, i.input_dims, i.input_types,
@@ -399,6 +417,47 @@ CREATE OR REPLACE VIEW _tl_perf_infer_rmsnorm AS SELECT * FROM _tl_perf_rmsnorm_
 CREATE OR REPLACE VIEW tl_perf_infer_rmsnorm_fwd AS
 SELECT * FROM _tl_perf_rmsnorm_sheet('_tl_perf_infer_rmsnorm', '_tl_infer_perf_events', true);
 
+-- _tl_py_floordiv(a, b): Python's a // b of integers (rounding down; NULL for b = 0).
+CREATE OR REPLACE MACRO _tl_py_floordiv(a, b) AS
+    CASE WHEN b <> 0 THEN (a - (((a % b) + b) % b)) // b END;
+
+-- _tl_infer_pa_decode_gluon: the aiter::pa_decode_gluon instances whose model reads its args and annotation (see
+-- _tl_perf_infer_attention): trace_id, event_id, n_q, h_q, d (head dim), h_kv, dt_q, dt_kv, sw (sliding window),
+-- g_sq, g_sk, g_sqsq, g_sqsk (the generation statistics), g_sqsk_w, g_sk_w (those two capped by the window).
+CREATE OR REPLACE VIEW _tl_infer_pa_decode_gluon AS
+WITH e AS (
+    SELECT trace_id, event_id, _tl_shape(json_extract(input_dims, '$[0]')) AS q,
+           _tl_shape(json_extract(input_dims, '$[2]')) AS kc, json_extract_string(input_types, '$[*]') AS ty,
+           coalesce(_tl_int_text(json_extract_string(concrete_inputs, '$[19]')), 0) AS sw,
+           _perf_step_detailed(annotation) AS cs
+    FROM _tl_infer_perf_events WHERE model = 'pa_decode_gluon'
+), a AS (
+    SELECT trace_id, event_id, q[1] AS n_q, q[2] AS h_q, q[3] AS d, kc[2] AS h_kv, ty[1] AS dt_q,
+           CASE WHEN len(ty) > 2 THEN ty[3] ELSE ty[1] END AS dt_kv, sw,
+           cs.g_sq::BIGINT AS g_sq, cs.g_sk::BIGINT AS g_sk, cs.g_sqsq::BIGINT AS g_sqsq, cs.g_sqsk::BIGINT AS g_sqsk
+    FROM e WHERE cs.c_sq <> '' AND len(q) >= 3 AND len(kc) >= 2 AND len(ty) >= 1
+)
+SELECT *, CASE WHEN sw > 0 AND g_sq <> 0 THEN least(g_sqsk, g_sq * sw) ELSE g_sqsk END AS g_sqsk_w,
+       CASE WHEN sw > 0 AND g_sq <> 0 THEN least(g_sk, g_sq * sw) ELSE g_sk END AS g_sk_w
+FROM a;
+
+-- _tl_infer_gdn: the gated-delta-net instances whose model reads its args and annotation (see
+-- _tl_perf_infer_attention): trace_id, event_id, h_v, h_k, d_v, d_k, c_sq, g_sq, n_tok (c_sq + g_sq), dt_q.
+CREATE OR REPLACE VIEW _tl_infer_gdn AS
+WITH e AS (
+    SELECT trace_id, event_id, _tl_shape(json_extract(input_dims, '$[0]')) AS x0,
+           _tl_shape(json_extract(input_dims, '$[1]')) AS x1, _tl_shape(json_extract(input_dims, '$[3]')) AS x3,
+           json_extract_string(input_types, '$[*]') AS ty, _perf_step_detailed(annotation) AS cs
+    FROM _tl_infer_perf_events WHERE model = 'gdn_attention_core'
+), a AS (
+    SELECT trace_id, event_id, x1[2] AS h_v, _tl_py_floordiv(x1[2], 2) AS h_k, x3[3] AS d_v,
+           _tl_py_floordiv(x0[2] - x1[2] * x3[3], 2) AS key_dim, ty[1] AS dt_q,
+           cs.c_sq::BIGINT AS c_sq, cs.g_sq::BIGINT AS g_sq
+    FROM e WHERE cs.c_sq <> '' AND len(x0) >= 2 AND len(x1) >= 2 AND len(x3) >= 3 AND len(ty) >= 1
+)
+SELECT trace_id, event_id, h_v, h_k, d_v, _tl_py_floordiv(key_dim, h_k) AS d_k, c_sq, g_sq, c_sq + g_sq AS n_tok, dt_q
+FROM a WHERE h_k <> 0;
+
 -- _tl_perf_infer_attention: one row per instance of the InferenceAttention_fwd sheet TraceLens keeps, in
 -- _tl_perf_summary's input form (TraceLens/PerfModel/extensions/attention_perf_model_extensions.py, and
 -- sglang_store_cache in perf_model_extensions.py). Chunk statistics c_sq, c_sk, c_sqsq, c_sqsk (context
@@ -411,13 +470,30 @@ SELECT * FROM _tl_perf_rmsnorm_sheet('_tl_perf_infer_rmsnorm', '_tl_infer_perf_e
 --              (N_Q, H_Q, d_h_qk), the paged K and V caches = [3] and [4] (num_pages, page_size, H_KV, head
 --              dim): H_KV = K's second-last dim, d_h_v = V's last; N_KV = c_sk + g_sk; dtype_Q = Input type[2];
 --              no dtype_KV parameter (KV bytes at dtype_Q's size).
--- Both: B = 1, H_V = H_K = H_KV, dropout 0.0, causal False, flash_impl True. An instance without such an
+--   aiter_fmha_v3_varlen_fwd, aiter_mha_batch_prefill (aiter::fmha_v3_varlen_fwd, aiter::mha_batch_prefill; args
+--              q, k, v, ...)  as inference_attention, d_h_v = the last dim of v (Input Dims[2]) when it has one.
+--   mla_tilelang_sparse_fwd (sglang_profiler::tilelang_kernel_tilelang_sparse_fwd)  as inference_attention,
+--              d_h_v = 512 (TraceLens looks for Concrete Inputs at the event's top level, where the trace has none).
+--   pa_decode_gluon (aiter::pa_decode_gluon; args query, output, key_cache, ...)  N_Q, H_Q, d_h_qk = Input
+--              Dims[0][0..2], d_h_v = d_h_qk, H_KV = Input Dims[2][1]; the context statistics set to 0 (a
+--              decode-only kernel), N_KV = g_sk; dtype_Q = Input type[0], dtype_KV = Input type[2] (dtype_Q without
+--              one); sliding_window = int of Concrete Inputs[19] (0 when absent or not an integer): when > 0, g_sqsk
+--              and g_sk count at most g_sq·sliding_window in the FLOPs and bytes (the parameters keep them).
+-- All: B = 1, H_V = H_K = H_KV, dropout 0.0, causal False, flash_impl True. An instance without such an
 -- annotation, or with c_sq = g_sq = 0, or with other shapes, is dropped (its model gives no FLOPs). FLOPs
 -- H_Q·(2·c_sqsk·d_h_qk + 2·c_sqsk·d_h_v − c_sqsq·d_h_qk − c_sqsq·d_h_v + 2·g_sqsk·d_h_qk + 2·g_sqsk·d_h_v);
 -- bytes (Q read, output written, current K and V read; cached K and V read): (c_sq + g_sq)·(H_Q·(d_h_qk +
 -- d_h_v) + H_KV·(d_h_qk + d_h_v))·bpe + ((c_sk − c_sq) + (g_sk − g_sq))·H_KV·(d_h_qk + d_h_v)·bpe_KV, bpe of
 -- dtype_Q (2 when unknown), bpe_KV of dtype_KV (bpe when unknown). Compute Spec 'matrix_' + the precision of
 -- dtype_Q.
+--   gdn_attention_core (vllm::gdn_attention_core, aiter::linear_attention_with_output_base; args mixed_qkv, b, a,
+--              core_attn_out, ...)  the gated delta net's recurrence: D = Input Dims[0][1], H_V = Input Dims[1][1],
+--              d_v = Input Dims[3][2], H_K = H_V // 2, d_k = ((D − H_V·d_v) // 2) // H_K (Python's floor
+--              division), tokens T = c_sq + g_sq; params B 1, N_Q T, H_Q H_K, N_KV 0, H_KV H_K, H_V, H_K,
+--              d_h_qk d_k, d_h_v d_v, c_sq, c_sk = c_sq, c_sqsq 0, c_sqsk 0, g_sq, g_sk = g_sq, g_sqsq 0,
+--              g_sqsk 0, dtype_Q = Input type[0]; FLOPs 7·T·H_V·d_v·d_k, bytes T·H_V·(d_k + 2·d_v + 2)·2 (two
+--              bytes per element whatever the dtype); Compute Spec 'matrix_' + the precision of dtype_Q. Without a
+--              parsed annotation (TraceLens annotates only vllm::gdn_attention_core) or with T = 0 it is dropped.
 --   sglang_store_cache (sglang::store_cache, args k, v, k_cache, v_cache, indices, ...): op_shape = k's shape
 --              (Input Dims[0]), nelems = its elements, dtype = Input type[0]; FLOPs 0, bytes 4·nelems·bpe (k
 --              and v read, their cache rows written; bpe 2 for an unknown dtype); Compute Spec 'vector_' + the
@@ -430,14 +506,21 @@ WITH e AS (
                AS kk,
            json_extract(input_dims, '$[4]') AS vv,
            json_extract_string(input_types, '$[*]') AS ty,
-           _perf_step_detailed(annotation) AS cs   -- vLLM's detailed step annotation (perf/paged_attention)
-    FROM _tl_infer_perf_events WHERE model IN ('inference_attention', 'aiter_paged_attention_ragged')
+           _perf_step_detailed(annotation) AS cs,   -- vLLM's detailed step annotation (perf/paged_attention)
+           CASE WHEN model IN ('aiter_fmha_v3_varlen_fwd', 'aiter_mha_batch_prefill')
+                     AND json_type(json_extract(input_dims, '$[2]')) = 'ARRAY'
+                     AND json_array_length(json_extract(input_dims, '$[2]')) >= 1
+                THEN json_extract(input_dims, '$[2]') ->> '$[-1]'
+                WHEN model = 'mla_tilelang_sparse_fwd' THEN '512' END AS d_v_set
+    FROM _tl_infer_perf_events WHERE model IN ('inference_attention', 'aiter_paged_attention_ragged',
+                                               'aiter_fmha_v3_varlen_fwd', 'aiter_mha_batch_prefill',
+                                               'mla_tilelang_sparse_fwd')
 ), a AS (
     SELECT trace_id, event_id, ragged, ty,
            q ->> '$[0]' AS n_q, (q ->> '$[1]')::BIGINT AS h_q, (q ->> '$[2]')::BIGINT AS d_qk,
            CASE WHEN ragged THEN (cs.c_sk::BIGINT + cs.g_sk::BIGINT)::VARCHAR ELSE kk ->> '$[-3]' END AS n_kv,
            (kk ->> '$[-2]')::BIGINT AS h_kv,
-           (CASE WHEN ragged THEN vv ->> '$[-1]' ELSE kk ->> '$[-1]' END)::BIGINT AS d_v,
+           (CASE WHEN ragged THEN vv ->> '$[-1]' ELSE coalesce(d_v_set, kk ->> '$[-1]') END)::BIGINT AS d_v,
            cs.c_sq::BIGINT AS c_sq, cs.c_sk::BIGINT AS c_sk, cs.c_sqsq::BIGINT AS c_sqsq,
            cs.c_sqsk::BIGINT AS c_sqsk, cs.g_sq::BIGINT AS g_sq, cs.g_sk::BIGINT AS g_sk,
            cs.g_sqsq::BIGINT AS g_sqsq, cs.g_sqsk::BIGINT AS g_sqsk,
@@ -454,6 +537,10 @@ WITH e AS (
 ), sc AS (
     SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS d0, json_extract_string(input_types, '$[0]') AS dt
     FROM _tl_infer_perf_events WHERE model = 'sglang_store_cache'
+), pg AS (
+    SELECT * FROM _tl_infer_pa_decode_gluon WHERE g_sq <> 0
+), gd AS (
+    SELECT * FROM _tl_infer_gdn WHERE n_tok <> 0
 )
 SELECT trace_id, event_id,
        list_concat(
@@ -482,7 +569,70 @@ SELECT trace_id, event_id,
         {'k': 'nelems', 'v': _tl_numel(_tl_shape(d0))::VARCHAR, 't': 'i'},
         {'k': 'dtype', 'v': dt, 't': 's'}],
        0, 4 * _tl_numel(_tl_shape(d0)) * coalesce(_tl_bpe(dt), 2), 'vector_' || _tl_precision(dt)
-FROM sc WHERE _tl_shape(d0) IS NOT NULL AND dt IS NOT NULL;
+FROM sc WHERE _tl_shape(d0) IS NOT NULL AND dt IS NOT NULL
+UNION ALL
+SELECT trace_id, event_id,
+       [{'k': 'B', 'v': '1', 't': 'i'}, {'k': 'N_Q', 'v': n_q::VARCHAR, 't': 'i'},
+        {'k': 'H_Q', 'v': h_q::VARCHAR, 't': 'i'}, {'k': 'H_V', 'v': h_kv::VARCHAR, 't': 'i'},
+        {'k': 'H_K', 'v': h_kv::VARCHAR, 't': 'i'}, {'k': 'N_KV', 'v': g_sk::VARCHAR, 't': 'i'},
+        {'k': 'H_KV', 'v': h_kv::VARCHAR, 't': 'i'}, {'k': 'd_h_qk', 'v': d::VARCHAR, 't': 'i'},
+        {'k': 'd_h_v', 'v': d::VARCHAR, 't': 'i'}, {'k': 'dropout', 'v': '0.0', 't': 'f'},
+        {'k': 'causal', 'v': 'False', 't': NULL}, {'k': 'flash_impl', 'v': 'True', 't': NULL},
+        {'k': 'c_sq', 'v': '0', 't': 'i'}, {'k': 'c_sk', 'v': '0', 't': 'i'}, {'k': 'c_sqsq', 'v': '0', 't': 'i'},
+        {'k': 'c_sqsk', 'v': '0', 't': 'i'}, {'k': 'g_sq', 'v': g_sq::VARCHAR, 't': 'i'},
+        {'k': 'g_sk', 'v': g_sk::VARCHAR, 't': 'i'}, {'k': 'g_sqsq', 'v': g_sqsq::VARCHAR, 't': 'i'},
+        {'k': 'g_sqsk', 'v': g_sqsk::VARCHAR, 't': 'i'}, {'k': 'dtype_Q', 'v': dt_q, 't': 's'},
+        {'k': 'dtype_KV', 'v': dt_kv, 't': 's'}, {'k': 'sliding_window', 'v': sw::VARCHAR, 't': 'i'}],
+       h_q::HUGEINT * (2 * g_sqsk_w * d) + h_q::HUGEINT * (2 * g_sqsk_w * d),
+       (g_sq::HUGEINT * h_q * d + g_sq::HUGEINT * h_q * d + g_sq::HUGEINT * h_kv * d + g_sq::HUGEINT * h_kv * d)
+           * coalesce(_tl_bpe(dt_q), 2)
+       + ((g_sk_w - g_sq)::HUGEINT * h_kv * d + (g_sk_w - g_sq)::HUGEINT * h_kv * d)
+           * coalesce(_tl_bpe(dt_kv), _tl_bpe(dt_q), 2),
+       'matrix_' || _tl_precision(dt_q)
+FROM pg
+UNION ALL
+SELECT trace_id, event_id,
+       [{'k': 'B', 'v': '1', 't': 'i'}, {'k': 'N_Q', 'v': n_tok::VARCHAR, 't': 'i'},
+        {'k': 'H_Q', 'v': h_k::VARCHAR, 't': 'i'}, {'k': 'N_KV', 'v': '0', 't': 'i'},
+        {'k': 'H_KV', 'v': h_k::VARCHAR, 't': 'i'}, {'k': 'H_V', 'v': h_v::VARCHAR, 't': 'i'},
+        {'k': 'H_K', 'v': h_k::VARCHAR, 't': 'i'}, {'k': 'd_h_qk', 'v': d_k::VARCHAR, 't': 'i'},
+        {'k': 'd_h_v', 'v': d_v::VARCHAR, 't': 'i'}, {'k': 'c_sq', 'v': c_sq::VARCHAR, 't': 'i'},
+        {'k': 'c_sk', 'v': c_sq::VARCHAR, 't': 'i'}, {'k': 'c_sqsq', 'v': '0', 't': 'i'},
+        {'k': 'c_sqsk', 'v': '0', 't': 'i'}, {'k': 'g_sq', 'v': g_sq::VARCHAR, 't': 'i'},
+        {'k': 'g_sk', 'v': g_sq::VARCHAR, 't': 'i'}, {'k': 'g_sqsq', 'v': '0', 't': 'i'},
+        {'k': 'g_sqsk', 'v': '0', 't': 'i'}, {'k': 'dtype_Q', 'v': dt_q, 't': 's'}],
+       n_tok::HUGEINT * h_v * 7 * d_v * d_k, n_tok::HUGEINT * (h_v * (d_k + 2 * d_v + 2)) * 2,
+       'matrix_' || _tl_precision(dt_q)
+FROM gd;
+
+-- _tl_perf_infer_unimplemented: the inference attention instances whose TraceLens model raises
+-- NotImplementedError (see _tl_perf_infer_attention): a parsed annotation with c_sq = g_sq = 0 (the decode
+-- kernel: g_sq = 0), the gated delta net without a parsed annotation or without tokens. TraceLens's unified perf
+-- table leaves their ops out (build_df_unified_perf_table), their kernels with them.
+--   trace_id, event_id   the instance (_tl_infer_perf_events)
+CREATE OR REPLACE VIEW _tl_perf_infer_unimplemented AS
+SELECT trace_id, event_id FROM (
+    SELECT trace_id, event_id, json_extract(input_dims, CASE WHEN model = 'aiter_paged_attention_ragged' THEN '$[2]'
+                                                             ELSE '$[0]' END) AS q,
+           json_extract(input_dims, CASE WHEN model = 'aiter_paged_attention_ragged' THEN '$[3]' ELSE '$[1]' END)
+               AS kk,
+           json_extract(input_dims, '$[4]') AS vv, model = 'aiter_paged_attention_ragged' AS ragged,
+           json_extract_string(input_types, '$[*]') AS ty, _perf_step_detailed(annotation) AS cs
+    FROM _tl_infer_perf_events WHERE model IN ('inference_attention', 'aiter_paged_attention_ragged',
+                                               'aiter_fmha_v3_varlen_fwd', 'aiter_mha_batch_prefill',
+                                               'mla_tilelang_sparse_fwd'))
+WHERE cs.c_sq <> '' AND json_type(q) = 'ARRAY' AND json_array_length(q) = 3
+  AND json_type(kk) = 'ARRAY' AND json_array_length(kk) >= CASE WHEN ragged THEN 2 ELSE 3 END
+  AND (NOT ragged OR (json_type(vv) = 'ARRAY' AND json_array_length(vv) >= 1))
+  AND len(ty) >= CASE WHEN ragged THEN 3 ELSE 1 END
+  AND cs.c_sq::BIGINT = 0 AND cs.g_sq::BIGINT = 0
+UNION ALL
+SELECT trace_id, event_id FROM _tl_infer_pa_decode_gluon WHERE g_sq = 0
+UNION ALL
+SELECT trace_id, event_id FROM _tl_infer_gdn WHERE n_tok = 0
+UNION ALL
+SELECT trace_id, event_id FROM _tl_infer_perf_events
+WHERE model = 'gdn_attention_core' AND coalesce(_perf_step_detailed(annotation).c_sq, '') = '';
 
 -- tl_perf_infer_attention_fwd: TraceLens's InferenceAttention_fwd.csv of its inference report, one row per trace
 -- and group of inference attention op instances with the same name, parameters and number of GPU events.
@@ -490,7 +640,8 @@ FROM sc WHERE _tl_shape(d0) IS NOT NULL AND dt IS NOT NULL;
 --   name                        the op name
 --   param: op_shape, nelems, dtype   sglang::store_cache's parameters (_tl_perf_infer_attention)
 --   param: B, N_Q, H_Q, H_V, H_K, N_KV, H_KV, d_h_qk, d_h_v, dropout, causal, flash_impl, c_sq, c_sk, c_sqsq,
---   c_sqsk, g_sq, g_sk, g_sqsq, g_sqsk, dtype_Q, dtype_KV   the model's parameters (_tl_perf_infer_attention)
+--   c_sqsk, g_sq, g_sk, g_sqsq, g_sqsk, dtype_Q, dtype_KV, sliding_window   the models' parameters
+--                               (_tl_perf_infer_attention)
 --   num_kernels                 GPU events per instance
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
 --   rank                        row order in TraceLens's file
@@ -510,6 +661,7 @@ SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
        _tl_perf_param(params, 'g_sq') AS "param: g_sq", _tl_perf_param(params, 'g_sk') AS "param: g_sk",
        _tl_perf_param(params, 'g_sqsq') AS "param: g_sqsq", _tl_perf_param(params, 'g_sqsk') AS "param: g_sqsk",
        _tl_perf_param(params, 'dtype_Q') AS "param: dtype_Q", _tl_perf_param(params, 'dtype_KV') AS "param: dtype_KV",
+       _tl_perf_param(params, 'sliding_window') AS "param: sliding_window",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
 FROM _tl_perf_summary_of('_tl_perf_infer_attention', '_tl_infer_perf_events', true)
 ORDER BY trace_id, rank;

@@ -1,6 +1,6 @@
-"""Writes perf_ops.json: a small hand-made PyTorch profiler trace (Kineto JSON on an MI300X, args laid out as the
-ops' Python/C++ signatures record them) with calls of the op names of TraceLens's perf-model class map
-(TraceLens/PerfModel/torch_op_mapping.py) that its perf report models in these families:
+"""Writes perf_ops.json and infer_ops.json. perf_ops.json: a small hand-made PyTorch profiler trace (Kineto JSON
+on an MI300X, args laid out as the ops' Python/C++ signatures record them) with calls of the op names of TraceLens's
+perf-model class map (TraceLens/PerfModel/torch_op_mapping.py) that its perf report models in these families:
 
   SDPA   EvoformerAttention (DeepSpeed's Evoformer kernel; args Q, K, V, res_mask, pair_bias, Q as (batch, N_seq,
          N_res, heads, head dim)); one call with an autograd backward node (a sequence number shared with
@@ -17,8 +17,25 @@ ops' Python/C++ signatures record them) with calls of the op names of TraceLens'
 The forward ops run on thread 3000 and launch one kernel each through hipLaunchKernel (correlation + ac2g flow),
 stream 0; the backward nodes run on thread 3001. Times are µs with three decimals.
 
-Run `python tests/data/tl_attn/make_trace.py` to rewrite the file; README.md says how the TraceLens reference CSVs
-next to it were made.
+And infer_ops.json: the inference attention ops of TraceLens's inference extension
+(TraceLens/PerfModel/extensions/pseudo_ops_perf_utils.py, get_pseudo_op_mappings), inside one user annotation in
+vLLM's detailed step format (a context request of 64 new tokens on 128 cached ones, 3 decode requests over 3000 keys
+in all), which gives them their chunk statistics; args laid out as TraceLens's models read them:
+
+  aiter::fmha_v3_varlen_fwd   (q, k, v, cu_seqlens_q, cu_seqlens_k, ...): an MLA prefill, q and k with head dim
+                              192, v with 128 (Input Dims[2]); a GQA one with an FP8 k and v.
+  aiter::mha_batch_prefill    (q, k, v, cu_seqlens_q, kv_indptr, kv_page_indices, ...), k and v paged
+                              (pages, page size, heads, head dim).
+  aiter::pa_decode_gluon      (query, output, key_cache, value_cache, ...), the FP8 key cache (blocks, H_KV, ...)
+                              third, sliding_window = Concrete Inputs[19]: -1 (full attention) and 128.
+  sglang_profiler::tilelang_kernel_tilelang_sparse_fwd   (q, kv, indices, ...): MLA q (64, 16, 576), kv (192, 1,
+                              576).
+  vllm::gdn_attention_core    (mixed_qkv, b, a, core_attn_out, layer_name): Qwen3-Next's gated delta net, 16 key
+                              heads and 32 value heads of 128.
+  aiter::linear_attention_with_output_base   the same args (TraceLens never annotates it: no row).
+
+Run `python tests/data/tl_attn/make_trace.py` to rewrite the files; README.md says how the TraceLens reference CSVs
+next to them were made.
 """
 from __future__ import annotations
 
@@ -147,3 +164,50 @@ for seq, name, kernel, dur in _bwd:
     _t[0] = ts + 30.0
 P.tid = P.pid
 write("perf_ops.json", P.events)
+
+
+# ------------------------------------------------------------------ infer_ops.json (TraceLens's inference report)
+INF = Trace(pid=3000, corr=700)
+header(INF)
+FP8 = "c10::Float8_e4m3fnuz"
+STEP = "execute_4_context_1(sq64sk192sqsq4096sqsk12288)_generation_3(sq3sk3000sqsq3sqsk3000)"
+INF.events.append({"ph": "X", "cat": "user_annotation", "name": STEP, "pid": INF.pid, "tid": INF.tid, "ts": 1000.0,
+                   "dur": 2000.0, "args": {"External id": 0, "Record function id": 0}})
+_it = [1010.0]
+
+
+def icall(name, kernel, dur, dims, types, concrete=None):
+    """One op at the next free time inside the step annotation, launching `kernel` for `dur` µs."""
+    ts = _it[0]
+    n = len(dims)
+    INF.op(name, ts, 20.0, dims=dims, types=types, strides=strides_of(dims),
+           concrete=concrete if concrete is not None else [""] * n)
+    assert dur not in _durs, dur
+    _durs.add(dur)
+    INF.launch(kernel, ts + 5.0, ts + 12.0, dur)
+    _it[0] = ts + 30.0
+
+
+FMHA_K = "aiter::fmha_fwd_hd192_bf16_causal_group"
+FMHA_C = ["", "", "", "", "", "64", "1000", "0.0"]
+icall("aiter::fmha_v3_varlen_fwd", FMHA_K, 21.5, [[67, 16, 192], [192, 16, 192], [192, 16, 128], [5], [5], [], [], []],
+      [BF16, BF16, BF16, "int", "int", "Scalar", "Scalar", "Scalar"], concrete=FMHA_C)
+icall("aiter::fmha_v3_varlen_fwd", FMHA_K, 19.75, [[67, 32, 128], [192, 8, 128], [192, 8, 128], [5], [5], [], [], []],
+      [BF16, FP8, FP8, "int", "int", "Scalar", "Scalar", "Scalar"], concrete=FMHA_C)
+icall("aiter::mha_batch_prefill", "aiter::fmha_batch_prefill_hd128_bf16", 17.25,
+      [[67, 32, 128], [200, 16, 8, 128], [200, 16, 8, 128], [5], [5], [200], [], []],
+      [BF16, BF16, BF16, "int", "int", "int", "Scalar", "Scalar"], concrete=["", "", "", "", "", "", "64", "1000"])
+PA_K = "paged_attention_decode_sliding_window"
+pa_dims = [[3, 32, 128], [3, 32, 128], [500, 8, 16, 16, 8], [500, 8, 128, 16], [3], [3, 63]] + [[]] * 14
+pa_types = [BF16, BF16, FP8, FP8, "int", "int"] + ["Scalar"] * 14
+pa_conc = [""] * 6 + ["0.088", "1", "8", "256", "", "", "", "", "", "", "", "", "", "-1"]
+icall("aiter::pa_decode_gluon", PA_K, 9.25, pa_dims, pa_types, concrete=pa_conc)
+icall("aiter::pa_decode_gluon", PA_K, 7.125, pa_dims, pa_types, concrete=pa_conc[:19] + ["128"])
+icall("sglang_profiler::tilelang_kernel_tilelang_sparse_fwd", "main_kernel", 13.5,
+      [[64, 16, 576], [192, 1, 576], [64, 1, 2048], [], []], [BF16, BF16, "int", "Scalar", "Scalar"],
+      concrete=["", "", "", "0.0416", "256"])
+gdn = dict(dims=[[67, 8192], [67, 32], [67, 32], [67, 32, 128], []], types=[BF16, BF16, BF16, BF16, "str"],
+           concrete=["", "", "", "", "model.layers.0.linear_attn"])
+icall("vllm::gdn_attention_core", "chunk_gated_delta_rule_fwd_kernel_h", 25.5, **gdn)
+icall("aiter::linear_attention_with_output_base", "chunk_gated_delta_rule_fwd_kernel_o", 24.25, **gdn)
+write("infer_ops.json", INF.events)
