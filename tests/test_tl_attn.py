@@ -1,9 +1,10 @@
 """TraceLens perf-model families added from its class map on hand-made traces (tests/data/tl_attn/): in the perf
 report EvoformerAttention (SDPA_fwd / SDPA_bwd, sql/peers/tracelens/perf_sdpa.sql), DaoAILab's causal conv1d and
 Mamba-2's fused scan (SSM_fwd / SSM_bwd, perf_ssm.sql), Primus's fused LN-modulate backward (Normalization,
-perf_norm.sql); in the inference report aiter's varlen, paged-prefill and gluon paged-decode attention, SGLang's
-TileLang sparse MLA and the gated delta net (InferenceAttention_fwd, perf_infer.sql); against TraceLens's own CSVs
-for those traces."""
+perf_norm.sql), aiter's fused MLA RoPE + KV-cache writes and mHC ops (FusedRoPE_fwd, mHC_fwd,
+perf_fused_rope_mhc.sql); in the inference report aiter's varlen, paged-prefill and gluon paged-decode attention,
+SGLang's TileLang sparse MLA and the gated delta net (InferenceAttention_fwd, perf_infer.sql); against TraceLens's
+own CSVs for those traces."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,8 +20,8 @@ pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m
 
 DATA = Path(__file__).parent / "data" / "tl_attn"
 INFER_SHEETS = ["InferenceAttention_fwd", "unified_perf_summary", "ops_summary_by_category"]
-PERF_SHEETS = ["SDPA_fwd", "SDPA_bwd", "SSM_fwd", "SSM_bwd", "Normalization", "unified_perf_summary",
-               "ops_summary_by_category"]
+PERF_SHEETS = ["SDPA_fwd", "SDPA_bwd", "SSM_fwd", "SSM_bwd", "Normalization", "FusedRoPE_fwd", "mHC_fwd",
+               "unified_perf_summary", "ops_summary_by_category"]
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +111,44 @@ def test_fused_ln_modulate_backward(perf):
                                                                                      "vector_bf16")
     assert float(r["GFLOPS_first"]) == 15 * n / 1e9
     assert float(r["Data Moved (MB)_first"]) == (3 * n * 2 + 2 * b * t * 4 + 3 * b * h * 2) / 2**20
+
+
+def test_fused_qk_rope_mla(perf):
+    """q_nope (128, 16, 512), q_pe (.., 64), one latent KV head: FLOPs 3·T·(QH + KH)·D_pe; bytes q and k read and q
+    written at 2 bytes, the KV rows written at the FP8 cache's 1 byte (the concat op also writes q in FP8). With
+    empty dtypes there is no byte count and no Compute Spec, and dtype_out is empty in the cat op's rows."""
+    rows = read_csv(perf / "FusedRoPE_fwd.csv")
+    by = {(r["name"], r["param: T"]): r for r in rows}
+    cat = by["aiter::fused_qk_rope_cat_and_cache_mla", "128"]
+    cc = by["aiter::fused_qk_rope_concat_and_cache_mla", "128"]
+    t, qh, dl, dp = 128, 16, 512, 64
+    assert (cat["param: KH"], cat["param: dtype_kv"], cat["param: dtype_out"]) == ("1", "c10::Float8_e4m3fn", "")
+    assert float(cat["GFLOPS_first"]) == 3 * (t * qh * dp + t * dp) / 1e9
+    moved = 2 * t * qh * (dl + dp) * 2 + t * (dl + dp) * 2 + t * (dl + dp)
+    assert float(cat["Data Moved (MB)_first"]) == moved / 2**20
+    assert float(cc["Data Moved (MB)_first"]) == (t * qh * (dl + dp) * (2 + 1) + t * (dl + dp) * (2 + 1)) / 2**20
+    empty = by["aiter::fused_qk_rope_cat_and_cache_mla", "64"]
+    assert (empty["param: dtype_in"], empty["Data Moved (MB)_first"], empty["Compute Spec"]) == ("", "", "")
+    assert cat["Compute Spec"] == "vector_bf16"
+
+
+def test_mhc(perf):
+    """256 tokens, 4 streams of 4096, hc3 = 24 projection rows of K = 16384, 4 split-K partials. mhc_post: FLOPs
+    2·M·n·C·(n + 1), bytes x, residual and out at 2 bytes, the mixes at 4; its hc3 is None, so the column is a
+    float one. mhc_pre_gemm_sqrsum: FLOPs 2·M·hc3·K, a matrix op. An empty dtype of x: no byte count."""
+    rows = read_csv(perf / "mHC_fwd.csv")
+    post = [r for r in rows if r["name"] == "aiter::mhc_post"]
+    m, n, c, hc3, k, sk = 256, 4, 4096, 24, 16384, 4
+    assert (post[0]["param: hc3"], post[0]["param: dtype_in"], post[0]["Compute Spec"]) == ("", "c10::BFloat16",
+                                                                                           "vector_bf16")
+    assert float(post[0]["GFLOPS_first"]) == 2 * m * n * c * (n + 1) / 1e9
+    assert float(post[0]["Data Moved (MB)_first"]) == (m * c * 2 + 2 * m * n * c * 2 + (m * n + m * n * n) * 4) / 2**20
+    assert (post[1]["param: dtype_in"], post[1]["Data Moved (MB)_first"]) == ("", "")
+    (g,) = [r for r in rows if r["name"] == "aiter::mhc_pre_gemm_sqrsum"]
+    assert (g["param: hc3"], g["param: K"], g["param: split_k"], g["Compute Spec"]) == ("24.0", "16384.0", "4.0",
+                                                                                       "matrix_bf16")
+    assert float(g["GFLOPS_first"]) == 2 * m * hc3 * k / 1e9
+    assert float(g["Data Moved (MB)_first"]) == (m * n * c * 2 + hc3 * k * 4 + sk * m * hc3 * 4 + sk * m * 4) / 2**20
 
 
 @pytest.fixture(scope="module")

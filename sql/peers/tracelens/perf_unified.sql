@@ -38,7 +38,7 @@
 -- @requires peers/tracelens/perf_conv peers/tracelens/perf_triton peers/tracelens/arch tree/rollups
 -- @requires peers/tracelens/perf_rmsnorm peers/tracelens/perf_rope peers/tracelens/perf_group_quant
 -- @requires peers/tracelens/perf_grouped_gemm peers/tracelens/perf_misc peers/tracelens/perf_custom_collective
--- @requires peers/tracelens/perf_ssm
+-- @requires peers/tracelens/perf_ssm peers/tracelens/perf_fused_rope_mhc
 
 -- _tl_perf_instances_cpu_families: the modelled instances of the families whose ops the inference report reads
 -- as the perf report does (SDPA, binary elementwise, reductions, normalization, convolution).
@@ -62,6 +62,8 @@ UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_cross_entropy
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_custom_collective
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_ssm
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_fused_rope
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_mhc
 UNION ALL SELECT * FROM _tl_perf_instances_cpu_families;
 
 -- _tl_unified_collect(g, ops): the ops TraceLens's unified perf table collects (the collection rule at the top

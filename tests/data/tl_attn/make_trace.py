@@ -13,6 +13,14 @@ perf-model class map (TraceLens/PerfModel/torch_op_mapping.py) that its perf rep
          norm_before_gate: 18 slots), with its scalars recorded, without them (TraceLens's defaults), with a shape
          whose state size does not divide (dropped), and once with a backward node.
   Normalization  primus::fused_ln_modulate_backward (grad_out (T, B, H), x_norm, mean, rstd, modulation grad).
+  FusedRoPE  aiter::fused_qk_rope_cat_and_cache_mla (q_nope, q_pe, k_nope, k_pe, kv_cache, slot_mapping, positions,
+         cos, sin, k_scale, is_neox), with an FP8 cache and with empty dtypes; aiter::fused_qk_rope_concat_and_cache_mla
+         (q_nope, q_pe, kv_c, k_pe, kv_cache, q_out, ...), the cache and q_out FP8.
+  mHC    aiter's mhc_post (out, x, residual, post_layer_mix, comb_res_mix, store_nt), also with an empty dtype of x;
+         mhc_pre_gemm_sqrsum (out, sqrsum, x, fn, tile_k, is_fn_pack_bf16); mhc_pre_big_fuse_rmsnorm (post_mix,
+         comb_mix, out, gemm_out_mul, gemm_out_sqrsum, hc_scale, hc_base, residual, norm_weight, five eps/scalars,
+         sinkhorn_repeat); mhc_fused_post_pre_gemm_sqrsum (gemm_out_mul, gemm_out_sqrsum, next_residual,
+         layer_input, residual_in, post_layer_mix, comb_res_mix, fn, tile_m, tile_n, tile_k, is_fn_pack_bf16).
 
 The forward ops run on thread 3000 and launch one kernel each through hipLaunchKernel (correlation + ac2g flow),
 stream 0; the backward nodes run on thread 3001. Times are µs with three decimals.
@@ -151,6 +159,41 @@ g = [1024, 4, 3072]
 call("primus::fused_ln_modulate_backward", LNB_K, 36.5, [g, g, [4096], [4096], [4, 3072]], [BF16, BF16, F32, F32, BF16])
 call("primus::fused_ln_modulate_backward", LNB_K, 22.0, [[256, 2, 1536], [256, 2, 1536], [512], [512], [2, 1536]],
      [F32, F32, F32, F32, F32], strides=[[], [], [], [], []])
+
+# aiter's fused MLA RoPE + KV-cache writes: q_nope (128, 16, 512), q_pe (128, 16, 64), k_nope / kv_c, k_pe,
+# kv_cache (FP8), ...
+ROPE_K = "_fused_qk_rope_cat_and_cache_mla_kernel"
+call("aiter::fused_qk_rope_cat_and_cache_mla", ROPE_K, 8.5,
+     [[128, 16, 512], [128, 16, 64], [128, 1, 512], [128, 1, 64], [4096, 1, 576], [128], [128], [4096, 32],
+      [4096, 32], [], []], [BF16, BF16, BF16, BF16, "c10::Float8_e4m3fn", "long int", "long int", BF16, BF16, F32,
+                          "Scalar"], concrete=[""] * 10 + ["False"])
+call("aiter::fused_qk_rope_cat_and_cache_mla", ROPE_K, 6.75,
+     [[64, 8, 512], [64, 8, 64], [64, 1, 512], [64, 1, 64], [4096, 1, 576], [64], [64], [4096, 32], [4096, 32], [],
+      []], ["", "", "", "", "", "long int", "long int", BF16, BF16, F32, "Scalar"], concrete=[""] * 10 + ["False"])
+call("aiter::fused_qk_rope_concat_and_cache_mla", "fuse_qk_rope_concat_and_cache_mla_per_head_kernel", 7.25,
+     [[128, 16, 512], [128, 16, 64], [128, 512], [128, 64], [1024, 64, 576], [128, 16, 576], [128], [4096, 32],
+      [4096, 32], []], [BF16, BF16, BF16, BF16, "c10::Float8_e4m3fn", "c10::Float8_e4m3fn", "long int", BF16, BF16,
+                        F32])
+
+# mHC (DeepSeek's manifold-constrained hyper-connections) of aiter: 256 tokens, 4 streams of 4096: hc3 = 4² + 2·4
+M_, N_, C_, HC3, SPLIT = 256, 4, 4096, 24, 4
+call("aiter::mhc_post", "mhc_post_kernel", 11.25,
+     [[M_, N_, C_], [M_, C_], [M_, N_, C_], [M_, N_, 1], [M_, N_, N_], []], [BF16, BF16, BF16, F32, F32, "Scalar"],
+     concrete=["", "", "", "", "", "False"])
+call("aiter::mhc_post", "mhc_post_kernel", 10.25,
+     [[M_, N_, C_], [M_, C_], [M_, N_, C_], [M_, N_, 1], [M_, N_, N_], []], [BF16, "", BF16, F32, F32, "Scalar"],
+     concrete=["", "", "", "", "", "False"])
+call("aiter::mhc_pre_gemm_sqrsum", "mhc_pre_gemm_sqrsum_kernel", 15.5,
+     [[SPLIT, M_, HC3], [SPLIT, M_], [M_, N_, C_], [HC3, N_ * C_], [], []], [F32, F32, BF16, F32, "Scalar", "Scalar"],
+     concrete=["", "", "", "", "64", "False"])
+call("aiter::mhc_pre_big_fuse_rmsnorm", "mhc_pre_big_fuse_rmsnorm_kernel", 12.75,
+     [[M_, N_, 1], [M_, N_, N_], [M_, C_], [SPLIT, M_, HC3], [SPLIT, M_], [3], [HC3], [M_, N_, C_], [C_], [], [], [],
+      [], [], []], [F32, F32, BF16, F32, F32, F32, F32, BF16, BF16] + ["Scalar"] * 6,
+     concrete=[""] * 9 + ["1e-06", "1e-06", "1e-06", "1e-06", "2.0", "20"])
+call("aiter::mhc_fused_post_pre_gemm_sqrsum", "mhc_fused_post_pre_gemm_sqrsum_kernel", 19.5,
+     [[SPLIT, M_, HC3], [SPLIT, M_], [M_, N_, C_], [M_, C_], [M_, N_, C_], [M_, N_, 1], [M_, N_, N_], [HC3, N_ * C_],
+      [], [], [], []], [F32, F32, BF16, BF16, BF16, F32, F32, F32, "Scalar", "Scalar", "Scalar", "Scalar"],
+     concrete=[""] * 8 + ["64", "32", "64", "False"])
 
 # the backward nodes, after the forward ops, on the backward thread
 P.tid = BWD_TID
