@@ -3,8 +3,9 @@ report EvoformerAttention (SDPA_fwd / SDPA_bwd, sql/peers/tracelens/perf_sdpa.sq
 Mamba-2's fused scan (SSM_fwd / SSM_bwd, perf_ssm.sql), Primus's fused LN-modulate backward (Normalization,
 perf_norm.sql), aiter's fused MLA RoPE + KV-cache writes and mHC ops (FusedRoPE_fwd, mHC_fwd,
 perf_fused_rope_mhc.sql); in the inference report aiter's varlen, paged-prefill and gluon paged-decode attention,
-SGLang's TileLang sparse MLA and the gated delta net (InferenceAttention_fwd, perf_infer.sql); against TraceLens's
-own CSVs for those traces."""
+SGLang's TileLang sparse MLA, the gated delta net and DeepSeek-V4's sparse prefill (InferenceAttention_fwd,
+perf_infer.sql), and the perf report's InferenceAttention_fwd on the same trace; against TraceLens's own CSVs for
+those traces."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -173,6 +174,8 @@ def test_infer_sheet_equals_tracelens(infer, sheet):
 
 
 def _attn(infer):
+    """The inference sheet's rows, and by (name, H_Q, sliding_window); sglang::store_cache's row has none of the
+    attention parameters, so they are float columns."""
     rows = read_csv(infer / "InferenceAttention_fwd.csv")
     return rows, {(r["name"], r["param: H_Q"], r["param: sliding_window"]): r for r in rows}
 
@@ -186,17 +189,18 @@ def test_fmha_v3_varlen(infer):
     H_Q·(d_qk + d_v)·(2·c_sqsk − c_sqsq + 2·g_sqsk); bytes the 67 new tokens' Q, output, K and V at 2 bytes and the
     cached keys' K and V at the KV dtype's (an FP8 k: 1 byte)."""
     _, by = _attn(infer)
-    r = by["aiter::fmha_v3_varlen_fwd", "16", ""]
+    r = by["aiter::fmha_v3_varlen_fwd", "16.0", ""]
     h, dqk, dv = 16, 192, 128
-    assert (r["param: d_h_qk"], r["param: d_h_v"], r["param: N_KV"], r["num_kernels"]) == ("192", "128", "192", "1")
+    assert (r["param: d_h_qk"], r["param: d_h_v"], r["param: N_KV"], r["num_kernels"]) == ("192.0", "128.0", "192.0",
+                                                                                             "1")
     assert float(r["GFLOPS_first"]) == h * (dqk + dv) * (2 * C_SQSK - C_SQSQ + 2 * G_SQSK) / 1e9
     moved = (C_SQ + G_SQ) * (h * (dqk + dv) + h * (dqk + dv)) * 2 + ((C_SK - C_SQ) + (G_SK - G_SQ)) * h * (dqk + dv) * 2
     assert float(r["Data Moved (MB)_first"]) == moved / 2**20
-    fp8 = by["aiter::fmha_v3_varlen_fwd", "32", ""]
+    fp8 = by["aiter::fmha_v3_varlen_fwd", "32.0", ""]
     assert fp8["param: dtype_KV"] == "c10::Float8_e4m3fnuz"
     moved = (C_SQ + G_SQ) * (32 * 256 + 8 * 256) * 2 + ((C_SK - C_SQ) + (G_SK - G_SQ)) * 8 * 256 * 1
     assert float(fp8["Data Moved (MB)_first"]) == moved / 2**20
-    assert by["aiter::mha_batch_prefill", "32", ""]["param: N_KV"] == "16"  # the paged k's page size
+    assert by["aiter::mha_batch_prefill", "32.0", ""]["param: N_KV"] == "16.0"  # the paged k's page size
 
 
 def test_pa_decode_gluon(infer):
@@ -204,13 +208,13 @@ def test_pa_decode_gluon(infer):
     sliding window of 128 each of the 3 requests reads at most 128 keys: g_sqsk and g_sk count as 384 in the FLOPs
     and bytes, the FP8 cache at one byte."""
     _, by = _attn(infer)
-    full, win = by["aiter::pa_decode_gluon", "32", "-1.0"], by["aiter::pa_decode_gluon", "32", "128.0"]
+    full, win = by["aiter::pa_decode_gluon", "32.0", "-1.0"], by["aiter::pa_decode_gluon", "32.0", "128.0"]
     h, hkv, d = 32, 8, 128
     assert (full["param: c_sq"], full["param: c_sqsk"], full["param: N_KV"], full["param: H_KV"]) == (
-        "0", "0", "3000", "8")
+        "0.0", "0.0", "3000.0", "8.0")
     assert float(full["GFLOPS_first"]) == h * 2 * G_SQSK * d * 2 / 1e9
     capped = G_SQ * 128
-    assert win["param: g_sk"] == "3000" and float(win["GFLOPS_first"]) == h * 2 * capped * d * 2 / 1e9
+    assert win["param: g_sk"] == "3000.0" and float(win["GFLOPS_first"]) == h * 2 * capped * d * 2 / 1e9
     moved = G_SQ * (2 * h * d + 2 * hkv * d) * 2 + (capped - G_SQ) * hkv * 2 * d * 1
     assert float(win["Data Moved (MB)_first"]) == moved / 2**20
 
@@ -224,10 +228,48 @@ def test_gdn_and_tilelang(infer):
     (g,) = [r for r in rows if r["name"] == "vllm::gdn_attention_core"]
     t, hv, dk, dv = 67, 32, 128, 128
     assert (g["param: N_Q"], g["param: H_Q"], g["param: H_V"], g["param: N_KV"], g["param: g_sk"]) == (
-        "67", "16", "32", "0", "3")
+        "67.0", "16.0", "32.0", "0.0", "3.0")
     assert float(g["GFLOPS_first"]) == 7 * t * hv * dv * dk / 1e9
     assert float(g["Data Moved (MB)_first"]) == t * hv * (dk + 2 * dv + 2) * 2 / 2**20
     names = {r["name"] for r in read_csv(infer / "unified_perf_summary.csv")}
     assert "aiter::linear_attention_with_output_base" not in names | {r["name"] for r in rows}
     (tl,) = [r for r in rows if r["name"] == "sglang_profiler::tilelang_kernel_tilelang_sparse_fwd"]
-    assert (tl["param: d_h_qk"], tl["param: d_h_v"], tl["param: H_KV"]) == ("576", "512", "1")
+    assert (tl["param: d_h_qk"], tl["param: d_h_v"], tl["param: H_KV"]) == ("576.0", "512.0", "1.0")
+
+
+def test_pa_sparse_prefill(infer):
+    """DeepSeek-V4's sparse prefill needs no annotation: q (64, 16, 512) over 8192 + 2048 selected slots of one
+    latent head: FLOPs pairs·H_Q·2·(d + d), bytes q read and out written (2·N_Q·H_Q·d·2) + pairs·d·2. The call
+    without in-chunk slots has no row."""
+    (r,) = [r for r in read_csv(infer / "InferenceAttention_fwd.csv")
+            if r["name"] == "aiter::pa_sparse_prefill_opus_fwd"]
+    pairs, h, d, n = 8192 + 2048, 16, 512, 64
+    assert (r["param: N_KV"], r["param: prefill_pairs"], r["param: H_KV"], r["param: c_sq"]) == (
+        "10240.0", "10240.0", "1.0", "")
+    assert float(r["GFLOPS_first"]) == pairs * h * 2 * (d + d) / 1e9
+    assert float(r["Data Moved (MB)_first"]) == (2 * n * h * d * 2 + pairs * d * 2) / 2**20
+
+
+@pytest.fixture(scope="module")
+def infer_perf(tmp_path_factory):
+    """The folder of `tracesql report --style tracelens --out` (the perf report) on infer_ops.json."""
+    tmp = tmp_path_factory.mktemp("tl_attn_infer_perf")
+    assert main(["ingest", "-q", str(DATA / "infer_ops.json"), "--out", str(tmp / "ds")]) == 0
+    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--jobs", "1", "--out", str(tmp / "tl")]) == 0
+    return tmp / "tl"
+
+
+@pytest.mark.parametrize("sheet", INFER_SHEETS)
+def test_infer_ops_perf_report_equals_tracelens(infer_perf, sheet):
+    """TraceLens 0.1.0's perf report on infer_ops.json: it annotates vllm::unified_attention_with_output only, so its
+    InferenceAttention_fwd holds that op, the sparse prefill and sglang::store_cache; the other attention ops are
+    modelled rows of unified_perf_summary without metrics, and the gated delta nets (their model raises
+    NotImplementedError without an annotation) are no rows at all."""
+    import polars as pl
+
+    want = read_csv(DATA / "tracelens" / "infer_perf" / f"{sheet}.csv")
+    got = pl.read_csv(infer_perf / f"{sheet}.csv", infer_schema=False)
+    assert_sheet_equal(got, want)
+    if sheet == "unified_perf_summary":
+        names = {r["name"]: r["has_perf_model"] for r in read_csv(infer_perf / f"{sheet}.csv")}
+        assert names["aiter::pa_decode_gluon"] == "True" and "vllm::gdn_attention_core" not in names

@@ -41,6 +41,12 @@ in all), which gives them their chunk statistics; args laid out as TraceLens's m
   vllm::gdn_attention_core    (mixed_qkv, b, a, core_attn_out, layer_name): Qwen3-Next's gated delta net, 16 key
                               heads and 32 value heads of 128.
   aiter::linear_attention_with_output_base   the same args (TraceLens never annotates it: no row).
+  aiter::pa_sparse_prefill_opus_fwd   (q, kv, kv_indices_prefix, kv_indptr_prefix, kv_extend, kv_indices_extend,
+                              ...): TraceLens reads q and the two index lists' lengths; once without the second.
+  vllm::unified_attention_with_output, sglang::store_cache   one call each.
+
+TraceLens's perf report is run on infer_ops.json too (pa_sparse_prefill_opus_fwd and sglang::store_cache need no
+annotation, the perf report annotates vllm::unified_attention_with_output only).
 
 Run `python tests/data/tl_attn/make_trace.py` to rewrite the files; README.md says how the TraceLens reference CSVs
 next to them were made.
@@ -253,4 +259,16 @@ gdn = dict(dims=[[67, 8192], [67, 32], [67, 32], [67, 32, 128], []], types=[BF16
            concrete=["", "", "", "", "model.layers.0.linear_attn"])
 icall("vllm::gdn_attention_core", "chunk_gated_delta_rule_fwd_kernel_h", 25.5, **gdn)
 icall("aiter::linear_attention_with_output_base", "chunk_gated_delta_rule_fwd_kernel_o", 24.25, **gdn)
+# DeepSeek-V4 sparse prefill: q (64, 16, 512), 8192 selected history slots (Input Dims[2]) and 2048 in-chunk slots
+# ([5]); then a call without in-chunk slots (TraceLens cannot read it: no metrics)
+SP_K = "pa_sparse_prefill_opus_fwd_kernel"
+sp_dims = [[64, 16, 512], [4096, 1, 512], [8192], [65], [64, 1, 512], [2048], [65], [64, 16, 512], []]
+sp_types = [BF16, BF16, "int", "int", BF16, "int", "int", BF16, "Scalar"]
+icall("aiter::pa_sparse_prefill_opus_fwd", SP_K, 14.25, sp_dims, sp_types)
+icall("aiter::pa_sparse_prefill_opus_fwd", SP_K, 12.125, sp_dims[:5] + [[]] + sp_dims[6:], sp_types)
+# vLLM's unified attention (q, k, v, output, layer_name) and SGLang's KV-cache store
+icall("vllm::unified_attention_with_output", "kernel_unified_attention_3d", 16.5,
+      [[67, 32, 128], [67, 8, 128], [67, 8, 128], [67, 32, 128], []], [BF16, BF16, BF16, BF16, "str"])
+icall("sglang::store_cache", "store_kvcache_kernel", 3.25, [[67, 1024], [67, 1024], [4096, 1024], [4096, 1024], [67]],
+      [BF16, BF16, BF16, BF16, "long int"])
 write("infer_ops.json", INF.events)
