@@ -7,7 +7,8 @@
 -- summarize_df_unified_perf_table) and TraceLens/Trace2Tree/trace_to_tree.py (cpu_root_nodes, gpu_events);
 -- the code is ours.
 --   collection  from each outermost cpu_op, depth first in start order: an op without GPU work below it is
---               skipped; an op with a perf model (a registered name, or a torch.compile Triton op whose args
+--               skipped; an op with a perf model (a registered name: tl_perf_model_ops or the inference extension's
+--               tl_perf_infer_model_ops, which TraceLens's class map always holds; or a torch.compile Triton op whose args
 --               its model reads: peers/tracelens/perf_triton) is collected (its subtree is not visited); an op
 --               with a modelled cpu_op below it (that has GPU work) is looked through; an op that launches kernels
 --               itself is collected, unless one of its GPU events is a collective (name contains nccl,
@@ -20,7 +21,10 @@
 --   row         name; op category (the registry category of the name, else TraceLens's first-kernel fallback:
 --               tl_op_category of the launcher; for synthetic ops the fallback on the parent's first kernel);
 --               duration_us = the op's CPU duration; Kernel Time = busy time of its GPU events (float µs);
---               has_perf_model; for modelled ops the metrics and params of its family (peers/tracelens/perf_*);
+--               has_perf_model; for modelled ops the metrics and params of its family (peers/tracelens/perf_*;
+--               inference attention with the perf report's annotations, perf_infer's _tl_perf_attention); an
+--               op whose model raises NotImplementedError has no row (instance norm backward, and the inference
+--               attention instances of _tl_attention_unimplemented_of);
 --               kernel_details = its GPU events in the order the tree lists them (by launch call, then start).
 --   summary     groups by the str() of name, op category, process/thread names and the four args (tuple
 --               text), in collection order; ex_UID and the `first` columns from the group's first row;
