@@ -273,3 +273,27 @@ def test_infer_ops_perf_report_equals_tracelens(infer_perf, sheet):
     if sheet == "unified_perf_summary":
         names = {r["name"]: r["has_perf_model"] for r in read_csv(infer_perf / f"{sheet}.csv")}
         assert names["aiter::pa_decode_gluon"] == "True" and "vllm::gdn_attention_core" not in names
+
+
+@pytest.fixture(scope="module")
+def perf_inference(tmp_path_factory):
+    """The folder of the TraceLens-style inference report on perf_ops.json (pseudo ops on, grouped by parent
+    module)."""
+    tmp = tmp_path_factory.mktemp("tl_attn_perf_inference")
+    assert main(["ingest", "-q", str(DATA / "perf_ops.json"), "--out", str(tmp / "ds")]) == 0
+    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
+                 "--jobs", "1", "--out", str(tmp / "tl")]) == 0
+    return tmp / "tl"
+
+
+@pytest.mark.parametrize("sheet", ["SSM_fwd", "FusedRoPE_fwd", "mHC_fwd", "unified_perf_summary"])
+def test_perf_ops_inference_report_equals_tracelens(perf_inference, sheet):
+    """TraceLens 0.1.0's inference report on perf_ops.json: the SSM, fused RoPE and mHC sheets grouped by
+    num_kernels too, no SSM_bwd.csv (the inference report writes no backward sheet), and the unified table with
+    every family's metrics."""
+    import polars as pl
+
+    want = read_csv(DATA / "tracelens" / "perf_ops_inference" / f"{sheet}.csv")
+    got = pl.read_csv(perf_inference / f"{sheet}.csv", infer_schema=False)
+    assert_sheet_equal(got, want)
+    assert not (perf_inference / "SSM_bwd.csv").exists()

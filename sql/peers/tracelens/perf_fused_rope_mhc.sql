@@ -42,13 +42,14 @@
 --
 -- @requires lib/pytext peers/tracelens/perf_ops
 
--- _tl_perf_fused_rope: one row per FusedRoPE_fwd.csv instance TraceLens keeps, in _tl_perf_summary's input form.
-CREATE OR REPLACE VIEW _tl_perf_fused_rope AS
+-- _tl_perf_fused_rope_of(ev): one row per FusedRoPE_fwd instance of ev (_tl_perf_events or a view of its columns)
+-- that TraceLens keeps, in _tl_perf_summary's input form.
+CREATE OR REPLACE MACRO _tl_perf_fused_rope_of(ev) AS TABLE
 WITH e AS (
     SELECT trace_id, event_id, model = 'fused_qk_rope_concat_and_cache_mla' AS concat,
            _tl_shape(json_extract(input_dims, '$[0]')) AS qn, _tl_shape(json_extract(input_dims, '$[1]')) AS qp,
            _tl_shape(json_extract(input_dims, '$[2]')) AS kn, json_extract_string(input_types, '$[*]') AS ty
-    FROM _tl_perf_events WHERE sheet = 'FusedRoPE_fwd'
+    FROM query_table(ev) WHERE sheet = 'FusedRoPE_fwd'
 ), a AS (
     SELECT trace_id, event_id, concat, qn[1]::HUGEINT AS t, qn[2]::HUGEINT AS qh, qn[3]::HUGEINT AS dl,
            qp[3]::HUGEINT AS dp, CASE WHEN concat THEN 1 ELSE kn[2] END::HUGEINT AS kh, ty[1] AS dt_in,
@@ -72,6 +73,20 @@ SELECT trace_id, event_id,
        'vector_' || _tl_precision(dt_in) AS compute_spec
 FROM a;
 
+-- _tl_perf_fused_rope: one row per FusedRoPE_fwd.csv instance of the perf report, in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_fused_rope AS SELECT * FROM _tl_perf_fused_rope_of('_tl_perf_events');
+
+-- _tl_perf_fused_rope_sheet(tbl, ev, by_kernels): the rows and columns of a FusedRoPE_fwd sheet from the instances
+-- tbl and their events ev, grouped by num_kernels too when by_kernels (see _tl_perf_summary_of).
+CREATE OR REPLACE MACRO _tl_perf_fused_rope_sheet(tbl, ev, by_kernels) AS TABLE
+SELECT trace_id, name, _tl_perf_param(params, 'T') AS "param: T", _tl_perf_param(params, 'QH') AS "param: QH",
+       _tl_perf_param(params, 'KH') AS "param: KH", _tl_perf_param(params, 'D_lora') AS "param: D_lora",
+       _tl_perf_param(params, 'D_pe') AS "param: D_pe", _tl_perf_param(params, 'dtype_in') AS "param: dtype_in",
+       _tl_perf_param(params, 'dtype_kv') AS "param: dtype_kv", _tl_perf_param(params, 'dtype_out') AS "param: dtype_out",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of(tbl, ev, by_kernels)
+ORDER BY trace_id, rank;
+
 -- tl_perf_fused_rope_fwd: TraceLens's FusedRoPE_fwd.csv, one row per trace and group of fused MLA RoPE op instances
 -- with the same name and parameters; TraceLens's columns.
 --   trace_id                    the trace
@@ -83,20 +98,15 @@ FROM a;
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 35 FusedRoPE_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_fused_rope_fwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'T') AS "param: T", _tl_perf_param(params, 'QH') AS "param: QH",
-       _tl_perf_param(params, 'KH') AS "param: KH", _tl_perf_param(params, 'D_lora') AS "param: D_lora",
-       _tl_perf_param(params, 'D_pe') AS "param: D_pe", _tl_perf_param(params, 'dtype_in') AS "param: dtype_in",
-       _tl_perf_param(params, 'dtype_kv') AS "param: dtype_kv", _tl_perf_param(params, 'dtype_out') AS "param: dtype_out",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_fused_rope')
-ORDER BY trace_id, rank;
+SELECT * EXCLUDE (num_kernels) FROM _tl_perf_fused_rope_sheet('_tl_perf_fused_rope', '_tl_perf_events', false);
 
--- _tl_perf_mhc: one row per mHC_fwd.csv instance TraceLens keeps, in _tl_perf_summary's input form.
-CREATE OR REPLACE VIEW _tl_perf_mhc AS
+-- _tl_perf_mhc_of(ev): one row per mHC_fwd instance of ev (_tl_perf_events or a view of its columns) that
+-- TraceLens keeps, in _tl_perf_summary's input form.
+CREATE OR REPLACE MACRO _tl_perf_mhc_of(ev) AS TABLE
 WITH e AS (
     SELECT trace_id, event_id, model, json_extract_string(input_types, '$[*]') AS ty,
            list_transform(generate_series(0, 7), lambda i: _tl_shape(json_extract(input_dims, '$[' || i || ']'))) AS d
-    FROM _tl_perf_events WHERE sheet = 'mHC_fwd'
+    FROM query_table(ev) WHERE sheet = 'mHC_fwd'
 ), a AS (   -- d[i + 1] is Input Dims[i]
     SELECT trace_id, event_id, model,
            CASE model WHEN 'mhc_post' THEN d[2][1] WHEN 'mhc_pre_gemm_sqrsum' THEN d[3][1]
@@ -143,6 +153,20 @@ SELECT trace_id, event_id,
            AS compute_spec
 FROM c;
 
+-- _tl_perf_mhc: one row per mHC_fwd.csv instance of the perf report, in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_mhc AS SELECT * FROM _tl_perf_mhc_of('_tl_perf_events');
+
+-- _tl_perf_mhc_sheet(tbl, ev, by_kernels): the rows and columns of an mHC_fwd sheet from the instances tbl and their
+-- events ev, grouped by num_kernels too when by_kernels (see _tl_perf_summary_of).
+CREATE OR REPLACE MACRO _tl_perf_mhc_sheet(tbl, ev, by_kernels) AS TABLE
+SELECT trace_id, name, _tl_perf_param(params, 'M') AS "param: M", _tl_perf_param(params, 'n') AS "param: n",
+       _tl_perf_param(params, 'C') AS "param: C", _tl_perf_param(params, 'hc3') AS "param: hc3",
+       _tl_perf_param(params, 'K') AS "param: K", _tl_perf_param(params, 'split_k') AS "param: split_k",
+       _tl_perf_param(params, 'dtype_in') AS "param: dtype_in",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of(tbl, ev, by_kernels)
+ORDER BY trace_id, rank;
+
 -- tl_perf_mhc_fwd: TraceLens's mHC_fwd.csv, one row per trace and group of mHC op instances with the same name and
 -- parameters; TraceLens's columns.
 --   trace_id                    the trace
@@ -154,10 +178,4 @@ FROM c;
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 36 mHC_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_mhc_fwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'M') AS "param: M", _tl_perf_param(params, 'n') AS "param: n",
-       _tl_perf_param(params, 'C') AS "param: C", _tl_perf_param(params, 'hc3') AS "param: hc3",
-       _tl_perf_param(params, 'K') AS "param: K", _tl_perf_param(params, 'split_k') AS "param: split_k",
-       _tl_perf_param(params, 'dtype_in') AS "param: dtype_in",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_mhc')
-ORDER BY trace_id, rank;
+SELECT * EXCLUDE (num_kernels) FROM _tl_perf_mhc_sheet('_tl_perf_mhc', '_tl_perf_events', false);

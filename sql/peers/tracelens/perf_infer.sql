@@ -45,7 +45,7 @@
 -- @requires lib/pytext lib/intervals peers/float_us peers/tracelens/links peers/tracelens/ops_unique_args
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_elementwise
 -- @requires tree/rollups tree/graph_capture tree/nesting tree/context perf/paged_attention
--- @requires peers/tracelens/perf_rmsnorm
+-- @requires peers/tracelens/perf_rmsnorm peers/tracelens/perf_ssm peers/tracelens/perf_fused_rope_mhc
 
 -- tl_perf_infer_model_ops: the ops TraceLens's inference extension models, as far as reproduced here; one row
 -- per op name.
@@ -765,7 +765,7 @@ CREATE OR REPLACE VIEW _tl_perf_attention AS SELECT * FROM _tl_perf_attention_of
 -- sglang_store_cache) and for annotated vllm::unified_attention_with_output ops.
 -- @output report-tracelens 20 InferenceAttention_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_attention_fwd AS
-SELECT * FROM _tl_perf_attention_sheet('_tl_perf_attention', '_tl_perf_attention_events', false);
+SELECT * EXCLUDE (num_kernels) FROM _tl_perf_attention_sheet('_tl_perf_attention', '_tl_perf_attention_events', false);
 
 -- _tl_moe_bpe(dtype): bytes per element of the dtype names TraceLens's MoE models know, case-sensitive
 -- (DTYPE_TO_BYTES in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py); NULL otherwise.
@@ -836,3 +836,37 @@ SELECT trace_id, name, _tl_perf_param(params, 'num_tokens') AS "param: num_token
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
 FROM _tl_perf_summary_of('_tl_perf_infer_moe', '_tl_infer_perf_events', true)
 ORDER BY trace_id, rank;
+
+-- _tl_perf_infer_ssm, _tl_perf_infer_fused_rope, _tl_perf_infer_mhc: the instances of the inference report's
+-- SSM_fwd, FusedRoPE_fwd and mHC_fwd sheets (the models of peers/tracelens/perf_ssm and perf_fused_rope_mhc over
+-- the merged tree's ops), in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_infer_ssm AS
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_ssm_of('_tl_infer_perf_events');
+CREATE OR REPLACE VIEW _tl_perf_infer_fused_rope AS SELECT * FROM _tl_perf_fused_rope_of('_tl_infer_perf_events');
+CREATE OR REPLACE VIEW _tl_perf_infer_mhc AS SELECT * FROM _tl_perf_mhc_of('_tl_infer_perf_events');
+
+-- tl_perf_infer_ssm_fwd: TraceLens's SSM_fwd.csv of its inference report, grouped by num_kernels too (its
+-- generate_perf_report_pytorch writes the forward table of every category but GEMM and the elementwise ones with
+-- group_by_num_kernels); the columns of tl_perf_ssm_fwd (peers/tracelens/perf_ssm), num_kernels (GPU events per
+-- instance) after the params.
+-- @output report-tracelens-module 33 SSM_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_ssm_fwd AS
+SELECT * FROM _tl_perf_ssm_sheet('_tl_perf_infer_ssm', '_tl_infer_perf_events', true) ORDER BY trace_id, rank;
+
+-- tl_perf_infer_ssm_bwd: no rows: TraceLens's inference report writes no backward sheet (its backward table is built
+-- from an emptied event list); the columns of tl_perf_ssm_bwd.
+-- @output report-tracelens-module 34 SSM_bwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_ssm_bwd AS SELECT * FROM tl_perf_ssm_bwd WHERE false;
+
+-- tl_perf_infer_fused_rope_fwd: TraceLens's FusedRoPE_fwd.csv of its inference report: the columns of
+-- tl_perf_fused_rope_fwd (peers/tracelens/perf_fused_rope_mhc), num_kernels (GPU events per instance) after the
+-- params.
+-- @output report-tracelens-module 35 FusedRoPE_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_fused_rope_fwd AS
+SELECT * FROM _tl_perf_fused_rope_sheet('_tl_perf_infer_fused_rope', '_tl_infer_perf_events', true);
+
+-- tl_perf_infer_mhc_fwd: TraceLens's mHC_fwd.csv of its inference report: the columns of tl_perf_mhc_fwd
+-- (peers/tracelens/perf_fused_rope_mhc), num_kernels (GPU events per instance) after the params.
+-- @output report-tracelens-module 36 mHC_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_mhc_fwd AS
+SELECT * FROM _tl_perf_mhc_sheet('_tl_perf_infer_mhc', '_tl_infer_perf_events', true);

@@ -207,6 +207,9 @@ WITH RECURSIVE lk AS MATERIALIZED (   -- the GPU events TraceLens links
     UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_rmsnorm
     UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_attention
     UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe
+    UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_ssm
+    UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_fused_rope
+    UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_mhc
     UNION ALL SELECT * FROM _tl_perf_instances_cpu_families
 ), tri AS (   -- torch.compile's Triton ops, keyed by their event in its own trace
     SELECT trace_id AS src_trace_id, event_id AS src_event_id, params, flops, bytes, compute_spec FROM _tl_perf_triton

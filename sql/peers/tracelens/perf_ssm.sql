@@ -93,9 +93,9 @@ CREATE OR REPLACE VIEW _tl_perf_ssm_bwd AS
 SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_ssm_of('_tl_perf_bwd_events')
 WHERE bwd_ok;
 
--- _tl_perf_ssm_sheet(tbl, ev): the rows and columns of an SSM sheet from the instances tbl and their events ev
--- (see _tl_perf_summary).
-CREATE OR REPLACE MACRO _tl_perf_ssm_sheet(tbl, ev) AS TABLE
+-- _tl_perf_ssm_sheet(tbl, ev, by_kernels): the rows and columns of an SSM sheet from the instances tbl and their
+-- events ev, grouped by num_kernels too when by_kernels (see _tl_perf_summary_of).
+CREATE OR REPLACE MACRO _tl_perf_ssm_sheet(tbl, ev, by_kernels) AS TABLE
 SELECT trace_id, name,
        _tl_perf_param(params, 'batch') AS "param: batch", _tl_perf_param(params, 'channels') AS "param: channels",
        _tl_perf_param(params, 'seq_len') AS "param: seq_len",
@@ -109,7 +109,7 @@ SELECT trace_id, name,
        _tl_perf_param(params, 'conv_channels') AS "param: conv_channels",
        _tl_perf_param(params, 'combined_dim') AS "param: combined_dim",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary(tbl, ev);
+FROM _tl_perf_summary_of(tbl, ev, by_kernels);
 
 -- tl_perf_ssm_fwd: TraceLens's SSM_fwd.csv, one row per trace and group of SSM op instances with the same name
 -- and parameters; TraceLens's columns.
@@ -124,15 +124,16 @@ FROM _tl_perf_summary(tbl, ev);
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 33 SSM_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_ssm_fwd AS
-SELECT * FROM _tl_perf_ssm_sheet('_tl_perf_ssm', '_tl_perf_events') ORDER BY trace_id, rank;
+SELECT * EXCLUDE (num_kernels) FROM _tl_perf_ssm_sheet('_tl_perf_ssm', '_tl_perf_events', false)
+ORDER BY trace_id, rank;
 
 -- tl_perf_ssm_bwd: TraceLens's SSM_bwd.csv, one row per trace and group of Mamba-2 instances with the same name
 -- and parameters that autograd ran a backward node for, with the node's GPU kernels; the columns of
 -- tl_perf_ssm_fwd (sheet_columns: the backward rows' columns, then the trace's SSM_fwd columns they lack).
 -- @output report-tracelens 34 SSM_bwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_ssm_bwd AS
-SELECT b.* REPLACE (list_concat(b.sheet_columns, list_filter(coalesce(f.c, []), lambda x: NOT list_contains(b.sheet_columns, x)))
+SELECT b.* EXCLUDE (num_kernels) REPLACE (list_concat(b.sheet_columns, list_filter(coalesce(f.c, []), lambda x: NOT list_contains(b.sheet_columns, x)))
                     AS sheet_columns)
-FROM _tl_perf_ssm_sheet('_tl_perf_ssm_bwd', '_tl_perf_bwd_events') b
+FROM _tl_perf_ssm_sheet('_tl_perf_ssm_bwd', '_tl_perf_bwd_events', false) b
 LEFT JOIN (SELECT trace_id, any_value(sheet_columns) AS c FROM tl_perf_ssm_fwd GROUP BY ALL) f USING (trace_id)
 ORDER BY b.trace_id, b.rank;
