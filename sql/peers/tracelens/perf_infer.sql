@@ -423,8 +423,9 @@ CREATE OR REPLACE MACRO _tl_py_floordiv(a, b) AS
     CASE WHEN b <> 0 THEN (a - (((a % b) + b) % b)) // b END;
 
 -- _tl_pa_decode_gluon_of(ev): the aiter::pa_decode_gluon instances of ev (a view with the columns of
--- _tl_infer_perf_events) whose model reads its args and annotation (see _tl_perf_attention_of): trace_id, event_id, n_q, h_q, d (head dim), h_kv, dt_q, dt_kv, sw (sliding window),
--- g_sq, g_sk, g_sqsq, g_sqsk (the generation statistics), g_sqsk_w, g_sk_w (those two capped by the window).
+-- _tl_infer_perf_events) whose model reads its args and annotation (see _tl_perf_attention_of): trace_id,
+-- event_id, n_q, h_q, d (head dim), h_kv, dt_q, dt_kv, sw (sliding window), g_sq, g_sk, g_sqsq, g_sqsk (the
+-- generation statistics), g_sqsk_w, g_sk_w (those two capped by the window).
 CREATE OR REPLACE MACRO _tl_pa_decode_gluon_of(ev) AS TABLE
 WITH e AS (
     SELECT trace_id, event_id, _tl_shape(json_extract(input_dims, '$[0]')) AS q,

@@ -132,7 +132,9 @@ ORDER BY trace_id, rank;
 -- tl_perf_ssm_fwd (sheet_columns: the backward rows' columns, then the trace's SSM_fwd columns they lack).
 -- @output report-tracelens 34 SSM_bwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_ssm_bwd AS
-SELECT b.* EXCLUDE (num_kernels) REPLACE (list_concat(b.sheet_columns, list_filter(coalesce(f.c, []), lambda x: NOT list_contains(b.sheet_columns, x)))
+SELECT b.* EXCLUDE (num_kernels)
+           REPLACE (list_concat(b.sheet_columns,
+                                list_filter(coalesce(f.c, []), lambda x: NOT list_contains(b.sheet_columns, x)))
                     AS sheet_columns)
 FROM _tl_perf_ssm_sheet('_tl_perf_ssm_bwd', '_tl_perf_bwd_events', false) b
 LEFT JOIN (SELECT trace_id, any_value(sheet_columns) AS c FROM tl_perf_ssm_fwd GROUP BY ALL) f USING (trace_id)
