@@ -1,6 +1,6 @@
 -- peers/tracelens/perf_bwd — the instances of TraceLens's (0.1.0) backward perf sheets (Reduce_bwd.csv,
--- SDPA_bwd.csv, CONV_bwd.csv): forward ops measured by the GPU time of the backward autograd nodes linked
--- to them.
+-- SDPA_bwd.csv, CONV_bwd.csv, SSM_bwd.csv): forward ops measured by the GPU time of the backward autograd nodes
+-- linked to them.
 --
 -- Facts credited to TraceLens (AMD-AGI/TraceLens, MIT licence, commit 171dd74), read from its source; the
 -- code is ours:
@@ -39,13 +39,13 @@ WHERE NOT (f.pid IS NOT DISTINCT FROM n.pid AND f.tid IS NOT DISTINCT FROM n.tid
 QUALIFY row_number() OVER (PARTITION BY n.trace_id, n.event_id ORDER BY f.ts_ns DESC, f.event_id) = 1;
 
 -- _tl_perf_bwd_events: one row per instance of a backward sheet, in _tl_perf_events's form (same columns),
--- sheet being the backward sheet (Reduce_bwd, SDPA_bwd, CONV_bwd) and kernel_time_us, kernels those of the
--- backward nodes linked to the op and to the ops below it (see the top of this file).
+-- sheet being the backward sheet (Reduce_bwd, SDPA_bwd, CONV_bwd, SSM_bwd) and kernel_time_us, kernels those of
+-- the backward nodes linked to the op and to the ops below it (see the top of this file).
 -- @materialize report-tracelens
 CREATE OR REPLACE VIEW _tl_perf_bwd_events AS
 WITH RECURSIVE ev AS MATERIALIZED (
     SELECT * FROM _tl_perf_events e
-    WHERE sheet IN ('Reduce_fwd', 'SDPA_fwd', 'CONV_fwd')
+    WHERE sheet IN ('Reduce_fwd', 'SDPA_fwd', 'CONV_fwd', 'SSM_fwd')
           AND name NOT IN ('aten::convolution', 'aten::miopen_convolution', 'aten::cudnn_convolution', 'ConvBias_',
                            'ConvBiasReLU_')
           AND EXISTS (SELECT 1 FROM _tl_fwd_bwd_links l WHERE l.trace_id = e.trace_id AND l.fwd_event_id = e.event_id)

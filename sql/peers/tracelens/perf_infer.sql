@@ -46,7 +46,8 @@
 -- @requires lib/pytext lib/intervals peers/float_us peers/tracelens/links peers/tracelens/ops_unique_args
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_elementwise
 -- @requires tree/rollups tree/graph_capture tree/nesting tree/context perf/paged_attention
--- @requires peers/tracelens/perf_rmsnorm peers/tracelens/perf_moe
+-- @requires peers/tracelens/perf_rmsnorm peers/tracelens/perf_moe peers/tracelens/perf_ssm
+-- @requires peers/tracelens/perf_fused_rope_mhc
 
 -- tl_perf_infer_model_ops: the ops TraceLens's inference extension models, as far as reproduced here; one row
 -- per op name.
@@ -58,8 +59,27 @@ SELECT * FROM (VALUES
     ('vllm::unified_attention_with_output', 'inference_attention', 'InferenceAttention_fwd'),
     ('aiter::mha_varlen_fwd', 'inference_attention', 'InferenceAttention_fwd'),
     ('sglang_profiler::attention_paged_attention_ragged', 'aiter_paged_attention_ragged', 'InferenceAttention_fwd'),
-    ('sglang::store_cache', 'sglang_store_cache', 'InferenceAttention_fwd')
+    ('sglang::store_cache', 'sglang_store_cache', 'InferenceAttention_fwd'),
+    -- aiter's varlen and paged-prefill attention, its gluon paged decode, SGLang's TileLang sparse MLA, the gated
+    -- delta net (vLLM's op and aiter's, which TraceLens maps to the same model)
+    ('aiter::fmha_v3_varlen_fwd', 'aiter_fmha_v3_varlen_fwd', 'InferenceAttention_fwd'),
+    ('aiter::mha_batch_prefill', 'aiter_mha_batch_prefill', 'InferenceAttention_fwd'),
+    ('aiter::pa_decode_gluon', 'pa_decode_gluon', 'InferenceAttention_fwd'),
+    ('sglang_profiler::tilelang_kernel_tilelang_sparse_fwd', 'mla_tilelang_sparse_fwd', 'InferenceAttention_fwd'),
+    ('vllm::gdn_attention_core', 'gdn_attention_core', 'InferenceAttention_fwd'),
+    ('aiter::linear_attention_with_output_base', 'gdn_attention_core', 'InferenceAttention_fwd'),
+    ('aiter::pa_sparse_prefill_opus_fwd', 'pa_sparse_prefill_opus_fwd', 'InferenceAttention_fwd')
 ) t(name, model, sheet);
+
+-- _tl_infer_annotated_ops: the op-name prefixes whose events TraceLens's inference report gives an iteration
+-- annotation (the name_filters of its apply_annotation call in generate_perf_report_pytorch_inference.py; the
+-- DeepSeek-V4 and MLA pseudo ops of that list are not reproduced here).
+--   prefix   an op whose name starts with it is annotated
+CREATE OR REPLACE VIEW _tl_infer_annotated_ops AS
+SELECT * FROM (VALUES ('vllm::unified_attention_with_output'), ('aiter::mha_varlen_fwd'), ('vllm::gdn_attention_core'),
+                      ('aiter::fmha_v3_varlen_fwd'), ('sglang_profiler::tilelang_kernel_tilelang_sparse_fwd'),
+                      ('sglang_profiler::attention_paged_attention_ragged'), ('aiter::mha_batch_prefill'),
+                      ('aiter::pa_decode_gluon')) t(prefix);
 
 -- _tl_infer_windows: one row per graph launch of a replay trace merged with a window of its capture trace:
 -- trace_id (the replay), graph_index, capture_trace_id, t0_ns/t1_ns (the capture window, capture clock),
@@ -363,7 +383,7 @@ WITH RECURSIVE reg AS (
     FROM inst i JOIN events a ON a.trace_id = i.trace_id AND a.cat = 'user_annotation'
      AND _us_f64(a.ts_ns) <= _us_f64(i.a_ts_ns)
      AND _us_f64(i.a_ts_ns) + _us_f64(i.a_dur_ns) < _us_f64(a.ts_ns) + _us_f64(a.dur_ns)
-    WHERE i.model IN ('inference_attention', 'aiter_paged_attention_ragged')
+    WHERE EXISTS (SELECT 1 FROM _tl_infer_annotated_ops f WHERE starts_with(i.name, f.prefix))
     GROUP BY i.trace_id, i.event_id
 )
 SELECT i.trace_id, i.event_id, i.name, i.model, i.sheet, i.pid, i.tid, i.input_dims, i.input_types,
@@ -455,8 +475,51 @@ CREATE OR REPLACE VIEW _tl_perf_infer_rmsnorm AS SELECT * FROM _tl_perf_rmsnorm_
 CREATE OR REPLACE VIEW tl_perf_infer_rmsnorm_fwd AS
 SELECT * FROM _tl_perf_rmsnorm_sheet('_tl_perf_infer_rmsnorm', '_tl_infer_perf_events', true);
 
--- _tl_perf_infer_attention: one row per instance of the InferenceAttention_fwd sheet TraceLens keeps, in
--- _tl_perf_summary's input form (TraceLens/PerfModel/extensions/attention_perf_model_extensions.py, and
+-- _tl_py_floordiv(a, b): Python's a // b of integers (rounding down; NULL for b = 0).
+CREATE OR REPLACE MACRO _tl_py_floordiv(a, b) AS
+    CASE WHEN b <> 0 THEN (a - (((a % b) + b) % b)) // b END;
+
+-- _tl_pa_decode_gluon_of(ev): the aiter::pa_decode_gluon instances of ev (a view with the columns of
+-- _tl_infer_perf_events) whose model reads its args and annotation (see _tl_perf_attention_of): trace_id,
+-- event_id, n_q, h_q, d (head dim), h_kv, dt_q, dt_kv, sw (sliding window), g_sq, g_sk, g_sqsq, g_sqsk (the
+-- generation statistics), g_sqsk_w, g_sk_w (those two capped by the window).
+CREATE OR REPLACE MACRO _tl_pa_decode_gluon_of(ev) AS TABLE
+WITH e AS (
+    SELECT trace_id, event_id, _tl_shape(json_extract(input_dims, '$[0]')) AS q,
+           _tl_shape(json_extract(input_dims, '$[2]')) AS kc, json_extract_string(input_types, '$[*]') AS ty,
+           coalesce(_tl_int_text(json_extract_string(concrete_inputs, '$[19]')), 0) AS sw,
+           _perf_step_detailed(annotation) AS cs
+    FROM query_table(ev) WHERE model = 'pa_decode_gluon'
+), a AS (
+    SELECT trace_id, event_id, q[1] AS n_q, q[2] AS h_q, q[3] AS d, kc[2] AS h_kv, ty[1] AS dt_q,
+           CASE WHEN len(ty) > 2 THEN ty[3] ELSE ty[1] END AS dt_kv, sw,
+           cs.g_sq::BIGINT AS g_sq, cs.g_sk::BIGINT AS g_sk, cs.g_sqsq::BIGINT AS g_sqsq, cs.g_sqsk::BIGINT AS g_sqsk
+    FROM e WHERE cs.c_sq <> '' AND len(q) >= 3 AND len(kc) >= 2 AND len(ty) >= 1
+)
+SELECT *, CASE WHEN sw > 0 AND g_sq <> 0 THEN least(g_sqsk, g_sq * sw) ELSE g_sqsk END AS g_sqsk_w,
+       CASE WHEN sw > 0 AND g_sq <> 0 THEN least(g_sk, g_sq * sw) ELSE g_sk END AS g_sk_w
+FROM a;
+
+-- _tl_gdn_of(ev): the gated-delta-net instances of ev (as _tl_pa_decode_gluon_of) whose model reads its args and
+-- annotation (see _tl_perf_attention_of): trace_id, event_id, h_v, h_k, d_v, d_k, c_sq, g_sq, n_tok (c_sq + g_sq), dt_q.
+CREATE OR REPLACE MACRO _tl_gdn_of(ev) AS TABLE
+WITH e AS (
+    SELECT trace_id, event_id, _tl_shape(json_extract(input_dims, '$[0]')) AS x0,
+           _tl_shape(json_extract(input_dims, '$[1]')) AS x1, _tl_shape(json_extract(input_dims, '$[3]')) AS x3,
+           json_extract_string(input_types, '$[*]') AS ty, _perf_step_detailed(annotation) AS cs
+    FROM query_table(ev) WHERE model = 'gdn_attention_core'
+), a AS (
+    SELECT trace_id, event_id, x1[2] AS h_v, _tl_py_floordiv(x1[2], 2) AS h_k, x3[3] AS d_v,
+           _tl_py_floordiv(x0[2] - x1[2] * x3[3], 2) AS key_dim, ty[1] AS dt_q,
+           cs.c_sq::BIGINT AS c_sq, cs.g_sq::BIGINT AS g_sq
+    FROM e WHERE cs.c_sq <> '' AND len(x0) >= 2 AND len(x1) >= 2 AND len(x3) >= 3 AND len(ty) >= 1
+)
+SELECT trace_id, event_id, h_v, h_k, d_v, _tl_py_floordiv(key_dim, h_k) AS d_k, c_sq, g_sq, c_sq + g_sq AS n_tok, dt_q
+FROM a WHERE h_k <> 0;
+
+-- _tl_perf_attention_of(ev): one row per instance of ev (a view with the columns of _tl_infer_perf_events: the
+-- instances and their annotation) that TraceLens keeps in its InferenceAttention_fwd sheet, in _tl_perf_summary's
+-- input form (TraceLens/PerfModel/extensions/attention_perf_model_extensions.py, and
 -- sglang_store_cache in perf_model_extensions.py). Chunk statistics c_sq, c_sk, c_sqsq, c_sqsk (context
 -- requests) and g_sq, g_sk, g_sqsq, g_sqsk (generation requests) from the op's annotation (vLLM's detailed
 -- format, see the top of this file). The attention models read:
@@ -467,18 +530,42 @@ SELECT * FROM _tl_perf_rmsnorm_sheet('_tl_perf_infer_rmsnorm', '_tl_infer_perf_e
 --              (N_Q, H_Q, d_h_qk), the paged K and V caches = [3] and [4] (num_pages, page_size, H_KV, head
 --              dim): H_KV = K's second-last dim, d_h_v = V's last; N_KV = c_sk + g_sk; dtype_Q = Input type[2];
 --              no dtype_KV parameter (KV bytes at dtype_Q's size).
--- Both: B = 1, H_V = H_K = H_KV, dropout 0.0, causal False, flash_impl True. An instance without such an
+--   aiter_fmha_v3_varlen_fwd, aiter_mha_batch_prefill (aiter::fmha_v3_varlen_fwd, aiter::mha_batch_prefill; args
+--              q, k, v, ...)  as inference_attention, d_h_v = the last dim of v (Input Dims[2]) when it has one.
+--   mla_tilelang_sparse_fwd (sglang_profiler::tilelang_kernel_tilelang_sparse_fwd)  as inference_attention,
+--              d_h_v = 512 (TraceLens looks for Concrete Inputs at the event's top level, where the trace has none).
+--   pa_decode_gluon (aiter::pa_decode_gluon; args query, output, key_cache, ...)  N_Q, H_Q, d_h_qk = Input
+--              Dims[0][0..2], d_h_v = d_h_qk, H_KV = Input Dims[2][1]; the context statistics set to 0 (a
+--              decode-only kernel), N_KV = g_sk; dtype_Q = Input type[0], dtype_KV = Input type[2] (dtype_Q without
+--              one); sliding_window = int of Concrete Inputs[19] (0 when absent or not an integer): when > 0, g_sqsk
+--              and g_sk count at most g_sq·sliding_window in the FLOPs and bytes (the parameters keep them).
+-- All: B = 1, H_V = H_K = H_KV, dropout 0.0, causal False, flash_impl True. An instance without such an
 -- annotation, or with c_sq = g_sq = 0, or with other shapes, is dropped (its model gives no FLOPs). FLOPs
 -- H_Q·(2·c_sqsk·d_h_qk + 2·c_sqsk·d_h_v − c_sqsq·d_h_qk − c_sqsq·d_h_v + 2·g_sqsk·d_h_qk + 2·g_sqsk·d_h_v);
 -- bytes (Q read, output written, current K and V read; cached K and V read): (c_sq + g_sq)·(H_Q·(d_h_qk +
 -- d_h_v) + H_KV·(d_h_qk + d_h_v))·bpe + ((c_sk − c_sq) + (g_sk − g_sq))·H_KV·(d_h_qk + d_h_v)·bpe_KV, bpe of
 -- dtype_Q (2 when unknown), bpe_KV of dtype_KV (bpe when unknown). Compute Spec 'matrix_' + the precision of
 -- dtype_Q.
+--   gdn_attention_core (vllm::gdn_attention_core, aiter::linear_attention_with_output_base; args mixed_qkv, b, a,
+--              core_attn_out, ...)  the gated delta net's recurrence: D = Input Dims[0][1], H_V = Input Dims[1][1],
+--              d_v = Input Dims[3][2], H_K = H_V // 2, d_k = ((D − H_V·d_v) // 2) // H_K (Python's floor
+--              division), tokens T = c_sq + g_sq; params B 1, N_Q T, H_Q H_K, N_KV 0, H_KV H_K, H_V, H_K,
+--              d_h_qk d_k, d_h_v d_v, c_sq, c_sk = c_sq, c_sqsq 0, c_sqsk 0, g_sq, g_sk = g_sq, g_sqsq 0,
+--              g_sqsk 0, dtype_Q = Input type[0]; FLOPs 7·T·H_V·d_v·d_k, bytes T·H_V·(d_k + 2·d_v + 2)·2 (two
+--              bytes per element whatever the dtype); Compute Spec 'matrix_' + the precision of dtype_Q. Without a
+--              parsed annotation (TraceLens annotates only vllm::gdn_attention_core) or with T = 0 it is dropped.
+--   pa_sparse_prefill_opus_fwd (aiter::pa_sparse_prefill_opus_fwd; DeepSeek-V4's sparse prefill, no annotation
+--              read)  N_Q, H_Q, d = Input Dims[0][0..2], pairs = Input Dims[2][0] + Input Dims[5][0] (the
+--              selected history and in-chunk slots); params B 1, N_Q, H_Q, H_V 1, H_K 1, N_KV pairs, H_KV 1,
+--              d_h_qk = d_h_v = d, dropout 0.0, causal False, flash_impl True, prefill_pairs, dtype_Q = Input
+--              type[0], dtype_KV = Input type[1] (dtype_Q without one); FLOPs pairs·H_Q·2·(d + d), bytes Q read and
+--              output written (2·N_Q·H_Q·d·bpe) + pairs·d·bpe_KV; Compute Spec 'matrix_' + the precision of dtype_Q
+--              (bf16 when it has none).
 --   sglang_store_cache (sglang::store_cache, args k, v, k_cache, v_cache, indices, ...): op_shape = k's shape
 --              (Input Dims[0]), nelems = its elements, dtype = Input type[0]; FLOPs 0, bytes 4·nelems·bpe (k
 --              and v read, their cache rows written; bpe 2 for an unknown dtype); Compute Spec 'vector_' + the
 --              precision of dtype.
-CREATE OR REPLACE VIEW _tl_perf_infer_attention AS
+CREATE OR REPLACE MACRO _tl_perf_attention_of(ev) AS TABLE
 WITH e AS (
     SELECT trace_id, event_id, model = 'aiter_paged_attention_ragged' AS ragged,
            json_extract(input_dims, CASE WHEN model = 'aiter_paged_attention_ragged' THEN '$[2]' ELSE '$[0]' END) AS q,
@@ -486,14 +573,20 @@ WITH e AS (
                AS kk,
            json_extract(input_dims, '$[4]') AS vv,
            json_extract_string(input_types, '$[*]') AS ty,
-           _perf_step_detailed(annotation) AS cs   -- vLLM's detailed step annotation (perf/paged_attention)
-    FROM _tl_infer_perf_events WHERE model IN ('inference_attention', 'aiter_paged_attention_ragged')
+           _perf_step_detailed(annotation) AS cs,   -- vLLM's detailed step annotation (perf/paged_attention)
+           CASE WHEN model IN ('aiter_fmha_v3_varlen_fwd', 'aiter_mha_batch_prefill')
+                     AND json_type(json_extract(input_dims, '$[2]')) = 'ARRAY'
+                     AND json_array_length(json_extract(input_dims, '$[2]')) >= 1
+                THEN json_extract(input_dims, '$[2]') ->> '$[-1]'
+                WHEN model = 'mla_tilelang_sparse_fwd' THEN '512' END AS d_v_set
+    FROM query_table(ev) WHERE model IN ('inference_attention', 'aiter_paged_attention_ragged',
+                                         'aiter_fmha_v3_varlen_fwd', 'aiter_mha_batch_prefill', 'mla_tilelang_sparse_fwd')
 ), a AS (
     SELECT trace_id, event_id, ragged, ty,
            q ->> '$[0]' AS n_q, (q ->> '$[1]')::BIGINT AS h_q, (q ->> '$[2]')::BIGINT AS d_qk,
            CASE WHEN ragged THEN (cs.c_sk::BIGINT + cs.g_sk::BIGINT)::VARCHAR ELSE kk ->> '$[-3]' END AS n_kv,
            (kk ->> '$[-2]')::BIGINT AS h_kv,
-           (CASE WHEN ragged THEN vv ->> '$[-1]' ELSE kk ->> '$[-1]' END)::BIGINT AS d_v,
+           (CASE WHEN ragged THEN vv ->> '$[-1]' ELSE coalesce(d_v_set, kk ->> '$[-1]') END)::BIGINT AS d_v,
            cs.c_sq::BIGINT AS c_sq, cs.c_sk::BIGINT AS c_sk, cs.c_sqsq::BIGINT AS c_sqsq,
            cs.c_sqsk::BIGINT AS c_sqsk, cs.g_sq::BIGINT AS g_sq, cs.g_sk::BIGINT AS g_sk,
            cs.g_sqsq::BIGINT AS g_sqsq, cs.g_sqsk::BIGINT AS g_sqsk,
@@ -509,7 +602,20 @@ WITH e AS (
     FROM a WHERE NOT (c_sq = 0 AND g_sq = 0)
 ), sc AS (
     SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS d0, json_extract_string(input_types, '$[0]') AS dt
-    FROM _tl_infer_perf_events WHERE model = 'sglang_store_cache'
+    FROM query_table(ev) WHERE model = 'sglang_store_cache'
+), pg AS (
+    SELECT * FROM _tl_pa_decode_gluon_of(ev) WHERE g_sq <> 0
+), gd AS (
+    SELECT * FROM _tl_gdn_of(ev) WHERE n_tok <> 0
+), sp0 AS (
+    SELECT trace_id, event_id, _tl_shape(json_extract(input_dims, '$[0]')) AS q,
+           _tl_shape(json_extract(input_dims, '$[2]')) AS pre, _tl_shape(json_extract(input_dims, '$[5]')) AS ext,
+           json_extract_string(input_types, '$[*]') AS ty
+    FROM query_table(ev) WHERE model = 'pa_sparse_prefill_opus_fwd'
+), sp AS (
+    SELECT trace_id, event_id, q[1]::HUGEINT AS n_q, q[2]::HUGEINT AS h_q, q[3]::HUGEINT AS d,
+           pre[1]::HUGEINT + ext[1] AS pairs, ty[1] AS dt_q, CASE WHEN len(ty) > 1 THEN ty[2] ELSE ty[1] END AS dt_kv
+    FROM sp0 WHERE len(q) >= 3 AND len(pre) >= 1 AND len(ext) >= 1 AND len(ty) >= 1
 )
 SELECT trace_id, event_id,
        list_concat(
@@ -538,21 +644,95 @@ SELECT trace_id, event_id,
         {'k': 'nelems', 'v': _tl_numel(_tl_shape(d0))::VARCHAR, 't': 'i'},
         {'k': 'dtype', 'v': dt, 't': 's'}],
        0, 4 * _tl_numel(_tl_shape(d0)) * coalesce(_tl_bpe(dt), 2), 'vector_' || _tl_precision(dt)
-FROM sc WHERE _tl_shape(d0) IS NOT NULL AND dt IS NOT NULL;
+FROM sc WHERE _tl_shape(d0) IS NOT NULL AND dt IS NOT NULL
+UNION ALL
+SELECT trace_id, event_id,
+       [{'k': 'B', 'v': '1', 't': 'i'}, {'k': 'N_Q', 'v': n_q::VARCHAR, 't': 'i'},
+        {'k': 'H_Q', 'v': h_q::VARCHAR, 't': 'i'}, {'k': 'H_V', 'v': h_kv::VARCHAR, 't': 'i'},
+        {'k': 'H_K', 'v': h_kv::VARCHAR, 't': 'i'}, {'k': 'N_KV', 'v': g_sk::VARCHAR, 't': 'i'},
+        {'k': 'H_KV', 'v': h_kv::VARCHAR, 't': 'i'}, {'k': 'd_h_qk', 'v': d::VARCHAR, 't': 'i'},
+        {'k': 'd_h_v', 'v': d::VARCHAR, 't': 'i'}, {'k': 'dropout', 'v': '0.0', 't': 'f'},
+        {'k': 'causal', 'v': 'False', 't': NULL}, {'k': 'flash_impl', 'v': 'True', 't': NULL},
+        {'k': 'c_sq', 'v': '0', 't': 'i'}, {'k': 'c_sk', 'v': '0', 't': 'i'}, {'k': 'c_sqsq', 'v': '0', 't': 'i'},
+        {'k': 'c_sqsk', 'v': '0', 't': 'i'}, {'k': 'g_sq', 'v': g_sq::VARCHAR, 't': 'i'},
+        {'k': 'g_sk', 'v': g_sk::VARCHAR, 't': 'i'}, {'k': 'g_sqsq', 'v': g_sqsq::VARCHAR, 't': 'i'},
+        {'k': 'g_sqsk', 'v': g_sqsk::VARCHAR, 't': 'i'}, {'k': 'dtype_Q', 'v': dt_q, 't': 's'},
+        {'k': 'dtype_KV', 'v': dt_kv, 't': 's'}, {'k': 'sliding_window', 'v': sw::VARCHAR, 't': 'i'}],
+       h_q::HUGEINT * (2 * g_sqsk_w * d) + h_q::HUGEINT * (2 * g_sqsk_w * d),
+       (g_sq::HUGEINT * h_q * d + g_sq::HUGEINT * h_q * d + g_sq::HUGEINT * h_kv * d + g_sq::HUGEINT * h_kv * d)
+           * coalesce(_tl_bpe(dt_q), 2)
+       + ((g_sk_w - g_sq)::HUGEINT * h_kv * d + (g_sk_w - g_sq)::HUGEINT * h_kv * d)
+           * coalesce(_tl_bpe(dt_kv), _tl_bpe(dt_q), 2),
+       'matrix_' || _tl_precision(dt_q)
+FROM pg
+UNION ALL
+SELECT trace_id, event_id,
+       [{'k': 'B', 'v': '1', 't': 'i'}, {'k': 'N_Q', 'v': n_tok::VARCHAR, 't': 'i'},
+        {'k': 'H_Q', 'v': h_k::VARCHAR, 't': 'i'}, {'k': 'N_KV', 'v': '0', 't': 'i'},
+        {'k': 'H_KV', 'v': h_k::VARCHAR, 't': 'i'}, {'k': 'H_V', 'v': h_v::VARCHAR, 't': 'i'},
+        {'k': 'H_K', 'v': h_k::VARCHAR, 't': 'i'}, {'k': 'd_h_qk', 'v': d_k::VARCHAR, 't': 'i'},
+        {'k': 'd_h_v', 'v': d_v::VARCHAR, 't': 'i'}, {'k': 'c_sq', 'v': c_sq::VARCHAR, 't': 'i'},
+        {'k': 'c_sk', 'v': c_sq::VARCHAR, 't': 'i'}, {'k': 'c_sqsq', 'v': '0', 't': 'i'},
+        {'k': 'c_sqsk', 'v': '0', 't': 'i'}, {'k': 'g_sq', 'v': g_sq::VARCHAR, 't': 'i'},
+        {'k': 'g_sk', 'v': g_sq::VARCHAR, 't': 'i'}, {'k': 'g_sqsq', 'v': '0', 't': 'i'},
+        {'k': 'g_sqsk', 'v': '0', 't': 'i'}, {'k': 'dtype_Q', 'v': dt_q, 't': 's'}],
+       n_tok::HUGEINT * h_v * 7 * d_v * d_k, n_tok::HUGEINT * (h_v * (d_k + 2 * d_v + 2)) * 2,
+       'matrix_' || _tl_precision(dt_q)
+FROM gd
+UNION ALL
+SELECT trace_id, event_id,
+       [{'k': 'B', 'v': '1', 't': 'i'}, {'k': 'N_Q', 'v': n_q::VARCHAR, 't': 'i'},
+        {'k': 'H_Q', 'v': h_q::VARCHAR, 't': 'i'}, {'k': 'H_V', 'v': '1', 't': 'i'}, {'k': 'H_K', 'v': '1', 't': 'i'},
+        {'k': 'N_KV', 'v': pairs::VARCHAR, 't': 'i'}, {'k': 'H_KV', 'v': '1', 't': 'i'},
+        {'k': 'd_h_qk', 'v': d::VARCHAR, 't': 'i'}, {'k': 'd_h_v', 'v': d::VARCHAR, 't': 'i'},
+        {'k': 'dropout', 'v': '0.0', 't': 'f'}, {'k': 'causal', 'v': 'False', 't': NULL},
+        {'k': 'flash_impl', 'v': 'True', 't': NULL}, {'k': 'prefill_pairs', 'v': pairs::VARCHAR, 't': 'i'},
+        {'k': 'dtype_Q', 'v': dt_q, 't': 's'}, {'k': 'dtype_KV', 'v': dt_kv, 't': 's'}],
+       pairs * h_q * 2 * (d + d),
+       2 * n_q * h_q * d * coalesce(_tl_bpe(dt_q), 2) + pairs * d * coalesce(_tl_bpe(dt_kv), _tl_bpe(dt_q), 2),
+       'matrix_' || coalesce(CASE WHEN dt_q <> '' THEN _tl_precision(dt_q) END, 'bf16')
+FROM sp;
 
--- tl_perf_infer_attention_fwd: TraceLens's InferenceAttention_fwd.csv of its inference report, one row per trace
--- and group of inference attention op instances with the same name, parameters and number of GPU events.
---   trace_id                    the trace
---   name                        the op name
---   param: op_shape, nelems, dtype   sglang::store_cache's parameters (_tl_perf_infer_attention)
---   param: B, N_Q, H_Q, H_V, H_K, N_KV, H_KV, d_h_qk, d_h_v, dropout, causal, flash_impl, c_sq, c_sk, c_sqsq,
---   c_sqsk, g_sq, g_sk, g_sqsq, g_sqsk, dtype_Q, dtype_KV   the model's parameters (_tl_perf_infer_attention)
---   num_kernels                 GPU events per instance
---   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
---   rank                        row order in TraceLens's file
---   sheet_columns               the columns TraceLens writes for this trace, in its order
--- @output report-tracelens-module 20 InferenceAttention_fwd EXCLUDE rank ORDER BY trace_id, rank
-CREATE OR REPLACE VIEW tl_perf_infer_attention_fwd AS
+-- _tl_perf_infer_attention: the instances of the inference report's InferenceAttention_fwd sheet (the merged tree's
+-- ops, _tl_infer_perf_events), in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_infer_attention AS SELECT * FROM _tl_perf_attention_of('_tl_infer_perf_events');
+
+-- _tl_attention_unimplemented_of(ev): the inference attention instances of ev (as _tl_perf_attention_of) whose
+-- TraceLens model raises NotImplementedError (see _tl_perf_attention_of): a parsed annotation with c_sq = g_sq = 0 (the decode
+-- kernel: g_sq = 0), the gated delta net without a parsed annotation or without tokens. TraceLens's unified perf
+-- table leaves their ops out (build_df_unified_perf_table), their kernels with them.
+--   trace_id, event_id   the instance
+CREATE OR REPLACE MACRO _tl_attention_unimplemented_of(ev) AS TABLE
+SELECT trace_id, event_id FROM (
+    SELECT trace_id, event_id, json_extract(input_dims, CASE WHEN model = 'aiter_paged_attention_ragged' THEN '$[2]'
+                                                             ELSE '$[0]' END) AS q,
+           json_extract(input_dims, CASE WHEN model = 'aiter_paged_attention_ragged' THEN '$[3]' ELSE '$[1]' END)
+               AS kk,
+           json_extract(input_dims, '$[4]') AS vv, model = 'aiter_paged_attention_ragged' AS ragged,
+           json_extract_string(input_types, '$[*]') AS ty, _perf_step_detailed(annotation) AS cs
+    FROM query_table(ev) WHERE model IN ('inference_attention', 'aiter_paged_attention_ragged',
+                                         'aiter_fmha_v3_varlen_fwd', 'aiter_mha_batch_prefill', 'mla_tilelang_sparse_fwd'))
+WHERE cs.c_sq <> '' AND json_type(q) = 'ARRAY' AND json_array_length(q) = 3
+  AND json_type(kk) = 'ARRAY' AND json_array_length(kk) >= CASE WHEN ragged THEN 2 ELSE 3 END
+  AND (NOT ragged OR (json_type(vv) = 'ARRAY' AND json_array_length(vv) >= 1))
+  AND len(ty) >= CASE WHEN ragged THEN 3 ELSE 1 END
+  AND cs.c_sq::BIGINT = 0 AND cs.g_sq::BIGINT = 0
+UNION ALL
+SELECT trace_id, event_id FROM _tl_pa_decode_gluon_of(ev) WHERE g_sq = 0
+UNION ALL
+SELECT trace_id, event_id FROM _tl_gdn_of(ev) WHERE n_tok = 0
+UNION ALL
+SELECT trace_id, event_id FROM query_table(ev)
+WHERE model = 'gdn_attention_core' AND coalesce(_perf_step_detailed(annotation).c_sq, '') = '';
+
+-- _tl_perf_infer_unimplemented: _tl_attention_unimplemented_of over the inference report's instances.
+--   trace_id, event_id   the instance (_tl_infer_perf_events)
+CREATE OR REPLACE VIEW _tl_perf_infer_unimplemented AS
+SELECT * FROM _tl_attention_unimplemented_of('_tl_infer_perf_events');
+
+-- _tl_perf_attention_sheet(tbl, ev, by_kernels): the rows and columns of an InferenceAttention_fwd sheet from the
+-- instances tbl and their events ev, grouped by num_kernels too when by_kernels (see _tl_perf_summary_of).
+CREATE OR REPLACE MACRO _tl_perf_attention_sheet(tbl, ev, by_kernels) AS TABLE
 SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
        _tl_perf_param(params, 'nelems') AS "param: nelems", _tl_perf_param(params, 'dtype') AS "param: dtype",
        _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'N_Q') AS "param: N_Q",
@@ -566,9 +746,84 @@ SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
        _tl_perf_param(params, 'g_sq') AS "param: g_sq", _tl_perf_param(params, 'g_sk') AS "param: g_sk",
        _tl_perf_param(params, 'g_sqsq') AS "param: g_sqsq", _tl_perf_param(params, 'g_sqsk') AS "param: g_sqsk",
        _tl_perf_param(params, 'dtype_Q') AS "param: dtype_Q", _tl_perf_param(params, 'dtype_KV') AS "param: dtype_KV",
+       _tl_perf_param(params, 'sliding_window') AS "param: sliding_window",
+       _tl_perf_param(params, 'prefill_pairs') AS "param: prefill_pairs",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary_of('_tl_perf_infer_attention', '_tl_infer_perf_events', true)
+FROM _tl_perf_summary_of(tbl, ev, by_kernels)
 ORDER BY trace_id, rank;
+
+-- tl_perf_infer_attention_fwd: TraceLens's InferenceAttention_fwd.csv of its inference report, one row per trace
+-- and group of inference attention op instances with the same name, parameters and number of GPU events.
+--   trace_id                    the trace
+--   name                        the op name
+--   param: op_shape, nelems, dtype   sglang::store_cache's parameters (_tl_perf_infer_attention)
+--   param: B, N_Q, H_Q, H_V, H_K, N_KV, H_KV, d_h_qk, d_h_v, dropout, causal, flash_impl, c_sq, c_sk, c_sqsq,
+--   c_sqsk, g_sq, g_sk, g_sqsq, g_sqsk, dtype_Q, dtype_KV, sliding_window, prefill_pairs   the models'
+--                               parameters (_tl_perf_attention_of)
+--   num_kernels                 GPU events per instance
+--   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens-module 20 InferenceAttention_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_attention_fwd AS
+SELECT * FROM _tl_perf_attention_sheet('_tl_perf_infer_attention', '_tl_infer_perf_events', true);
+
+-- _tl_perf_attention_events: the instances of the inference attention ops (tl_perf_infer_model_ops) in TraceLens's
+-- perf report (generate_perf_report_pytorch: the trace's own cpu_ops, its class map always holding the extension's
+-- entries), in _tl_infer_perf_events's form; that report annotates only vllm::unified_attention_with_output (its
+-- apply_annotation name_filters): annotation is the first user_annotation (by start) holding such an op, else NULL.
+-- Kernels and names as _tl_perf_events (peers/tracelens/perf_ops).
+-- @materialize report-tracelens
+CREATE OR REPLACE VIEW _tl_perf_attention_events AS
+WITH ev AS MATERIALIZED (
+    SELECT e.trace_id, e.event_id, e.name, r.model, r.sheet, e.pid, e.tid, e.input_dims, e.input_types,
+           e.input_strides, e.concrete_inputs, e.ts_ns, e.dur_ns
+    FROM events e JOIN tl_perf_infer_model_ops r ON r.name = e.name
+    WHERE e.cat = 'cpu_op'
+), k AS (
+    SELECT p.trace_id, p.op_event_id AS event_id, g.event_id AS gpu_event_id, g.name AS kernel, g.stream,
+           _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
+    FROM _tree_op_gpu_pairs p
+    SEMI JOIN ev ON ev.trace_id = p.trace_id AND ev.event_id = p.op_event_id
+    JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
+    WHERE g.tl_linked
+), busy AS (
+    SELECT trace_id, event_id, sum(_tree_busy_ns(s, e, prev_e)) AS kernel_time_us,
+           list({'name': kernel, 'stream': stream, 'dur_us': dur_us} ORDER BY s, gpu_event_id) AS kernels
+    FROM (SELECT *, max(e) OVER (PARTITION BY trace_id, event_id ORDER BY s, e
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
+          FROM k)
+    GROUP BY trace_id, event_id
+), ann AS (
+    SELECT i.trace_id, i.event_id, arg_min(a.name, (a.ts_ns, a.event_id)) AS annotation
+    FROM ev i JOIN events a ON a.trace_id = i.trace_id AND a.cat = 'user_annotation'
+     AND _us_f64(a.ts_ns) <= _us_f64(i.ts_ns)
+     AND _us_f64(i.ts_ns) + _us_f64(i.dur_ns) < _us_f64(a.ts_ns) + _us_f64(a.dur_ns)
+    WHERE starts_with(i.name, 'vllm::unified_attention_with_output')
+    GROUP BY i.trace_id, i.event_id
+)
+SELECT ev.* EXCLUDE (ts_ns, dur_ns), coalesce(b.kernel_time_us, 0.0) AS kernel_time_us,
+       coalesce(b.kernels, []) AS kernels, coalesce(pn.v, 'Unknown') AS process_name,
+       coalesce(pl.v, 'Unknown') AS process_label, coalesce(tn.v, 'Unknown') AS thread_name, a.annotation
+FROM ev
+LEFT JOIN busy b ON b.trace_id = ev.trace_id AND b.event_id = ev.event_id
+LEFT JOIN ann a ON a.trace_id = ev.trace_id AND a.event_id = ev.event_id
+LEFT JOIN _tl_process_meta pn ON pn.trace_id = ev.trace_id AND pn.kind = 'process_name' AND pn.pid = ev.pid
+LEFT JOIN _tl_process_meta pl ON pl.trace_id = ev.trace_id AND pl.kind = 'process_labels' AND pl.pid = ev.pid
+LEFT JOIN _tl_process_meta tn ON tn.trace_id = ev.trace_id AND tn.kind = 'thread_name' AND tn.pid = ev.pid
+                              AND tn.tid = ev.tid;
+
+-- _tl_perf_attention: the instances of the perf report's InferenceAttention_fwd sheet, in _tl_perf_summary's input
+-- form (_tl_perf_attention_of over _tl_perf_attention_events).
+CREATE OR REPLACE VIEW _tl_perf_attention AS SELECT * FROM _tl_perf_attention_of('_tl_perf_attention_events');
+
+-- tl_perf_attention_fwd: TraceLens's InferenceAttention_fwd.csv of its perf report: the columns of
+-- tl_perf_infer_attention_fwd without num_kernels, over the trace's own ops with the perf report's annotations
+-- (_tl_perf_attention_events): rows for the models that need no annotation (pa_sparse_prefill_opus_fwd,
+-- sglang_store_cache) and for annotated vllm::unified_attention_with_output ops.
+-- @output report-tracelens 20 InferenceAttention_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_attention_fwd AS
+SELECT * EXCLUDE (num_kernels) FROM _tl_perf_attention_sheet('_tl_perf_attention', '_tl_perf_attention_events', false);
 
 -- _tl_perf_infer_moe: one row per unfused Triton MoE pseudo op TraceLens keeps, in _tl_perf_summary's input form
 -- (moe_triton_unfused_up / moe_triton_unfused_down in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py).
@@ -753,3 +1008,37 @@ SELECT trace_id, name, "param: num_tokens", "param: hidden_dim", "param: inter_d
                   "param: m_work", "param: N", "param: K", "param: operands", "param: shape_in1", "param: shape_in2",
                   "param: dtype_in1_in2_out", "param: stride_input1", "param: stride_input2", "param: stride_output")
 FROM _tl_perf_moe_sheet('_tl_perf_infer_moe_fused', '_tl_infer_perf_events', 'MoE_fused_fwd', true);
+
+-- _tl_perf_infer_ssm, _tl_perf_infer_fused_rope, _tl_perf_infer_mhc: the instances of the inference report's
+-- SSM_fwd, FusedRoPE_fwd and mHC_fwd sheets (the models of peers/tracelens/perf_ssm and perf_fused_rope_mhc over
+-- the merged tree's ops), in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_infer_ssm AS
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_ssm_of('_tl_infer_perf_events');
+CREATE OR REPLACE VIEW _tl_perf_infer_fused_rope AS SELECT * FROM _tl_perf_fused_rope_of('_tl_infer_perf_events');
+CREATE OR REPLACE VIEW _tl_perf_infer_mhc AS SELECT * FROM _tl_perf_mhc_of('_tl_infer_perf_events');
+
+-- tl_perf_infer_ssm_fwd: TraceLens's SSM_fwd.csv of its inference report, grouped by num_kernels too (its
+-- generate_perf_report_pytorch writes the forward table of every category but GEMM and the elementwise ones with
+-- group_by_num_kernels); the columns of tl_perf_ssm_fwd (peers/tracelens/perf_ssm), num_kernels (GPU events per
+-- instance) after the params.
+-- @output report-tracelens-module 33 SSM_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_ssm_fwd AS
+SELECT * FROM _tl_perf_ssm_sheet('_tl_perf_infer_ssm', '_tl_infer_perf_events', true) ORDER BY trace_id, rank;
+
+-- tl_perf_infer_ssm_bwd: no rows: TraceLens's inference report writes no backward sheet (its backward table is built
+-- from an emptied event list); the columns of tl_perf_ssm_bwd.
+-- @output report-tracelens-module 34 SSM_bwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_ssm_bwd AS SELECT * FROM tl_perf_ssm_bwd WHERE false;
+
+-- tl_perf_infer_fused_rope_fwd: TraceLens's FusedRoPE_fwd.csv of its inference report: the columns of
+-- tl_perf_fused_rope_fwd (peers/tracelens/perf_fused_rope_mhc), num_kernels (GPU events per instance) after the
+-- params.
+-- @output report-tracelens-module 35 FusedRoPE_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_fused_rope_fwd AS
+SELECT * FROM _tl_perf_fused_rope_sheet('_tl_perf_infer_fused_rope', '_tl_infer_perf_events', true);
+
+-- tl_perf_infer_mhc_fwd: TraceLens's mHC_fwd.csv of its inference report: the columns of tl_perf_mhc_fwd
+-- (peers/tracelens/perf_fused_rope_mhc), num_kernels (GPU events per instance) after the params.
+-- @output report-tracelens-module 36 mHC_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_mhc_fwd AS
+SELECT * FROM _tl_perf_mhc_sheet('_tl_perf_infer_mhc', '_tl_infer_perf_events', true);

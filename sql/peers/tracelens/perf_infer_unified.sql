@@ -14,7 +14,8 @@
 --               the modelled pseudo ops, torch.compile's Triton ops); GPU events of no collected op become
 --               synthetic ops numbered after the pseudo ops.
 --   rows        as perf_unified; a capture op's CPU duration is its graph launch's; the metrics of the
---               inference report's sheets (perf_infer) and of the other families' sheets for the trace's own ops.
+--               inference report's sheets (perf_infer) and of the other families' sheets for the trace's own ops;
+--               an op whose model raises NotImplementedError (_tl_perf_infer_unimplemented) has no row.
 --   call stack  with --group_by_parent_module the tree holds Python frames and every collected op carries the
 --               path that reached it; a kernel's call stack is that path, then the frames from the op down to the
 --               kernel's launch, then the kernel name: the names on the way from the tree's root to the launch
@@ -207,6 +208,9 @@ WITH RECURSIVE lk AS MATERIALIZED (   -- the GPU events TraceLens links
     UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_attention
     UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe_all
     UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe_fused
+    UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_ssm
+    UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_fused_rope
+    UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_mhc
     UNION ALL SELECT * FROM _tl_perf_instances_cpu_families
 ), tri AS (   -- torch.compile's Triton ops, keyed by their event in its own trace
     SELECT trace_id AS src_trace_id, event_id AS src_event_id, params, flops, bytes, compute_spec FROM _tl_perf_triton
@@ -239,7 +243,9 @@ LEFT JOIN _first_kernel_rule_categories fk
        ON fk.ruleset = 'tracelens' AND fk.name_key = replace(b.first_kernel, chr(10), ' ')
 LEFT JOIN inst i ON i.trace_id = r.trace_id AND i.event_id = r.uid AND r.gpu_only IS NULL AND r.model
 LEFT JOIN tri t ON t.src_trace_id = r.src_trace_id AND t.src_event_id = r.src_event_id AND r.gpu_only IS NULL
-                AND r.model AND r.pseudo_parent_uid IS NULL;
+                AND r.model AND r.pseudo_parent_uid IS NULL
+WHERE NOT (r.gpu_only IS NULL AND r.model
+           AND EXISTS (SELECT 1 FROM _tl_perf_infer_unimplemented u WHERE u.trace_id = r.trace_id AND u.event_id = r.uid));
 
 -- _tl_infer_call_stack(stacks, name): TraceLens's call_stack_full and entry_point of a group (see the top of
 -- this file) from its kernels' call stacks in kernel_details_summary's order: a struct (call_stack_full TEXT,

@@ -48,7 +48,7 @@ WITH e AS (
                 WHEN model = 'batch_norm_bwd' AND name NOT IN ('aten::cudnn_batch_norm_backward',
                                                                 'aten::miopen_batch_norm_backward') THEN 1
                 ELSE 0 END AS ix
-    FROM _tl_perf_events WHERE sheet = 'Normalization' AND model NOT IN ('instance_norm_bwd', 'fused_ln_modulate')
+    FROM _tl_perf_events WHERE sheet = 'Normalization' AND model NOT IN ('instance_norm_bwd', 'fused_ln_modulate', 'fused_ln_modulate_backward')
 ), a AS (
     SELECT *, json_extract(d, '$[' || ix || ']') AS shape_j, ty[ix + 1] AS dt,
            json_extract(st, '$[' || ix || ']') AS stride_j,
@@ -149,6 +149,27 @@ SELECT trace_id, event_id,
 FROM (SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS x, _tl_shape(json_extract(input_dims, '$[0]')) AS xs,
              json_extract_string(input_types, '$[0]') AS dt, json_extract(input_strides, '$[0]') AS xst
       FROM _tl_perf_events WHERE sheet = 'Normalization' AND model = 'fused_ln_modulate')
+WHERE len(xs) >= 3 AND _tl_bpe(dt) IS NOT NULL
+UNION ALL
+-- primus::fused_ln_modulate_backward (FusedLnModulateBackward, formula per TraceLens PerfModel perf_model.py; args
+-- grad_out, x_norm, mean, rstd, modulation grad): grad_out = Input Dims[0] = (T, B, H, ...) read as
+-- fused_ln_modulate's x, output_mask [True, True, True]; FLOPs 15·n; bytes 2·n·bpe (grad_out, x_norm) + 2·B·T·4
+-- (mean, rstd) + n·bpe (x grad) + 2·B·H·bpe (scale and shift grads) + B·H·bpe (modulation grad); an unknown dtype
+-- drops the instance.
+SELECT trace_id, event_id,
+       [{'k': 'op_shape', 'v': _py_tuple1(x), 't': NULL},
+        {'k': 'dtype_in_out', 'v': '(' || _py_str(dt) || ', None)', 't': NULL},
+        {'k': 'stride_input', 'v': CASE WHEN json_type(xst) = 'ARRAY' THEN _py_tuple1(xst) END, 't': NULL},
+        {'k': 'stride_output', 'v': NULL, 't': NULL}, {'k': 'num_channels', 'v': xs[3]::VARCHAR, 't': 'i'},
+        {'k': 'has_bias', 'v': 'True', 't': NULL}, {'k': 'is_affine', 'v': 'True', 't': NULL},
+        {'k': 'is_training', 'v': 'True', 't': NULL}, {'k': 'output_mask', 'v': '[True, True, True]', 't': NULL}],
+       15 * _tl_numel(xs),
+       2 * _tl_numel(xs) * _tl_bpe(dt) + 2 * xs[2]::HUGEINT * xs[1] * 4 + _tl_numel(xs) * _tl_bpe(dt)
+           + 2 * xs[2]::HUGEINT * xs[3] * _tl_bpe(dt) + xs[2]::HUGEINT * xs[3] * _tl_bpe(dt),
+       'vector_' || _tl_precision(dt)
+FROM (SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS x, _tl_shape(json_extract(input_dims, '$[0]')) AS xs,
+             json_extract_string(input_types, '$[0]') AS dt, json_extract(input_strides, '$[0]') AS xst
+      FROM _tl_perf_events WHERE sheet = 'Normalization' AND model = 'fused_ln_modulate_backward')
 WHERE len(xs) >= 3 AND _tl_bpe(dt) IS NOT NULL;
 
 -- tl_perf_normalization: TraceLens's Normalization.csv, one row per trace and group of normalization op

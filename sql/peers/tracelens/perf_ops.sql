@@ -98,6 +98,18 @@ SELECT * FROM (VALUES
     ('aiter::_flash_attn_backward', 'aiter__flash_attn_backward', 'SDPA_fwd'),
     ('aiter::wrapper_fmha_v3_bwd', 'aiter__fmha_v3_backward', 'SDPA_fwd'),
     ('aiter::mha_bwd', 'aiter__mha_bwd', 'SDPA_fwd'),
+    -- Evoformer attention, the state-space models (SSM), the fused LN-modulate backward, aiter's fused MLA RoPE and
+    -- mHC ops (perf_sdpa, perf_ssm, perf_norm, perf_fused_rope_mhc)
+    ('EvoformerAttention', 'evoformer_attention', 'SDPA_fwd'),
+    ('DaoAILab::_causal_conv1d_fwd_cpp', 'causal_conv1d_fwd', 'SSM_fwd'),
+    ('MambaSplitConv1dScanCombinedFn', 'mamba_ssd_fwd', 'SSM_fwd'),
+    ('primus::fused_ln_modulate_backward', 'fused_ln_modulate_backward', 'Normalization'),
+    ('aiter::fused_qk_rope_cat_and_cache_mla', 'aiter_fused_qk_rope_cat_and_cache_mla', 'FusedRoPE_fwd'),
+    ('aiter::fused_qk_rope_concat_and_cache_mla', 'fused_qk_rope_concat_and_cache_mla', 'FusedRoPE_fwd'),
+    ('aiter::mhc_post', 'mhc_post', 'mHC_fwd'),
+    ('aiter::mhc_pre_gemm_sqrsum', 'mhc_pre_gemm_sqrsum', 'mHC_fwd'),
+    ('aiter::mhc_pre_big_fuse_rmsnorm', 'mhc_pre_big_fuse_rmsnorm', 'mHC_fwd'),
+    ('aiter::mhc_fused_post_pre_gemm_sqrsum', 'mhc_fused_post_pre_gemm_sqrsum', 'mHC_fwd'),
     ('aiter::fused_allreduce_rmsnorm', 'aiter_fused_allreduce_rmsnorm', 'CustomCollective_fwd'),
     ('aiter::fused_allreduce_rmsnorm_', 'aiter_fused_allreduce_rmsnorm_', 'CustomCollective_fwd'),
     ('_C_custom_ar::all_reduce', 'custom_ar_all_reduce', 'CustomCollective_fwd'),

@@ -50,8 +50,39 @@
 -- (wrapper_fmha_v3_bwd), [6] (mha_bwd); causal = [10] (flash_attn, evaluated as Python does: True when absent or
 -- empty, a number is true when not 0 and prints as itself — the op's softmax_scale), [15] (varlen), [12], [9], [8];
 -- varlen: num_seqs from Input Dims[9], [10], max_seqlen from Concrete Inputs[11], [12].
+-- EvoformerAttention (evoformer_attention, DeepSpeed's Evoformer op; formulas per TraceLens PerfModel perf_model.py
+-- class evoformer_attention): args (Q, K, V, res_mask, pair_bias); Q = Input Dims[0] = (batch, N_seq, N_res,
+-- heads, head dim), exactly five dims (else TraceLens drops the instance): B = batch·N_seq (the MSA depth folds into
+-- the batch), N_Q = N_KV = N_res, H_Q = H_KV = heads, d_h_qk = d_h_v = head dim, causal and flash_impl False, no
+-- dropout parameter, dtype_A_B = the one-element list [Input type[0]] ([None] without types), printed as a list;
+-- the SDPA FLOPs and bytes above (two bytes per element); Compute Spec 'matrix_' + the precision of that dtype
+-- (empty when unknown); SDPA_bwd.csv as for the other SDPA ops (no recomputed QK^T).
 --
 -- @requires lib/pytext peers/tracelens/perf_ops peers/tracelens/perf_bwd
+
+-- _tl_perf_sdpa_evoformer_cfg: one row per EvoformerAttention instance TraceLens keeps, in _tl_perf_sdpa_cfg's
+-- form (see the top of this file).
+CREATE OR REPLACE VIEW _tl_perf_sdpa_evoformer_cfg AS
+WITH e AS (
+    SELECT trace_id, event_id, _tl_shape(json_extract(input_dims, '$[0]')) AS q,
+           CASE WHEN json_array_length(input_types) > 0 THEN json_extract_string(input_types, '$[0]') END AS dt
+    FROM _tl_perf_events WHERE sheet = 'SDPA_fwd' AND model = 'evoformer_attention'
+), ok AS (
+    SELECT trace_id, event_id, dt, q[1] * q[2] AS b, q[3] AS n, q[4] AS h, q[5] AS d FROM e WHERE len(q) = 5
+)
+SELECT trace_id, event_id,
+       [{'k': 'B', 'v': b::VARCHAR, 't': 'i'}, {'k': 'N_Q', 'v': n::VARCHAR, 't': 'i'},
+        {'k': 'H_Q', 'v': h::VARCHAR, 't': 'i'}, {'k': 'N_KV', 'v': n::VARCHAR, 't': 'i'},
+        {'k': 'H_KV', 'v': h::VARCHAR, 't': 'i'}, {'k': 'd_h_qk', 'v': d::VARCHAR, 't': 'i'},
+        {'k': 'd_h_v', 'v': d::VARCHAR, 't': 'i'}, {'k': 'causal', 'v': 'False', 't': NULL},
+        {'k': 'flash_impl', 'v': 'False', 't': NULL},
+        {'k': 'dtype_A_B', 'v': '[' || CASE WHEN dt IS NULL THEN 'None' ELSE _py_str(dt) END || ']', 't': NULL}]
+           AS params,
+       b::HUGEINT AS b, n::HUGEINT AS n_q, h::HUGEINT AS h_q, n::HUGEINT AS n_kv, h::HUGEINT AS h_kv,
+       d::HUGEINT AS d_qk, d::HUGEINT AS d_v, false AS causal, false AS flash_impl,
+       'matrix_' || _tl_precision(dt) AS compute_spec, false AS vl, NULL::BIGINT AS nsq, NULL::BIGINT AS nskv,
+       NULL::DOUBLE AS mq, NULL::DOUBLE AS mkv, false AS bw, 2 AS bpe_bwd
+FROM ok;
 
 -- _tl_perf_sdpa_cfg: one row per SDPA forward instance TraceLens keeps: trace_id, event_id, params (in
 -- _tl_perf_summary's input form), the shapes b, n_q, h_q, n_kv, h_kv, d_qk, d_v, causal, flash_impl,
@@ -69,7 +100,7 @@ WITH e AS (
            model IN ('flash_attention_backward', 'flash_attention_varlen_backward', 'aiter__flash_attn_backward',
                      'aiter__fmha_v3_backward', 'aiter__mha_bwd') AS bw,
            model = 'flash_attention_backward' AS fab
-    FROM _tl_perf_events WHERE sheet = 'SDPA_fwd'
+    FROM _tl_perf_events WHERE sheet = 'SDPA_fwd' AND model <> 'evoformer_attention'
 ), a AS (
     SELECT *,
            CASE WHEN model IN ('aiter__fmha_v3_forward', 'flash_attention_backward', 'flash_attention_varlen_backward',
@@ -170,7 +201,9 @@ SELECT trace_id, event_id,
        ai OR fa OR model = 'aten_sdpa_flash' AS flash_impl,
        CASE WHEN NOT ai THEN 'matrix_' || _tl_precision(dt[1] ->> '$') END AS compute_spec,
        vl, nsq, nskv, mq, mkv, bw, CASE WHEN fab THEN _tl_bpe(dt[1] ->> '$') ELSE 2 END AS bpe_bwd
-FROM ok;
+FROM ok
+UNION ALL
+SELECT * FROM _tl_perf_sdpa_evoformer_cfg;
 
 -- _tl_sdpa_flops(b, n_q, h_q, n_kv, d_qk, d_v, causal): SDPA.flops_func (see the top of this file): the FLOPs of
 -- QK^T and PV, halved when causal (a DOUBLE; Python's order of operations, float arithmetic where n_q, n_kv are).

@@ -7,7 +7,8 @@
 -- summarize_df_unified_perf_table) and TraceLens/Trace2Tree/trace_to_tree.py (cpu_root_nodes, gpu_events);
 -- the code is ours.
 --   collection  from each outermost cpu_op, depth first in start order: an op without GPU work below it is
---               skipped; an op with a perf model (a registered name, or a torch.compile Triton op whose args
+--               skipped; an op with a perf model (a registered name: tl_perf_model_ops or the inference extension's
+--               tl_perf_infer_model_ops, which TraceLens's class map always holds; or a torch.compile Triton op whose args
 --               its model reads: peers/tracelens/perf_triton) is collected (its subtree is not visited); an op
 --               with a modelled cpu_op below it (that has GPU work) is looked through; an op that launches kernels
 --               itself is collected, unless one of its GPU events is a collective (name contains nccl,
@@ -20,7 +21,10 @@
 --   row         name; op category (the registry category of the name, else TraceLens's first-kernel fallback:
 --               tl_op_category of the launcher; for synthetic ops the fallback on the parent's first kernel);
 --               duration_us = the op's CPU duration; Kernel Time = busy time of its GPU events (float µs);
---               has_perf_model; for modelled ops the metrics and params of its family (peers/tracelens/perf_*);
+--               has_perf_model; for modelled ops the metrics and params of its family (peers/tracelens/perf_*;
+--               inference attention with the perf report's annotations, perf_infer's _tl_perf_attention); an
+--               op whose model raises NotImplementedError has no row (instance norm backward, and the inference
+--               attention instances of _tl_attention_unimplemented_of);
 --               kernel_details = its GPU events in the order the tree lists them (by launch call, then start).
 --   summary     groups by the str() of name, op category, process/thread names and the four args (tuple
 --               text), in collection order; ex_UID and the `first` columns from the group's first row;
@@ -39,6 +43,7 @@
 -- @requires peers/tracelens/perf_rmsnorm peers/tracelens/perf_rope peers/tracelens/perf_group_quant
 -- @requires peers/tracelens/perf_grouped_gemm peers/tracelens/perf_misc peers/tracelens/perf_custom_collective
 -- @requires peers/tracelens/perf_moe
+-- @requires peers/tracelens/perf_ssm peers/tracelens/perf_fused_rope_mhc peers/tracelens/perf_infer
 
 -- _tl_perf_instances_cpu_families: the modelled instances of the families whose ops the inference report reads
 -- as the perf report does (SDPA, binary elementwise, reductions, normalization, convolution).
@@ -62,6 +67,10 @@ UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_cross_entropy
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_custom_collective
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_moe
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_ssm
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_fused_rope
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_mhc
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_attention
 UNION ALL SELECT * FROM _tl_perf_instances_cpu_families;
 
 -- _tl_unified_collect(g, ops): the ops TraceLens's unified perf table collects (the collection rule at the top
@@ -111,7 +120,7 @@ WITH g AS MATERIALIZED (   -- linked GPU events under each cpu_op (all depths)
 ), ops AS MATERIALIZED (   -- cpu_ops with GPU work below them
     SELECT g.trace_id, g.op_event_id AS event_id, c.op_event_id AS parent_id, c.top_op_event_id AS root_id,
            e.name, e.ts_ns,
-           e.name IN (SELECT name FROM tl_perf_model_ops)
+           e.name IN (SELECT name FROM tl_perf_model_ops UNION ALL SELECT name FROM tl_perf_infer_model_ops)
            OR EXISTS (SELECT 1 FROM _tl_perf_triton t WHERE t.trace_id = g.trace_id AND t.event_id = g.op_event_id)
                AS model
     FROM g
@@ -197,7 +206,10 @@ FROM rows_ r
 JOIN ev e ON e.trace_id = r.trace_id AND e.event_id = r.src_id
 JOIN busy b ON b.trace_id = r.trace_id AND b.uid = r.uid AND b.src_id = r.src_id
 LEFT JOIN inst i ON i.trace_id = r.trace_id AND i.event_id = r.uid AND r.gpu_only IS NULL
-WHERE NOT (r.model AND r.name IN (SELECT name FROM tl_perf_model_ops WHERE model = 'instance_norm_bwd'));
+WHERE NOT (r.model AND r.name IN (SELECT name FROM tl_perf_model_ops WHERE model = 'instance_norm_bwd'))
+  AND NOT (r.model AND r.gpu_only IS NULL
+           AND EXISTS (SELECT 1 FROM _tl_attention_unimplemented_of('_tl_perf_attention_events') u
+                       WHERE u.trace_id = r.trace_id AND u.event_id = r.uid));
 
 -- _tl_unified_summary_of(rows): tl_unified_perf_summary over a relation with the columns of _tl_unified_rows
 -- (ops without a CPU duration, duration_us NULL, count 0.0 in total_duration_us and leave its statistics
