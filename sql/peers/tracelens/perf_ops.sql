@@ -243,7 +243,14 @@ SELECT * FROM (VALUES
     ('aiter::moe_sorting_fwd', 'MoeSortScatterGather', 'MoE_aux_fwd'),
     ('aiter::mxfp4_moe_sort_hip', 'MoeSortScatterGather', 'MoE_aux_fwd'),
     ('aiter::biased_grouped_topk_hip', 'BiasedGroupedTopk', 'MoE_aux_fwd'),
-    ('sglang_profiler::fused_moe_triton_kernels_fused_append_shared_experts', 'sglang_fused_append_shared_experts', 'MoE_aux_fwd')
+    ('sglang_profiler::fused_moe_triton_kernels_fused_append_shared_experts', 'sglang_fused_append_shared_experts', 'MoE_aux_fwd'),
+    -- TransformerEngine v2's pseudo GEMM ops (peers/tracelens/perf_gemm)
+    ('_Linear_yfwd_mm', 'tev2_pseudo_gemm', 'GEMM'),
+    ('_LinearBackward_xgrad_mm', 'tev2_pseudo_gemm', 'GEMM'),
+    ('_LinearBackward_wgrad_mm', 'tev2_pseudo_gemm', 'GEMM'),
+    ('_LayerNormLinear_yfwd_mm', 'tev2_pseudo_gemm', 'GEMM'),
+    ('_LayerNormLinearBackward_xgrad_mm', 'tev2_pseudo_gemm', 'GEMM'),
+    ('_LayerNormLinearBackward_wgrad_mm', 'tev2_pseudo_gemm', 'GEMM')
 ) t(name, model, sheet);
 
 -- _tl_pylist1..3(j): a JSON value of the trace's args as Python prints the same value (lists stay lists):

@@ -1,0 +1,85 @@
+"""TraceLens's GEMM and convolution models beyond aten's (sql/peers/tracelens/perf_gemm.sql, perf_conv.sql) on
+hand-made traces (tests/data/tl_gemm_ext/), against TraceLens's own CSVs for them: TransformerEngine v2's pseudo GEMM
+ops (tev2_pseudo_gemm) in the perf report's and the inference report's GEMM sheets."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tracesql.cli import main
+
+from .test_tl_ops_unique_args import read_csv
+from .test_tl_perf_sheets import assert_sheet_equal
+
+pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
+
+DATA = Path(__file__).parent / "data" / "tl_gemm_ext"
+
+
+def _report(tmp: Path, trace: str, *opts: str) -> Path:
+    """`tracesql report --style tracelens --out` on one fixture trace (ingested under tmp)."""
+    ds = tmp / "ds"
+    if not ds.exists():
+        assert main(["ingest", "-q", str(DATA / trace), "--out", str(ds)]) == 0
+    out = tmp / ("tl" + "".join(o.strip("-")[0] for o in opts))
+    assert main(["report", str(ds), "--style", "tracelens", *opts, "--jobs", "1", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def te(tmp_path_factory):
+    """TraceLens's perf report on the TransformerEngine v2 trace."""
+    return _report(tmp_path_factory.mktemp("tl_te"), "te_v2_gemm.json")
+
+
+@pytest.fixture(scope="module")
+def te_infer(tmp_path_factory):
+    """TraceLens's inference report (pseudo ops on, grouped by parent module) on the same trace."""
+    return _report(tmp_path_factory.mktemp("tl_tei"), "te_v2_gemm.json", "--group-by-parent-module", "--pseudo-ops")
+
+
+def sheet_of(folder: Path, sheet: str) -> list[dict]:
+    return read_csv(folder / f"{sheet}.csv")
+
+
+def assert_matches(got_folder: Path, want_folder: str, sheet: str) -> None:
+    import polars as pl
+
+    want = read_csv(DATA / want_folder / f"{sheet}.csv")
+    got = pl.read_csv(got_folder / f"{sheet}.csv", infer_schema=False)
+    assert_sheet_equal(got, want)
+
+
+@pytest.mark.parametrize("sheet", ["GEMM", "unified_perf_summary", "ops_summary_by_category"])
+def test_te_sheet_equals_tracelens(te, sheet):
+    """Every row and column of TraceLens 0.1.0's perf report file for the TE v2 trace (see its README.md)."""
+    assert_matches(te, "tracelens", sheet)
+
+
+@pytest.mark.parametrize("sheet", ["GEMM", "unified_perf_summary"])
+def test_te_inference_sheet_equals_tracelens(te_infer, sheet):
+    """Every row and column of TraceLens 0.1.0's inference report file for the same trace."""
+    assert_matches(te_infer, "tracelens_inference", sheet)
+
+
+def test_te_pseudo_gemms(te):
+    """A (M, K) by B (K, N): _Linear's forward of 1024 tokens, 1024 -> 4096 in bf16 is (1024, 1024) x (1024, 4096):
+    FLOPs 2·M·N·K, bytes (M·K + K·N)·2 + M·N·2. Under FP8 (_LayerNormLinear, 1024 -> 3072) the operands count one
+    byte an element and the output still two. The pseudo op without Input Strides has no strides; the one with
+    the extension's empty Input Strides, and the one of two dtypes, are left out."""
+    rows = {r["name"]: r for r in sheet_of(te, "GEMM")}
+    y = rows["_Linear_yfwd_mm"]
+    m, k, n = 1024, 1024, 4096
+    assert (y["param: M"], y["param: N"], y["param: K"], y["param: stride_A"], y["name_count"]) == (
+        "1024", "4096", "1024", "", "2")
+    assert float(y["GFLOPS_first"]) == 2 * m * n * k / 1e9
+    assert float(y["Data Moved (MB)_first"]) == ((m * k + k * n) * 2 + m * n * 2) / 2**20
+    x = rows["_LinearBackward_xgrad_mm"]
+    assert (x["param: M"], x["param: N"], x["param: K"], x["param: stride_A"]) == ("1024", "1024", "4096", "(4096, 1)")
+    f8 = rows["_LayerNormLinear_yfwd_mm"]
+    m, k, n = 1024, 1024, 3072
+    assert (f8["param: dtype_A_B"], f8["Compute Spec"]) == ("('fp8', 'fp8')", "matrix_fp8")
+    assert float(f8["Data Moved (MB)_first"]) == (m * k + k * n + m * n * 2) / 2**20
+    assert "_LayerNormLinearBackward_wgrad_mm" not in rows
+    assert sum(r["name"] == "_Linear_yfwd_mm" for r in sheet_of(te, "GEMM")) == 1
