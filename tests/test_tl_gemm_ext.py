@@ -1,6 +1,8 @@
 """TraceLens's GEMM and convolution models beyond aten's (sql/peers/tracelens/perf_gemm.sql, perf_conv.sql) on
 hand-made traces (tests/data/tl_gemm_ext/), against TraceLens's own CSVs for them: TransformerEngine v2's pseudo GEMM
-ops (tev2_pseudo_gemm) in the perf report's and the inference report's GEMM sheets."""
+ops (tev2_pseudo_gemm) in the perf report's and the inference report's GEMM sheets; apex's fused convolutions
+(ConvBias_, ConvBiasReLU_ and their backward ops, read through TraceLens's sequence-number cache) in CONV_fwd and
+CONV_bwd and both reports' unified tables."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -83,3 +85,56 @@ def test_te_pseudo_gemms(te):
     assert float(f8["Data Moved (MB)_first"]) == (m * k + k * n + m * n * 2) / 2**20
     assert "_LayerNormLinearBackward_wgrad_mm" not in rows
     assert sum(r["name"] == "_Linear_yfwd_mm" for r in sheet_of(te, "GEMM")) == 1
+
+
+@pytest.fixture(scope="module")
+def conv(tmp_path_factory):
+    """TraceLens's perf report on the apex fused-convolution trace."""
+    return _report(tmp_path_factory.mktemp("tl_conv"), "conv_bias.json")
+
+
+@pytest.fixture(scope="module")
+def conv_infer(tmp_path_factory):
+    """TraceLens's inference report on the same trace."""
+    return _report(tmp_path_factory.mktemp("tl_convi"), "conv_bias.json", "--group-by-parent-module", "--pseudo-ops")
+
+
+@pytest.mark.parametrize("sheet", ["CONV_fwd", "CONV_bwd", "unified_perf_summary", "ops_summary_by_category"])
+def test_conv_sheet_equals_tracelens(conv, sheet):
+    """Every row and column of TraceLens 0.1.0's perf report file for the fused-convolution trace."""
+    assert_matches(conv, "tracelens_conv", sheet)
+
+
+def test_conv_inference_unified_equals_tracelens(conv_infer):
+    """Every row and column of TraceLens 0.1.0's inference report's unified_perf_summary for the same trace."""
+    assert_matches(conv_infer, "tracelens_conv_inference", "unified_perf_summary")
+
+
+def test_conv_bias(conv):
+    """ConvBias_ (8, 64, 56, 56) * (128, 64, 3, 3) with apex's padding 1, stride 2, read swapped: stride 1, padding
+    2, so the output is (8, 128, 58, 58). FLOPs 2·(64·3·3)·out + out (the bias), bytes (x + w + 128 + out)·2. Its
+    backward op gets the forward's parameters: FLOPs 2·(64·3·3)·out + 2·8·58·58·w + out, bytes 2·(out + w + x)·2 +
+    out + 128. The 1x1 convolution with padding 0 (stride 0 as read) and its backward are left out."""
+    x, w, out = 8 * 64 * 56 * 56, 128 * 64 * 3 * 3, 8 * 128 * 58 * 58
+    (f,) = [r for r in sheet_of(conv, "CONV_fwd") if r["name"] == "ConvBias_"
+            and r["param: input_shape"] == "(8, 64, 56, 56)"]
+    assert (f["param: stride"], f["param: padding"], f["param: bias"], f["name_count"]) == (
+        "(1, 1)", "(2, 2)", "True", "2")
+    assert float(f["GFLOPS_first"]) == (2 * 64 * 9 * out + out) / 1e9
+    assert float(f["Data Moved (MB)_first"]) == (x + w + 128 + out) * 2 / 2**20
+    (b,) = [r for r in sheet_of(conv, "CONV_bwd") if r["name"] == "ConvBias_Backward"]
+    assert b["param: input_shape"] == "(8, 64, 56, 56)" and b["name_count"] == "2"
+    assert float(b["GFLOPS_first"]) == (2 * 64 * 9 * out + 2 * 8 * 58 * 58 * w + out) / 1e9
+    assert float(b["Data Moved (MB)_first"]) == (2 * (out + w + x) * 2 + out + 128) / 2**20
+    assert "(64, 128, 1, 1)" not in {r["param: filter_shape"] for r in sheet_of(conv, "CONV_fwd")}
+
+
+def test_conv_bias_cache_order(conv):
+    """The side thread's ConvBias_ (sequence number 105), written after its backward op in the file: CONV_bwd has no
+    row of that backward, unified_perf_summary has it with the forward's parameters: the backward FLOPs of a
+    (2, 32, 64, 64) * (32, 32, 3, 3) convolution with padding 1 and stride 1, output (2, 32, 64, 64)."""
+    assert "(2, 32, 64, 64)" not in {r["param: input_shape"] for r in sheet_of(conv, "CONV_bwd")}
+    (u,) = [r for r in sheet_of(conv, "unified_perf_summary")
+            if r["name"] == "ConvBias_Backward" and r["Input Dims"] == "((2, 32, 64, 64),)"]
+    out, w = 2 * 32 * 64 * 64, 32 * 32 * 9
+    assert float(u["GFLOPS"]) == (2 * 32 * 9 * out + 2 * 2 * 64 * 64 * w + out) / 1e9

@@ -250,7 +250,12 @@ SELECT * FROM (VALUES
     ('_LinearBackward_wgrad_mm', 'tev2_pseudo_gemm', 'GEMM'),
     ('_LayerNormLinear_yfwd_mm', 'tev2_pseudo_gemm', 'GEMM'),
     ('_LayerNormLinearBackward_xgrad_mm', 'tev2_pseudo_gemm', 'GEMM'),
-    ('_LayerNormLinearBackward_wgrad_mm', 'tev2_pseudo_gemm', 'GEMM')
+    ('_LayerNormLinearBackward_wgrad_mm', 'tev2_pseudo_gemm', 'GEMM'),
+    -- apex's fused convolutions (peers/tracelens/perf_conv; the backward ops' rows move to CONV_bwd)
+    ('ConvBias_', 'ConvBias_', 'CONV_fwd'),
+    ('ConvBiasReLU_', 'ConvBiasReLU_', 'CONV_fwd'),
+    ('ConvBias_Backward', 'ConvBias_Backward', 'CONV_fwd'),
+    ('ConvBiasReLU_Backward', 'ConvBiasReLU_Backward', 'CONV_fwd')
 ) t(name, model, sheet);
 
 -- _tl_pylist1..3(j): a JSON value of the trace's args as Python prints the same value (lists stay lists):

@@ -47,7 +47,7 @@ SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_sdpa
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_binary
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_reduce
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_norm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv;
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv_unified;
 
 -- _tl_perf_instances: every modelled instance of every family (the union of the families' instance views).
 CREATE OR REPLACE VIEW _tl_perf_instances AS

@@ -22,6 +22,27 @@ what TraceLens's model (TraceLens/PerfModel/perf_model.py tev2_pseudo_gemm) does
 Every GEMM launches one hipBLASLt kernel through hipLaunchKernel (correlation + ac2g flow), stream 0; times are µs
 with three decimals, kernel times distinct.
 
+It also writes conv_bias.json: apex's fused cuDNN convolutions (apex/contrib/conv_bias_relu: the autograd functions
+ConvBias_ and ConvBiasReLU_, forward(x, weight, bias, padding, stride), autocast to half) on an A100, as the profiler
+records them: the forward op with Input Dims (x, weight, bias, [], []), Concrete Inputs ('', '', '', padding,
+stride) and its Sequence number; the backward node `ConvBias_Backward` / `ConvBiasReLU_Backward` (Input Dims: the
+output gradient) with the same Sequence number, inside `autograd::engine::evaluate_function: ...` on the autograd
+thread. TraceLens reads Concrete Inputs[3] as the stride and [4] as the padding, and models a backward op from the
+parameters its forward left in a class-level cache keyed by Sequence number (TraceLens/PerfModel/perf_model.py):
+
+  main thread   ConvBias_ (8, 64, 56, 56) * (128, 64, 3, 3), padding 1, stride 2, twice (sequence numbers 100,
+                101); ConvBiasReLU_ (8, 128, 28, 28) * (256, 128, 3, 3), padding 1, stride 1 (102); ConvBiasReLU_ in
+                fp32 without Input Strides, (4, 3, 224, 224) * (64, 3, 7, 7), padding 3, stride 2 (103); ConvBias_
+                with a half input and an fp32 weight (104, dropped: mixed dtypes, so no cached forward either);
+                ConvBias_ (8, 128, 28, 28) * (64, 128, 1, 1), padding 0, stride 1 (106, dropped: read as stride 0).
+  autograd      the backward nodes of 104 and 106 (no forward cached: dropped), 103, 102, 101, 100, 105.
+  side thread   ConvBias_ (2, 32, 64, 64) * (32, 32, 3, 3), padding 1, stride 1 (105), before its backward in time
+                but written last in the file: TraceLens's perf sheets, which walk the events in file order, meet its
+                backward before the cache holds it (dropped from CONV_bwd), while its unified table, made after
+                the sheets, finds it there.
+
+Every forward launches one cuDNN kernel, every backward two (dgrad, wgrad), through cudaLaunchKernel.
+
 Run `python tests/data/tl_gemm_ext/make_trace.py` to rewrite the files; README.md says how the TraceLens reference
 CSVs next to them were made.
 """
@@ -51,11 +72,15 @@ def strides_of(dims):
     return out
 
 
-def write(events: list[dict], name: str) -> None:
+MI300X = {"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992, "computeMajor": 9,
+          "computeMinor": 4, "numSms": 304}
+A100 = {"id": 2, "name": "NVIDIA A100-SXM4-80GB", "totalGlobalMem": 85198045184, "computeMajor": 8, "computeMinor": 0,
+        "numSms": 108}
+
+
+def write(events: list[dict], name: str, device: dict = MI300X) -> None:
     """The trace file `name` next to this script, with `events`."""
-    trace = {"schemaVersion": 1,
-             "deviceProperties": [{"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
-                                   "computeMajor": 9, "computeMinor": 4, "numSms": 304}],
+    trace = {"schemaVersion": 1, "deviceProperties": [device],
              "traceEvents": events, "traceName": name, "displayTimeUnit": "ms",
              "baseTimeNanoseconds": 1700000000000000000}
     Path(__file__).with_name(name).write_text(json.dumps(trace, indent=1) + "\n")
@@ -122,3 +147,66 @@ linear(1900.0, 44, "_LayerNormLinear", W2, INP2, "fp8", [INP2, [1024], [1024], W
        [BF16, BF16, BF16, BF16, "", "Scalar", "Scalar", "Scalar"], ["", "", "", "", "", "1e-05", "False", "True"],
        (23.5, 22.75, 24.25), (F8, F8, F8), ("none", "none", "empty"))
 write(te.events, "te_v2_gemm.json")
+
+# --- apex's fused convolutions (conv_bias.json) ---
+cv = Trace(pid=3400, corr=1500)
+cv.events.append({"ph": "M", "name": "process_name", "pid": cv.pid, "tid": 0, "args": {"name": "python3"}})
+cv.events.append({"ph": "M", "name": "thread_name", "pid": cv.pid, "tid": cv.tid, "args": {"name": "python3"}})
+HALF = "c10::Half"
+FPROP = "sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1"
+FPROP32 = "sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x16_stage4_warpsize2x2x1_g1"
+DGRAD = "sm80_xmma_dgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1"
+WGRAD = "sm80_xmma_wgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1"
+
+
+def kernel(name, ts, dur, k_ts=None):
+    """One kernel of `dur` µs launched at ts (cudaLaunchKernel), running from k_ts (ts + 6 by default)."""
+    assert dur not in _durs, dur
+    _durs.add(dur)
+    cv.launch(name, ts, ts + 6.0 if k_ts is None else k_ts, dur)
+    cv.events[-4]["name"] = "cudaLaunchKernel"
+
+
+def conv_fwd(name, ts, seq, x, w, dtypes, padding, stride, dur, strides=True):
+    """A forward op of apex's conv_bias_relu at ts (30 µs) launching one kernel."""
+    dims = [x, w, [1, w[0], 1, 1], [], []]
+    cv.op(name, ts, 30.0, dims=dims, types=[*dtypes, dtypes[1], "Scalar", "Scalar"], strides=strides_of(dims),
+          concrete=["", "", "", str(padding), str(stride)])
+    args = cv.events[-1]["args"]
+    args["Sequence number"] = seq
+    if not strides:
+        del args["Input Strides"]
+    kernel(FPROP if dtypes[0] == HALF else FPROP32, ts + 5.0, dur)
+
+
+def conv_bwd(name, ts, seq, grad_out, dtype, durs):
+    """The backward node of `name` at ts (210 µs) inside its evaluate_function, launching dgrad and wgrad (one after
+    the other on the stream)."""
+    for n, t, d in ((f"autograd::engine::evaluate_function: {name}Backward", ts, 220.0),
+                    (f"{name}Backward", ts + 2, 210.0)):
+        cv.op(n, t, d, dims=[grad_out], types=[dtype], strides=strides_of([grad_out]), concrete=[""])
+        cv.events[-1]["args"]["Sequence number"] = seq
+    kernel(DGRAD, ts + 10.0, durs[0], ts + 16.0)
+    kernel(WGRAD, ts + 30.0, durs[1], ts + 110.0)
+
+
+X1, WC1 = [8, 64, 56, 56], [128, 64, 3, 3]
+conv_fwd("ConvBias_", 1000.0, 100, X1, WC1, (HALF, HALF), 1, 2, 41.5)
+conv_fwd("ConvBias_", 1100.0, 101, X1, WC1, (HALF, HALF), 1, 2, 42.25)
+conv_fwd("ConvBiasReLU_", 1200.0, 102, [8, 128, 28, 28], [256, 128, 3, 3], (HALF, HALF), 1, 1, 37.75)
+conv_fwd("ConvBiasReLU_", 1300.0, 103, [4, 3, 224, 224], [64, 3, 7, 7], (F32, F32), 3, 2, 55.5, strides=False)
+conv_fwd("ConvBias_", 1400.0, 104, X1, WC1, (HALF, F32), 1, 2, 12.0)
+conv_fwd("ConvBias_", 1600.0, 106, [8, 128, 28, 28], [64, 128, 1, 1], (HALF, HALF), 0, 1, 6.25)
+cv.tid = 3401   # the autograd engine's thread
+cv.events.append({"ph": "M", "name": "thread_name", "pid": cv.pid, "tid": cv.tid, "args": {"name": "autograd"}})
+conv_bwd("ConvBias_", 2000.0, 104, [8, 128, 28, 28], HALF, (30.5, 31.5))
+conv_bwd("ConvBiasReLU_", 2300.0, 103, [4, 64, 112, 112], F32, (88.25, 91.75))
+conv_bwd("ConvBiasReLU_", 2600.0, 102, [8, 256, 28, 28], HALF, (70.5, 72.25))
+conv_bwd("ConvBias_", 2900.0, 101, [8, 128, 28, 28], HALF, (60.75, 65.25))
+conv_bwd("ConvBias_", 3200.0, 100, [8, 128, 28, 28], HALF, (61.5, 66.5))
+conv_bwd("ConvBias_", 3500.0, 105, [2, 32, 64, 64], HALF, (9.25, 10.75))
+conv_bwd("ConvBias_", 3800.0, 106, [8, 64, 28, 28], HALF, (7.25, 8.75))
+cv.tid = 3402   # a side thread whose events the trace writes last
+cv.events.append({"ph": "M", "name": "thread_name", "pid": cv.pid, "tid": cv.tid, "args": {"name": "side"}})
+conv_fwd("ConvBias_", 1500.0, 105, [2, 32, 64, 64], [32, 32, 3, 3], (HALF, HALF), 1, 1, 8.5)
+write(cv.events, "conv_bias.json", A100)
