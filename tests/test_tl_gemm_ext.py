@@ -2,7 +2,8 @@
 hand-made traces (tests/data/tl_gemm_ext/), against TraceLens's own CSVs for them: TransformerEngine v2's pseudo GEMM
 ops (tev2_pseudo_gemm) in the perf report's and the inference report's GEMM sheets; apex's fused convolutions
 (ConvBias_, ConvBiasReLU_ and their backward ops, read through TraceLens's sequence-number cache) in CONV_fwd and
-CONV_bwd and both reports' unified tables."""
+CONV_bwd and both reports' unified tables; aiter's fused MoE ops called directly (aiter::fmoe_fp8_blockscale_g1u1,
+aiter::fmoe_g1u1: moe_aiter_fused_blockscale) in both reports' MoE_fused_fwd."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -138,3 +139,43 @@ def test_conv_bias_cache_order(conv):
             if r["name"] == "ConvBias_Backward" and r["Input Dims"] == "((2, 32, 64, 64),)"]
     out, w = 2 * 32 * 64 * 64, 32 * 32 * 9
     assert float(u["GFLOPS"]) == (2 * 32 * 9 * out + 2 * 2 * 64 * 64 * w + out) / 1e9
+
+
+@pytest.fixture(scope="module")
+def moe(tmp_path_factory):
+    """TraceLens's perf report on the aiter fused-MoE trace."""
+    return _report(tmp_path_factory.mktemp("tl_moe"), "moe_fused.json")
+
+
+@pytest.fixture(scope="module")
+def moe_infer(tmp_path_factory):
+    """TraceLens's inference report on the same trace."""
+    return _report(tmp_path_factory.mktemp("tl_moei"), "moe_fused.json", "--group-by-parent-module", "--pseudo-ops")
+
+
+@pytest.mark.parametrize("sheet", ["MoE_fused_fwd", "unified_perf_summary", "ops_summary_by_category"])
+def test_moe_sheet_equals_tracelens(moe, sheet):
+    """Every row and column of TraceLens 0.1.0's perf report file for the fused-MoE trace."""
+    assert_matches(moe, "tracelens_moe", sheet)
+
+
+@pytest.mark.parametrize("sheet", ["MoE_fused_fwd", "unified_perf_summary"])
+def test_moe_inference_sheet_equals_tracelens(moe_infer, sheet):
+    """Every row and column of TraceLens 0.1.0's inference report file for the same trace."""
+    assert_matches(moe_infer, "tracelens_moe_inference", sheet)
+
+
+def test_moe_fused(moe):
+    """aiter::fmoe_fp8_blockscale_g1u1 of 32 tokens, hidden 7168, inter 256 (gate (256, 512, 7168): gated), 256
+    experts, top-8, FP8 input and weights, bf16 output: FLOPs 2·M·K·N·topk·2 + 2·M·K·N·topk + M·K·(2·topk − 1), bytes
+    M·K + E_active·N·K·2 + E_active·N·K + M·K·2. The bf16 fmoe_g1u1 whose topk is recorded empty is left out."""
+    rows = {(r["name"], r["param: num_tokens"]): r for r in sheet_of(moe, "MoE_fused_fwd")}
+    m, k, n, e, topk = 32, 7168, 256, 256, 8
+    ea = e * (1 - ((e - topk) / e) ** m)
+    r = rows["aiter::fmoe_fp8_blockscale_g1u1", "32"]
+    assert (r["param: gated"], r["param: output_dtype"], r["name_count"], r["Compute Spec"]) == (
+        "True", "c10::BFloat16", "2", "matrix_fp8")
+    assert float(r["GFLOPS_first"]) == (2 * m * k * n * topk * 2 + 2 * m * k * n * topk + m * k * (2 * topk - 1)) / 1e9
+    assert float(r["Data Moved (MB)_first"]) == pytest.approx(
+        (m * k + ea * n * k * 2 + ea * n * k + m * k * 2) / 2**20, rel=1e-15)
+    assert rows["aiter::fmoe_g1u1", "16"]["name_count"] == "1"

@@ -255,7 +255,10 @@ SELECT * FROM (VALUES
     ('ConvBias_', 'ConvBias_', 'CONV_fwd'),
     ('ConvBiasReLU_', 'ConvBiasReLU_', 'CONV_fwd'),
     ('ConvBias_Backward', 'ConvBias_Backward', 'CONV_fwd'),
-    ('ConvBiasReLU_Backward', 'ConvBiasReLU_Backward', 'CONV_fwd')
+    ('ConvBiasReLU_Backward', 'ConvBiasReLU_Backward', 'CONV_fwd'),
+    -- aiter's fused MoE ops called directly (peers/tracelens/perf_moe)
+    ('aiter::fmoe_fp8_blockscale_g1u1', 'moe_aiter_fused_blockscale', 'MoE_fused_fwd'),
+    ('aiter::fmoe_g1u1', 'moe_aiter_fused_blockscale', 'MoE_fused_fwd')
 ) t(name, model, sheet);
 
 -- _tl_pylist1..3(j): a JSON value of the trace's args as Python prints the same value (lists stay lists):

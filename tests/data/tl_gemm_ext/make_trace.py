@@ -43,6 +43,15 @@ parameters its forward left in a class-level cache keyed by Sequence number (Tra
 
 Every forward launches one cuDNN kernel, every backward two (dgrad, wgrad), through cudaLaunchKernel.
 
+And moe_fused.json: aiter's fused MoE ops as SGLang calls them directly (no vLLM wrapper), on an MI300X:
+aiter::fmoe_fp8_blockscale_g1u1 (out, input, gate, down, sorted_token_ids, sorted_weights, sorted_expert_ids,
+num_valid_ids, topk, input_scale, fc1_scale, fc2_scale, kernel_name, fc_scale_blkn, fc_scale_blkk,
+fc2_smooth_scale, activation) of 32 tokens twice alike and of 128 tokens (DeepSeek-like: 256 experts, hidden 7168,
+inter 256 per shard, top-8, FP8 weights and input, bf16 output), and aiter::fmoe_g1u1 (out, input, gate, down,
+sorted_token_ids, sorted_weights, sorted_expert_ids, num_valid_ids, topk, input_scale, fc1_scale, fc2_scale,
+fc2_smooth_scale, activation) in bf16 (128 experts, hidden 4096, inter 1536, top-8), one kernel each; once more
+with its topk recorded empty (TraceLens drops that call).
+
 Run `python tests/data/tl_gemm_ext/make_trace.py` to rewrite the files; README.md says how the TraceLens reference
 CSVs next to them were made.
 """
@@ -210,3 +219,38 @@ cv.tid = 3402   # a side thread whose events the trace writes last
 cv.events.append({"ph": "M", "name": "thread_name", "pid": cv.pid, "tid": cv.tid, "args": {"name": "side"}})
 conv_fwd("ConvBias_", 1500.0, 105, [2, 32, 64, 64], [32, 32, 3, 3], (HALF, HALF), 1, 1, 8.5)
 write(cv.events, "conv_bias.json", A100)
+
+# --- aiter's fused MoE ops called directly (moe_fused.json) ---
+mf = Trace(pid=3500, corr=1700)
+mf.events.append({"ph": "M", "name": "process_name", "pid": mf.pid, "tid": 0, "args": {"name": "python3"}})
+mf.events.append({"ph": "M", "name": "thread_name", "pid": mf.pid, "tid": mf.tid, "args": {"name": "python3"}})
+FP8Z, I32 = "c10::Float8_e4m3fnuz", "int"
+
+
+def fmoe(name, ts, m, k, n, e, topk, dtype, kernel_name, dur, topk_text=None):
+    """One aiter fused-MoE call of m tokens at ts (40 µs) launching its kernel for dur µs."""
+    padded = m * topk + e * 31
+    dims = [[m, k], [m, k], [e, 2 * n, k], [e, k, n], [padded], [padded], [(padded + 31) // 32], [1], []]
+    types = [BF16, dtype, dtype, dtype, I32, F32, I32, I32, "Scalar"]
+    concrete = [""] * 8 + [str(topk) if topk_text is None else topk_text]
+    if name == "aiter::fmoe_fp8_blockscale_g1u1":
+        dims += [[k // 128, m], [e, 2 * n // 128, k // 128], [e, k // 128, n // 128], [], [], [], [], []]
+        types += [F32, F32, F32, "", "Scalar", "Scalar", "", "Scalar"]
+        concrete += ["", "", "", "", "128", "128", "", "0"]
+    else:
+        dims += [[], [], [], [], []]
+        types += ["", "", "", "", "Scalar"]
+        concrete += ["", "", "", "", "0"]
+    mf.op(name, ts, 40.0, dims=dims, types=types, strides=strides_of(dims), concrete=concrete)
+    assert dur not in _durs, dur
+    _durs.add(dur)
+    mf.launch(kernel_name, ts + 5.0, ts + 12.0, dur)
+
+
+BS_K = "aiter::fmoe_fp8_blockscale_g1u1_subGU_256_silu"
+fmoe("aiter::fmoe_fp8_blockscale_g1u1", 1000.0, 32, 7168, 256, 256, 8, FP8Z, BS_K, 41.25)
+fmoe("aiter::fmoe_fp8_blockscale_g1u1", 1100.0, 32, 7168, 256, 256, 8, FP8Z, BS_K, 43.75)
+fmoe("aiter::fmoe_fp8_blockscale_g1u1", 1200.0, 128, 7168, 256, 256, 8, FP8Z, BS_K, 77.5)
+fmoe("aiter::fmoe_g1u1", 1300.0, 16, 4096, 1536, 128, 8, BF16, "aiter::fmoe_bf16_g1u1_silu_32x256", 52.125)
+fmoe("aiter::fmoe_g1u1", 1400.0, 16, 4096, 1536, 128, 8, BF16, "aiter::fmoe_bf16_g1u1_silu_32x256", 51.375, "")
+write(mf.events, "moe_fused.json")
