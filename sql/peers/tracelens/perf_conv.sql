@@ -33,17 +33,40 @@
 --              computed as forward ones, by their own kernels) and then moves their rows to CONV_bwd.csv;
 --              the forward ops it also measures over their backward nodes are dropped from CONV_bwd.csv, so
 --              that sheet holds only the backward op's rows, with the columns of the joint summary.
--- TraceLens's other convolution models (ConvBias_, ConvBiasReLU_, their backward ops) are not reproduced here.
+-- apex's fused cuDNN convolutions (apex/contrib/conv_bias_relu: the autograd functions ConvBias_ and ConvBiasReLU_,
+-- forward(x, weight, bias, padding, stride), and their backward nodes ConvBias_Backward, ConvBiasReLU_Backward), from
+-- TraceLens/PerfModel/perf_model.py (classes ConvBias_, ConvBiasReLU_, ConvBias_Backward, ConvBiasReLU_Backward):
+--   forward    input_shape = Input Dims[0], filter_shape = Input Dims[1] (the input's rank 3, 4 or 5, else
+--              dropped); bias always True; stride = int(Concrete Inputs[3]) and padding = int(Concrete Inputs[4])
+--              repeated per spatial dim (1 and 0 when empty or missing) — apex passes padding at 3 and stride at
+--              4, so TraceLens swaps them, and a padding of 0 becomes a stride of 0 whose output size divides by
+--              zero (dropped); dilation 1, output_padding 0, transposed_conv False, groups 1;
+--              dtype_input_weight = Input type[0:2] (must be equal); input_stride, weight_stride = Input
+--              Strides[0], [1], both None without Input Strides or with fewer than two entries. FLOPs, bytes and
+--              Compute Spec as aten_conv's, the bias counted (FLOPs + output elements, bytes + output channels).
+--   backward   no args of its own: the parameters of its forward, taken from a class-level cache that each
+--              forward instance TraceLens computes fills, keyed by Sequence number (ConvBias_Backward reads
+--              ConvBias_'s, ConvBiasReLU_Backward ConvBiasReLU_'s); FLOPs and bytes are the forward's
+--              flops_bwd / bytes_bwd (as aten_conv_bwd's, with the bias). Without a cached forward the instance
+--              raises and is left out. TraceLens fills the cache as it computes, so the CONV sheets (events in
+--              file order) see only the forwards before the backward op in the file (the latest such), while
+--              unified_perf_summary, made after the sheets, sees every forward of the trace (the latest before
+--              the op in the file, else the trace's last one). With one forward per sequence number, as PyTorch
+--              numbers them, that is the op's own forward; for several forwards sharing a number we take the
+--              latest in file order where TraceLens's unified walk takes the latest it visited.
+--   sheets     as aten::convolution_backward's, the backward ops' rows are summarised with CONV_fwd's instances
+--              and moved to CONV_bwd.csv.
 --
 -- @requires lib/pytext peers/tracelens/perf_ops
 
--- _tl_perf_conv: one row per convolution instance TraceLens keeps, in _tl_perf_summary's input form.
-CREATE OR REPLACE VIEW _tl_perf_conv AS
+-- _tl_perf_conv_aten: one row per aten::convolution or aten::convolution_backward instance TraceLens keeps, in
+-- _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_conv_aten AS
 WITH e AS (
     SELECT trace_id, event_id, model, input_dims AS d, json_extract(input_types, '$[*]') AS ty, input_strides AS st,
            list_transform(json_extract(concrete_inputs, '$[*]'), lambda x: x ->> '$') AS ci,
            CASE WHEN model = 'aten_conv_bwd' THEN 1 ELSE 0 END AS ofs
-    FROM _tl_perf_events WHERE sheet = 'CONV_fwd'
+    FROM _tl_perf_events WHERE sheet = 'CONV_fwd' AND model IN ('aten_conv', 'aten_conv_bwd')
 ), a AS (
     SELECT *, _tl_shape(json_extract(d, '$[' || ofs || ']')) AS x, _tl_shape(json_extract(d, '$[' || (ofs + 1) || ']')) AS w,
            CASE WHEN ofs = 0 THEN _tl_py_bool(json_array_length(d) = 3)
@@ -114,6 +137,80 @@ SELECT trace_id, event_id,
             END AS bytes,
        'matrix_' || _tl_precision(ty[1 + ofs] ->> '$') AS compute_spec
 FROM o;
+
+-- _tl_perf_conv_fused: one row per instance of apex's fused convolutions (ConvBias_, ConvBiasReLU_ and their backward
+-- ops) that TraceLens computes in its CONV sheets or in its unified table (see the top of this file), in
+-- _tl_perf_summary's input form plus:
+--   in_sheet     whether the CONV sheets have it (a backward op: a forward cached before it in file order)
+--   in_unified   whether unified_perf_summary has it (a backward op: a forward cached anywhere in the trace)
+CREATE OR REPLACE VIEW _tl_perf_conv_fused AS
+WITH e AS (
+    SELECT p.trace_id, p.event_id, p.model, p.input_dims AS d, json_extract_string(p.input_types, '$[*]') AS ty,
+           p.input_strides AS st, json_extract_string(p.concrete_inputs, '$[*]') AS ci, x.sequence_number AS seq
+    FROM _tl_perf_events p JOIN events x ON x.trace_id = p.trace_id AND x.event_id = p.event_id
+    WHERE p.model IN ('ConvBias_', 'ConvBiasReLU_', 'ConvBias_Backward', 'ConvBiasReLU_Backward')
+), f AS (   -- the forwards: shapes, and stride / padding as TraceLens reads them
+    SELECT *, _tl_shape(json_extract(d, '$[0]')) AS x, _tl_shape(json_extract(d, '$[1]')) AS w,
+           CASE WHEN coalesce(ci[4], '') = '' THEN 1 ELSE _tl_int_text(ci[4]) END AS sv,
+           CASE WHEN coalesce(ci[5], '') = '' THEN 0 ELSE _tl_int_text(ci[5]) END AS pv,
+           coalesce(json_array_length(st) >= 2, false) AS has_st
+    FROM e
+    WHERE model IN ('ConvBias_', 'ConvBiasReLU_') AND ci IS NOT NULL AND len(ty) >= 2 AND ty[1] = ty[2]
+), g AS (
+    SELECT *, len(x) - 2 AS nd,
+           list_concat([x[1], w[1]], list_transform(range(1, len(x) - 1), lambda i:
+               trunc((x[i + 2] + 2 * pv - (w[i + 2] - 1) - 1)::DOUBLE / sv + 1)::BIGINT)) AS y
+    FROM f
+    WHERE x IS NOT NULL AND w IS NOT NULL AND len(x) BETWEEN 3 AND 5 AND len(w) >= len(x)
+      AND sv IS NOT NULL AND sv <> 0 AND pv IS NOT NULL
+      AND (NOT has_st OR (json_type(json_extract(st, '$[0]')) = 'ARRAY' AND json_type(json_extract(st, '$[1]')) = 'ARRAY'))
+), fwd AS (   -- the forwards TraceLens computes (and caches), with their backward's FLOPs and bytes
+    SELECT trace_id, event_id, model, seq,
+           [{'k': 'convNd', 'v': 'conv' || nd || 'd', 't': 's'},
+            {'k': 'input_shape', 'v': _py_tuple1(json_extract(d, '$[0]')), 't': NULL},
+            {'k': 'filter_shape', 'v': _py_tuple1(json_extract(d, '$[1]')), 't': NULL},
+            {'k': 'dtype_input_weight', 'v': _tl_py_strs(ty[1:2]), 't': NULL},
+            {'k': 'input_stride', 'v': CASE WHEN has_st THEN _py_tuple1(json_extract(st, '$[0]')) END, 't': NULL},
+            {'k': 'weight_stride', 'v': CASE WHEN has_st THEN _py_tuple1(json_extract(st, '$[1]')) END, 't': NULL},
+            {'k': 'bias', 'v': 'True', 't': NULL},
+            {'k': 'stride', 'v': _py_seq(list_transform(range(nd), lambda z: sv::VARCHAR), nd), 't': NULL},
+            {'k': 'padding', 'v': _py_seq(list_transform(range(nd), lambda z: pv::VARCHAR), nd), 't': NULL},
+            {'k': 'dilation', 'v': _py_seq(list_transform(range(nd), lambda z: '1'), nd), 't': NULL},
+            {'k': 'transposed_conv', 'v': 'False', 't': NULL},
+            {'k': 'output_padding', 'v': _py_seq(list_transform(range(nd), lambda z: '0'), nd), 't': NULL},
+            {'k': 'groups', 'v': '1', 't': 'i'}] AS params,
+           2 * _tl_numel(w[2:]) * _tl_numel(y) + _tl_numel(y) AS flops,
+           (_tl_numel(x) + _tl_numel(w) + y[2] + _tl_numel(y)) * _tl_bpe(ty[1]) AS bytes,
+           2 * _tl_numel(w[2:]) * _tl_numel(y) + 2 * y[1] * _tl_numel(y[3:]) * _tl_numel(w) + _tl_numel(y) AS flops_bwd,
+           2 * (_tl_numel(y) + _tl_numel(w) + _tl_numel(x)) * _tl_bpe(ty[1]) + _tl_numel(y) + y[2] AS bytes_bwd,
+           'matrix_' || _tl_precision(ty[1]) AS compute_spec
+    FROM g
+), bwd AS (   -- each backward op with the forward cached before it in the file and the trace's last one
+    SELECT b.trace_id, b.event_id,
+           max(f.event_id) FILTER (WHERE f.event_id < b.event_id) AS before_id,
+           max(f.event_id) AS last_id
+    FROM e b JOIN fwd f ON f.trace_id = b.trace_id AND f.seq = b.seq AND f.model || 'Backward' = b.model
+    WHERE b.model IN ('ConvBias_Backward', 'ConvBiasReLU_Backward')
+    GROUP BY b.trace_id, b.event_id
+)
+SELECT trace_id, event_id, params, flops, bytes::DOUBLE AS bytes, compute_spec, true AS in_sheet, true AS in_unified
+FROM fwd
+UNION ALL
+SELECT b.trace_id, b.event_id, f.params, f.flops_bwd, f.bytes_bwd::DOUBLE, f.compute_spec, b.before_id IS NOT NULL, true
+FROM bwd b JOIN fwd f ON f.trace_id = b.trace_id AND f.event_id = coalesce(b.before_id, b.last_id);
+
+-- _tl_perf_conv: one row per convolution instance of TraceLens's CONV sheets, in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_conv AS
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv_aten
+UNION ALL
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv_fused WHERE in_sheet;
+
+-- _tl_perf_conv_unified: one row per convolution instance of TraceLens's unified_perf_summary (the fused backward ops
+-- see every cached forward there), in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_conv_unified AS
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv_aten
+UNION ALL
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv_fused WHERE in_unified;
 
 -- _tl_perf_conv_sheet(bwd): the rows and columns of CONV_fwd (bwd false) or CONV_bwd (bwd true) from the
 -- convolution summary (see tl_perf_conv_fwd).

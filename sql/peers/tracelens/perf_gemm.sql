@@ -145,6 +145,13 @@ CREATE OR REPLACE MACRO _tl_gemm_flag(s) AS coalesce(lower(trim(s)) NOT IN ('fal
 --                         ceil(K/32) scales · bpe(scale, 1 when unknown) + M·N·2.
 --   aiter_gemm_a4w4       A = d[0], B = d[1] (transB); M = A[0], K = 2·A[1], N = B[0]; dtype_A_B (t[0], t[1]),
 --                         scales t[2], t[3]; strides of d[0], d[1]; bytes as hipblaslt_gemm_fp4.
+--   tev2_pseudo_gemm      TransformerEngine v2's pseudo GEMM ops (_Linear_yfwd_mm, _LinearBackward_xgrad_mm,
+--                         _LinearBackward_wgrad_mm and the _LayerNormLinear ones), which TraceLens's Megatron
+--                         extension injects per GEMM kernel of a _Linear / _LayerNormLinear call with Input Dims
+--                         (X, Wᵀ), (dY, W), (dYᵀ, X) and Input Strides []: A = d[0], B = d[1], M = A[0], K = A[1],
+--                         N = B[1]; no bias; dtype_A_B = t[0:2], the two must be equal (else dropped); strides of
+--                         d[0], d[1] (None without Input Strides; an empty Input Strides, as the extension writes
+--                         it, drops the instance); A and B in bpe(t[0]), the output always 2 bytes an element.
 -- Params in each model's dict order (t 's' marks a text, quoted in the unified table's perf_params); B (= 1) is appended when the model has none, then transpose (peers/
 -- tracelens/perf_gemm). Compute Spec 'matrix_' + the precision of dtype_A_B[0] unless said otherwise. An
 -- instance whose args do not fit (an operand missing, a shape too short) raises in TraceLens and is left out.
@@ -160,7 +167,8 @@ WITH e AS MATERIALIZED (
     WHERE sheet = 'GEMM' AND model IN ('gemm_a8w8_blockscale', 'vllm_rocm_unquantized_gemm', 'gemm_a16w16_atomic_',
                                        'gemm_a16w16', 'gemm_a16w16_asm', 'gemm_afp4wfp4', 'batched_gemm_a16wfp4',
                                        'batched_gemm_a8w8', 'tex_ts_te_gemm_ts', 'vllm_gemm_with_dynamic_quant',
-                                       'hipblaslt_gemm_fp8', 'hipblaslt_gemm_fp4', 'aiter_gemm_a4w4')
+                                       'hipblaslt_gemm_fp8', 'hipblaslt_gemm_fp4', 'aiter_gemm_a4w4',
+                                       'tev2_pseudo_gemm')
       AND _tl_gemm_kernel_ok(_tl_gemm_kernel(kernels))
 ), aiter AS (   -- aiter's and vLLM's (x[M, K], w[N, K], ...) GEMMs
     SELECT *, s0[1] AS m, s1[1] AS n,
@@ -231,6 +239,11 @@ WITH e AS MATERIALIZED (
     SELECT *, list_filter(list_transform(range(nd::BIGINT), lambda i: _tl_shape(json_extract(d, '$[' || i || ']'))),
                           lambda x: len(x) = 2) AS two_d
     FROM e WHERE model = 'vllm_gemm_with_dynamic_quant'
+), tev2 AS (   -- TransformerEngine v2's pseudo GEMMs (A, B) with A, B of one dtype
+    SELECT *, s0[1] AS m, s0[2] AS k, s1[2] AS n
+    FROM e
+    WHERE model = 'tev2_pseudo_gemm' AND len(s0) >= 2 AND len(s1) >= 2 AND len(ty) >= 2 AND ty[1] = ty[2]
+      AND (st IS NULL OR (json_type(json_extract(st, '$[0]')) = 'ARRAY' AND json_type(json_extract(st, '$[1]')) = 'ARRAY'))
 ), hb AS (   -- Primus-Turbo's hipBLASLt FP8/FP4 (A, scaleA, B, scaleB, out_dtype, transA, transB, transC, ...)
              -- and aiter's gemm_a4w4 (A, B, scaleA, scaleB, ...)
     SELECT *, model = 'aiter_gemm_a4w4' AS a4w4,
@@ -287,7 +300,11 @@ WITH e AS MATERIALIZED (
                     ELSE m::HUGEINT * (k // 2) * _tl_bpe(dt[1]) + n::HUGEINT * (k // 2) * _tl_bpe(dt[2])
                          + m::HUGEINT * ((k + 31) // 32) * coalesce(nullif(_tl_bpe(dsa), 0), 1)
                          + n::HUGEINT * ((k + 31) // 32) * coalesce(nullif(_tl_bpe(dsb), 0), 1) + m::HUGEINT * n * 2 END
-        FROM hb3)
+        FROM hb3
+        UNION ALL
+        SELECT trace_id, event_id, tk, m, n, k, false, st IS NOT NULL, json_extract(st, '$[0]'), json_extract(st, '$[1]'),
+               ty[1:2], [], (m::HUGEINT * k + k::HUGEINT * n) * _tl_bpe(ty[1]) + m::HUGEINT * n * 2
+        FROM tev2)
 ), std_params AS (
     SELECT trace_id, event_id, tk, b_in,
            list_concat(

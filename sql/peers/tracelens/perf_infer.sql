@@ -951,7 +951,9 @@ SELECT trace_id, name, "param: operands", "param: shape_in1", "param: shape_in2"
                   "param: K")
 FROM _tl_perf_moe_sheet('_tl_perf_infer_moe_ops', '_tl_infer_perf_events', 'MoE_aux_fwd', true);
 
--- _tl_perf_infer_moe_fused: one row per fused aiter MoE pseudo op TraceLens keeps, in _tl_perf_summary's input form
+-- _tl_perf_infer_moe_fused: one row per fused aiter MoE pseudo op TraceLens keeps and per aiter fused MoE op called
+-- directly (aiter::fmoe_fp8_blockscale_g1u1, aiter::fmoe_g1u1: peers/tracelens/perf_moe), in _tl_perf_summary's
+-- input form. The pseudo op
 -- (moe_aiter_fused_1stage, FusedMoE in TraceLens/PerfModel/extensions/moe_perf_model_extensions.py), from the
 -- vllm::rocm_aiter_fused_moe's args (hidden_states, w1, w2, topk_weights, ...; d = Input Dims, ty = Input type):
 -- num_tokens M = d[0][0]; (num_experts E, ·, ·) = d[1] (w1); (·, hidden_dim K, n) = d[2] (w2); inter_dim N =
@@ -987,14 +989,16 @@ SELECT trace_id, event_id,
        (m * k)::DOUBLE * b_in + e_active * n * k * b_w * CASE WHEN gated THEN 2 ELSE 1 END + e_active * n * k * b_w
            + (m * k)::DOUBLE * b_in AS bytes,
        'matrix_' || _tl_precision(dt_in) AS compute_spec
-FROM b;
+FROM b
+UNION ALL   -- aiter's fused MoE ops called directly (peers/tracelens/perf_moe, moe_aiter_fused_blockscale)
+SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_moe_fused_of('_tl_infer_perf_events');
 
 -- tl_perf_infer_moe_fused_fwd: TraceLens's MoE_fused_fwd.csv of its inference report, one row per trace and group
 -- of fused aiter MoE pseudo ops with the same parameters and number of GPU events.
 --   trace_id                    the trace
---   name                        the pseudo op name (pseudo_op::moe_aiter_fused_1stage)
---   param: num_tokens, hidden_dim, inter_dim, num_experts, topk, gated, input_dtype, weight_dtype   the model's
---                               parameters (_tl_perf_infer_moe_fused)
+--   name                        the pseudo op name (pseudo_op::moe_aiter_fused_1stage) or the aiter op's
+--   param: num_tokens, hidden_dim, inter_dim, num_experts, topk, gated, input_dtype, weight_dtype, output_dtype
+--                               the model's parameters (_tl_perf_infer_moe_fused; output_dtype: the aiter ops')
 --   num_kernels                 GPU events per instance (1)
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
 --   rank                        row order in TraceLens's file
@@ -1002,7 +1006,7 @@ FROM b;
 -- @output report-tracelens-module 29 MoE_fused_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_moe_fused_fwd AS
 SELECT trace_id, name, "param: num_tokens", "param: hidden_dim", "param: inter_dim", "param: num_experts",
-       "param: topk", "param: gated", "param: input_dtype", "param: weight_dtype",
+       "param: topk", "param: gated", "param: input_dtype", "param: weight_dtype", "param: output_dtype",
        * EXCLUDE (trace_id, name, "param: num_tokens", "param: hidden_dim", "param: inter_dim", "param: num_experts",
                   "param: topk", "param: gated", "param: input_dtype", "param: weight_dtype", "param: output_dtype",
                   "param: m_work", "param: N", "param: K", "param: operands", "param: shape_in1", "param: shape_in2",

@@ -1,12 +1,14 @@
 -- peers/tracelens/perf_moe — TraceLens (0.1.0) perf models of the MoE ops of its extension that run as ops of
 -- their own (aiter's CK and CK-tile two-stage MoE GEMMs, SGLang's Triton MoE GEMM, the MoE routing, sorting and
--- shared-expert ops) and the perf report's sheets MoE_unfused_fwd.csv and MoE_aux_fwd.csv. The inference report's
+-- shared-expert ops, aiter's fused MoE ops) and the perf report's sheets MoE_unfused_fwd.csv, MoE_aux_fwd.csv and
+-- MoE_fused_fwd.csv. The inference report's
 -- sheets of the same ops: peers/tracelens/perf_infer.
 --
 -- Facts credited to TraceLens (AMD-AGI/TraceLens, MIT licence, commit 171dd74), read from
 -- TraceLens/PerfModel/extensions/moe_perf_model_extensions.py (classes UnfusedMoE_Up, UnfusedMoE_Down,
 -- moe_aiter_ck_stage1, moe_aiter_ck_stage2, moe_aiter_unfused_up, moe_aiter_unfused_down,
--- moe_triton_invoke_grouped_gemm, BiasedGroupedTopk, MoeSortScatterGather, sglang_fused_append_shared_experts)
+-- moe_triton_invoke_grouped_gemm, BiasedGroupedTopk, MoeSortScatterGather, sglang_fused_append_shared_experts,
+-- FusedMoE, moe_aiter_fused_blockscale)
 -- and TraceLens/PerfModel/perf_model.py (BinaryElementwise); the code is ours. Their categories MoE_unfused and
 -- MoE_aux have no backward (flops_bwd raises, or is missing): the instances make MoE_unfused_fwd.csv and
 -- MoE_aux_fwd.csv. Per model (d = Input Dims, ty = Input type; an argument missing or of another length drops
@@ -42,8 +44,16 @@
 --       shape_in1; bytes 2·(n1·bpe1 + n2·bpe2) (bpe 4 when name2bpe has none); Compute Spec 'vector_' + the
 --       precision of the weights' type. It is a BinaryElementwise model whose sheet is MoE_aux.
 -- The MoE pseudo ops of the inference report: peers/tracelens/perf_infer (unfused Triton, fused aiter, GPTQ/AWQ).
--- Not reproduced: the flydsl pseudo ops, aiter::topk_softplus (MoE_aux, perf_model_extensions.py) and the fused
--- MoE ops (MoE_fused: aiter::fmoe_fp8_blockscale_g1u1, aiter::fmoe_g1u1).
+--   moe_aiter_fused_blockscale (aiter::fmoe_fp8_blockscale_g1u1, aiter::fmoe_g1u1: out, input, gate, down, ...,
+--       topk at 8, ...; FusedMoE, category MoE_fused: MoE_fused_fwd.csv)   num_tokens M = d[0][0] (out);
+--       (num_experts E, g, ·) = d[2] (gate/w1, exactly three dims); (·, hidden_dim K, n) = d[3] (down/w2, exactly
+--       three dims); inter_dim N = n · (K // d[2][-1]); gated = g = 2N; topk = int(Concrete Inputs[8]) (missing
+--       or empty drops the call); output_dtype ty[0], input_dtype ty[1], weight_dtype ty[2]. FLOPs 2·M·K·N·topk·
+--       (2 if gated) + 2·M·K·N·topk + M·K·(2·topk − 1) (up, down, the weighted sum); bytes M·K·bpe_in +
+--       E_active·N·K·bpe_w·(2 if gated) + E_active·N·K·bpe_w + M·K·bpe_out (_tl_moe_bpe; unknown: input 1, weight
+--       1, output 2 bytes); Compute Spec 'matrix_' + the precision of input_dtype ('fp8' also for the name
+--       'bf16').
+-- Not reproduced: the flydsl pseudo ops and aiter::topk_softplus (MoE_aux, perf_model_extensions.py).
 --
 -- @requires lib/pytext peers/tracelens/perf_ops
 
@@ -248,3 +258,63 @@ SELECT trace_id, name, "param: operands", "param: shape_in1", "param: shape_in2"
                   "param: input_dtype", "param: weight_dtype", "param: output_dtype", "param: m_work", "param: N",
                   "param: K", num_kernels)
 FROM _tl_perf_moe_sheet('_tl_perf_moe', '_tl_perf_events', 'MoE_aux_fwd', false);
+
+-- _tl_perf_moe_fused_of(ev): one row per instance of ev (_tl_perf_events or a view with its columns) of aiter's fused
+-- MoE ops called directly (moe_aiter_fused_blockscale, see the top of this file) that TraceLens keeps, in
+-- _tl_perf_summary's input form.
+CREATE OR REPLACE MACRO _tl_perf_moe_fused_of(ev) AS TABLE
+WITH e AS (
+    SELECT trace_id, event_id, json_extract_string(input_types, '$[*]') AS ty,
+           json_extract_string(concrete_inputs, '$[*]') AS ci,
+           _tl_shape(json_extract(input_dims, '$[0]')) AS s0, _tl_shape(json_extract(input_dims, '$[2]')) AS s2,
+           _tl_shape(json_extract(input_dims, '$[3]')) AS s3
+    FROM query_table(ev) WHERE model = 'moe_aiter_fused_blockscale'
+), a AS (
+    SELECT trace_id, event_id, s0[1] AS m, s3[2] AS k, s3[3] * (s3[2] // s2[-1]) AS n, s2[1] AS ne, s2[2] AS g,
+           _tl_int_text(ci[9]) AS topk, ty[1] AS dt_out, ty[2] AS dt_in, ty[3] AS dt_w
+    FROM e
+    WHERE len(s0) >= 1 AND len(s2) = 3 AND len(s3) = 3 AND s2[-1] <> 0 AND coalesce(ci[9], '') <> ''
+      AND len(ty) >= 3 AND s2[1] <> 0
+), b AS (
+    SELECT *, g = 2 * n AS gated, coalesce(_tl_moe_bpe(dt_in), 1) AS b_in, coalesce(_tl_moe_bpe(dt_w), 1) AS b_w,
+           coalesce(_tl_moe_bpe(dt_out), 2) AS b_out, _tl_moe_e_active(ne, topk, m) AS e_active
+    FROM a WHERE topk IS NOT NULL
+)
+SELECT trace_id, event_id,
+       [{'k': 'num_tokens', 'v': m::VARCHAR, 't': 'i'}, {'k': 'hidden_dim', 'v': k::VARCHAR, 't': 'i'},
+        {'k': 'inter_dim', 'v': n::VARCHAR, 't': 'i'}, {'k': 'num_experts', 'v': ne::VARCHAR, 't': 'i'},
+        {'k': 'topk', 'v': topk::VARCHAR, 't': 'i'}, {'k': 'gated', 'v': _tl_py_bool(gated), 't': NULL},
+        {'k': 'input_dtype', 'v': dt_in, 't': 's'}, {'k': 'weight_dtype', 'v': dt_w, 't': 's'},
+        {'k': 'output_dtype', 'v': dt_out, 't': 's'}] AS params,
+       2 * m::HUGEINT * k * n * topk * CASE WHEN gated THEN 2 ELSE 1 END + 2 * m::HUGEINT * k * n * topk
+           + m::HUGEINT * k * (2 * topk - 1) AS flops,
+       (m * k)::DOUBLE * b_in + e_active * n * k * b_w * CASE WHEN gated THEN 2 ELSE 1 END + e_active * n * k * b_w
+           + (m * k)::DOUBLE * b_out AS bytes,
+       'matrix_' || CASE WHEN dt_in IN ('fp8', 'bf16') THEN 'fp8' ELSE _tl_precision(nullif(dt_in, '')) END
+           AS compute_spec
+FROM b;
+
+-- _tl_perf_moe_fused: one row per MoE_fused_fwd instance of the perf report TraceLens keeps (aiter's fused MoE ops
+-- called directly), in _tl_perf_summary's input form.
+CREATE OR REPLACE VIEW _tl_perf_moe_fused AS SELECT * FROM _tl_perf_moe_fused_of('_tl_perf_events');
+
+-- tl_perf_moe_fused_fwd: TraceLens's MoE_fused_fwd.csv of its perf report, one row per trace and group of aiter fused
+-- MoE op instances (aiter::fmoe_fp8_blockscale_g1u1, aiter::fmoe_g1u1) with the same name and parameters;
+-- TraceLens's columns.
+--   trace_id                    the trace
+--   name                        the op name
+--   param: num_tokens, hidden_dim, inter_dim, num_experts, topk, gated, input_dtype, weight_dtype, output_dtype
+--                               see the top of this file (text as Python prints them)
+--   GFLOPS_first ... UID_first  the statistics of peers/tracelens/perf_ops (_tl_perf_summary)
+--   rank                        row order in TraceLens's file
+--   sheet_columns               the columns TraceLens writes for this trace, in its order
+-- @output report-tracelens 40 MoE_fused_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_moe_fused_fwd AS
+SELECT trace_id, name, "param: num_tokens", "param: hidden_dim", "param: inter_dim", "param: num_experts",
+       "param: topk", "param: gated", "param: input_dtype", "param: weight_dtype", "param: output_dtype",
+       * EXCLUDE (trace_id, name, "param: num_tokens", "param: hidden_dim", "param: inter_dim", "param: num_experts",
+                  "param: topk", "param: gated", "param: input_dtype", "param: weight_dtype", "param: output_dtype",
+                  "param: m_work", "param: N", "param: K", "param: operands", "param: shape_in1", "param: shape_in2",
+                  "param: dtype_in1_in2_out", "param: stride_input1", "param: stride_input2", "param: stride_output",
+                  num_kernels)
+FROM _tl_perf_moe_sheet('_tl_perf_moe_fused', '_tl_perf_events', 'MoE_fused_fwd', false);

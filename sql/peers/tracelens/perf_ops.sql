@@ -255,7 +255,22 @@ SELECT * FROM (VALUES
     ('aiter::moe_sorting_fwd', 'MoeSortScatterGather', 'MoE_aux_fwd'),
     ('aiter::mxfp4_moe_sort_hip', 'MoeSortScatterGather', 'MoE_aux_fwd'),
     ('aiter::biased_grouped_topk_hip', 'BiasedGroupedTopk', 'MoE_aux_fwd'),
-    ('sglang_profiler::fused_moe_triton_kernels_fused_append_shared_experts', 'sglang_fused_append_shared_experts', 'MoE_aux_fwd')
+    ('sglang_profiler::fused_moe_triton_kernels_fused_append_shared_experts', 'sglang_fused_append_shared_experts', 'MoE_aux_fwd'),
+    -- TransformerEngine v2's pseudo GEMM ops (peers/tracelens/perf_gemm)
+    ('_Linear_yfwd_mm', 'tev2_pseudo_gemm', 'GEMM'),
+    ('_LinearBackward_xgrad_mm', 'tev2_pseudo_gemm', 'GEMM'),
+    ('_LinearBackward_wgrad_mm', 'tev2_pseudo_gemm', 'GEMM'),
+    ('_LayerNormLinear_yfwd_mm', 'tev2_pseudo_gemm', 'GEMM'),
+    ('_LayerNormLinearBackward_xgrad_mm', 'tev2_pseudo_gemm', 'GEMM'),
+    ('_LayerNormLinearBackward_wgrad_mm', 'tev2_pseudo_gemm', 'GEMM'),
+    -- apex's fused convolutions (peers/tracelens/perf_conv; the backward ops' rows move to CONV_bwd)
+    ('ConvBias_', 'ConvBias_', 'CONV_fwd'),
+    ('ConvBiasReLU_', 'ConvBiasReLU_', 'CONV_fwd'),
+    ('ConvBias_Backward', 'ConvBias_Backward', 'CONV_fwd'),
+    ('ConvBiasReLU_Backward', 'ConvBiasReLU_Backward', 'CONV_fwd'),
+    -- aiter's fused MoE ops called directly (peers/tracelens/perf_moe)
+    ('aiter::fmoe_fp8_blockscale_g1u1', 'moe_aiter_fused_blockscale', 'MoE_fused_fwd'),
+    ('aiter::fmoe_g1u1', 'moe_aiter_fused_blockscale', 'MoE_fused_fwd')
 ) t(name, model, sheet);
 
 -- _tl_pylist1..3(j): a JSON value of the trace's args as Python prints the same value (lists stay lists):

@@ -52,7 +52,7 @@ SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_sdpa
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_binary
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_reduce
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_norm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv;
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv_unified;
 
 -- _tl_perf_instances: every modelled instance of every family (the union of the families' instance views).
 CREATE OR REPLACE VIEW _tl_perf_instances AS
@@ -71,6 +71,7 @@ UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_fused_rope
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_mhc
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_attention
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_moe_fused
 UNION ALL SELECT * FROM _tl_perf_instances_cpu_families;
 
 -- _tl_unified_collect(g, ops): the ops TraceLens's unified perf table collects (the collection rule at the top
