@@ -67,10 +67,22 @@ def pytest_sessionstart(session):
 ALL_TRACES_FIXTURES = {"all_dataset", "ds", "trace_ids"}
 
 
+# The test files that take longest (their tests' seconds summed from `--durations` of a full run on two workers),
+# longest first. They are run first: with `-n 2` each file runs whole on one worker (--dist loadfile), and a long
+# file taken last would leave the other worker idle for its length.
+LONGEST_FIRST = ["test_tl_perf_infer.py", "test_ingest.py", "test_fuzz.py", "test_diff.py", "test_archive_dask.py",
+                 "test_cli_everyday.py", "test_tl_perf_models.py", "test_no_hidden_state.py", "test_categories.py",
+                 "test_tl_compare.py", "test_archive.py", "test_tl_perf_sheets.py", "test_perf_model.py",
+                 "test_tl_attn.py", "test_tl_gemm_ext.py", "test_tl_moe.py", "test_atomic.py",
+                 "test_hostile_names.py", "test_report_scale.py", "test_tl_arch.py"]
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if ALL_TRACES_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file's tests stay in order
 
 
 def _shared_dir(path: Path) -> Path:

@@ -117,8 +117,8 @@ def sheets(all_dataset, trace_ids):
     the reference traces opened on their own (the sheets are per trace)."""
     ids = sorted({trace_ids[t] for _, t, _ in SHEET_REFS})
     out = {}
-    with tracesql.open(all_dataset[0], trace_ids=ids) as d:
-        for sheet in sorted({s for _, _, s in SHEET_REFS}):
+    with tracesql.open(all_dataset[0], trace_ids=ids) as d, d.materialized(report.materialized_views("tracelens")):
+        for sheet in sorted({s for _, _, s in SHEET_REFS}):  # the shared views computed once, as the report does
             view, q = VIEWS[sheet]
             out.update({(sheet, t): df for t, df in report._peer_section(d, view, q, ids).items()})
     return out
