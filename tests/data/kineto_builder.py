@@ -6,6 +6,18 @@ BF16 = "c10::BFloat16"
 GPU_PID, GPU_TID = 2, 0
 
 
+def strides_of(dims):
+    """Contiguous strides of each shape."""
+    out = []
+    for d in dims:
+        s, acc = [], 1
+        for x in reversed(d):
+            s.insert(0, acc)
+            acc *= x
+        out.append(s)
+    return out
+
+
 class Trace:
     """The events of one trace: ops on thread (pid, tid), kernels on GPU_PID's stream 0; correlation ids from
     ``corr`` + 1 on."""

@@ -58,7 +58,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from kineto_builder import BF16, Trace  # noqa: E402  (tests/data/kineto_builder.py)
+from kineto_builder import BF16, Trace, strides_of  # noqa: E402  (tests/data/kineto_builder.py)
 
 F32 = "float"
 HERE = Path(__file__).parent
@@ -77,18 +77,6 @@ def write(name, events):
              "traceEvents": events, "traceName": name, "displayTimeUnit": "ms",
              "baseTimeNanoseconds": 1700000000000000000}
     (HERE / name).write_text(json.dumps(trace, indent=1) + "\n")
-
-
-def strides_of(dims):
-    """Contiguous strides of each shape."""
-    out = []
-    for d in dims:
-        s, acc = [], 1
-        for x in reversed(d):
-            s.insert(0, acc)
-            acc *= x
-        out.append(s)
-    return out
 
 
 # ------------------------------------------------------------------ perf_ops.json (TraceLens's perf report)

@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from kineto_builder import BF16, Trace  # noqa: E402  (tests/data/kineto_builder.py)
+from kineto_builder import BF16, Trace, strides_of  # noqa: E402  (tests/data/kineto_builder.py)
 
 FP8, FP4, E8M0, F32 = "c10::Float8_e4m3fnuz", "c10::Float4_e2m1fn_x2", "c10::Float8_e8m0fnu", "float"
 U8 = "unsigned char"
@@ -60,18 +60,6 @@ def call(name, kernel, dur, dims, types, concrete=None, strides=None):
     _durs.add(dur)
     trace_.launch(kernel, ts + 5.0, ts + 12.0, dur)
     _t[0] = ts + 30.0
-
-
-def strides_of(dims):
-    """Contiguous strides of each shape."""
-    out = []
-    for d in dims:
-        s, acc = [], 1
-        for x in reversed(d):
-            s.insert(0, acc)
-            acc *= x
-        out.append(s)
-    return out
 
 
 # --- GEMM (perf_model_extensions.py and perf_model.py GEMM subclasses) ---

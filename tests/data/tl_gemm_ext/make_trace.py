@@ -63,22 +63,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from kineto_builder import BF16, Trace  # noqa: E402  (tests/data/kineto_builder.py)
+from kineto_builder import BF16, Trace, strides_of  # noqa: E402  (tests/data/kineto_builder.py)
 
 F32 = "float"
 _durs: set[float] = set()
-
-
-def strides_of(dims):
-    """Contiguous strides of each shape."""
-    out = []
-    for d in dims:
-        s, acc = [], 1
-        for x in reversed(d):
-            s.insert(0, acc)
-            acc *= x
-        out.append(s)
-    return out
 
 
 MI300X = {"id": 2, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992, "computeMajor": 9,

@@ -40,7 +40,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from kineto_builder import BF16, Trace  # noqa: E402  (tests/data/kineto_builder.py)
+from kineto_builder import BF16, Trace, strides_of  # noqa: E402  (tests/data/kineto_builder.py)
 
 FP8, FP4, E8M0, F32, I32 = "c10::Float8_e4m3fnuz", "c10::Float4_e2m1fn_x2", "c10::Float8_e8m0fnu", "float", "int"
 
@@ -50,18 +50,6 @@ events.append({"ph": "M", "name": "process_name", "pid": PID, "tid": 0, "args": 
 events.append({"ph": "M", "name": "thread_name", "pid": PID, "tid": TID, "args": {"name": "python3"}})
 _t = [1010.0]
 _durs: set[float] = set()
-
-
-def strides_of(dims):
-    """Contiguous strides of each shape."""
-    out = []
-    for d in dims:
-        s, acc = [], 1
-        for x in reversed(d):
-            s.insert(0, acc)
-            acc *= x
-        out.append(s)
-    return out
 
 
 def call(name, kernel, dur, dims, types, concrete=None):
@@ -146,7 +134,6 @@ call("aiter::biased_grouped_topk_hip", "_ZN5aiter19biased_grouped_topk_kernelI14
      concrete=["", "", "", "", "8", "4", "True", "2.5"])
 call("sglang_profiler::fused_moe_triton_kernels_fused_append_shared_experts", "fused_append_shared_experts_kernel",
      1.875, [[M, TOPK + 1], [M, TOPK + 1], [], []], [I32, F32, "Scalar", "Scalar"], concrete=["", "", "1", "1.0"])
-
 
 
 def write(events: list[dict], name: str) -> None:
