@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import textwrap
 
 import polars as pl
 
@@ -288,7 +289,9 @@ def _job_screen(ds, ids: list[str], w: int) -> list[str] | None:
         return None
     out: list[str] = []
     for job in jobs:
-        out += [terminal_text(line) for line in comm.job_lines(ds, job)]
+        # a job line fits the width: the rest of a long one (missing ranks, partial matches) on indented lines
+        out += [part for line in comm.job_lines(ds, job)
+                for part in textwrap.wrap(terminal_text(line), w, subsequent_indent="    ", break_on_hyphens=False)]
         ranks = comm.ranks(ds, job).select(
             "rank", "span_us", "busy_pct", "compute_us", "gpu_comm_us", "transfer_us", "wait_us", "arrived_last",
             "late_us", "bounds_job")
