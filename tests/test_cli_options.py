@@ -76,7 +76,7 @@ def test_the_shared_options_mean_what_the_docs_say():
     assert {cmd for cmd, _ in options["--job"]} == {"collectives", "ranks"}
     assert {cmd for cmd, _ in options["-o"]} >= {"query", "kernels", "tree", "report", "diff"}
     assert "ingest" not in {cmd for cmd, _ in options["-o"]}
-    assert {cmd for cmd, _ in options["--out"]} == {"ingest", "report", "diff"}
+    assert {cmd for cmd, _ in options["--out"]} == {"ingest", "report", "diff", "replay"}
     assert {cmd for cmd, _ in options["--arch"]} == {"perf", "report", "summary"}
     assert all((a.help or "").startswith("the GPU") for _, a in options["--arch"])
 

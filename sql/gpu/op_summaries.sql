@@ -17,7 +17,7 @@
 --   op_event_id                    the cpu_op of this trace around the launch (source 'op' only)
 --   launch_ts_ns                   CPU start of the call that launched it (gpu_launch_links)
 --   hlo_module, framework_op       an HLO op's module and framework op path (gpu_event_attribution)
--- @materialize report perf summary diff
+-- @materialize report perf summary diff replay
 CREATE OR REPLACE VIEW _op_gpu AS
 SELECT a.trace_id, a.event_id, n.name_id, a.cat, a.ts_ns, a.dur_ns,
        CASE WHEN a.source = 'op' THEN a.op_event_id END AS op_event_id,
@@ -30,7 +30,8 @@ WHERE a.cat <> 'cuda_sync';
 -- _op_args: the input description of every op event GPU work is attributed to (cpu_ops of the trace or of a
 -- twin, launch sites; an HLO op's call: the operands of its instruction, dims and element types, when the trace
 -- carries its module), as text (NULL when the trace was recorded without shapes). The text is made once per
--- distinct JSON value (few shapes, many calls).
+-- distinct JSON value (few shapes, many calls); dims_json, types_json, strides_json, concrete_json are the
+-- recorded JSON lists themselves (an HLO op's: its operands' dims and element types).
 CREATE OR REPLACE VIEW _op_args AS
 WITH raw AS (
     SELECT e.trace_id, e.event_id, e.name,
@@ -48,7 +49,7 @@ WITH raw AS (
     WHERE v IS NOT NULL
 )
 SELECT r.trace_id, r.event_id, r.name, td.py AS input_dims, tt.py AS input_type, ts.py AS input_strides,
-       tc.py AS concrete_inputs
+       tc.py AS concrete_inputs, r.d AS dims_json, r.ty AS types_json, r.st AS strides_json, r.ci AS concrete_json
 FROM raw r
 LEFT JOIN texts td ON td.v = r.d LEFT JOIN texts tt ON tt.v = r.ty
 LEFT JOIN texts ts ON ts.v = r.st LEFT JOIN texts tc ON tc.v = r.ci;
@@ -90,6 +91,27 @@ SELECT trace_id, op_name, hlo_module, framework_op, source, op_count, kernel_cou
              / sum(kernel_time_ns) OVER (PARTITION BY trace_id) AS cumulative_pct
 FROM g ORDER BY trace_id, kernel_time_ns DESC, op_name, hlo_module;
 
+-- _op_arg_instances: one row per op instance with attributed GPU work (gpu_event_attribution.op_instance) and the
+-- op event it is attributed to, with that event's recorded arguments:
+--   op_instance, op_trace_id, attr_event_id, op_name   as in _op_gpu
+--   hlo_module                              JAX: the HLO op's module ('' for every other op)
+--   t                                       summed duration of its GPU events, ns
+--   input_dims, input_type, input_strides, concrete_inputs   Python-style text of the recorded lists ('' when
+--                                           not recorded), as _op_args
+--   dims_json, types_json, strides_json, concrete_json        the recorded JSON lists (NULL when not recorded)
+-- @materialize replay
+CREATE OR REPLACE VIEW _op_arg_instances AS
+WITH inst AS (
+    SELECT g.trace_id, g.op_instance, any_value(g.op_trace_id) AS op_trace_id,
+           any_value(g.attr_event_id) AS attr_event_id, any_value(g.op_name) AS op_name,
+           coalesce(any_value(g.hlo_module), '') AS hlo_module, sum(g.dur_ns) AS t
+    FROM _op_gpu g WHERE g.attr_event_id IS NOT NULL GROUP BY g.trace_id, g.op_instance
+)
+SELECT i.*, coalesce(a.input_dims, '') AS input_dims, coalesce(a.input_type, '') AS input_type,
+       coalesce(a.input_strides, '') AS input_strides, coalesce(a.concrete_inputs, '') AS concrete_inputs,
+       a.dims_json, a.types_json, a.strides_json, a.concrete_json
+FROM inst i LEFT JOIN _op_args a ON a.trace_id = i.op_trace_id AND a.event_id = i.attr_event_id;
+
 -- op_arg_summary: one row per (trace, op name, HLO module, input dims, input types, input strides, concrete
 -- inputs): the same op called on the same shapes. Statistics are over op instances, of each instance's kernel
 -- time (summed duration of its GPU events):
@@ -98,27 +120,23 @@ FROM g ORDER BY trace_id, kernel_time_ns DESC, op_name, hlo_module;
 --   count                                   op instances
 --   kernel_time_mean_ns, _median_ns, _std_ns (sample), _min_ns, _max_ns, _sum_ns
 --   time_pct, cumulative_pct                share of the trace's op-attributed GPU time, as in op_summary
+-- The rows of a trace are in the order of their rank in replay/arg_sets (replay_arg_sets), which `tracesql replay`
+-- turns into scripts.
 -- @output report-native 11 op_arg_summary \
 --     COLUMNS trace_id trace op_name hlo_module input_dims input_type input_strides concrete_inputs count \
 --     kernel_time_mean_ns:us kernel_time_median_ns:us kernel_time_std_ns:us kernel_time_min_ns:us \
 --     kernel_time_max_ns:us kernel_time_sum_ns:us time_pct cumulative_pct \
 --     TITLE "Ops by argument set" \
---     ABOUT "One row per op and input shapes, dtypes, strides and scalars: calls and the statistics of their GPU time; µs." \
+--     ABOUT "One row per op and input shapes, dtypes, strides and scalars: calls and the statistics of their GPU time; µs. `tracesql replay DATASET --trace T --top N --out DIR` writes a script that replays each of a trace's first N rows alone." \
 --     ORDER BY trace, kernel_time_sum_ns DESC, op_name, hlo_module, input_dims, input_type, input_strides, \
 --     concrete_inputs
 CREATE OR REPLACE VIEW op_arg_summary AS
-WITH inst AS (
-    SELECT g.trace_id, g.op_instance, any_value(g.op_trace_id) AS op_trace_id,
-           any_value(g.attr_event_id) AS attr_event_id, any_value(g.op_name) AS op_name,
-           coalesce(any_value(g.hlo_module), '') AS hlo_module, sum(g.dur_ns) AS t
-    FROM _op_gpu g WHERE g.attr_event_id IS NOT NULL GROUP BY g.trace_id, g.op_instance
-), s AS (
-    SELECT i.trace_id, i.op_name, i.hlo_module, coalesce(a.input_dims, '') AS input_dims, coalesce(a.input_type, '') AS input_type,
-           coalesce(a.input_strides, '') AS input_strides, coalesce(a.concrete_inputs, '') AS concrete_inputs,
-           count(*) AS count, avg(i.t) AS kernel_time_mean_ns, median(i.t) AS kernel_time_median_ns,
-           _stddev_samp_int(i.t) AS kernel_time_std_ns, min(i.t) AS kernel_time_min_ns,
-           max(i.t) AS kernel_time_max_ns, sum(i.t)::BIGINT AS kernel_time_sum_ns
-    FROM inst i LEFT JOIN _op_args a ON a.trace_id = i.op_trace_id AND a.event_id = i.attr_event_id
+WITH s AS (
+    SELECT trace_id, op_name, hlo_module, input_dims, input_type, input_strides, concrete_inputs,
+           count(*) AS count, avg(t) AS kernel_time_mean_ns, median(t) AS kernel_time_median_ns,
+           _stddev_samp_int(t) AS kernel_time_std_ns, min(t) AS kernel_time_min_ns,
+           max(t) AS kernel_time_max_ns, sum(t)::BIGINT AS kernel_time_sum_ns
+    FROM _op_arg_instances
     GROUP BY ALL
 )
 SELECT *, 100.0 * kernel_time_sum_ns / sum(kernel_time_sum_ns) OVER (PARTITION BY trace_id) AS time_pct,
