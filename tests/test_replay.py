@@ -164,6 +164,26 @@ def test_shared_ir(shared, trace_ids):
     assert (out / bert[0]["script"]).is_file()
 
 
+def test_the_ir_builds_what_tracelens_builds(shared):
+    """Where TraceLens's EventReplay builds an IR (150 of the 559 sets), every argument of ours is the same tensor
+    (shape, strides, the recorded type) or the same value; TraceLens builds None for an unrecorded argument."""
+    _, doc = shared
+    ours = {(e["trace"], e["rank"]): e for e in doc["entries"]}
+    rows = [r for r in _tsv("tracelens_cpu.tsv") if r["ir"]]
+    assert len(rows) == 150
+    for r in rows:
+        e = ours[(r["trace"], int(r["rank"]))]
+        tl = json.loads(r["ir"])
+        assert e["op_name"] == r["op_name"] and len(tl) == len(e["args"]), r
+        for t, a in zip(tl, e["args"], strict=True):
+            if a["kind"] == "tensor":
+                assert [a["shape"], a["recorded_type"], a["strides"]] == t, (r, a)
+            elif a["kind"] in ("scalar", "scalar_list"):
+                assert a["value"] == t, (r, a)
+            else:
+                assert t in (None, []), (r, a)
+
+
 def test_the_cli_lists_the_argument_sets(all_dataset):
     p = subprocess.run([*tracesql_cli(), "replay", str(all_dataset[0]), "-t", "h100_bert_small_infer.json.gz",
                         "--op", "aten::%mm", "-f", "csv"], capture_output=True, text=True)
@@ -228,3 +248,15 @@ def test_shared_traces_replay_on_cpu(shared):
     missed = [(r["trace"], r["rank"]) for r in tl if r["status"] == "ok"
               and ours[(r["trace"], int(r["rank"]))]["status"] != "ok"]
     assert missed == []
+
+
+def test_the_printed_line_shows_the_kernels_side_by_side():
+    from tracesql.render.replay_runtime import _line
+
+    r = {"rank": 3, "op_name": "aten::mm", "status": "ok", "traced_us": 5.0, "replayed_us": 4.25, "args_match": True,
+         "reason": None, "traced_kernels": ["sm90_gemm", "splitk_reduce"], "replayed_kernels": ["sm90_gemm"] * 2}
+    assert _line(r).splitlines() == ["#3 aten::mm: ok, traced 5.0 us, replayed 4.2 us, args match",
+                                     "    traced kernels:   sm90_gemm; splitk_reduce",
+                                     "    replayed kernels: sm90_gemm"]
+    r.update(status="unreplayable", replayed_us=None, args_match=None, replayed_kernels=None, reason="no CPU kernel")
+    assert _line(r) == "#3 aten::mm: unreplayable, traced 5.0 us, replayed - us (no CPU kernel)"

@@ -13,11 +13,12 @@
 --
 -- @requires gpu/op_summaries perf/dtypes
 
--- _replay_scalar(txt): a recorded scalar as JSON: a bool, an integer, a finite float, else the text as a JSON
--- string ('inf', 'nan', a complex number).
+-- _replay_scalar(txt): a recorded scalar as JSON: a bool, an integer (digits only), a finite float, else the text
+-- as a JSON string ('inf', 'nan', a complex number).
 CREATE OR REPLACE MACRO _replay_scalar(txt) AS
     CASE WHEN txt IN ('True', 'False') THEN to_json(txt = 'True')
-         WHEN TRY_CAST(txt AS BIGINT) IS NOT NULL THEN to_json(TRY_CAST(txt AS BIGINT))
+         WHEN regexp_full_match(txt, '-?[0-9]+') AND TRY_CAST(txt AS BIGINT) IS NOT NULL
+              THEN to_json(TRY_CAST(txt AS BIGINT))  -- (a cast alone reads '1e-12' as the integer 0)
          WHEN isfinite(TRY_CAST(txt AS DOUBLE)) THEN to_json(TRY_CAST(txt AS DOUBLE))
          ELSE to_json(txt) END;
 

@@ -339,7 +339,17 @@ def _line(r: dict) -> str:
     p = f"{r['replayed_us']:.1f}" if r["replayed_us"] is not None else "-"
     m = {True: "args match", False: "ARGS DIFFER", None: ""}[r["args_match"]]
     head = f"#{r['rank']} {r['op_name']}: {r['status']}, traced {t} us, replayed {p} us"
-    return head + (f", {m}" if m else "") + (f" ({r['reason']})" if r["reason"] else "")
+    line = head + (f", {m}" if m else "") + (f" ({r['reason']})" if r["reason"] else "")
+    if r["replayed_kernels"] is not None:  # on a GPU, with --check: the kernels side by side
+        line += "\n    traced kernels:   " + _names(r["traced_kernels"]) \
+            + "\n    replayed kernels: " + _names(r["replayed_kernels"])
+    return line
+
+
+def _names(names: list) -> str:
+    """Distinct kernel names in order, each cut to 100 characters."""
+    seen = list(dict.fromkeys(names))
+    return "; ".join(n if len(n) <= 100 else n[:99] + "…" for n in seen) or "(none)"
 
 
 def main(argv=None, entries: list | None = None, ir_path: str | None = None) -> int:
