@@ -72,8 +72,8 @@ ALL_TRACES_FIXTURES = {"all_dataset", "ds", "trace_ids"}
 # file taken last would leave the other worker idle for its length.
 LONGEST_FIRST = ["test_tl_perf_infer.py", "test_ingest.py", "test_fuzz.py", "test_diff.py", "test_archive_dask.py",
                  "test_cli_everyday.py", "test_tl_perf_models.py", "test_no_hidden_state.py", "test_categories.py",
-                 "test_tl_compare.py", "test_archive.py", "test_tl_perf_sheets.py", "test_replay.py", "test_perf_model.py",
-                 "test_tl_attn.py", "test_tl_gemm_ext.py", "test_tl_moe.py", "test_atomic.py",
+                 "test_tl_compare.py", "test_archive.py", "test_tl_perf_sheets.py", "test_replay.py",
+                 "test_perf_model.py", "test_tl_attn.py", "test_tl_gemm_ext.py", "test_tl_moe.py", "test_atomic.py",
                  "test_hostile_names.py", "test_report_scale.py", "test_tl_arch.py"]
 
 
