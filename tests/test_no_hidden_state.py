@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import tracesql
-from tracesql.api import report, summary
+from tracesql.api import replay, report, summary
 
 pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m 'not slow')
 
@@ -45,6 +45,7 @@ def _calls(ids: list[str]) -> dict[str, Callable]:
         "report_hta": lambda ds: frames(report.build(ds, style="hta")),
         "summary_b": lambda ds: list(summary.overview(ds, trace=b).values()),
         "summary": lambda ds: list(summary.overview(ds).values()),
+        "replay_b": lambda ds: replay.ir(ds, trace=b, top=5),
     }
 
 
