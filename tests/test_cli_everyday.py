@@ -68,6 +68,7 @@ def _invocations(ds: str) -> list[list[str]]:
         ["categories", ds, "--list-rules"],
         ["tree", ds], ["tree", ds, "--op", "aten::mm", "--depth", "2"], ["tree", ds, "-f", "table", "--depth", "1"],
         ["report", ds], ["report", ds, "--style", "tracelens"], ["report", ds, "--style", "hta"],
+        ["replay", ds], ["replay", ds, "--top", "2", "--out", ds + ".replay-scripts-of-a-long-folder-name"],
     ]
 
 

@@ -11,7 +11,7 @@ IMPORTANT = ("rank", "op_name", "input_dims", "kernel_time_sum_us", "replayable"
 
 def cmd_replay(args) -> int:
     from tracesql.api import replay
-    from tracesql.cli.common import _open, emit
+    from tracesql.cli.common import _open, _wrapped, emit
     from tracesql.errors import EmptySelection
     from tracesql.escape import terminal_text
 
@@ -25,10 +25,11 @@ def cmd_replay(args) -> int:
         raise EmptySelection(empty)
     replay.write_files(doc, args.out)
     n = sum(e["script"] is not None for e in doc["entries"])
-    print(terminal_text(f"{args.out}: {len(doc['entries'])} argument sets in replay_ir.json, {n} scripts; "
-                        f"{len(doc['entries']) - n} cannot be replayed from the trace (their reasons are in "
-                        "replay_ir.json)"))
-    print(terminal_text(f"run them: python {args.out}/replay.py [--device cuda|cpu] [--check] [--json FILE]"))
+    print(_wrapped(terminal_text(f"{args.out}: {len(doc['entries'])} argument sets in replay_ir.json, {n} scripts; "
+                                 f"{len(doc['entries']) - n} cannot be replayed from the trace (their reasons are "
+                                 "in replay_ir.json)")))
+    print(_wrapped(terminal_text(f"run them: python {args.out}/replay.py [--device cuda|cpu] [--check] "
+                                 "[--json FILE]")))
     return 0
 
 
