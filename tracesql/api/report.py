@@ -4,13 +4,15 @@ Styles:
   native     the sections the SQL library declares (``@output report-native``): the GPU timeline (whole traces
              and per step), the communication overlapped by computation, the kernel summary, the gaps (per
              stream, histogram, kernel transitions, idle causes), the launch statistics, and the op summaries
-             and short kernels when the call tree's views are installed
+             and short kernels when the call tree's views are installed, the launch queue per stream and the
+             memory copies by kind
   tracelens  gpu_timeline, kernel_summary, ops_summary, ops_summary_by_category, ops_unique_args,
              unified_perf_summary, short_kernel_histogram, short_kernels_summary and the perf-model sheets
              (GEMM, SDPA_fwd, UnaryElementwise, BinaryElementwise, Reduce_fwd, Normalization, CONV_fwd: those
              a trace has ops for): TraceLens's file names, columns and definitions
   hta        temporal_breakdown, idle_time_breakdown, kernel_type_breakdown, cuda_kernel_launch_stats,
-             comm_comp_overlap: HTA's file names, columns and definitions
+             comm_comp_overlap, queue_length_summary, memory_bw_summary: HTA's file names, columns and
+             definitions
 
 Peer-style sections are per trace: with several traces and --out, each trace gets a sub-folder named
 after its file. A native report of several traces starts with traces_overview, kernels_across_traces and
@@ -279,14 +281,34 @@ def peer_files(sections: list[Section]) -> list[Section]:
     """A peer's files of one trace as the peer writes them when a table has no rows: an empty file (pandas writes
     nothing for a frame without columns), but short_kernel_histogram with its header, and TraceLens's
     short_kernels_summary as a lone newline without short kernels, the aggregation's two-level header when the
-    histogram has some (its group keys left them all out)."""
+    histogram has some (its group keys left them all out). A group-by's describe() (describe_header) is written
+    under pandas's two-level header."""
     short = any(s.name == "short_kernel_histogram" and s.frame.height for s in sections)
     for s in sections:
+        s.csv_head = describe_header(s.frame.columns)
         if s.name == "short_kernels_summary":
             s.empty_csv = TL_SHORT_KERNELS_UNGROUPED if short else "\n"
         elif s.name != "short_kernel_histogram" and "trace" not in s.frame.columns:
             s.empty_csv = ""
     return sections
+
+
+# pandas's describe() statistics, in its order: a peer frame whose columns end with 'value/<each of these>' is a
+# group-by's describe() (HTA's counter summaries), written under pandas's two-level header.
+DESCRIBE = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
+
+
+def describe_header(columns: list[str]) -> str | None:
+    """The CSV header pandas writes for a group-by's describe() (None for any other frame): the frame's columns are
+    the group keys, then 'value/statistic' for each statistic of DESCRIBE; pandas writes a line per column level,
+    the keys' cells blank, then a line of the keys' names."""
+    keys, stats = columns[:-len(DESCRIBE)], columns[-len(DESCRIBE):]
+    pairs = [c.split("/", 1) for c in stats]
+    if not keys or any(len(p) != 2 or p[0] != pairs[0][0] for p in pairs) or [p[1] for p in pairs] != DESCRIBE:
+        return None
+    blank = [""] * len(keys)
+    return "".join(",".join(row) + "\n" for row in (blank + [p[0] for p in pairs], blank + DESCRIBE,
+                                                      keys + [""] * len(pairs)))
 
 
 def _tracelens_multirank(ds) -> list[Section]:

@@ -93,6 +93,8 @@ def _csv_file(s: Section, path: Path) -> None:
 
     if s.frame.height == 0 and s.empty_csv is not None:
         path.write_text(s.empty_csv)
+    elif s.csv_head is not None:
+        path.write_text(s.csv_head + csv_frame(s.frame).write_csv(include_header=False))
     else:
         csv_frame(s.frame).write_csv(path)  # lists as text (tracesql.render.output.csv_frame)
 

@@ -20,6 +20,7 @@ class Section:
     about: str = ""              # one line on what it means
     charts: list[tuple[str, dict]] = field(default_factory=list)  # (trace label, Vega-Lite spec) drawn on the page
     empty_csv: str | None = None  # the text of its CSV file when the frame has no rows (None: the header line)
+    csv_head: str | None = None  # the header lines of its CSV file in place of the column names (pandas's two levels)
     bool_columns: frozenset[str] = frozenset()  # text columns holding "True"/"False": booleans in a workbook
 
     @property
