@@ -47,7 +47,10 @@
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_elementwise
 -- @requires tree/rollups tree/graph_capture tree/nesting tree/context perf/paged_attention
 -- @requires peers/tracelens/perf_rmsnorm peers/tracelens/perf_moe peers/tracelens/perf_ssm
--- @requires peers/tracelens/perf_fused_rope_mhc
+-- @requires peers/tracelens/perf_fused_rope_mhc peers/tracelens/perf_sdpa peers/tracelens/perf_norm
+-- @requires peers/tracelens/perf_reduce peers/tracelens/perf_conv peers/tracelens/perf_elementwise
+-- @requires peers/tracelens/perf_rope peers/tracelens/perf_group_quant peers/tracelens/perf_grouped_gemm
+-- @requires peers/tracelens/perf_misc peers/tracelens/perf_custom_collective
 
 -- tl_perf_infer_model_ops: the ops TraceLens's inference extension models, as far as reproduced here; one row
 -- per op name.
@@ -1003,7 +1006,7 @@ SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_moe_
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
--- @output report-tracelens-module 29 MoE_fused_fwd EXCLUDE rank ORDER BY trace_id, rank
+-- @output report-tracelens-module 40 MoE_fused_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_moe_fused_fwd AS
 SELECT trace_id, name, "param: num_tokens", "param: hidden_dim", "param: inter_dim", "param: num_experts",
        "param: topk", "param: gated", "param: input_dtype", "param: weight_dtype", "param: output_dtype",
@@ -1046,3 +1049,88 @@ SELECT * FROM _tl_perf_fused_rope_sheet('_tl_perf_infer_fused_rope', '_tl_infer_
 -- @output report-tracelens-module 36 mHC_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_mhc_fwd AS
 SELECT * FROM _tl_perf_mhc_sheet('_tl_perf_infer_mhc', '_tl_infer_perf_events', true);
+
+-- tl_perf_infer_sdpa_fwd: TraceLens's SDPA_fwd.csv of its inference report: the rows of tl_perf_sdpa_fwd
+-- (peers/tracelens/perf_sdpa) grouped by num_kernels too (GPU events per instance), that column after the params
+-- (its generate_perf_report_pytorch summarises every forward table with group_by_num_kernels); the instances are
+-- the trace's own ops, without flash_attn's varlen backward, which that report takes out and does not write.
+-- @output report-tracelens-module 10 SDPA_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_sdpa_fwd AS
+SELECT * FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa', '_tl_perf_events', by_kernels := true)
+WHERE name NOT IN (SELECT name FROM _tl_perf_moved_bwd_ops);
+
+-- tl_perf_infer_normalization_fwd: TraceLens's Normalization_fwd.csv of its inference report (which names every
+-- sheet but GEMM and the elementwise ones <category>_fwd): the rows of tl_perf_normalization
+-- (peers/tracelens/perf_norm), forward and backward ops, grouped by num_kernels too (GPU events per instance),
+-- that column after the params.
+-- @output report-tracelens-module 15 Normalization_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_normalization_fwd AS SELECT * FROM _tl_perf_normalization_sheet(true);
+
+-- tl_perf_infer_reduce_bwd: no rows: TraceLens's inference report writes no backward sheet (as
+-- tl_perf_infer_ssm_bwd); the columns of tl_perf_reduce_bwd.
+-- @output report-tracelens-module 14 Reduce_bwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_reduce_bwd AS SELECT * FROM tl_perf_reduce_bwd WHERE false;
+
+-- tl_perf_infer_sdpa_bwd: no rows (no backward sheet in the inference report); the columns of tl_perf_sdpa_bwd.
+-- @output report-tracelens-module 17 SDPA_bwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_sdpa_bwd AS SELECT * FROM tl_perf_sdpa_bwd WHERE false;
+
+-- tl_perf_infer_conv_bwd: no rows (no backward sheet in the inference report); the columns of tl_perf_conv_bwd.
+-- @output report-tracelens-module 18 CONV_bwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_conv_bwd AS SELECT * FROM tl_perf_conv_bwd WHERE false;
+
+-- tl_perf_infer_binary_elementwise: TraceLens's BinaryElementwise.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_binary_elementwise (peers/tracelens/perf_elementwise) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 12 BinaryElementwise EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_binary_elementwise AS SELECT * FROM _tl_perf_binary_sheet(true);
+
+-- tl_perf_infer_reduce_fwd: TraceLens's Reduce_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_reduce_fwd (peers/tracelens/perf_reduce) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 13 Reduce_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_reduce_fwd AS SELECT * FROM _tl_perf_reduce_sheet(true);
+
+-- tl_perf_infer_rope_fwd: TraceLens's RoPE_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_rope_fwd (peers/tracelens/perf_rope) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 22 RoPE_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_rope_fwd AS SELECT * FROM _tl_perf_rope_sheet(true);
+
+-- tl_perf_infer_group_quant_fwd: TraceLens's GroupQuant_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_group_quant_fwd (peers/tracelens/perf_group_quant) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 23 GroupQuant_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_group_quant_fwd AS SELECT * FROM _tl_perf_group_quant_sheet(true);
+
+-- tl_perf_infer_grouped_gemm_fwd: TraceLens's GroupedGEMM_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_grouped_gemm_fwd (peers/tracelens/perf_grouped_gemm) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 24 GroupedGEMM_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_grouped_gemm_fwd AS SELECT * FROM _tl_perf_grouped_gemm_sheet(true);
+
+-- tl_perf_infer_moe_comm_fwd: TraceLens's MoE_comm_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_moe_comm_fwd (peers/tracelens/perf_misc) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 25 MoE_comm_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_moe_comm_fwd AS SELECT * FROM _tl_perf_moe_comm_sheet(true);
+
+-- tl_perf_infer_cross_entropy_fwd: TraceLens's CrossEntropy_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_cross_entropy_fwd (peers/tracelens/perf_misc) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 26 CrossEntropy_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_cross_entropy_fwd AS SELECT * FROM _tl_perf_cross_entropy_sheet(true);
+
+-- tl_perf_infer_custom_collective_fwd: TraceLens's CustomCollective_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_custom_collective_fwd (peers/tracelens/perf_custom_collective) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 27 CustomCollective_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_custom_collective_fwd AS SELECT * FROM _tl_perf_custom_collective_sheet(true);
+
+-- tl_perf_infer_conv_fwd: TraceLens's CONV_fwd.csv of its inference report: the convolution summary of
+-- peers/tracelens/perf_conv grouped by num_kernels too (GPU events per instance), that column after the params;
+-- that report takes only aten::convolution_backward (and flash_attn's varlen backward) out of it, so the fused
+-- backward ops (ConvBias_Backward, ConvBiasReLU_Backward) stay in this sheet.
+-- @output report-tracelens-module 16 CONV_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_conv_fwd AS
+SELECT * FROM _tl_perf_conv_rows(true) WHERE name <> 'aten::convolution_backward' ORDER BY trace_id, rank;

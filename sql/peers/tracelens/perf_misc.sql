@@ -25,6 +25,15 @@ FROM (SELECT trace_id, event_id, coalesce(_tl_shape(json_extract(input_dims, '$[
              _tl_bpe(nullif(json_extract_string(input_types, '$[0]'), '')) AS bpe
       FROM _tl_perf_events WHERE sheet = 'MoE_comm_fwd');
 
+-- _tl_perf_moe_comm_sheet(by_kernels): the rows and columns of MoE_comm_fwd.csv (see tl_perf_moe_comm_fwd), grouped by num_kernels too
+-- when by_kernels (the inference report; num_kernels, NULL otherwise, then follows the params in sheet_columns).
+CREATE OR REPLACE MACRO _tl_perf_moe_comm_sheet(by_kernels) AS TABLE
+SELECT trace_id, name, _tl_perf_param(params, 'num_tokens') AS "param: num_tokens",
+       _tl_perf_param(params, 'hidden_dim') AS "param: hidden_dim", _tl_perf_param(params, 'bpe') AS "param: bpe",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_moe_comm', '_tl_perf_events', by_kernels)
+ORDER BY trace_id, rank;
+
 -- tl_perf_moe_comm_fwd: TraceLens's MoE_comm_fwd.csv, one row per trace and group of MoE dispatch/combine
 -- instances with the same name and parameters; TraceLens's columns.
 --   trace_id                    the trace
@@ -34,12 +43,7 @@ FROM (SELECT trace_id, event_id, coalesce(_tl_shape(json_extract(input_dims, '$[
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 25 MoE_comm_fwd EXCLUDE rank ORDER BY trace_id, rank
-CREATE OR REPLACE VIEW tl_perf_moe_comm_fwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'num_tokens') AS "param: num_tokens",
-       _tl_perf_param(params, 'hidden_dim') AS "param: hidden_dim", _tl_perf_param(params, 'bpe') AS "param: bpe",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_moe_comm')
-ORDER BY trace_id, rank;
+CREATE OR REPLACE VIEW tl_perf_moe_comm_fwd AS SELECT * EXCLUDE (num_kernels) FROM _tl_perf_moe_comm_sheet(false);
 
 -- _tl_perf_cross_entropy: one row per CrossEntropy_fwd instance TraceLens keeps, in _tl_perf_summary's input form.
 CREATE OR REPLACE VIEW _tl_perf_cross_entropy AS
@@ -54,6 +58,16 @@ FROM (SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS x, _tl_shap
       FROM _tl_perf_events WHERE sheet = 'CrossEntropy_fwd')
 WHERE len(s) >= 1;
 
+-- _tl_perf_cross_entropy_sheet(by_kernels): the rows and columns of CrossEntropy_fwd.csv (see tl_perf_cross_entropy_fwd), grouped by num_kernels too
+-- when by_kernels (the inference report; num_kernels, NULL otherwise, then follows the params in sheet_columns).
+CREATE OR REPLACE MACRO _tl_perf_cross_entropy_sheet(by_kernels) AS TABLE
+SELECT trace_id, name, _tl_perf_param(params, 'batch') AS "param: batch",
+       _tl_perf_param(params, 'vocab_size') AS "param: vocab_size",
+       _tl_perf_param(params, 'logits_shape') AS "param: logits_shape",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_cross_entropy', '_tl_perf_events', by_kernels)
+ORDER BY trace_id, rank;
+
 -- tl_perf_cross_entropy_fwd: TraceLens's CrossEntropy_fwd.csv, one row per trace and group of fused cross-entropy
 -- instances with the same name and parameters; TraceLens's columns.
 --   trace_id                    the trace
@@ -63,10 +77,4 @@ WHERE len(s) >= 1;
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 26 CrossEntropy_fwd EXCLUDE rank ORDER BY trace_id, rank
-CREATE OR REPLACE VIEW tl_perf_cross_entropy_fwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'batch') AS "param: batch",
-       _tl_perf_param(params, 'vocab_size') AS "param: vocab_size",
-       _tl_perf_param(params, 'logits_shape') AS "param: logits_shape",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_cross_entropy')
-ORDER BY trace_id, rank;
+CREATE OR REPLACE VIEW tl_perf_cross_entropy_fwd AS SELECT * EXCLUDE (num_kernels) FROM _tl_perf_cross_entropy_sheet(false);
