@@ -245,12 +245,19 @@ def _roofline(ds, ids: list[str], arch: str | None) -> list[Section]:
                           "roofs when the trace names its GPU.")]
 
 
-def _peer(ds, style: str, ids: list[str], trace: str | None, by_module: bool) -> list[Section]:
-    names = dict(ds.con.sql(f"SELECT trace_id, label FROM trace_labels WHERE trace_id IN {analysis._in(ids)}")
-                 .fetchall())
+def peer_sections(style: str, by_module: bool = False) -> list[tuple[str, str, str]]:
+    """A peer report's sections, in order: (file name, view, query); with by_module (style tracelens) those of
+    TraceLens's inference report (TRACELENS_BY_MODULE, TRACELENS_INFERENCE)."""
     sections = TRACELENS if style == "tracelens" else HTA
     if by_module and style == "tracelens":
         sections = [TRACELENS_BY_MODULE.get(v, (f, v, q)) for f, v, q in sections] + TRACELENS_INFERENCE
+    return sections
+
+
+def _peer(ds, style: str, ids: list[str], trace: str | None, by_module: bool) -> list[Section]:
+    names = dict(ds.con.sql(f"SELECT trace_id, label FROM trace_labels WHERE trace_id IN {analysis._in(ids)}")
+                 .fetchall())
+    sections = peer_sections(style, by_module)
     missing = [view for _, view, _ in sections if not analysis.has_view(ds, view)]
     if missing:
         print(f"tracesql report: views not available in this installation, sections skipped: {', '.join(missing)}",

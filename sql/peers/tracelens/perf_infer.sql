@@ -945,14 +945,7 @@ FROM _tl_perf_moe_sheet('_tl_perf_infer_moe_all', '_tl_infer_perf_events', 'MoE_
 -- params.
 -- @output report-tracelens-module 28 MoE_aux_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_moe_aux_fwd AS
-SELECT trace_id, name, "param: operands", "param: shape_in1", "param: shape_in2", "param: dtype_in1_in2_out",
-       "param: stride_input1", "param: stride_input2", "param: stride_output",
-       * EXCLUDE (trace_id, name, "param: operands", "param: shape_in1", "param: shape_in2", "param: dtype_in1_in2_out",
-                  "param: stride_input1", "param: stride_input2", "param: stride_output", "param: num_tokens",
-                  "param: hidden_dim", "param: inter_dim", "param: num_experts", "param: topk", "param: gated",
-                  "param: input_dtype", "param: weight_dtype", "param: output_dtype", "param: m_work", "param: N",
-                  "param: K")
-FROM _tl_perf_moe_sheet('_tl_perf_infer_moe_ops', '_tl_infer_perf_events', 'MoE_aux_fwd', true);
+SELECT * FROM _tl_perf_moe_aux_sheet('_tl_perf_infer_moe_ops', '_tl_infer_perf_events', true);
 
 -- _tl_perf_infer_moe_fused: one row per fused aiter MoE pseudo op TraceLens keeps and per aiter fused MoE op called
 -- directly (aiter::fmoe_fp8_blockscale_g1u1, aiter::fmoe_g1u1: peers/tracelens/perf_moe), in _tl_perf_summary's
@@ -1134,3 +1127,8 @@ CREATE OR REPLACE VIEW tl_perf_infer_custom_collective_fwd AS SELECT * FROM _tl_
 -- @output report-tracelens-module 16 CONV_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_conv_fwd AS
 SELECT * FROM _tl_perf_conv_rows(true) WHERE name <> 'aten::convolution_backward' ORDER BY trace_id, rank;
+
+-- tl_perf_infer_elementwise_fwd: TraceLens's elementwise_fwd.csv of its inference report (tl_perf_elementwise_fwd,
+-- peers/tracelens/perf_misc, grouped by num_kernels too).
+-- @output report-tracelens-module 41 elementwise_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_elementwise_fwd AS SELECT * FROM _tl_perf_mixed_sample_sheet(true);

@@ -217,6 +217,8 @@ SELECT * FROM (VALUES
     ('MoEDispatch', 'moe_dispatch', 'MoE_comm_fwd'),
     ('MoECombine', 'moe_combine', 'MoE_comm_fwd'),
     ('CrossEntropyFunction', 'cross_entropy_fwd', 'CrossEntropy_fwd'),
+    -- ATOM's sampler (aiter::mixed_sample_outer_exponential): category elementwise, sheet elementwise_fwd
+    ('aiter::mixed_sample_outer_exponential', 'mixed_sample_outer_exponential', 'elementwise_fwd'),
     ('primus_turbo::grouped_gemm', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
     ('primus_turbo::grouped_gemm_impl', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
     ('primus_turbo_cpp_extension::grouped_gemm', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
@@ -255,6 +257,7 @@ SELECT * FROM (VALUES
     ('aiter::moe_sorting_fwd', 'MoeSortScatterGather', 'MoE_aux_fwd'),
     ('aiter::mxfp4_moe_sort_hip', 'MoeSortScatterGather', 'MoE_aux_fwd'),
     ('aiter::biased_grouped_topk_hip', 'BiasedGroupedTopk', 'MoE_aux_fwd'),
+    ('aiter::topk_softplus', 'topk_softplus', 'MoE_aux_fwd'),
     ('sglang_profiler::fused_moe_triton_kernels_fused_append_shared_experts', 'sglang_fused_append_shared_experts', 'MoE_aux_fwd'),
     -- TransformerEngine v2's pseudo GEMM ops (peers/tracelens/perf_gemm)
     ('_Linear_yfwd_mm', 'tev2_pseudo_gemm', 'GEMM'),

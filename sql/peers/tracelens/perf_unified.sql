@@ -46,13 +46,21 @@
 -- @requires peers/tracelens/perf_ssm peers/tracelens/perf_fused_rope_mhc peers/tracelens/perf_infer
 
 -- _tl_perf_instances_cpu_families: the modelled instances of the families whose ops the inference report reads
--- as the perf report does (SDPA, binary elementwise, reductions, normalization, convolution).
+-- as the perf report does (SDPA, binary elementwise, reductions, normalization, convolution, RoPE, group quant,
+-- grouped GEMM, MoE dispatch/combine, cross entropy, ATOM's sampler, custom collectives).
 CREATE OR REPLACE VIEW _tl_perf_instances_cpu_families AS
 SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_sdpa
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_binary
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_reduce
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_norm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv_unified;
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv_unified
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_rope
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_group_quant_fwd
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_grouped_gemm
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_moe_comm
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_cross_entropy
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_mixed_sample
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_custom_collective;
 
 -- _tl_perf_instances: every modelled instance of every family (the union of the families' instance views).
 CREATE OR REPLACE VIEW _tl_perf_instances AS
@@ -60,12 +68,6 @@ SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_gemm
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_unary
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_triton
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_rmsnorm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_rope
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_group_quant_fwd
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_grouped_gemm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_moe_comm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_cross_entropy
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_custom_collective
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_moe
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_ssm
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_fused_rope
