@@ -19,7 +19,8 @@
 --               TraceLens's event ids (the number of events in the file, + 1, + 2, ...: the runtime-parent
 --               ones first, then the others, each in start order).
 --   row         name; op category (the registry category of the name, else TraceLens's first-kernel fallback:
---               tl_op_category of the launcher; for synthetic ops the fallback on the parent's first kernel);
+--               tl_op_category of the launcher; for synthetic ops the registry category of the synthetic name
+--               (its category-only entries), else the fallback on the parent's first kernel);
 --               duration_us = the op's CPU duration; Kernel Time = busy time of its GPU events (float µs);
 --               has_perf_model; for modelled ops the metrics and params of its family (peers/tracelens/perf_*;
 --               inference attention with the perf report's annotations, perf_infer's _tl_perf_attention); an
@@ -159,7 +160,9 @@ WITH g AS MATERIALIZED (   -- linked GPU events under each cpu_op (all depths)
 ), synth_rows AS (
     SELECT s.trace_id, s.uid, p.name || '->' || s.kernel || ' (Synthetic Op)' AS name, false AS model,
            1000000000000 + row_number() OVER (PARTITION BY s.trace_id ORDER BY s.uid) AS ord,
-           CASE WHEN regexp_matches(p.name, '^triton') THEN 'triton'
+           CASE WHEN _tl_op_rule_category(p.name || '->' || s.kernel || ' (Synthetic Op)') IS NOT NULL   -- the
+                THEN _tl_op_rule_category(p.name || '->' || s.kernel || ' (Synthetic Op)')     -- registry's name
+                WHEN regexp_matches(p.name, '^triton') THEN 'triton'
                 WHEN regexp_matches(p.name, '^record_param_comms') THEN 'record_param_comms'
                 ELSE coalesce(fk.category, 'other') END AS op_category,
            s.parent_id AS src_id, s.gpu_event_id AS gpu_only
