@@ -941,47 +941,22 @@ SELECT * FROM _tl_perf_attention_sheet('_tl_perf_infer_attention', '_tl_infer_pe
 -- perf report (generate_perf_report_pytorch: the trace's own cpu_ops, its class map always holding the extension's
 -- entries), in _tl_infer_perf_events's form; that report annotates only vllm::unified_attention_with_output (its
 -- apply_annotation name_filters): annotation is the first user_annotation (by start) holding such an op, else NULL.
--- Kernels and names as _tl_perf_events (peers/tracelens/perf_ops).
+-- Kernels and names as _tl_perf_events (peers/tracelens/perf_ops, _tl_perf_events_of).
 -- @materialize report-tracelens
 CREATE OR REPLACE VIEW _tl_perf_attention_events AS
 WITH ev AS MATERIALIZED (
-    SELECT e.trace_id, e.event_id, e.name, r.model, r.sheet, e.pid, e.tid, e.input_dims, e.input_types,
-           e.input_strides, e.concrete_inputs, e.ts_ns, e.dur_ns
-    FROM events e JOIN tl_perf_infer_model_ops r ON r.name = e.name
-    WHERE e.cat = 'cpu_op'
-), k AS (
-    SELECT p.trace_id, p.op_event_id AS event_id, g.event_id AS gpu_event_id, g.name AS kernel, g.stream,
-           _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
-    FROM _tree_op_gpu_pairs p
-    SEMI JOIN ev ON ev.trace_id = p.trace_id AND ev.event_id = p.op_event_id
-    JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
-    WHERE g.tl_linked
-), busy AS (
-    SELECT trace_id, event_id, sum(_tree_busy_ns(s, e, prev_e)) AS kernel_time_us,
-           list({'name': kernel, 'stream': stream, 'dur_us': dur_us} ORDER BY s, gpu_event_id) AS kernels
-    FROM (SELECT *, max(e) OVER (PARTITION BY trace_id, event_id ORDER BY s, e
-                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
-          FROM k)
-    GROUP BY trace_id, event_id
+    SELECT * FROM _tl_perf_events_of('tl_perf_infer_model_ops')
 ), ann AS (
     SELECT i.trace_id, i.event_id, arg_min(a.name, (a.ts_ns, a.event_id)) AS annotation
-    FROM ev i JOIN events a ON a.trace_id = i.trace_id AND a.cat = 'user_annotation'
-     AND _us_f64(a.ts_ns) <= _us_f64(i.ts_ns)
-     AND _us_f64(i.ts_ns) + _us_f64(i.dur_ns) < _us_f64(a.ts_ns) + _us_f64(a.dur_ns)
+    FROM ev i JOIN events o ON o.trace_id = i.trace_id AND o.event_id = i.event_id
+    JOIN events a ON a.trace_id = i.trace_id AND a.cat = 'user_annotation'
+     AND _us_f64(a.ts_ns) <= _us_f64(o.ts_ns)
+     AND _us_f64(o.ts_ns) + _us_f64(o.dur_ns) < _us_f64(a.ts_ns) + _us_f64(a.dur_ns)
     WHERE starts_with(i.name, 'vllm::unified_attention_with_output')
     GROUP BY i.trace_id, i.event_id
 )
-SELECT ev.* EXCLUDE (ts_ns, dur_ns), coalesce(b.kernel_time_us, 0.0) AS kernel_time_us,
-       coalesce(b.kernels, []) AS kernels, coalesce(pn.v, 'Unknown') AS process_name,
-       coalesce(pl.v, 'Unknown') AS process_label, coalesce(tn.v, 'Unknown') AS thread_name, a.annotation,
-       NULL::BIGINT AS v4_h_q, NULL::BIGINT AS v4_d_h
-FROM ev
-LEFT JOIN busy b ON b.trace_id = ev.trace_id AND b.event_id = ev.event_id
-LEFT JOIN ann a ON a.trace_id = ev.trace_id AND a.event_id = ev.event_id
-LEFT JOIN _tl_process_meta pn ON pn.trace_id = ev.trace_id AND pn.kind = 'process_name' AND pn.pid = ev.pid
-LEFT JOIN _tl_process_meta pl ON pl.trace_id = ev.trace_id AND pl.kind = 'process_labels' AND pl.pid = ev.pid
-LEFT JOIN _tl_process_meta tn ON tn.trace_id = ev.trace_id AND tn.kind = 'thread_name' AND tn.pid = ev.pid
-                              AND tn.tid = ev.tid;
+SELECT ev.*, a.annotation, NULL::BIGINT AS v4_h_q, NULL::BIGINT AS v4_d_h
+FROM ev LEFT JOIN ann a ON a.trace_id = ev.trace_id AND a.event_id = ev.event_id;
 
 -- _tl_perf_attention: the instances of the perf report's InferenceAttention_fwd sheet, in _tl_perf_summary's input
 -- form (_tl_perf_attention_of over _tl_perf_attention_events).

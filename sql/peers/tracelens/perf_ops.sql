@@ -343,20 +343,13 @@ CREATE OR REPLACE MACRO _tl_py_list_bools(s) AS
               AND json_type(replace(replace(s, 'True', 'true'), 'False', 'false')::JSON) = 'ARRAY'
          THEN json_transform(replace(replace(s, 'True', 'true'), 'False', 'false')::JSON, '["BOOLEAN"]') END;
 
--- _tl_perf_events: one row per cpu_op instance whose name TraceLens models (tl_perf_model_ops), with what
--- every sheet shows of it.
---   trace_id, event_id, name, model, sheet, pid, tid
---   input_dims, input_types, input_strides, concrete_inputs   the args (JSON)
---   kernel_time_us   busy time of the tl_linked GPU events launched inside it (float µs as TraceLens adds
---                    them; 0 without any)
---   kernels          those GPU events by start: name, stream, dur_us
---   process_name, process_label, thread_name   TraceLens's names of its process and thread ('Unknown')
--- @materialize report-tracelens
-CREATE OR REPLACE VIEW _tl_perf_events AS
+-- _tl_perf_events_of(reg): one row per cpu_op instance of the trace whose name is in reg (a registry view with the
+-- columns name, model, sheet), with what every sheet shows of it: the columns of _tl_perf_events.
+CREATE OR REPLACE MACRO _tl_perf_events_of(reg) AS TABLE
 WITH ev AS MATERIALIZED (
     SELECT e.trace_id, e.event_id, e.name, r.model, r.sheet, e.pid, e.tid, e.input_dims, e.input_types,
            e.input_strides, e.concrete_inputs
-    FROM events e JOIN tl_perf_model_ops r ON r.name = e.name
+    FROM events e JOIN query_table(reg) r ON r.name = e.name
     WHERE e.cat = 'cpu_op'
 ), k AS MATERIALIZED (
     SELECT p.trace_id, p.op_event_id AS event_id, g.event_id AS gpu_event_id, g.name AS kernel, g.stream,
@@ -382,6 +375,17 @@ LEFT JOIN _tl_process_meta pn ON pn.trace_id = ev.trace_id AND pn.kind = 'proces
 LEFT JOIN _tl_process_meta pl ON pl.trace_id = ev.trace_id AND pl.kind = 'process_labels' AND pl.pid = ev.pid
 LEFT JOIN _tl_process_meta tn ON tn.trace_id = ev.trace_id AND tn.kind = 'thread_name' AND tn.pid = ev.pid
                               AND tn.tid = ev.tid;
+
+-- _tl_perf_events: one row per cpu_op instance whose name TraceLens models (tl_perf_model_ops), with what
+-- every sheet shows of it (_tl_perf_events_of).
+--   trace_id, event_id, name, model, sheet, pid, tid
+--   input_dims, input_types, input_strides, concrete_inputs   the args (JSON)
+--   kernel_time_us   busy time of the tl_linked GPU events launched inside it (float µs as TraceLens adds
+--                    them; 0 without any)
+--   kernels          those GPU events by start: name, stream, dur_us
+--   process_name, process_label, thread_name   TraceLens's names of its process and thread ('Unknown')
+-- @materialize report-tracelens
+CREATE OR REPLACE VIEW _tl_perf_events AS SELECT * FROM _tl_perf_events_of('tl_perf_model_ops');
 
 -- _tl_perf_moved_bwd_ops: the op names whose rows TraceLens takes out of CONV_fwd's and SDPA_fwd's summaries
 -- into CONV_bwd and SDPA_bwd (the list in generate_perf_report_pytorch).
