@@ -286,14 +286,18 @@ def perf_inference(tmp_path_factory):
     return tmp / "tl"
 
 
-@pytest.mark.parametrize("sheet", ["SSM_fwd", "FusedRoPE_fwd", "mHC_fwd", "unified_perf_summary"])
+@pytest.mark.parametrize("sheet", ["SDPA_fwd", "Normalization_fwd", "SSM_fwd", "FusedRoPE_fwd", "mHC_fwd",
+                                   "unified_perf_summary"])
 def test_perf_ops_inference_report_equals_tracelens(perf_inference, sheet):
-    """TraceLens 0.1.0's inference report on perf_ops.json: the SSM, fused RoPE and mHC sheets grouped by
-    num_kernels too, no SSM_bwd.csv (the inference report writes no backward sheet), and the unified table with
-    every family's metrics."""
+    """TraceLens 0.1.0's inference report on perf_ops.json: the SDPA, normalization, SSM, fused RoPE and mHC sheets
+    grouped by num_kernels too, the normalization sheet named Normalization_fwd (that report names every sheet but
+    GEMM and the elementwise ones <category>_fwd), no backward sheet, and the unified table with every family's
+    metrics."""
     import polars as pl
 
     want = read_csv(DATA / "tracelens" / "perf_ops_inference" / f"{sheet}.csv")
     got = pl.read_csv(perf_inference / f"{sheet}.csv", infer_schema=False)
     assert_sheet_equal(got, want)
-    assert not (perf_inference / "SSM_bwd.csv").exists()
+    assert "num_kernels" in got.columns or sheet == "unified_perf_summary"
+    written = {f.stem for f in perf_inference.glob("*.csv")}
+    assert not written & {"SDPA_bwd", "SSM_bwd", "Normalization"}

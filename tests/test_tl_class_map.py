@@ -20,13 +20,41 @@ SHEETS = ["GEMM", "UnaryElementwise", "BinaryElementwise", "RMSNorm_fwd", "SDPA_
           "CustomCollective_fwd", "unified_perf_summary", "ops_summary_by_category"]
 
 
+# TraceLens's inference report's versions of the perf report's sheets, and its unified table
+INFER_SHEETS = ["BinaryElementwise", "SDPA_fwd", "RoPE_fwd", "GroupQuant_fwd", "GroupedGEMM_fwd", "Normalization_fwd",
+                "MoE_comm_fwd", "CrossEntropy_fwd", "CustomCollective_fwd", "unified_perf_summary"]
+
+
 @pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    """The folder of `tracesql report --style tracelens --out` on the hand-made trace."""
+def dataset(tmp_path_factory) -> Path:
+    """The hand-made trace, ingested."""
     tmp = tmp_path_factory.mktemp("tl_class_map")
     assert main(["ingest", "-q", str(DATA / "class_map.json"), "--out", str(tmp / "ds")]) == 0
-    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--jobs", "1", "--out", str(tmp / "tl")]) == 0
-    return tmp / "tl"
+    return tmp / "ds"
+
+
+@pytest.fixture(scope="module")
+def out(dataset):
+    """The folder of `tracesql report --style tracelens --out` on the hand-made trace."""
+    assert main(["report", str(dataset), "--style", "tracelens", "--jobs", "1", "--out",
+                 str(dataset.parent / "tl")]) == 0
+    return dataset.parent / "tl"
+
+
+@pytest.fixture(scope="module")
+def infer(dataset):
+    """{sheet: DataFrame} of INFER_SHEETS in the inference report (`--group-by-parent-module --pseudo-ops`),
+    computed as `tracesql report` computes them (its shared views materialized once, then each section's query)."""
+    import tracesql
+    from tracesql.api import report
+
+    sections = {f: (v, q) for f, v, q in report.peer_sections("tracelens", by_module=True)}
+    views = report.materialized_views("tracelens") + report.materialized("report-tracelens-inference")
+    with tracesql.open(dataset) as d, d.scope():
+        (tid,) = [r[0] for r in d.con.sql("SELECT trace_id FROM traces").fetchall()]
+        report.set_pseudo_ops(d, "tracelens", True)
+        with d.materialized(views):
+            return {s: report._peer_section(d, *sections[s], [tid])[tid] for s in INFER_SHEETS}
 
 
 @pytest.mark.parametrize("sheet", SHEETS)
@@ -37,6 +65,16 @@ def test_sheet_equals_tracelens(out, sheet):
     want = read_csv(DATA / "tracelens" / f"{sheet}.csv")
     got = pl.read_csv(out / f"{sheet}.csv", infer_schema=False)
     assert_sheet_equal(got, want)
+
+
+@pytest.mark.parametrize("sheet", INFER_SHEETS)
+def test_inference_sheet_equals_tracelens(infer, sheet):
+    """Every row and column of TraceLens 0.1.0's inference report file: the perf report's sheets grouped by
+    num_kernels too, Normalization_fwd.csv, and the unified table with the metrics of every family (RoPE, group
+    quant, grouped GEMM, MoE dispatch/combine, cross entropy and custom collectives read as in the perf report)."""
+    assert_sheet_equal(infer[sheet], read_csv(DATA / "tracelens_inference" / f"{sheet}.csv"),
+                       text=frozenset({"parent_module", "call_stack_first"}))
+    assert sheet == "unified_perf_summary" or "num_kernels" in infer[sheet].columns
 
 
 def test_gemm_names(out):

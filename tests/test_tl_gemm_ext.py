@@ -106,9 +106,15 @@ def test_conv_sheet_equals_tracelens(conv, sheet):
     assert_matches(conv, "tracelens_conv", sheet)
 
 
-def test_conv_inference_unified_equals_tracelens(conv_infer):
-    """Every row and column of TraceLens 0.1.0's inference report's unified_perf_summary for the same trace."""
-    assert_matches(conv_infer, "tracelens_conv_inference", "unified_perf_summary")
+@pytest.mark.parametrize("sheet", ["CONV_fwd", "unified_perf_summary"])
+def test_conv_inference_equals_tracelens(conv_infer, sheet):
+    """Every row and column of TraceLens 0.1.0's inference report's files for the same trace: CONV_fwd grouped by
+    num_kernels too, the fused backward ops' rows in it (that report takes only aten::convolution_backward out of
+    the forward table), and no CONV_bwd.csv (it writes no backward sheet)."""
+    assert_matches(conv_infer, "tracelens_conv_inference", sheet)
+    names = {r["name"] for r in sheet_of(conv_infer, "CONV_fwd")}
+    assert {"ConvBias_Backward", "ConvBiasReLU_Backward", "ConvBias_"} <= names
+    assert not (conv_infer / "CONV_bwd.csv").exists()
 
 
 def test_conv_bias(conv):

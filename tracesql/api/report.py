@@ -114,13 +114,14 @@ HTA = [(o.name, o.object, _template(o)) for o in outputs("report-hta")]
 # generate_perf_report_pytorch: include_call_stack=group_by_parent_module gives every launcher its parent_module;
 # TreePerfAnalyzer.get_df_kernel_launchers_summary_module / _summary_by_category_module and
 # get_df_kernel_launchers_unique_args(group_by_parent_module=True) then group by it): ``@output
-# report-tracelens-module`` names the views that replace those of the same position (the per-module summaries; the
-# perf-model sheets grouped by num_kernels too, over a graph replay merged with its capture trace, with the ops of
-# TraceLens's inference extension; its unified_perf_summary with call stacks: peers/tracelens/perf_infer*), and
-# the sheets only that report has, after the others.
+# report-tracelens-module`` names the sections that replace those of the same position, file name included (the
+# per-module summaries; the perf-model sheets grouped by num_kernels too, over a graph replay merged with its
+# capture trace, with the ops of TraceLens's inference extension, named as that report names them, the backward
+# ones without rows; its unified_perf_summary with call stacks: peers/tracelens/perf_infer*), and the sheets only
+# that report has, after the others.
 _BASE = {o.position: o for o in outputs("report-tracelens")}
-TRACELENS_BY_MODULE = {_BASE[o.position].object: (o.object, _template(o)) for o in outputs("report-tracelens-module")
-                       if o.position in _BASE}
+TRACELENS_BY_MODULE = {_BASE[o.position].object: (o.name, o.object, _template(o))
+                       for o in outputs("report-tracelens-module") if o.position in _BASE}
 TRACELENS_INFERENCE = [(o.name, o.object, _template(o)) for o in outputs("report-tracelens-module")
                        if o.position not in _BASE]
 
@@ -246,12 +247,19 @@ def _roofline(ds, ids: list[str], arch: str | None) -> list[Section]:
                           "roofs when the trace names its GPU.")]
 
 
+def peer_sections(style: str, by_module: bool = False) -> list[tuple[str, str, str]]:
+    """A peer report's sections, in order: (file name, view, query); with by_module (style tracelens) those of
+    TraceLens's inference report (TRACELENS_BY_MODULE, TRACELENS_INFERENCE)."""
+    sections = TRACELENS if style == "tracelens" else HTA
+    if by_module and style == "tracelens":
+        sections = [TRACELENS_BY_MODULE.get(v, (f, v, q)) for f, v, q in sections] + TRACELENS_INFERENCE
+    return sections
+
+
 def _peer(ds, style: str, ids: list[str], trace: str | None, by_module: bool) -> list[Section]:
     names = dict(ds.con.sql(f"SELECT trace_id, label FROM trace_labels WHERE trace_id IN {analysis._in(ids)}")
                  .fetchall())
-    sections = TRACELENS if style == "tracelens" else HTA
-    if by_module and style == "tracelens":
-        sections = [(f, *TRACELENS_BY_MODULE.get(v, (v, q))) for f, v, q in sections] + TRACELENS_INFERENCE
+    sections = peer_sections(style, by_module)
     missing = [view for _, view, _ in sections if not analysis.has_view(ds, view)]
     if missing:
         print(f"tracesql report: views not available in this installation, sections skipped: {', '.join(missing)}",

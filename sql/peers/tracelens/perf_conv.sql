@@ -212,9 +212,10 @@ SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv
 UNION ALL
 SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv_fused WHERE in_unified;
 
--- _tl_perf_conv_sheet(bwd): the rows and columns of CONV_fwd (bwd false) or CONV_bwd (bwd true) from the
--- convolution summary (see tl_perf_conv_fwd).
-CREATE OR REPLACE MACRO _tl_perf_conv_sheet(bwd) AS TABLE
+-- _tl_perf_conv_rows(by_kernels): the rows and columns of the convolution summary (see tl_perf_conv_fwd), forward
+-- and backward ops, grouped by num_kernels too when by_kernels (the inference report; num_kernels, NULL otherwise,
+-- then follows the params in sheet_columns).
+CREATE OR REPLACE MACRO _tl_perf_conv_rows(by_kernels) AS TABLE
 SELECT trace_id, name, _tl_perf_param(params, 'convNd') AS "param: convNd",
        _tl_perf_param(params, 'input_shape') AS "param: input_shape",
        _tl_perf_param(params, 'filter_shape') AS "param: filter_shape",
@@ -227,7 +228,13 @@ SELECT trace_id, name, _tl_perf_param(params, 'convNd') AS "param: convNd",
        _tl_perf_param(params, 'output_padding') AS "param: output_padding",
        _tl_perf_param(params, 'groups') AS "param: groups",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_conv')
+FROM _tl_perf_summary_of('_tl_perf_conv', '_tl_perf_events', by_kernels)
+ORDER BY trace_id, rank;
+
+-- _tl_perf_conv_sheet(bwd): the rows and columns of CONV_fwd (bwd false) or CONV_bwd (bwd true) from the
+-- convolution summary (see tl_perf_conv_fwd).
+CREATE OR REPLACE MACRO _tl_perf_conv_sheet(bwd) AS TABLE
+SELECT * EXCLUDE (num_kernels) FROM _tl_perf_conv_rows(false)
 WHERE (name IN (SELECT name FROM _tl_perf_moved_bwd_ops)) = bwd
 ORDER BY trace_id, rank;
 

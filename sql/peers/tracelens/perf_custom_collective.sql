@@ -69,6 +69,18 @@ SELECT trace_id, event_id,
        NULL AS compute_spec
 FROM ok;
 
+-- _tl_perf_custom_collective_sheet(by_kernels): the rows and columns of CustomCollective_fwd.csv (see tl_perf_custom_collective_fwd), grouped by num_kernels too
+-- when by_kernels (the inference report; num_kernels, NULL otherwise, then follows the params in sheet_columns).
+CREATE OR REPLACE MACRO _tl_perf_custom_collective_sheet(by_kernels) AS TABLE
+SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
+       _tl_perf_param(params, 'dtype_in') AS "param: dtype_in",
+       _tl_perf_param(params, 'stride_input') AS "param: stride_input",
+       _tl_perf_param(params, 'num_channels') AS "param: num_channels",
+       _tl_perf_param(params, 'out_shape') AS "param: out_shape",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_custom_collective', '_tl_perf_events', by_kernels)
+ORDER BY trace_id, rank;
+
 -- tl_perf_custom_collective_fwd: TraceLens's CustomCollective_fwd.csv, one row per trace and group of custom
 -- collective instances with the same name and parameters; TraceLens's columns.
 --   trace_id                    the trace
@@ -78,12 +90,4 @@ FROM ok;
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 27 CustomCollective_fwd EXCLUDE rank ORDER BY trace_id, rank
-CREATE OR REPLACE VIEW tl_perf_custom_collective_fwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
-       _tl_perf_param(params, 'dtype_in') AS "param: dtype_in",
-       _tl_perf_param(params, 'stride_input') AS "param: stride_input",
-       _tl_perf_param(params, 'num_channels') AS "param: num_channels",
-       _tl_perf_param(params, 'out_shape') AS "param: out_shape",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_custom_collective')
-ORDER BY trace_id, rank;
+CREATE OR REPLACE VIEW tl_perf_custom_collective_fwd AS SELECT * EXCLUDE (num_kernels) FROM _tl_perf_custom_collective_sheet(false);

@@ -294,6 +294,23 @@ SELECT trace_id, name, _tl_perf_param(params, 'input_shape') AS "param: input_sh
 FROM _tl_perf_summary('_tl_perf_unary')
 ORDER BY trace_id, rank;
 
+-- _tl_perf_binary_sheet(by_kernels): the rows and columns of BinaryElementwise.csv (see tl_perf_binary_elementwise), grouped by num_kernels too
+-- when by_kernels (the inference report; num_kernels, NULL otherwise, then follows the params in sheet_columns).
+CREATE OR REPLACE MACRO _tl_perf_binary_sheet(by_kernels) AS TABLE
+SELECT trace_id, name, _tl_perf_param(params, 'shape_in1') AS "param: shape_in1",
+       _tl_perf_param(params, 'shape_in2') AS "param: shape_in2",
+       _tl_perf_param(params, 'dtype_in1_in2_out') AS "param: dtype_in1_in2_out",
+       _tl_perf_param(params, 'stride_input1') AS "param: stride_input1",
+       _tl_perf_param(params, 'stride_input2') AS "param: stride_input2",
+       _tl_perf_param(params, 'stride_output') AS "param: stride_output",
+       _tl_perf_param(params, 'shape_out') AS "param: shape_out", _tl_perf_param(params, 'M') AS "param: M",
+       _tl_perf_param(params, 'N') AS "param: N", _tl_perf_param(params, 'group_size') AS "param: group_size",
+       _tl_perf_param(params, 'num_groups') AS "param: num_groups", _tl_perf_param(params, 'shape_x') AS "param: shape_x",
+       _tl_perf_param(params, 'dtype_x') AS "param: dtype_x",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_binary', '_tl_perf_events', by_kernels)
+ORDER BY trace_id, rank;
+
 -- tl_perf_binary_elementwise: TraceLens's BinaryElementwise.csv, one row per trace and group of binary
 -- elementwise op instances with the same name and parameters; TraceLens's column names.
 --   trace_id                    the trace
@@ -307,17 +324,4 @@ ORDER BY trace_id, rank;
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 12 BinaryElementwise EXCLUDE rank ORDER BY trace_id, rank
-CREATE OR REPLACE VIEW tl_perf_binary_elementwise AS
-SELECT trace_id, name, _tl_perf_param(params, 'shape_in1') AS "param: shape_in1",
-       _tl_perf_param(params, 'shape_in2') AS "param: shape_in2",
-       _tl_perf_param(params, 'dtype_in1_in2_out') AS "param: dtype_in1_in2_out",
-       _tl_perf_param(params, 'stride_input1') AS "param: stride_input1",
-       _tl_perf_param(params, 'stride_input2') AS "param: stride_input2",
-       _tl_perf_param(params, 'stride_output') AS "param: stride_output",
-       _tl_perf_param(params, 'shape_out') AS "param: shape_out", _tl_perf_param(params, 'M') AS "param: M",
-       _tl_perf_param(params, 'N') AS "param: N", _tl_perf_param(params, 'group_size') AS "param: group_size",
-       _tl_perf_param(params, 'num_groups') AS "param: num_groups", _tl_perf_param(params, 'shape_x') AS "param: shape_x",
-       _tl_perf_param(params, 'dtype_x') AS "param: dtype_x",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_binary')
-ORDER BY trace_id, rank;
+CREATE OR REPLACE VIEW tl_perf_binary_elementwise AS SELECT * EXCLUDE (num_kernels) FROM _tl_perf_binary_sheet(false);

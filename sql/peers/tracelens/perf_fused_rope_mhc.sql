@@ -38,7 +38,8 @@
 --       bytes M·C·bpe_in + 3·M·n·C·bpe_in + (M·n + M·n²)·4 + hc3·K·4 + split_k·M·hc3·4 + split_k·M·4.
 --     params M, n, C, hc3, (K,) (split_k,) dtype_in in the models' orders (see the views); Compute Spec
 --       'matrix_' (the two GEMM ops) or 'vector_' + the precision of dtype_in (empty when unknown or empty).
--- aiter::topk_softplus, the fifth _MHCBase subclass, has the category MoE_aux (its sheet MoE_aux_fwd): not here.
+-- aiter::topk_softplus, the fifth _MHCBase subclass, has the category MoE_aux (its sheet MoE_aux_fwd):
+-- peers/tracelens/perf_moe.
 --
 -- @requires lib/pytext peers/tracelens/perf_ops
 

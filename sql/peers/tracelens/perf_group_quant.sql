@@ -45,6 +45,17 @@ SELECT trace_id, event_id,
 FROM a
 WHERE xs IS NOT NULL AND dt IS NOT NULL AND (NOT strided OR json_type(xst) = 'ARRAY');
 
+-- _tl_perf_group_quant_sheet(by_kernels): the rows and columns of GroupQuant_fwd.csv (see tl_perf_group_quant_fwd), grouped by num_kernels too
+-- when by_kernels (the inference report; num_kernels, NULL otherwise, then follows the params in sheet_columns).
+CREATE OR REPLACE MACRO _tl_perf_group_quant_sheet(by_kernels) AS TABLE
+SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
+       _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
+       _tl_perf_param(params, 'stride_input') AS "param: stride_input",
+       _tl_perf_param(params, 'stride_output') AS "param: stride_output",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_group_quant_fwd', '_tl_perf_events', by_kernels)
+ORDER BY trace_id, rank;
+
 -- tl_perf_group_quant_fwd: TraceLens's GroupQuant_fwd.csv, one row per trace and group of MXFP4 group-quant op
 -- instances with the same name and parameters; TraceLens's columns.
 --   trace_id                    the trace
@@ -54,11 +65,4 @@ WHERE xs IS NOT NULL AND dt IS NOT NULL AND (NOT strided OR json_type(xst) = 'AR
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 23 GroupQuant_fwd EXCLUDE rank ORDER BY trace_id, rank
-CREATE OR REPLACE VIEW tl_perf_group_quant_fwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
-       _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
-       _tl_perf_param(params, 'stride_input') AS "param: stride_input",
-       _tl_perf_param(params, 'stride_output') AS "param: stride_output",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_group_quant_fwd')
-ORDER BY trace_id, rank;
+CREATE OR REPLACE VIEW tl_perf_group_quant_fwd AS SELECT * EXCLUDE (num_kernels) FROM _tl_perf_group_quant_sheet(false);

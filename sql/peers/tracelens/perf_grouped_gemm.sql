@@ -102,6 +102,17 @@ SELECT trace_id, event_id,
        flops, bytes, 'matrix_' || _tl_precision(ty[1]) AS compute_spec
 FROM rows;
 
+-- _tl_perf_grouped_gemm_sheet(by_kernels): the rows and columns of GroupedGEMM_fwd.csv (see tl_perf_grouped_gemm_fwd), grouped by num_kernels too
+-- when by_kernels (the inference report; num_kernels, NULL otherwise, then follows the params in sheet_columns).
+CREATE OR REPLACE MACRO _tl_perf_grouped_gemm_sheet(by_kernels) AS TABLE
+SELECT trace_id, name, _tl_perf_param(params, 'M') AS "param: M", _tl_perf_param(params, 'K') AS "param: K",
+       _tl_perf_param(params, 'N') AS "param: N", _tl_perf_param(params, 'G') AS "param: G",
+       _tl_perf_param(params, 'bpe_in') AS "param: bpe_in", _tl_perf_param(params, 'bpe_out') AS "param: bpe_out",
+       _tl_perf_param(params, 'group_pairs') AS "param: group_pairs",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_grouped_gemm', '_tl_perf_events', by_kernels)
+ORDER BY trace_id, rank;
+
 -- tl_perf_grouped_gemm_fwd: TraceLens's GroupedGEMM_fwd.csv, one row per trace and group of grouped-GEMM op
 -- instances with the same name and parameters; TraceLens's columns.
 --   trace_id                    the trace
@@ -113,11 +124,4 @@ FROM rows;
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 24 GroupedGEMM_fwd EXCLUDE rank ORDER BY trace_id, rank
-CREATE OR REPLACE VIEW tl_perf_grouped_gemm_fwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'M') AS "param: M", _tl_perf_param(params, 'K') AS "param: K",
-       _tl_perf_param(params, 'N') AS "param: N", _tl_perf_param(params, 'G') AS "param: G",
-       _tl_perf_param(params, 'bpe_in') AS "param: bpe_in", _tl_perf_param(params, 'bpe_out') AS "param: bpe_out",
-       _tl_perf_param(params, 'group_pairs') AS "param: group_pairs",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_grouped_gemm')
-ORDER BY trace_id, rank;
+CREATE OR REPLACE VIEW tl_perf_grouped_gemm_fwd AS SELECT * EXCLUDE (num_kernels) FROM _tl_perf_grouped_gemm_sheet(false);

@@ -36,18 +36,23 @@
 --              execute_N_context_N(sqAskBsqsqCsqskD)_generation_N(sqEskFsqsqGsqskH)).
 -- The models (TraceLens/PerfModel/extensions/): see the views below. The sheets: tl_perf_infer_gemm,
 -- tl_perf_infer_unary_elementwise, tl_perf_infer_rmsnorm_fwd, tl_perf_infer_attention_fwd,
--- tl_perf_infer_moe_unfused_fwd, tl_perf_infer_moe_aux_fwd, tl_perf_infer_moe_fused_fwd.
--- Pseudo ops: only TraceLens's unfused Triton and GPTQ/AWQ MoE ones (MoE_unfused_fwd.csv) and fused aiter MoE
--- ones (MoE_fused_fwd.csv), see _tl_infer_perf_events.
--- Not reproduced: TraceLens's other pseudo ops (flydsl, MLA, paged decode), the other
--- ops of its extension, and a capture window replayed by several graph launches (TraceLens copies it once per
--- launch; here launch k takes window k).
+-- tl_perf_infer_moe_unfused_fwd, tl_perf_infer_moe_aux_fwd, tl_perf_infer_moe_fused_fwd, and the inference
+-- report's versions of the perf report's other sheets (tl_perf_infer_sdpa_fwd ... tl_perf_infer_elementwise_fwd).
+-- Pseudo ops: TraceLens's unfused Triton, GPTQ/AWQ and flydsl MoE ones (MoE_unfused_fwd.csv), fused aiter MoE
+-- ones (MoE_fused_fwd.csv), and the MLA decode / prefill and DeepSeek-V4 sparse paged-decode ones
+-- (InferenceAttention_fwd.csv), see _tl_infer_perf_events.
+-- Not reproduced: frame pseudo ops inside a merged capture window, the environment variables TL_MODEL and TL_TP
+-- the V4 extension reads (taken unset: DeepSeek-V4-Flash, tensor parallelism 1), and a capture window replayed
+-- by several graph launches (TraceLens copies it once per launch; here launch k takes window k).
 --
 -- @requires lib/pytext lib/intervals peers/float_us peers/tracelens/links peers/tracelens/ops_unique_args
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_elementwise
 -- @requires tree/rollups tree/graph_capture tree/nesting tree/context perf/paged_attention
 -- @requires peers/tracelens/perf_rmsnorm peers/tracelens/perf_moe peers/tracelens/perf_ssm
--- @requires peers/tracelens/perf_fused_rope_mhc
+-- @requires peers/tracelens/perf_fused_rope_mhc peers/tracelens/perf_sdpa peers/tracelens/perf_norm
+-- @requires peers/tracelens/perf_reduce peers/tracelens/perf_conv peers/tracelens/perf_elementwise
+-- @requires peers/tracelens/perf_rope peers/tracelens/perf_group_quant peers/tracelens/perf_grouped_gemm
+-- @requires peers/tracelens/perf_misc peers/tracelens/perf_custom_collective
 
 -- tl_perf_infer_model_ops: the ops TraceLens's inference extension models, as far as reproduced here; one row
 -- per op name.
@@ -76,10 +81,13 @@ SELECT * FROM (VALUES
 -- DeepSeek-V4 and MLA pseudo ops of that list are not reproduced here).
 --   prefix   an op whose name starts with it is annotated
 CREATE OR REPLACE VIEW _tl_infer_annotated_ops AS
-SELECT * FROM (VALUES ('vllm::unified_attention_with_output'), ('aiter::mha_varlen_fwd'), ('vllm::gdn_attention_core'),
+SELECT * FROM (VALUES ('vllm::unified_attention_with_output'), ('aiter::mha_varlen_fwd'), ('pseudo_mla_decode_fwd'),
+                      ('pseudo_mla_prefill_fwd'), ('vllm::gdn_attention_core'),
                       ('aiter::fmha_v3_varlen_fwd'), ('sglang_profiler::tilelang_kernel_tilelang_sparse_fwd'),
                       ('sglang_profiler::attention_paged_attention_ragged'), ('aiter::mha_batch_prefill'),
-                      ('aiter::pa_decode_gluon')) t(prefix);
+                      ('aiter::pa_decode_gluon'), ('aiter::v4_attention_with_output'),
+                      ('pseudo_v4_paged_decode_swa'), ('pseudo_v4_paged_decode_csa'),
+                      ('pseudo_v4_paged_decode_hca')) t(prefix);
 
 -- _tl_infer_windows: one row per graph launch of a replay trace merged with a window of its capture trace:
 -- trace_id (the replay), graph_index, capture_trace_id, t0_ns/t1_ns (the capture window, capture clock),
@@ -210,9 +218,13 @@ FROM up u JOIN _tl_infer_capture_events c ON c.trace_id = u.trace_id AND c.graph
 -- replay trace), plus:
 --   annotation   the name of the replay trace's user_annotation holding the op (NULL when none)
 --   moe_topk, moe_gated   a MoE pseudo op's `MoE topk` and `MoE GEMM gated` args (NULL for other ops)
---   pseudo_parent_uid, pseudo_gpu_event_id   a pseudo op's parent op (the moe_forward, the
+--   pseudo_parent_uid, pseudo_gpu_event_id   a MoE pseudo op's parent op (the moe_forward, the
 --                rocm_aiter_fused_moe) and its one GPU event (NULL for other ops; the pseudo ops without a model,
 --                sheet NULL, are rows too)
+--   pseudo_frame_id, pseudo_donor_id   a frame pseudo op's Python frame and shape donor (event ids of the trace;
+--                NULL for other ops)
+--   v4_h_q, v4_d_h   a DeepSeek-V4 decode pseudo op's H_Q and head dim from its qk_norm_rope kernel (NULL when
+--                none)
 -- MoE pseudo ops (TraceLens/Trace2Tree/extensions/moe_unfused_triton_pseudo_ops.py, applied by
 -- pseudo_ops_registry.apply_pseudo_op_extensions when the tree has vllm::moe_forward, no
 -- vllm::rocm_aiter_fused_moe and a kernel named *matmul_ogs*): for every vllm::moe_forward of the tree (in the
@@ -229,8 +241,29 @@ FROM up u JOIN _tl_infer_capture_events c ON c.trace_id = u.trace_id AND c.graph
 -- vllm::outplace_fused_experts and a kernel named *fused_moe_kernel_gptq_awq*): for every
 -- vllm::outplace_fused_experts its GPU kernels named *fused_moe_kernel_gptq_awq* by start become
 -- pseudo_op::moe_gptq_awq_up (the first, gated) and pseudo_op::moe_gptq_awq_down (the others), each with that one
--- kernel and the op's args; topk = Input Dims[4][1] (topk_ids), else 8 (MoE_unfused_fwd). The pseudo ops are
--- numbered from the merged tree's event count, extension by extension (inject_pseudo_op, set_bookkeeping_attr).
+-- kernel and the op's args; topk = Input Dims[4][1] (topk_ids), else 8 (MoE_unfused_fwd).
+-- The frame pseudo ops, made from python_function events of the trace (the inference report's tree holds Python
+-- frames; not from a merged capture window), each with its frame's start and duration (for the annotation), its
+-- donor's args and every GPU event launched inside the frame (by time, on its thread):
+--   flydsl (moe_flydsl_pseudo_ops.py, when the tree has aiter::fused_moe_; inject_pseudo_op_above_event)   every
+--       frame named '<...>: flydsl_moe_stage1' / '...: flydsl_moe_stage2' inside an aiter::fused_moe_ (the
+--       innermost one is the donor) gets pseudo_op::moe_flydsl_stage1 / _stage2 (MoE_unfused_fwd), put above the
+--       frame;
+--   MLA decode, MLA prefill (mla_decode_pseudo_ops.py, mla_prefill_pseudo_ops.py, when the tree has
+--       aiter::mla_decode_stage1_asm_fwd / aiter::mla_prefill_ps_asm_fwd; inject_pseudo_op_wrap_children)   every
+--       frame whose name matches 'aiter/mla.py\(\d+\): mla_decode_fwd' / ':\s*mla_fp8_prefill_attn(\b|$)' with
+--       that op inside it (the first one is the donor) and GPU events gets pseudo_mla_decode_fwd /
+--       pseudo_mla_prefill_fwd (InferenceAttention_fwd), put between the frame and its children;
+--   DeepSeek-V4 sparse paged decode (v4_paged_decode_pseudo_ops.py, likewise)   every frame matching
+--       'paged_decode\.py\(\d+\):\s*sparse_attn_v4_paged_decode\b' inside an aiter::v4_attention_with_output
+--       (the innermost one is the donor) with GPU events gets pseudo_v4_paged_decode_<mode>: 'hca' when a kernel
+--       under the donor starts with 'hca_', else 'csa' when one starts with 'fused_compress_attn' or
+--       '_update_compressor_states_kernel', else 'swa'; H_Q and the head dim from the first of its kernels named
+--       *qk_norm_rope_H<H>_D<D>_RD<R>* (v4_h_q, v4_d_h).
+-- The pseudo ops are numbered from the merged tree's event count, extension by extension in the registry's order
+-- (MoE fused or Triton, GPTQ/AWQ, flydsl, MLA decode, MLA prefill, V4; set_bookkeeping_attr); within one: the
+-- MoE ones by parent op, flydsl stage 1 then stage 2, the frames of one name together (names in order of their
+-- first event, then by id), V4 by thread and start.
 -- @materialize report-tracelens-inference
 CREATE OR REPLACE VIEW _tl_infer_perf_events AS
 WITH RECURSIVE reg AS (
@@ -350,10 +383,86 @@ WITH RECURSIVE reg AS (
                 THEN contains(lower(p.kernel), '_swiglu') OR contains(lower(p.kernel), '_glu') END AS moe_gated
     FROM pk p JOIN nev n ON n.trace_id = p.trace_id
     LEFT JOIN topk t ON t.trace_id = p.trace_id AND t.moe_id = p.moe_id
+), fr AS MATERIALIZED (   -- the Python frames the frame extensions look for (ext: 2 flydsl MoE stage, 3 MLA decode,
+                          -- 4 MLA prefill, 5 DeepSeek-V4 sparse paged decode), the trace's own
+    SELECT trace_id, event_id, name, pid, tid, ts_ns, dur_ns, ts_ns + dur_ns AS end_ns,
+           CASE WHEN ends_with(name, ': flydsl_moe_stage1') OR ends_with(name, ': flydsl_moe_stage2') THEN 2
+                WHEN regexp_matches(name, 'aiter/mla.py\(\d+\): mla_decode_fwd') THEN 3
+                WHEN regexp_matches(name, ':\s*mla_fp8_prefill_attn(\b|$)') THEN 4
+                ELSE 5 END AS ext,
+           min(event_id) OVER (PARTITION BY trace_id, name) AS name_first
+    FROM events
+    WHERE cat = 'python_function' AND _tl_pseudo_ops()
+      AND (ends_with(name, ': flydsl_moe_stage1') OR ends_with(name, ': flydsl_moe_stage2')
+           OR regexp_matches(name, 'aiter/mla.py\(\d+\): mla_decode_fwd')
+           OR regexp_matches(name, ':\s*mla_fp8_prefill_attn(\b|$)')
+           OR regexp_matches(name, 'paged_decode\.py\(\d+\):\s*sparse_attn_v4_paged_decode\b'))
+), fd AS (   -- each frame's shape donor: the first MLA op inside it (MLA), the innermost aiter::fused_moe_ or
+             -- aiter::v4_attention_with_output around it (flydsl, V4); on its thread, by time
+    SELECT f.trace_id, f.event_id AS frame_id,
+           CASE WHEN f.ext IN (3, 4) THEN arg_min(d.event_id, (d.ts_ns, d.event_id))
+                ELSE arg_max(d.event_id, (d.ts_ns, d.event_id)) END AS donor_id
+    FROM fr f JOIN events d ON d.trace_id = f.trace_id AND d.pid = f.pid AND d.tid = f.tid AND d.event_id <> f.event_id
+     AND d.name = CASE f.ext WHEN 2 THEN 'aiter::fused_moe_' WHEN 3 THEN 'aiter::mla_decode_stage1_asm_fwd'
+                             WHEN 4 THEN 'aiter::mla_prefill_ps_asm_fwd' ELSE 'aiter::v4_attention_with_output' END
+     AND CASE WHEN f.ext IN (3, 4) THEN d.ts_ns >= f.ts_ns AND d.ts_ns + d.dur_ns <= f.end_ns
+              ELSE d.ts_ns <= f.ts_ns AND f.end_ns <= d.ts_ns + d.dur_ns END
+    GROUP BY f.trace_id, f.event_id, f.ext
+), fg AS MATERIALIZED (   -- the GPU events TraceLens links under each frame (launched inside it, on its thread)
+    SELECT f.trace_id, f.event_id AS frame_id, g.event_id AS gpu_event_id, g.name AS kernel, g.cat AS gcat, g.stream,
+           _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
+    FROM fr f JOIN tl_gpu_event_ops g ON g.trace_id = f.trace_id AND g.tl_linked AND g.capture_trace_id IS NULL
+     AND g.launch_pid = f.pid AND g.launch_tid = f.tid AND g.launch_ts_ns >= f.ts_ns
+     AND g.launch_ts_ns + g.launch_dur_ns <= f.end_ns
+), v4k AS (   -- the kernels under each V4 donor: the mode, and H_Q and the head dim of its qk_norm_rope kernel
+    SELECT d.trace_id, d.donor_id,
+           CASE WHEN bool_or(starts_with(g.name, 'hca_')) THEN 'hca'
+                WHEN bool_or(starts_with(g.name, 'fused_compress_attn')
+                             OR starts_with(g.name, '_update_compressor_states_kernel')) THEN 'csa'
+                ELSE 'swa' END AS mode,
+           arg_min(TRY_CAST(regexp_extract(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)', 1) AS BIGINT), g.event_id)
+               FILTER (WHERE regexp_matches(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)')) AS h_q,
+           arg_min(TRY_CAST(regexp_extract(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)', 2) AS BIGINT), g.event_id)
+               FILTER (WHERE regexp_matches(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)')) AS d_h
+    FROM (SELECT DISTINCT f.trace_id, d.donor_id FROM fr f JOIN fd d ON d.trace_id = f.trace_id AND d.frame_id = f.event_id
+          WHERE f.ext = 5) d
+    JOIN _tl_infer_op_gpu p ON p.trace_id = d.trace_id AND p.uid = d.donor_id
+    JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
+    GROUP BY d.trace_id, d.donor_id
+), fsel AS (   -- the frames that get a pseudo op (a donor; GPU events for MLA and V4), with its name and model
+    SELECT f.*, d.donor_id, v.h_q AS v4_h_q, v.d_h AS v4_d_h,
+           CASE WHEN f.ext = 2 THEN 'pseudo_op::moe_flydsl_stage' || right(f.name, 1)
+                WHEN f.ext = 3 THEN 'pseudo_mla_decode_fwd' WHEN f.ext = 4 THEN 'pseudo_mla_prefill_fwd'
+                ELSE 'pseudo_v4_paged_decode_' || v.mode END AS pname,
+           CASE WHEN f.ext = 2 THEN 'moe_flydsl_stage' || right(f.name, 1)
+                WHEN f.ext = 3 THEN 'mla_decode_fwd' WHEN f.ext = 4 THEN 'pseudo_mla_prefill_fwd'
+                ELSE 'pseudo_v4_paged_decode' END AS pmodel,
+           CASE WHEN f.ext = 2 THEN 'MoE_unfused_fwd' ELSE 'InferenceAttention_fwd' END AS psheet,
+           CASE WHEN f.ext = 2 THEN right(f.name, 1)::BIGINT ELSE 0 END AS stage
+    FROM fr f JOIN fd d ON d.trace_id = f.trace_id AND d.frame_id = f.event_id
+    LEFT JOIN v4k v ON v.trace_id = d.trace_id AND v.donor_id = d.donor_id
+    WHERE f.ext = 2 OR EXISTS (SELECT 1 FROM fg g WHERE g.trace_id = f.trace_id AND g.frame_id = f.event_id)
+), fp AS (   -- numbered after the MoE pseudo ops, extension by extension: flydsl stage 1 then 2 (by the frame name's
+             -- first event, then id), MLA decode and prefill (the same), V4 by thread and start
+    SELECT f.*,
+           n.n - 1 + coalesce(c.k, 0)
+               + row_number() OVER (PARTITION BY f.trace_id
+                                    ORDER BY f.ext, f.stage, CASE WHEN f.ext = 5 THEN 0 ELSE f.name_first END,
+                                             CASE WHEN f.ext = 5 THEN TRY_CAST(f.pid AS BIGINT) END,
+                                             CASE WHEN f.ext = 5 THEN TRY_CAST(f.tid AS BIGINT) END,
+                                             CASE WHEN f.ext = 5 THEN f.ts_ns END, f.event_id) AS uid
+    FROM fsel f JOIN nev n ON n.trace_id = f.trace_id
+    LEFT JOIN (SELECT trace_id, count(*) AS k FROM pk GROUP BY ALL) c ON c.trace_id = f.trace_id
 ), inst AS (
     SELECT *, NULL::BIGINT AS moe_topk, NULL::BOOLEAN AS moe_gated, NULL::BIGINT AS pseudo_parent_uid,
-           NULL::BIGINT AS pseudo_gpu_event_id
+           NULL::BIGINT AS pseudo_gpu_event_id, NULL::BIGINT AS pseudo_frame_id, NULL::BIGINT AS v4_h_q,
+           NULL::BIGINT AS v4_d_h
     FROM inst0 WHERE model NOT IN ('moe_forward', 'rocm_aiter_fused_moe', 'outplace_fused_experts')
+    UNION ALL
+    SELECT f.trace_id, f.uid, d.event_id, d.trace_id, f.pname, f.pmodel, f.psheet, f.pid, f.tid, d.input_dims,
+           d.input_types, d.input_strides, d.concrete_inputs, f.ts_ns, f.dur_ns, f.ts_ns, f.dur_ns, NULL, NULL, NULL,
+           NULL, f.event_id, f.v4_h_q, f.v4_d_h
+    FROM fp f JOIN events d ON d.trace_id = f.trace_id AND d.event_id = f.donor_id
     UNION ALL
     SELECT p.trace_id, p.event_id, m.src_event_id, m.src_trace_id, p.name,
            CASE p.name WHEN 'pseudo_op::moe_triton_unfused_up' THEN 'moe_triton_unfused_up'
@@ -364,10 +473,13 @@ WITH RECURSIVE reg AS (
            CASE WHEN p.name = 'pseudo_op::moe_aiter_fused_1stage' THEN 'MoE_fused_fwd'
                 WHEN p.kernel IS NOT NULL THEN 'MoE_unfused_fwd' END,
            m.pid, m.tid, m.input_dims, m.input_types, m.input_strides, m.concrete_inputs, NULL, NULL, NULL, NULL,
-           p.moe_topk, p.moe_gated, p.moe_id, p.gpu_event_id
+           p.moe_topk, p.moe_gated, p.moe_id, p.gpu_event_id, NULL, NULL, NULL
     FROM pseudo p JOIN par m ON m.trace_id = p.trace_id AND m.event_id = p.moe_id
 ), k AS (
     SELECT k0.* FROM k0 SEMI JOIN inst i ON i.trace_id = k0.trace_id AND i.event_id = k0.event_id
+    UNION ALL
+    SELECT f.trace_id, f.uid, g.gpu_event_id, g.kernel, g.gcat, g.stream, g.s, g.e, g.dur_us
+    FROM fp f JOIN fg g ON g.trace_id = f.trace_id AND g.frame_id = f.event_id
     UNION ALL
     SELECT p.trace_id, p.event_id, k0.gpu_event_id, k0.kernel, k0.gcat, k0.stream, k0.s, k0.e, k0.dur_us
     FROM pseudo p JOIN k0 ON k0.trace_id = p.trace_id AND k0.event_id = p.moe_id AND k0.gpu_event_id = p.gpu_event_id
@@ -391,7 +503,8 @@ SELECT i.trace_id, i.event_id, i.name, i.model, i.sheet, i.pid, i.tid, i.input_d
        coalesce(b.kernels, []) AS kernels,
        coalesce(pn.v, 'Unknown') AS process_name, coalesce(pl.v, 'Unknown') AS process_label,
        coalesce(tn.v, 'Unknown') AS thread_name, a.annotation, i.moe_topk, i.moe_gated, i.pseudo_parent_uid,
-       i.pseudo_gpu_event_id
+       i.pseudo_gpu_event_id, i.pseudo_frame_id,
+       CASE WHEN i.pseudo_frame_id IS NOT NULL THEN i.src_event_id END AS pseudo_donor_id, i.v4_h_q, i.v4_d_h
 FROM inst i
 LEFT JOIN busy b ON b.trace_id = i.trace_id AND b.event_id = i.event_id
 LEFT JOIN ann a ON a.trace_id = i.trace_id AND a.event_id = i.event_id
@@ -530,8 +643,11 @@ FROM a WHERE h_k <> 0;
 --              (N_Q, H_Q, d_h_qk), the paged K and V caches = [3] and [4] (num_pages, page_size, H_KV, head
 --              dim): H_KV = K's second-last dim, d_h_v = V's last; N_KV = c_sk + g_sk; dtype_Q = Input type[2];
 --              no dtype_KV parameter (KV bytes at dtype_Q's size).
---   aiter_fmha_v3_varlen_fwd, aiter_mha_batch_prefill (aiter::fmha_v3_varlen_fwd, aiter::mha_batch_prefill; args
---              q, k, v, ...)  as inference_attention, d_h_v = the last dim of v (Input Dims[2]) when it has one.
+--   mla_decode_fwd (pseudo_mla_decode_fwd, with the args of aiter::mla_decode_stage1_asm_fwd: q, kv_buffer, ...)
+--              as inference_attention.
+--   aiter_fmha_v3_varlen_fwd, aiter_mha_batch_prefill, pseudo_mla_prefill_fwd (aiter::fmha_v3_varlen_fwd,
+--              aiter::mha_batch_prefill; the pseudo op with the args of aiter::mla_prefill_ps_asm_fwd; args q, k, v,
+--              ...)  as inference_attention, d_h_v = the last dim of v (Input Dims[2]) when it has one.
 --   mla_tilelang_sparse_fwd (sglang_profiler::tilelang_kernel_tilelang_sparse_fwd)  as inference_attention,
 --              d_h_v = 512 (TraceLens looks for Concrete Inputs at the event's top level, where the trace has none).
 --   pa_decode_gluon (aiter::pa_decode_gluon; args query, output, key_cache, ...)  N_Q, H_Q, d_h_qk = Input
@@ -561,6 +677,15 @@ FROM a WHERE h_k <> 0;
 --              type[0], dtype_KV = Input type[1] (dtype_Q without one); FLOPs pairs·H_Q·2·(d + d), bytes Q read and
 --              output written (2·N_Q·H_Q·d·bpe) + pairs·d·bpe_KV; Compute Spec 'matrix_' + the precision of dtype_Q
 --              (bf16 when it has none).
+--   pseudo_v4_paged_decode (pseudo_v4_paged_decode_swa / _csa / _hca, _V4PagedDecodeBase, with the args of
+--              aiter::v4_attention_with_output)  decode only: the context statistics set to 0; DeepSeek-V4-Flash's
+--              configuration (window W0 128, index_topk 512, 64 heads of 512); H_Q = v4_h_q (else 64), d = v4_d_h
+--              (else 512); N_Q = Input Dims[0][0] (g_sq when missing or 0); params B 1, N_Q, H_Q, H_V 1, H_K 1,
+--              N_KV g_sk, H_KV 1, d_h_qk = d_h_v = d, dropout 0.0, causal False, flash_impl True, the eight
+--              statistics, dtype_Q = dtype_KV = 'c10::bfloat16', sliding_window W: swa W0, csa W0 + min(ceil((g_sk /
+--              g_sq) / 4), 512), hca W0 + ceil((g_sk / g_sq) / 128) (float divisions); FLOPs and bytes as
+--              pa_decode_gluon with g_sqsk and g_sk capped at g_sq·W, two bytes an element; Compute Spec
+--              'matrix_bf16'. Without a parsed annotation it is dropped; with g_sq = 0 its model raises.
 --   sglang_store_cache (sglang::store_cache, args k, v, k_cache, v_cache, indices, ...): op_shape = k's shape
 --              (Input Dims[0]), nelems = its elements, dtype = Input type[0]; FLOPs 0, bytes 4·nelems·bpe (k
 --              and v read, their cache rows written; bpe 2 for an unknown dtype); Compute Spec 'vector_' + the
@@ -574,13 +699,14 @@ WITH e AS (
            json_extract(input_dims, '$[4]') AS vv,
            json_extract_string(input_types, '$[*]') AS ty,
            _perf_step_detailed(annotation) AS cs,   -- vLLM's detailed step annotation (perf/paged_attention)
-           CASE WHEN model IN ('aiter_fmha_v3_varlen_fwd', 'aiter_mha_batch_prefill')
+           CASE WHEN model IN ('aiter_fmha_v3_varlen_fwd', 'aiter_mha_batch_prefill', 'pseudo_mla_prefill_fwd')
                      AND json_type(json_extract(input_dims, '$[2]')) = 'ARRAY'
                      AND json_array_length(json_extract(input_dims, '$[2]')) >= 1
                 THEN json_extract(input_dims, '$[2]') ->> '$[-1]'
                 WHEN model = 'mla_tilelang_sparse_fwd' THEN '512' END AS d_v_set
     FROM query_table(ev) WHERE model IN ('inference_attention', 'aiter_paged_attention_ragged',
-                                         'aiter_fmha_v3_varlen_fwd', 'aiter_mha_batch_prefill', 'mla_tilelang_sparse_fwd')
+                                         'aiter_fmha_v3_varlen_fwd', 'aiter_mha_batch_prefill', 'mla_tilelang_sparse_fwd',
+                                         'mla_decode_fwd', 'pseudo_mla_prefill_fwd')
 ), a AS (
     SELECT trace_id, event_id, ragged, ty,
            q ->> '$[0]' AS n_q, (q ->> '$[1]')::BIGINT AS h_q, (q ->> '$[2]')::BIGINT AS d_qk,
@@ -607,6 +733,26 @@ WITH e AS (
     SELECT * FROM _tl_pa_decode_gluon_of(ev) WHERE g_sq <> 0
 ), gd AS (
     SELECT * FROM _tl_gdn_of(ev) WHERE n_tok <> 0
+), v40 AS (   -- the DeepSeek-V4 sparse paged-decode pseudo ops (DeepSeek-V4-Flash's configuration)
+    SELECT trace_id, event_id, substr(name, 24) AS mode, coalesce(nullif(v4_h_q, 0), 64) AS h_q,
+           coalesce(nullif(v4_d_h, 0), 512) AS d, _tl_shape(json_extract(input_dims, '$[0]')) AS q0,
+           _perf_step_detailed(annotation) AS cs
+    FROM query_table(ev) WHERE model = 'pseudo_v4_paged_decode'
+), v41 AS (
+    SELECT trace_id, event_id, mode, h_q, d, cs.g_sq::BIGINT AS g_sq, cs.g_sk::BIGINT AS g_sk,
+           cs.g_sqsq::BIGINT AS g_sqsq, cs.g_sqsk::BIGINT AS g_sqsk,
+           coalesce(CASE WHEN len(q0) >= 1 THEN nullif(q0[1], 0) END, cs.g_sq::BIGINT) AS n_q
+    FROM v40 WHERE cs.c_sq <> ''
+), v42 AS (
+    SELECT *, CASE mode WHEN 'csa' THEN CASE WHEN g_sq <= 0 THEN 128 + 512
+                                             ELSE 128 + least(ceil(g_sk::DOUBLE / g_sq / 4)::BIGINT, 512) END
+                        WHEN 'hca' THEN CASE WHEN g_sq <= 0 THEN 0 ELSE 128 + ceil(g_sk::DOUBLE / g_sq / 128)::BIGINT END
+                        ELSE 128 END AS sw
+    FROM v41 WHERE g_sq <> 0
+), v4 AS (
+    SELECT *, CASE WHEN sw > 0 AND g_sq <> 0 THEN least(g_sqsk, g_sq * sw) ELSE g_sqsk END AS g_sqsk_w,
+              CASE WHEN sw > 0 AND g_sq <> 0 THEN least(g_sk, g_sq * sw) ELSE g_sk END AS g_sk_w
+    FROM v42
 ), sp0 AS (
     SELECT trace_id, event_id, _tl_shape(json_extract(input_dims, '$[0]')) AS q,
            _tl_shape(json_extract(input_dims, '$[2]')) AS pre, _tl_shape(json_extract(input_dims, '$[5]')) AS ext,
@@ -691,7 +837,25 @@ SELECT trace_id, event_id,
        pairs * h_q * 2 * (d + d),
        2 * n_q * h_q * d * coalesce(_tl_bpe(dt_q), 2) + pairs * d * coalesce(_tl_bpe(dt_kv), _tl_bpe(dt_q), 2),
        'matrix_' || coalesce(CASE WHEN dt_q <> '' THEN _tl_precision(dt_q) END, 'bf16')
-FROM sp;
+FROM sp
+UNION ALL
+SELECT trace_id, event_id,
+       [{'k': 'B', 'v': '1', 't': 'i'}, {'k': 'N_Q', 'v': n_q::VARCHAR, 't': 'i'},
+        {'k': 'H_Q', 'v': h_q::VARCHAR, 't': 'i'}, {'k': 'H_V', 'v': '1', 't': 'i'}, {'k': 'H_K', 'v': '1', 't': 'i'},
+        {'k': 'N_KV', 'v': g_sk::VARCHAR, 't': 'i'}, {'k': 'H_KV', 'v': '1', 't': 'i'},
+        {'k': 'd_h_qk', 'v': d::VARCHAR, 't': 'i'}, {'k': 'd_h_v', 'v': d::VARCHAR, 't': 'i'},
+        {'k': 'dropout', 'v': '0.0', 't': 'f'}, {'k': 'causal', 'v': 'False', 't': NULL},
+        {'k': 'flash_impl', 'v': 'True', 't': NULL},
+        {'k': 'c_sq', 'v': '0', 't': 'i'}, {'k': 'c_sk', 'v': '0', 't': 'i'}, {'k': 'c_sqsq', 'v': '0', 't': 'i'},
+        {'k': 'c_sqsk', 'v': '0', 't': 'i'}, {'k': 'g_sq', 'v': g_sq::VARCHAR, 't': 'i'},
+        {'k': 'g_sk', 'v': g_sk::VARCHAR, 't': 'i'}, {'k': 'g_sqsq', 'v': g_sqsq::VARCHAR, 't': 'i'},
+        {'k': 'g_sqsk', 'v': g_sqsk::VARCHAR, 't': 'i'}, {'k': 'dtype_Q', 'v': 'c10::bfloat16', 't': 's'},
+        {'k': 'dtype_KV', 'v': 'c10::bfloat16', 't': 's'}, {'k': 'sliding_window', 'v': sw::VARCHAR, 't': 'i'}],
+       h_q::HUGEINT * (2 * g_sqsk_w * d) + h_q::HUGEINT * (2 * g_sqsk_w * d),
+       (g_sq::HUGEINT * h_q * d + g_sq::HUGEINT * h_q * d + g_sq::HUGEINT * d + g_sq::HUGEINT * d) * 2
+       + ((g_sk_w - g_sq)::HUGEINT * d + (g_sk_w - g_sq)::HUGEINT * d) * 2,
+       'matrix_bf16'
+FROM v4;
 
 -- _tl_perf_infer_attention: the instances of the inference report's InferenceAttention_fwd sheet (the merged tree's
 -- ops, _tl_infer_perf_events), in _tl_perf_summary's input form.
@@ -699,7 +863,7 @@ CREATE OR REPLACE VIEW _tl_perf_infer_attention AS SELECT * FROM _tl_perf_attent
 
 -- _tl_attention_unimplemented_of(ev): the inference attention instances of ev (as _tl_perf_attention_of) whose
 -- TraceLens model raises NotImplementedError (see _tl_perf_attention_of): a parsed annotation with c_sq = g_sq = 0 (the decode
--- kernel: g_sq = 0), the gated delta net without a parsed annotation or without tokens. TraceLens's unified perf
+-- kernels: g_sq = 0), the gated delta net without a parsed annotation or without tokens. TraceLens's unified perf
 -- table leaves their ops out (build_df_unified_perf_table), their kernels with them.
 --   trace_id, event_id   the instance
 CREATE OR REPLACE MACRO _tl_attention_unimplemented_of(ev) AS TABLE
@@ -711,7 +875,8 @@ SELECT trace_id, event_id FROM (
            json_extract(input_dims, '$[4]') AS vv, model = 'aiter_paged_attention_ragged' AS ragged,
            json_extract_string(input_types, '$[*]') AS ty, _perf_step_detailed(annotation) AS cs
     FROM query_table(ev) WHERE model IN ('inference_attention', 'aiter_paged_attention_ragged',
-                                         'aiter_fmha_v3_varlen_fwd', 'aiter_mha_batch_prefill', 'mla_tilelang_sparse_fwd'))
+                                         'aiter_fmha_v3_varlen_fwd', 'aiter_mha_batch_prefill', 'mla_tilelang_sparse_fwd',
+                                         'mla_decode_fwd', 'pseudo_mla_prefill_fwd'))
 WHERE cs.c_sq <> '' AND json_type(q) = 'ARRAY' AND json_array_length(q) = 3
   AND json_type(kk) = 'ARRAY' AND json_array_length(kk) >= CASE WHEN ragged THEN 2 ELSE 3 END
   AND (NOT ragged OR (json_type(vv) = 'ARRAY' AND json_array_length(vv) >= 1))
@@ -721,6 +886,10 @@ UNION ALL
 SELECT trace_id, event_id FROM _tl_pa_decode_gluon_of(ev) WHERE g_sq = 0
 UNION ALL
 SELECT trace_id, event_id FROM _tl_gdn_of(ev) WHERE n_tok = 0
+UNION ALL
+SELECT trace_id, event_id FROM query_table(ev)
+WHERE model = 'pseudo_v4_paged_decode' AND coalesce(_perf_step_detailed(annotation).c_sq, '') <> ''
+  AND _perf_step_detailed(annotation).g_sq::BIGINT = 0
 UNION ALL
 SELECT trace_id, event_id FROM query_table(ev)
 WHERE model = 'gdn_attention_core' AND coalesce(_perf_step_detailed(annotation).c_sq, '') = '';
@@ -772,46 +941,22 @@ SELECT * FROM _tl_perf_attention_sheet('_tl_perf_infer_attention', '_tl_infer_pe
 -- perf report (generate_perf_report_pytorch: the trace's own cpu_ops, its class map always holding the extension's
 -- entries), in _tl_infer_perf_events's form; that report annotates only vllm::unified_attention_with_output (its
 -- apply_annotation name_filters): annotation is the first user_annotation (by start) holding such an op, else NULL.
--- Kernels and names as _tl_perf_events (peers/tracelens/perf_ops).
+-- Kernels and names as _tl_perf_events (peers/tracelens/perf_ops, _tl_perf_events_of).
 -- @materialize report-tracelens
 CREATE OR REPLACE VIEW _tl_perf_attention_events AS
 WITH ev AS MATERIALIZED (
-    SELECT e.trace_id, e.event_id, e.name, r.model, r.sheet, e.pid, e.tid, e.input_dims, e.input_types,
-           e.input_strides, e.concrete_inputs, e.ts_ns, e.dur_ns
-    FROM events e JOIN tl_perf_infer_model_ops r ON r.name = e.name
-    WHERE e.cat = 'cpu_op'
-), k AS (
-    SELECT p.trace_id, p.op_event_id AS event_id, g.event_id AS gpu_event_id, g.name AS kernel, g.stream,
-           _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
-    FROM _tree_op_gpu_pairs p
-    SEMI JOIN ev ON ev.trace_id = p.trace_id AND ev.event_id = p.op_event_id
-    JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
-    WHERE g.tl_linked
-), busy AS (
-    SELECT trace_id, event_id, sum(_tree_busy_ns(s, e, prev_e)) AS kernel_time_us,
-           list({'name': kernel, 'stream': stream, 'dur_us': dur_us} ORDER BY s, gpu_event_id) AS kernels
-    FROM (SELECT *, max(e) OVER (PARTITION BY trace_id, event_id ORDER BY s, e
-                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
-          FROM k)
-    GROUP BY trace_id, event_id
+    SELECT * FROM _tl_perf_events_of('tl_perf_infer_model_ops')
 ), ann AS (
     SELECT i.trace_id, i.event_id, arg_min(a.name, (a.ts_ns, a.event_id)) AS annotation
-    FROM ev i JOIN events a ON a.trace_id = i.trace_id AND a.cat = 'user_annotation'
-     AND _us_f64(a.ts_ns) <= _us_f64(i.ts_ns)
-     AND _us_f64(i.ts_ns) + _us_f64(i.dur_ns) < _us_f64(a.ts_ns) + _us_f64(a.dur_ns)
+    FROM ev i JOIN events o ON o.trace_id = i.trace_id AND o.event_id = i.event_id
+    JOIN events a ON a.trace_id = i.trace_id AND a.cat = 'user_annotation'
+     AND _us_f64(a.ts_ns) <= _us_f64(o.ts_ns)
+     AND _us_f64(o.ts_ns) + _us_f64(o.dur_ns) < _us_f64(a.ts_ns) + _us_f64(a.dur_ns)
     WHERE starts_with(i.name, 'vllm::unified_attention_with_output')
     GROUP BY i.trace_id, i.event_id
 )
-SELECT ev.* EXCLUDE (ts_ns, dur_ns), coalesce(b.kernel_time_us, 0.0) AS kernel_time_us,
-       coalesce(b.kernels, []) AS kernels, coalesce(pn.v, 'Unknown') AS process_name,
-       coalesce(pl.v, 'Unknown') AS process_label, coalesce(tn.v, 'Unknown') AS thread_name, a.annotation
-FROM ev
-LEFT JOIN busy b ON b.trace_id = ev.trace_id AND b.event_id = ev.event_id
-LEFT JOIN ann a ON a.trace_id = ev.trace_id AND a.event_id = ev.event_id
-LEFT JOIN _tl_process_meta pn ON pn.trace_id = ev.trace_id AND pn.kind = 'process_name' AND pn.pid = ev.pid
-LEFT JOIN _tl_process_meta pl ON pl.trace_id = ev.trace_id AND pl.kind = 'process_labels' AND pl.pid = ev.pid
-LEFT JOIN _tl_process_meta tn ON tn.trace_id = ev.trace_id AND tn.kind = 'thread_name' AND tn.pid = ev.pid
-                              AND tn.tid = ev.tid;
+SELECT ev.*, a.annotation, NULL::BIGINT AS v4_h_q, NULL::BIGINT AS v4_d_h
+FROM ev LEFT JOIN ann a ON a.trace_id = ev.trace_id AND a.event_id = ev.event_id;
 
 -- _tl_perf_attention: the instances of the perf report's InferenceAttention_fwd sheet, in _tl_perf_summary's input
 -- form (_tl_perf_attention_of over _tl_perf_attention_events).
@@ -907,6 +1052,46 @@ SELECT trace_id, event_id,
        'matrix_' || _tl_precision(dt_in) AS compute_spec
 FROM b;
 
+-- _tl_perf_infer_moe_flydsl: one row per flydsl MoE pseudo op (pseudo_op::moe_flydsl_stage1 / _stage2) TraceLens
+-- keeps, in _tl_perf_summary's input form (moe_flydsl_stage1 / moe_flydsl_stage2, _flydsl_extract_param_details in
+-- TraceLens/PerfModel/extensions/moe_perf_model_extensions.py), from the aiter::fused_moe_'s args (hidden_states,
+-- w1, w2, topk_weights, ...; d = Input Dims, ty = Input type), the layout of the fused aiter MoE pseudo op:
+-- num_tokens M = d[0][0]; (num_experts E, ·, ·) = d[1] (w1, exactly three dims); (·, hidden_dim K, n) = d[2]
+-- (w2, exactly three dims); inter_dim N = n · (K // d[1][-1]) (FP4/INT4 packing); topk = d[3][1]; gated = d[1][1]
+-- = 2N; input_dtype ty[0], weight_dtype ty[1] (both stages take all eight parameters). FLOPs and bytes of
+-- UnfusedMoE_Up (stage 1) and UnfusedMoE_Down (stage 2) of peers/tracelens/perf_moe, the output at the input's
+-- size (_tl_moe_bpe: an unknown input type counts 2 bytes, an unknown weight type 1). Compute Spec 'matrix_' + the
+-- precision of weight_dtype (an MXFP4 stage runs on the FP4 matrix units). Other shapes drop the instance.
+CREATE OR REPLACE VIEW _tl_perf_infer_moe_flydsl AS
+WITH e AS (
+    SELECT trace_id, event_id, model = 'moe_flydsl_stage1' AS up, json_extract_string(input_types, '$[*]') AS ty,
+           _tl_shape(json_extract(input_dims, '$[0]')) AS s0, _tl_shape(json_extract(input_dims, '$[1]')) AS s1,
+           _tl_shape(json_extract(input_dims, '$[2]')) AS s2, _tl_shape(json_extract(input_dims, '$[3]')) AS s3
+    FROM _tl_infer_perf_events WHERE model IN ('moe_flydsl_stage1', 'moe_flydsl_stage2')
+), a AS (
+    SELECT trace_id, event_id, up, s0[1] AS m, s2[2] AS k, s2[3] * (s2[2] // s1[-1]) AS n, s1[1] AS ne,
+           s3[2] AS topk, s1, ty[1] AS dt_in, ty[2] AS dt_w
+    FROM e
+    WHERE len(s0) >= 1 AND len(s1) = 3 AND len(s2) = 3 AND len(s3) >= 2 AND s1[-1] <> 0 AND s1[1] <> 0
+      AND len(ty) >= 2
+), b AS (
+    SELECT *, s1[2] = 2 * n AS gated, coalesce(_tl_moe_bpe(dt_in), 2) AS b_in, coalesce(_tl_moe_bpe(dt_w), 1) AS b_w,
+           _tl_moe_e_active(ne, topk, m) AS e_active
+    FROM a
+)
+SELECT trace_id, event_id,
+       [{'k': 'num_tokens', 'v': m::VARCHAR, 't': 'i'}, {'k': 'hidden_dim', 'v': k::VARCHAR, 't': 'i'},
+        {'k': 'inter_dim', 'v': n::VARCHAR, 't': 'i'}, {'k': 'num_experts', 'v': ne::VARCHAR, 't': 'i'},
+        {'k': 'topk', 'v': topk::VARCHAR, 't': 'i'}, {'k': 'gated', 'v': _tl_py_bool(gated), 't': NULL},
+        {'k': 'input_dtype', 'v': dt_in, 't': 's'}, {'k': 'weight_dtype', 'v': dt_w, 't': 's'}] AS params,
+       CASE WHEN up THEN 2 * m::HUGEINT * k * n * topk * CASE WHEN gated THEN 2 ELSE 1 END
+            ELSE 2 * m::HUGEINT * n * k * topk END AS flops,
+       CASE WHEN up THEN (m * k)::DOUBLE * b_in + e_active * CASE WHEN gated THEN 2 ELSE 1 END * k * n * b_w
+                         + (m * n * topk)::DOUBLE * b_in
+            ELSE (m * n * topk)::DOUBLE * b_in + e_active * n * k * b_w + (m * k)::DOUBLE * b_in END AS bytes,
+       'matrix_' || _tl_precision(dt_w) AS compute_spec
+FROM b;
+
 -- _tl_perf_infer_moe_ops: one row per MoE_unfused_fwd or MoE_aux_fwd op instance of the inference report's tree
 -- TraceLens keeps, in _tl_perf_summary's input form: the models of peers/tracelens/perf_moe over the merged tree.
 CREATE OR REPLACE VIEW _tl_perf_infer_moe_ops AS SELECT * FROM _tl_perf_moe_of('_tl_infer_perf_events');
@@ -916,6 +1101,7 @@ CREATE OR REPLACE VIEW _tl_perf_infer_moe_ops AS SELECT * FROM _tl_perf_moe_of('
 CREATE OR REPLACE VIEW _tl_perf_infer_moe_all AS
 SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe_gptq
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe_flydsl
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_infer_moe_ops;
 
 -- tl_perf_infer_moe_unfused_fwd: TraceLens's MoE_unfused_fwd.csv of its inference report, one row per trace and
@@ -942,14 +1128,7 @@ FROM _tl_perf_moe_sheet('_tl_perf_infer_moe_all', '_tl_infer_perf_events', 'MoE_
 -- params.
 -- @output report-tracelens-module 28 MoE_aux_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_moe_aux_fwd AS
-SELECT trace_id, name, "param: operands", "param: shape_in1", "param: shape_in2", "param: dtype_in1_in2_out",
-       "param: stride_input1", "param: stride_input2", "param: stride_output",
-       * EXCLUDE (trace_id, name, "param: operands", "param: shape_in1", "param: shape_in2", "param: dtype_in1_in2_out",
-                  "param: stride_input1", "param: stride_input2", "param: stride_output", "param: num_tokens",
-                  "param: hidden_dim", "param: inter_dim", "param: num_experts", "param: topk", "param: gated",
-                  "param: input_dtype", "param: weight_dtype", "param: output_dtype", "param: m_work", "param: N",
-                  "param: K")
-FROM _tl_perf_moe_sheet('_tl_perf_infer_moe_ops', '_tl_infer_perf_events', 'MoE_aux_fwd', true);
+SELECT * FROM _tl_perf_moe_aux_sheet('_tl_perf_infer_moe_ops', '_tl_infer_perf_events', true);
 
 -- _tl_perf_infer_moe_fused: one row per fused aiter MoE pseudo op TraceLens keeps and per aiter fused MoE op called
 -- directly (aiter::fmoe_fp8_blockscale_g1u1, aiter::fmoe_g1u1: peers/tracelens/perf_moe), in _tl_perf_summary's
@@ -1003,7 +1182,7 @@ SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_moe_
 --   GFLOPS_first ... UID_first  the statistics of _tl_perf_summary_of
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
--- @output report-tracelens-module 29 MoE_fused_fwd EXCLUDE rank ORDER BY trace_id, rank
+-- @output report-tracelens-module 40 MoE_fused_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_moe_fused_fwd AS
 SELECT trace_id, name, "param: num_tokens", "param: hidden_dim", "param: inter_dim", "param: num_experts",
        "param: topk", "param: gated", "param: input_dtype", "param: weight_dtype", "param: output_dtype",
@@ -1046,3 +1225,93 @@ SELECT * FROM _tl_perf_fused_rope_sheet('_tl_perf_infer_fused_rope', '_tl_infer_
 -- @output report-tracelens-module 36 mHC_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_infer_mhc_fwd AS
 SELECT * FROM _tl_perf_mhc_sheet('_tl_perf_infer_mhc', '_tl_infer_perf_events', true);
+
+-- tl_perf_infer_sdpa_fwd: TraceLens's SDPA_fwd.csv of its inference report: the rows of tl_perf_sdpa_fwd
+-- (peers/tracelens/perf_sdpa) grouped by num_kernels too (GPU events per instance), that column after the params
+-- (its generate_perf_report_pytorch summarises every forward table with group_by_num_kernels); the instances are
+-- the trace's own ops, without flash_attn's varlen backward, which that report takes out and does not write.
+-- @output report-tracelens-module 10 SDPA_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_sdpa_fwd AS
+SELECT * FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa', '_tl_perf_events', by_kernels := true)
+WHERE name NOT IN (SELECT name FROM _tl_perf_moved_bwd_ops);
+
+-- tl_perf_infer_normalization_fwd: TraceLens's Normalization_fwd.csv of its inference report (which names every
+-- sheet but GEMM and the elementwise ones <category>_fwd): the rows of tl_perf_normalization
+-- (peers/tracelens/perf_norm), forward and backward ops, grouped by num_kernels too (GPU events per instance),
+-- that column after the params.
+-- @output report-tracelens-module 15 Normalization_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_normalization_fwd AS SELECT * FROM _tl_perf_normalization_sheet(true);
+
+-- tl_perf_infer_reduce_bwd: no rows: TraceLens's inference report writes no backward sheet (as
+-- tl_perf_infer_ssm_bwd); the columns of tl_perf_reduce_bwd.
+-- @output report-tracelens-module 14 Reduce_bwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_reduce_bwd AS SELECT * FROM tl_perf_reduce_bwd WHERE false;
+
+-- tl_perf_infer_sdpa_bwd: no rows (no backward sheet in the inference report); the columns of tl_perf_sdpa_bwd.
+-- @output report-tracelens-module 17 SDPA_bwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_sdpa_bwd AS SELECT * FROM tl_perf_sdpa_bwd WHERE false;
+
+-- tl_perf_infer_conv_bwd: no rows (no backward sheet in the inference report); the columns of tl_perf_conv_bwd.
+-- @output report-tracelens-module 18 CONV_bwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_conv_bwd AS SELECT * FROM tl_perf_conv_bwd WHERE false;
+
+-- tl_perf_infer_binary_elementwise: TraceLens's BinaryElementwise.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_binary_elementwise (peers/tracelens/perf_elementwise) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 12 BinaryElementwise EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_binary_elementwise AS SELECT * FROM _tl_perf_binary_sheet(true);
+
+-- tl_perf_infer_reduce_fwd: TraceLens's Reduce_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_reduce_fwd (peers/tracelens/perf_reduce) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 13 Reduce_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_reduce_fwd AS SELECT * FROM _tl_perf_reduce_sheet(true);
+
+-- tl_perf_infer_rope_fwd: TraceLens's RoPE_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_rope_fwd (peers/tracelens/perf_rope) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 22 RoPE_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_rope_fwd AS SELECT * FROM _tl_perf_rope_sheet(true);
+
+-- tl_perf_infer_group_quant_fwd: TraceLens's GroupQuant_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_group_quant_fwd (peers/tracelens/perf_group_quant) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 23 GroupQuant_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_group_quant_fwd AS SELECT * FROM _tl_perf_group_quant_sheet(true);
+
+-- tl_perf_infer_grouped_gemm_fwd: TraceLens's GroupedGEMM_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_grouped_gemm_fwd (peers/tracelens/perf_grouped_gemm) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 24 GroupedGEMM_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_grouped_gemm_fwd AS SELECT * FROM _tl_perf_grouped_gemm_sheet(true);
+
+-- tl_perf_infer_moe_comm_fwd: TraceLens's MoE_comm_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_moe_comm_fwd (peers/tracelens/perf_misc) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 25 MoE_comm_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_moe_comm_fwd AS SELECT * FROM _tl_perf_moe_comm_sheet(true);
+
+-- tl_perf_infer_cross_entropy_fwd: TraceLens's CrossEntropy_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_cross_entropy_fwd (peers/tracelens/perf_misc) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 26 CrossEntropy_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_cross_entropy_fwd AS SELECT * FROM _tl_perf_cross_entropy_sheet(true);
+
+-- tl_perf_infer_custom_collective_fwd: TraceLens's CustomCollective_fwd.csv of its inference report, which summarises every forward
+-- table with group_by_num_kernels: the rows of tl_perf_custom_collective_fwd (peers/tracelens/perf_custom_collective) grouped by num_kernels
+-- too (GPU events per instance), that column after the params.
+-- @output report-tracelens-module 27 CustomCollective_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_custom_collective_fwd AS SELECT * FROM _tl_perf_custom_collective_sheet(true);
+
+-- tl_perf_infer_conv_fwd: TraceLens's CONV_fwd.csv of its inference report: the convolution summary of
+-- peers/tracelens/perf_conv grouped by num_kernels too (GPU events per instance), that column after the params;
+-- that report takes only aten::convolution_backward (and flash_attn's varlen backward) out of it, so the fused
+-- backward ops (ConvBias_Backward, ConvBiasReLU_Backward) stay in this sheet.
+-- @output report-tracelens-module 16 CONV_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_conv_fwd AS
+SELECT * FROM _tl_perf_conv_rows(true) WHERE name <> 'aten::convolution_backward' ORDER BY trace_id, rank;
+
+-- tl_perf_infer_elementwise_fwd: TraceLens's elementwise_fwd.csv of its inference report (tl_perf_elementwise_fwd,
+-- peers/tracelens/perf_misc, grouped by num_kernels too).
+-- @output report-tracelens-module 41 elementwise_fwd EXCLUDE rank ORDER BY trace_id, rank
+CREATE OR REPLACE VIEW tl_perf_infer_elementwise_fwd AS SELECT * FROM _tl_perf_mixed_sample_sheet(true);

@@ -5,11 +5,16 @@
 -- Facts credited to TraceLens (AMD-AGI/TraceLens, MIT licence, commit 171dd74), read from
 -- TraceLens/TreePerf/tree_perf.py (collect_unified_perf_events, build_df_unified_perf_table,
 -- summarize_df_unified_perf_table), TraceLens/Reporting/generate_perf_report_pytorch.py (_find_entry_point) and
--- TraceLens/Trace2Tree/extensions/pseudo_ops_utils.py (inject_pseudo_op); the code is ours.
+-- TraceLens/Trace2Tree/extensions/pseudo_ops_utils.py (inject_pseudo_op, inject_pseudo_op_wrap_children,
+-- inject_pseudo_op_above_event); the code is ours.
 --   tree        the inference report's tree (peers/tracelens/perf_infer): the trace's own events, the capture
---               windows merged under their graph launch (moved to its start and duration), and the MoE pseudo
+--               windows merged under their graph launch (moved to its start and duration), the MoE pseudo
 --               ops, each the child of its kernel's launch's parent with that launch below it, no duration and
---               the moe_forward's args. Its ops are collected by the rule of peers/tracelens/perf_unified
+--               the moe_forward's args, and the frame pseudo ops (flydsl, MLA, DeepSeek-V4 decode) with their
+--               frame's duration and their donor's args: an MLA or V4 one between its frame and the frame's
+--               children, a flydsl one between its frame and the frame's parent, so in the ops' tree each sits under
+--               the innermost cpu_op around the frame, over the ops inside the frame that hung from that op, and is
+--               the innermost op of the kernels launched in the frame outside any cpu_op. Its ops are collected by the rule of peers/tracelens/perf_unified
 --               (_tl_unified_collect) with the inference registry (tl_perf_model_ops, tl_perf_infer_model_ops,
 --               the modelled pseudo ops, torch.compile's Triton ops); GPU events of no collected op become
 --               synthetic ops numbered after the pseudo ops.
@@ -52,15 +57,38 @@ WITH RECURSIVE lk AS MATERIALIZED (   -- the GPU events TraceLens links
     FROM tl_gpu_event_ops WHERE tl_linked
 ), pseudo AS MATERIALIZED (
     SELECT * FROM _tl_infer_perf_events WHERE pseudo_parent_uid IS NOT NULL
+), fps AS MATERIALIZED (   -- the frame pseudo ops (flydsl MoE stages, MLA, DeepSeek-V4 decode): their frame's window,
+                           -- the frame's parent in the call stack, the innermost cpu_op around the frame (around_id)
+                           -- and whether the op wraps the frame's children (else it sits above the frame)
+    SELECT s.trace_id, s.event_id AS uid, s.name, s.sheet, s.pseudo_frame_id AS frame_id, s.pseudo_donor_id AS donor_id,
+           f.pid, f.tid, f.ts_ns, f.ts_ns + f.dur_ns AS end_ns, f.dur_ns, n.tree_parent_id AS frame_parent,
+           NOT starts_with(s.name, 'pseudo_op::moe_flydsl') AS wrap,
+           (SELECT arg_max(a.event_id, (a.ts_ns, a.event_id)) FROM events a
+            WHERE a.trace_id = f.trace_id AND a.cat = 'cpu_op' AND a.pid = f.pid AND a.tid = f.tid
+              AND a.ts_ns <= f.ts_ns AND f.ts_ns + f.dur_ns <= a.ts_ns + a.dur_ns) AS around_id
+    FROM _tl_infer_perf_events s JOIN events f ON f.trace_id = s.trace_id AND f.event_id = s.pseudo_frame_id
+    LEFT JOIN _tl_stack_nodes n ON n.trace_id = f.trace_id AND n.event_id = f.event_id
+), fpg AS MATERIALIZED (   -- their GPU events (launched inside the frame); the op is the innermost one around the
+                           -- launch unless a cpu_op inside the frame is
+    SELECT x.trace_id, x.uid, o.event_id AS gpu_event_id,
+           o.op_event_id IS NOT DISTINCT FROM x.around_id AS is_direct
+    FROM fps x JOIN tl_gpu_event_ops o ON o.trace_id = x.trace_id AND o.tl_linked AND o.capture_trace_id IS NULL
+     AND o.launch_pid = x.pid AND o.launch_tid = x.tid AND o.launch_ts_ns >= x.ts_ns
+     AND o.launch_ts_ns + o.launch_dur_ns <= x.end_ns
 ), g AS MATERIALIZED (   -- (op, GPU event) pairs of the tree; a pseudo op is its kernel's innermost op
     SELECT p.trace_id, p.uid AS op_event_id, p.gpu_event_id,
            p.is_direct AND NOT EXISTS (SELECT 1 FROM pseudo s WHERE s.trace_id = p.trace_id
-                                                             AND s.pseudo_gpu_event_id = p.gpu_event_id) AS is_direct,
+                                                             AND s.pseudo_gpu_event_id = p.gpu_event_id)
+           AND NOT EXISTS (SELECT 1 FROM fpg f WHERE f.trace_id = p.trace_id AND f.gpu_event_id = p.gpu_event_id
+                                                AND f.is_direct) AS is_direct,
            k.is_nccl
     FROM _tl_infer_op_gpu p JOIN lk k ON k.trace_id = p.trace_id AND k.event_id = p.gpu_event_id
     UNION ALL
     SELECT s.trace_id, s.event_id, s.pseudo_gpu_event_id, true, k.is_nccl
     FROM pseudo s JOIN lk k ON k.trace_id = s.trace_id AND k.event_id = s.pseudo_gpu_event_id
+    UNION ALL
+    SELECT f.trace_id, f.uid, f.gpu_event_id, f.is_direct, k.is_nccl
+    FROM fpg f JOIN lk k ON k.trace_id = f.trace_id AND k.event_id = f.gpu_event_id
 ), launch AS MATERIALIZED (   -- graph launch of each merged window
     SELECT DISTINCT l.trace_id, l.graph_index, l.graph_launch_event_id, e.ts_ns, e.dur_ns
     FROM graph_capture_links l JOIN events e ON e.trace_id = l.trace_id AND e.event_id = l.graph_launch_event_id
@@ -72,7 +100,7 @@ WITH RECURSIVE lk AS MATERIALIZED (   -- the GPU events TraceLens links
      AND pc.capture_trace_id = c.capture_trace_id AND pc.event_id = x.op_event_id
     WHERE c.cat = 'cpu_op'
 ), ops_a AS MATERIALIZED (   -- the trace's own cpu_ops and the capture ops
-    SELECT c.trace_id, c.event_id AS uid, c.op_event_id AS parent_id, _tl_op_name(e.name) AS name,
+    SELECT c.trace_id, c.event_id AS uid, coalesce(fx.uid, c.op_event_id) AS parent_id, _tl_op_name(e.name) AS name,
            e.trace_id AS src_trace_id,
            e.event_id AS src_event_id, r.ts_ns AS k1, c.top_op_event_id AS k2, e.ts_ns AS k3, e.event_id AS k4,
            0 AS k5, e.dur_ns, NULL::BIGINT AS pseudo_parent_uid, NULL::BIGINT AS pseudo_gpu_event_id,
@@ -80,15 +108,25 @@ WITH RECURSIVE lk AS MATERIALIZED (   -- the GPU events TraceLens links
     FROM cpu_event_context c
     JOIN events e ON e.trace_id = c.trace_id AND e.event_id = c.event_id
     JOIN events r ON r.trace_id = c.trace_id AND r.event_id = c.top_op_event_id
+    LEFT JOIN fps fx ON fx.trace_id = c.trace_id AND fx.pid = e.pid AND fx.tid = e.tid   -- an op inside a frame
+     AND e.ts_ns >= fx.ts_ns AND e.ts_ns + e.dur_ns <= fx.end_ns                        -- whose pseudo op is now
+     AND c.op_event_id IS NOT DISTINCT FROM fx.around_id                                -- between it and its parent
     WHERE c.anchor_kind = 'op'
     UNION ALL
     SELECT c.trace_id, c.uid, c.parent_id, _tl_op_name(e.name), c.capture_trace_id, c.src_event_id, l.ts_ns,
            l.graph_launch_event_id, l.ts_ns, l.graph_launch_event_id, c.uid, l.dur_ns, NULL, NULL, NULL
     FROM cap c JOIN events e ON e.trace_id = c.capture_trace_id AND e.event_id = c.src_event_id
     JOIN launch l ON l.trace_id = c.trace_id AND l.graph_index = c.graph_index
-), ops0 AS (   -- every op of the tree: those, and the pseudo ops, each taking its launch's place (by the
-               -- launch's id) under the launch's parent
+), ops0 AS (   -- every op of the tree: those, the frame pseudo ops (at their frame's place, under the op around
+               -- it), and the other pseudo ops, each taking its launch's place (by the launch's id) under the
+               -- launch's parent
     SELECT * FROM ops_a
+    UNION ALL
+    SELECT x.trace_id, x.uid, x.around_id, x.name, x.trace_id, x.donor_id, coalesce(t.ts_ns, x.ts_ns),
+           coalesce(a.top_op_event_id, x.uid), x.ts_ns, x.frame_id, 0, x.dur_ns, NULL, NULL, x.sheet
+    FROM fps x
+    LEFT JOIN cpu_event_context a ON a.trace_id = x.trace_id AND a.event_id = x.around_id AND a.anchor_kind = 'op'
+    LEFT JOIN events t ON t.trace_id = a.trace_id AND t.event_id = a.top_op_event_id
     UNION ALL
     SELECT s.trace_id, s.event_id, s.pseudo_parent_uid, s.name, m.src_trace_id, m.src_event_id, m.k1, m.k2, m.k3,
            m.k4, coalesce(cl.uid, m.k5), NULL, s.pseudo_parent_uid, s.pseudo_gpu_event_id, s.sheet
@@ -100,7 +138,7 @@ WITH RECURSIVE lk AS MATERIALIZED (   -- the GPU events TraceLens links
 ), ops AS MATERIALIZED (   -- the ops with GPU work, with their perf model
     SELECT o.trace_id, o.uid AS event_id, o.parent_id, o.name, o.src_trace_id, o.src_event_id, o.k1, o.k2, o.k3,
            o.k4, o.k5, o.dur_ns, o.pseudo_parent_uid, o.pseudo_gpu_event_id,
-           CASE WHEN o.pseudo_parent_uid IS NOT NULL THEN o.sheet IS NOT NULL
+           CASE WHEN o.pseudo_parent_uid IS NOT NULL OR o.sheet IS NOT NULL THEN o.sheet IS NOT NULL
                 ELSE o.name IN (SELECT name FROM tl_perf_model_ops UNION ALL SELECT name FROM tl_perf_infer_model_ops)
                      OR EXISTS (SELECT 1 FROM _tl_perf_triton t WHERE t.trace_id = o.src_trace_id
                                                                AND t.event_id = o.src_event_id) END AS model
@@ -121,10 +159,11 @@ WITH RECURSIVE lk AS MATERIALIZED (   -- the GPU events TraceLens links
     ANTI JOIN covered c ON c.trace_id = k.trace_id AND c.gpu_event_id = k.event_id
     WHERE NOT k.is_nccl
 ), last_uid AS (   -- the tree's largest id: its own events, merged windows and pseudo ops
-    SELECT t.trace_id, greatest(t.events_read - 1, max(c.uid), max(s.event_id)) AS n
+    SELECT t.trace_id, greatest(t.events_read - 1, max(c.uid), max(s.event_id), max(x.uid)) AS n
     FROM traces t
     LEFT JOIN _tl_infer_capture_events c ON c.trace_id = t.trace_id
     LEFT JOIN pseudo s ON s.trace_id = t.trace_id
+    LEFT JOIN fps x ON x.trace_id = t.trace_id
     GROUP BY t.trace_id, t.events_read
 ), synth AS (
     SELECT l.*, coalesce(l.parent_op, l.launch_uid) AS parent_id,
@@ -132,10 +171,17 @@ WITH RECURSIVE lk AS MATERIALIZED (   -- the GPU events TraceLens links
                                     CASE WHEN l.parent_op IS NULL THEN l.launch_uid END, l.ts_ns, l.gpu_event_id)
                AS uid
     FROM left_out l JOIN last_uid n ON n.trace_id = l.trace_id
-), node AS MATERIALIZED (   -- the call-stack nodes: the trace's own events and the merged capture events
-    SELECT trace_id, event_id AS uid, name, cat, tree_parent_id AS parent_uid, trace_id AS src_trace_id,
-           event_id AS src_event_id
-    FROM _tl_stack_nodes WHERE trace_id IN (SELECT trace_id FROM collected)
+), node AS MATERIALIZED (   -- the call-stack nodes: the trace's own events (a frame pseudo op between its frame and
+                             -- the frame's children, or above the frame) and the merged capture events
+    SELECT n.trace_id, n.event_id AS uid, n.name, n.cat, coalesce(x.uid, n.tree_parent_id) AS parent_uid,
+           n.trace_id AS src_trace_id, n.event_id AS src_event_id
+    FROM _tl_stack_nodes n
+    LEFT JOIN fps x ON x.trace_id = n.trace_id AND CASE WHEN x.wrap THEN n.tree_parent_id = x.frame_id
+                                                        ELSE n.event_id = x.frame_id END
+    WHERE n.trace_id IN (SELECT trace_id FROM collected)
+    UNION ALL
+    SELECT trace_id, uid, name, 'cpu_op', CASE WHEN wrap THEN frame_id ELSE frame_parent END, trace_id, donor_id
+    FROM fps
     UNION ALL
     SELECT trace_id, uid, name, cat, parent_uid, capture_trace_id, event_id FROM _tl_infer_capture_events
 ), real_rows AS (
@@ -221,7 +267,9 @@ WITH RECURSIVE lk AS MATERIALIZED (   -- the GPU events TraceLens links
     FROM events e SEMI JOIN rows_ r ON r.src_trace_id = e.trace_id AND r.src_event_id = e.event_id
 )
 SELECT r.trace_id, r.uid, r.ord, r.name,
-       CASE WHEN r.gpu_only IS NOT NULL AND regexp_matches(split_part(r.name, '->', 1), '^triton') THEN 'triton'
+       CASE WHEN r.gpu_only IS NOT NULL AND _tl_op_rule_category(r.name) IS NOT NULL   -- the registry's name
+            THEN _tl_op_rule_category(r.name)
+            WHEN r.gpu_only IS NOT NULL AND regexp_matches(split_part(r.name, '->', 1), '^triton') THEN 'triton'
             WHEN r.gpu_only IS NOT NULL AND regexp_matches(split_part(r.name, '->', 1), '^record_param_comms')
             THEN 'record_param_comms'
             WHEN r.gpu_only IS NULL AND nc.matched THEN nc.op_category

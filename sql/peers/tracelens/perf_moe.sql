@@ -53,7 +53,13 @@
 --       E_active·N·K·bpe_w·(2 if gated) + E_active·N·K·bpe_w + M·K·bpe_out (_tl_moe_bpe; unknown: input 1, weight
 --       1, output 2 bytes); Compute Spec 'matrix_' + the precision of input_dtype ('fp8' also for the name
 --       'bf16').
--- Not reproduced: the flydsl pseudo ops and aiter::topk_softplus (MoE_aux, perf_model_extensions.py).
+--   topk_softplus (aiter::topk_softplus: topk_weights, topk_indices, gating_output, ...; an _MHCBase model of
+--       TraceLens/PerfModel/extensions/perf_model_extensions.py, category MoE_aux)   (M, E) = d[2] (gating_output),
+--       topk = d[0][1]; params M, n = 1, C = E, E, topk, dtype_in = ty[2] ('c10::BFloat16' without one); FLOPs
+--       6·M·E; bytes M·E·bpe (the logits) + E·4 (the bias) + 2·M·topk·4 (weights and ids written), bpe from
+--       name2bpe (peers/tracelens/perf_ops _tl_bpe; None without one); Compute Spec 'vector_' + the precision of
+--       dtype_in.
+-- The flydsl MoE pseudo ops of the inference report: peers/tracelens/perf_infer.
 --
 -- @requires lib/pytext peers/tracelens/perf_ops
 
@@ -183,6 +189,18 @@ SELECT trace_id, event_id, [{'k': 'operands', 'v': '[' || coalesce(txt, '') || '
 FROM ops
 UNION ALL
 SELECT trace_id, event_id,
+       [{'k': 'M', 'v': m::VARCHAR, 't': 'i'}, {'k': 'n', 'v': '1', 't': 'i'}, {'k': 'C', 'v': ne::VARCHAR, 't': 'i'},
+        {'k': 'E', 'v': ne::VARCHAR, 't': 'i'}, {'k': 'topk', 'v': topk::VARCHAR, 't': 'i'},
+        {'k': 'dtype_in', 'v': dt, 't': 's'}],
+       6 * m::HUGEINT * ne, m::HUGEINT * ne * _tl_bpe(dt) + ne * 4 + 2 * m::HUGEINT * topk * 4,
+       'vector_' || _tl_precision(dt)
+FROM (SELECT trace_id, event_id, _tl_shape(json_extract(d, '$[2]')) AS g, _tl_shape(json_extract(d, '$[0]')) AS w,
+             g[1] AS m, g[2] AS ne, w[2] AS topk,
+             CASE WHEN len(ty) > 2 THEN ty[3] ELSE 'c10::BFloat16' END AS dt
+      FROM e WHERE model = 'topk_softplus')
+WHERE len(g) >= 2 AND len(w) >= 2
+UNION ALL
+SELECT trace_id, event_id,
        [{'k': 'shape_in1', 'v': _py_tuple1(to_json(a)), 't': NULL},
         {'k': 'shape_in2', 'v': _py_tuple1(to_json(b)), 't': NULL},
         {'k': 'dtype_in1_in2_out', 'v': _tl_py_strs([dt_a, dt_b, dt_b]), 't': NULL},
@@ -193,10 +211,10 @@ SELECT trace_id, event_id,
 FROM sx2
 WHERE list_bool_and(list_transform(pa, lambda x, i: x = pb[i] OR x = 1 OR pb[i] = 1));
 
--- _tl_perf_moe_sheet(tbl, ev, sheet, by_kernels): the rows of sheet (MoE_unfused_fwd or MoE_aux_fwd) from tbl
+-- _tl_perf_moe_sheet(tbl, ev, sheet, by_kernels): the rows of sheet (MoE_unfused_fwd or MoE_fused_fwd) from tbl
 -- (instances in _tl_perf_summary's input form) over ev (_tl_perf_events or a view with its columns), grouped by
 -- num_kernels too when by_kernels (the inference report): _tl_perf_summary_of's rows with the parameters of both
--- sheets as columns (see tl_perf_moe_unfused_fwd and tl_perf_moe_aux_fwd).
+-- sheets as columns (see tl_perf_moe_unfused_fwd and tl_perf_moe_fused_fwd).
 CREATE OR REPLACE MACRO _tl_perf_moe_sheet(tbl, ev, sheet, by_kernels) AS TABLE
 SELECT trace_id, name, _tl_perf_param(params, 'num_tokens') AS "param: num_tokens",
        _tl_perf_param(params, 'hidden_dim') AS "param: hidden_dim",
@@ -238,6 +256,26 @@ SELECT * EXCLUDE ("param: operands", "param: shape_in1", "param: shape_in2", "pa
                   "param: stride_input1", "param: stride_input2", "param: stride_output", num_kernels)
 FROM _tl_perf_moe_sheet('_tl_perf_moe', '_tl_perf_events', 'MoE_unfused_fwd', false);
 
+-- _tl_perf_moe_aux_sheet(tbl, ev, by_kernels): the rows of MoE_aux_fwd from tbl (instances in _tl_perf_summary's
+-- input form) over ev (_tl_perf_events or a view with its columns), grouped by num_kernels too when by_kernels
+-- (the inference report): _tl_perf_summary_of's rows with the sheet's parameters as columns (see
+-- tl_perf_moe_aux_fwd; a sheet of its own: topk_softplus's n and the unfused models' N would share a column name).
+CREATE OR REPLACE MACRO _tl_perf_moe_aux_sheet(tbl, ev, by_kernels) AS TABLE
+SELECT trace_id, name, _tl_perf_param(params, 'operands') AS "param: operands",
+       _tl_perf_param(params, 'shape_in1') AS "param: shape_in1",
+       _tl_perf_param(params, 'shape_in2') AS "param: shape_in2",
+       _tl_perf_param(params, 'dtype_in1_in2_out') AS "param: dtype_in1_in2_out",
+       _tl_perf_param(params, 'stride_input1') AS "param: stride_input1",
+       _tl_perf_param(params, 'stride_input2') AS "param: stride_input2",
+       _tl_perf_param(params, 'stride_output') AS "param: stride_output",
+       _tl_perf_param(params, 'M') AS "param: M", _tl_perf_param(params, 'n') AS "param: n",
+       _tl_perf_param(params, 'C') AS "param: C", _tl_perf_param(params, 'E') AS "param: E",
+       _tl_perf_param(params, 'topk') AS "param: topk", _tl_perf_param(params, 'dtype_in') AS "param: dtype_in",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of(tbl, ev, by_kernels) s
+WHERE s.sheet = 'MoE_aux_fwd'
+ORDER BY trace_id, rank;
+
 -- tl_perf_moe_aux_fwd: TraceLens's MoE_aux_fwd.csv of its perf report, one row per trace and group of MoE
 -- routing / sorting op instances with the same name and parameters; TraceLens's columns.
 --   trace_id                    the trace
@@ -245,19 +283,14 @@ FROM _tl_perf_moe_sheet('_tl_perf_moe', '_tl_perf_events', 'MoE_unfused_fwd', fa
 --   param: operands             (shape, dtype) of every operand (BiasedGroupedTopk, MoeSortScatterGather)
 --   param: shape_in1, shape_in2, dtype_in1_in2_out, stride_input1, stride_input2, stride_output
 --                               sglang_fused_append_shared_experts's parameters (strides always None)
+--   param: M, n, C, E, topk, dtype_in   topk_softplus's parameters (tokens, 1, experts twice, top-k, the logits'
+--                               dtype; a number missing from another model's rows prints as a float)
 --   GFLOPS_first ... UID_first  the statistics of peers/tracelens/perf_ops (_tl_perf_summary)
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 28 MoE_aux_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_moe_aux_fwd AS
-SELECT trace_id, name, "param: operands", "param: shape_in1", "param: shape_in2", "param: dtype_in1_in2_out",
-       "param: stride_input1", "param: stride_input2", "param: stride_output",
-       * EXCLUDE (trace_id, name, "param: operands", "param: shape_in1", "param: shape_in2", "param: dtype_in1_in2_out",
-                  "param: stride_input1", "param: stride_input2", "param: stride_output", "param: num_tokens",
-                  "param: hidden_dim", "param: inter_dim", "param: num_experts", "param: topk", "param: gated",
-                  "param: input_dtype", "param: weight_dtype", "param: output_dtype", "param: m_work", "param: N",
-                  "param: K", num_kernels)
-FROM _tl_perf_moe_sheet('_tl_perf_moe', '_tl_perf_events', 'MoE_aux_fwd', false);
+SELECT * EXCLUDE (num_kernels) FROM _tl_perf_moe_aux_sheet('_tl_perf_moe', '_tl_perf_events', false);
 
 -- _tl_perf_moe_fused_of(ev): one row per instance of ev (_tl_perf_events or a view with its columns) of aiter's fused
 -- MoE ops called directly (moe_aiter_fused_blockscale, see the top of this file) that TraceLens keeps, in

@@ -172,6 +172,22 @@ FROM (SELECT trace_id, event_id, json_extract(input_dims, '$[0]') AS x, _tl_shap
       FROM _tl_perf_events WHERE sheet = 'Normalization' AND model = 'fused_ln_modulate_backward')
 WHERE len(xs) >= 3 AND _tl_bpe(dt) IS NOT NULL;
 
+-- _tl_perf_normalization_sheet(by_kernels): the rows and columns of TraceLens's normalization sheet (see
+-- tl_perf_normalization), grouped by num_kernels too when by_kernels (the inference report; num_kernels, NULL
+-- otherwise, then follows the params in sheet_columns).
+CREATE OR REPLACE MACRO _tl_perf_normalization_sheet(by_kernels) AS TABLE
+SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
+       _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
+       _tl_perf_param(params, 'stride_input') AS "param: stride_input",
+       _tl_perf_param(params, 'stride_output') AS "param: stride_output",
+       _tl_perf_param(params, 'num_channels') AS "param: num_channels",
+       _tl_perf_param(params, 'has_bias') AS "param: has_bias", _tl_perf_param(params, 'is_affine') AS "param: is_affine",
+       _tl_perf_param(params, 'is_training') AS "param: is_training",
+       _tl_perf_param(params, 'output_mask') AS "param: output_mask",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_norm', '_tl_perf_events', by_kernels)
+ORDER BY trace_id, rank;
+
 -- tl_perf_normalization: TraceLens's Normalization.csv, one row per trace and group of normalization op
 -- instances (forward and backward) with the same name and parameters; TraceLens's column names
 -- (statistics: peers/tracelens/perf_ops).
@@ -185,14 +201,4 @@ WHERE len(xs) >= 3 AND _tl_bpe(dt) IS NOT NULL;
 --   sheet_columns                  the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 15 Normalization EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_normalization AS
-SELECT trace_id, name, _tl_perf_param(params, 'op_shape') AS "param: op_shape",
-       _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
-       _tl_perf_param(params, 'stride_input') AS "param: stride_input",
-       _tl_perf_param(params, 'stride_output') AS "param: stride_output",
-       _tl_perf_param(params, 'num_channels') AS "param: num_channels",
-       _tl_perf_param(params, 'has_bias') AS "param: has_bias", _tl_perf_param(params, 'is_affine') AS "param: is_affine",
-       _tl_perf_param(params, 'is_training') AS "param: is_training",
-       _tl_perf_param(params, 'output_mask') AS "param: output_mask",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_norm')
-ORDER BY trace_id, rank;
+SELECT * EXCLUDE (num_kernels) FROM _tl_perf_normalization_sheet(false);

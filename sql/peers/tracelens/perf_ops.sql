@@ -217,6 +217,8 @@ SELECT * FROM (VALUES
     ('MoEDispatch', 'moe_dispatch', 'MoE_comm_fwd'),
     ('MoECombine', 'moe_combine', 'MoE_comm_fwd'),
     ('CrossEntropyFunction', 'cross_entropy_fwd', 'CrossEntropy_fwd'),
+    -- ATOM's sampler (aiter::mixed_sample_outer_exponential): category elementwise, sheet elementwise_fwd
+    ('aiter::mixed_sample_outer_exponential', 'mixed_sample_outer_exponential', 'elementwise_fwd'),
     ('primus_turbo::grouped_gemm', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
     ('primus_turbo::grouped_gemm_impl', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
     ('primus_turbo_cpp_extension::grouped_gemm', 'primus_turbo_grouped_gemm', 'GroupedGEMM_fwd'),
@@ -255,6 +257,7 @@ SELECT * FROM (VALUES
     ('aiter::moe_sorting_fwd', 'MoeSortScatterGather', 'MoE_aux_fwd'),
     ('aiter::mxfp4_moe_sort_hip', 'MoeSortScatterGather', 'MoE_aux_fwd'),
     ('aiter::biased_grouped_topk_hip', 'BiasedGroupedTopk', 'MoE_aux_fwd'),
+    ('aiter::topk_softplus', 'topk_softplus', 'MoE_aux_fwd'),
     ('sglang_profiler::fused_moe_triton_kernels_fused_append_shared_experts', 'sglang_fused_append_shared_experts', 'MoE_aux_fwd'),
     -- TransformerEngine v2's pseudo GEMM ops (peers/tracelens/perf_gemm)
     ('_Linear_yfwd_mm', 'tev2_pseudo_gemm', 'GEMM'),
@@ -340,20 +343,13 @@ CREATE OR REPLACE MACRO _tl_py_list_bools(s) AS
               AND json_type(replace(replace(s, 'True', 'true'), 'False', 'false')::JSON) = 'ARRAY'
          THEN json_transform(replace(replace(s, 'True', 'true'), 'False', 'false')::JSON, '["BOOLEAN"]') END;
 
--- _tl_perf_events: one row per cpu_op instance whose name TraceLens models (tl_perf_model_ops), with what
--- every sheet shows of it.
---   trace_id, event_id, name, model, sheet, pid, tid
---   input_dims, input_types, input_strides, concrete_inputs   the args (JSON)
---   kernel_time_us   busy time of the tl_linked GPU events launched inside it (float µs as TraceLens adds
---                    them; 0 without any)
---   kernels          those GPU events by start: name, stream, dur_us
---   process_name, process_label, thread_name   TraceLens's names of its process and thread ('Unknown')
--- @materialize report-tracelens
-CREATE OR REPLACE VIEW _tl_perf_events AS
+-- _tl_perf_events_of(reg): one row per cpu_op instance of the trace whose name is in reg (a registry view with the
+-- columns name, model, sheet), with what every sheet shows of it: the columns of _tl_perf_events.
+CREATE OR REPLACE MACRO _tl_perf_events_of(reg) AS TABLE
 WITH ev AS MATERIALIZED (
     SELECT e.trace_id, e.event_id, e.name, r.model, r.sheet, e.pid, e.tid, e.input_dims, e.input_types,
            e.input_strides, e.concrete_inputs
-    FROM events e JOIN tl_perf_model_ops r ON r.name = e.name
+    FROM events e JOIN query_table(reg) r ON r.name = e.name
     WHERE e.cat = 'cpu_op'
 ), k AS MATERIALIZED (
     SELECT p.trace_id, p.op_event_id AS event_id, g.event_id AS gpu_event_id, g.name AS kernel, g.stream,
@@ -379,6 +375,17 @@ LEFT JOIN _tl_process_meta pn ON pn.trace_id = ev.trace_id AND pn.kind = 'proces
 LEFT JOIN _tl_process_meta pl ON pl.trace_id = ev.trace_id AND pl.kind = 'process_labels' AND pl.pid = ev.pid
 LEFT JOIN _tl_process_meta tn ON tn.trace_id = ev.trace_id AND tn.kind = 'thread_name' AND tn.pid = ev.pid
                               AND tn.tid = ev.tid;
+
+-- _tl_perf_events: one row per cpu_op instance whose name TraceLens models (tl_perf_model_ops), with what
+-- every sheet shows of it (_tl_perf_events_of).
+--   trace_id, event_id, name, model, sheet, pid, tid
+--   input_dims, input_types, input_strides, concrete_inputs   the args (JSON)
+--   kernel_time_us   busy time of the tl_linked GPU events launched inside it (float µs as TraceLens adds
+--                    them; 0 without any)
+--   kernels          those GPU events by start: name, stream, dur_us
+--   process_name, process_label, thread_name   TraceLens's names of its process and thread ('Unknown')
+-- @materialize report-tracelens
+CREATE OR REPLACE VIEW _tl_perf_events AS SELECT * FROM _tl_perf_events_of('tl_perf_model_ops');
 
 -- _tl_perf_moved_bwd_ops: the op names whose rows TraceLens takes out of CONV_fwd's and SDPA_fwd's summaries
 -- into CONV_bwd and SDPA_bwd (the list in generate_perf_report_pytorch).

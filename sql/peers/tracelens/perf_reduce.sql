@@ -81,6 +81,17 @@ FROM (SELECT *,
                  AS reduce_type
       FROM o);
 
+-- _tl_perf_reduce_sheet(by_kernels): the rows and columns of Reduce_fwd.csv (see tl_perf_reduce_fwd), grouped by num_kernels too
+-- when by_kernels (the inference report; num_kernels, NULL otherwise, then follows the params in sheet_columns).
+CREATE OR REPLACE MACRO _tl_perf_reduce_sheet(by_kernels) AS TABLE
+SELECT trace_id, name, _tl_perf_param(params, 'num_input_elems') AS "param: num_input_elems",
+       _tl_perf_param(params, 'num_output_elems') AS "param: num_output_elems",
+       _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
+       _tl_perf_param(params, 'reduce_type') AS "param: reduce_type",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_reduce', '_tl_perf_events', by_kernels)
+ORDER BY trace_id, rank;
+
 -- tl_perf_reduce_fwd: TraceLens's Reduce_fwd.csv, one row per trace and group of reduction instances with the
 -- same name and parameters; TraceLens's column names (statistics: peers/tracelens/perf_ops).
 --   trace_id                                   the trace
@@ -92,14 +103,7 @@ FROM (SELECT *,
 --   rank                                       row order in TraceLens's file
 --   sheet_columns                              the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 13 Reduce_fwd EXCLUDE rank ORDER BY trace_id, rank
-CREATE OR REPLACE VIEW tl_perf_reduce_fwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'num_input_elems') AS "param: num_input_elems",
-       _tl_perf_param(params, 'num_output_elems') AS "param: num_output_elems",
-       _tl_perf_param(params, 'dtype_in_out') AS "param: dtype_in_out",
-       _tl_perf_param(params, 'reduce_type') AS "param: reduce_type",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_reduce')
-ORDER BY trace_id, rank;
+CREATE OR REPLACE VIEW tl_perf_reduce_fwd AS SELECT * EXCLUDE (num_kernels) FROM _tl_perf_reduce_sheet(false);
 
 -- tl_perf_reduce_bwd: TraceLens's Reduce_bwd.csv, one row per trace and group of forward reductions with the
 -- same name and parameters that autograd ran a backward node for, measured by that node's GPU kernels; the

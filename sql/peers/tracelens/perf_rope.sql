@@ -55,6 +55,18 @@ SELECT trace_id, event_id, params, 3 * n AS flops, 2 * n * coalesce(_tl_bpe(dt),
        'vector_' || _tl_precision(dt) AS compute_spec
 FROM rows;
 
+-- _tl_perf_rope_sheet(by_kernels): the rows and columns of RoPE_fwd.csv (see tl_perf_rope_fwd), grouped by num_kernels too
+-- when by_kernels (the inference report; num_kernels, NULL otherwise, then follows the params in sheet_columns).
+CREATE OR REPLACE MACRO _tl_perf_rope_sheet(by_kernels) AS TABLE
+SELECT trace_id, name, _tl_perf_param(params, 'seq_len') AS "param: seq_len",
+       _tl_perf_param(params, 'batch') AS "param: batch", _tl_perf_param(params, 'heads') AS "param: heads",
+       _tl_perf_param(params, 'head_dim') AS "param: head_dim", _tl_perf_param(params, 'x_shape') AS "param: x_shape",
+       _tl_perf_param(params, 'y_shape') AS "param: y_shape",
+       _tl_perf_param(params, 'num_elements') AS "param: num_elements",
+       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
+FROM _tl_perf_summary_of('_tl_perf_rope', '_tl_perf_events', by_kernels)
+ORDER BY trace_id, rank;
+
 -- tl_perf_rope_fwd: TraceLens's RoPE_fwd.csv, one row per trace and group of RoPE op instances with the same name
 -- and parameters; TraceLens's columns.
 --   trace_id                    the trace
@@ -66,12 +78,4 @@ FROM rows;
 --   rank                        row order in TraceLens's file
 --   sheet_columns               the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 22 RoPE_fwd EXCLUDE rank ORDER BY trace_id, rank
-CREATE OR REPLACE VIEW tl_perf_rope_fwd AS
-SELECT trace_id, name, _tl_perf_param(params, 'seq_len') AS "param: seq_len",
-       _tl_perf_param(params, 'batch') AS "param: batch", _tl_perf_param(params, 'heads') AS "param: heads",
-       _tl_perf_param(params, 'head_dim') AS "param: head_dim", _tl_perf_param(params, 'x_shape') AS "param: x_shape",
-       _tl_perf_param(params, 'y_shape') AS "param: y_shape",
-       _tl_perf_param(params, 'num_elements') AS "param: num_elements",
-       * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary('_tl_perf_rope')
-ORDER BY trace_id, rank;
+CREATE OR REPLACE VIEW tl_perf_rope_fwd AS SELECT * EXCLUDE (num_kernels) FROM _tl_perf_rope_sheet(false);

@@ -259,9 +259,10 @@ SELECT trace_id, event_id, params, _tl_sdpa_flops_bwd(b, n_q, h_q, n_kv, h_kv, d
 FROM _tl_perf_sdpa_cfg
 WHERE h_kv <> 0;
 
--- _tl_perf_sdpa_sheet(tbl, ev): the rows and columns of an attention sheet from the instances tbl and their
--- events ev (see _tl_perf_summary): SDPA_fwd, or SDPA_bwd over the backward nodes.
-CREATE OR REPLACE MACRO _tl_perf_sdpa_sheet(tbl, ev) AS TABLE
+-- _tl_perf_sdpa_sheet(tbl, ev, by_kernels): the rows and columns of an attention sheet from the instances tbl and
+-- their events ev (see _tl_perf_summary_of): SDPA_fwd, or SDPA_bwd over the backward nodes; grouped by num_kernels
+-- too when by_kernels (the inference report; num_kernels, NULL otherwise, then follows the params in sheet_columns).
+CREATE OR REPLACE MACRO _tl_perf_sdpa_sheet(tbl, ev, by_kernels := false) AS TABLE
 SELECT trace_id, name,
        _tl_perf_param(params, 'B') AS "param: B", _tl_perf_param(params, 'N_Q') AS "param: N_Q",
        _tl_perf_param(params, 'H_Q') AS "param: H_Q", _tl_perf_param(params, 'N_KV') AS "param: N_KV",
@@ -276,7 +277,7 @@ SELECT trace_id, name,
        _tl_perf_param(params, 'max_seqlen_q') AS "param: max_seqlen_q",
        _tl_perf_param(params, 'max_seqlen_kv') AS "param: max_seqlen_kv",
        * EXCLUDE (trace_id, sheet, name, params, rank, sheet_columns), rank, sheet_columns
-FROM _tl_perf_summary(tbl, ev)
+FROM _tl_perf_summary_of(tbl, ev, by_kernels)
 ORDER BY trace_id, rank;
 
 -- tl_perf_sdpa_fwd: TraceLens's SDPA_fwd.csv, one row per trace and group of attention forward instances with
@@ -293,7 +294,7 @@ ORDER BY trace_id, rank;
 --   sheet_columns                             the columns TraceLens writes for this trace, in its order
 -- @output report-tracelens 10 SDPA_fwd EXCLUDE rank ORDER BY trace_id, rank
 CREATE OR REPLACE VIEW tl_perf_sdpa_fwd AS
-SELECT * FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa', '_tl_perf_events')
+SELECT * EXCLUDE (num_kernels) FROM _tl_perf_sdpa_sheet('_tl_perf_sdpa', '_tl_perf_events')
 WHERE name NOT IN (SELECT name FROM _tl_perf_moved_bwd_ops);
 
 -- tl_perf_sdpa_bwd: TraceLens's SDPA_bwd.csv, one row per trace and group of attention forward instances with
@@ -317,7 +318,7 @@ WITH b AS (
     FROM (SELECT trace_id, any_value(sheet_columns) AS c, max(rank) AS last_rank FROM b GROUP BY ALL) bc
     FULL JOIN (SELECT trace_id, any_value(sheet_columns) AS c FROM m GROUP BY ALL) mc USING (trace_id)
 )
-SELECT r.* EXCLUDE (rank, sheet_columns), r.rank, c.c AS sheet_columns
+SELECT r.* EXCLUDE (rank, sheet_columns, num_kernels), r.rank, c.c AS sheet_columns
 FROM (SELECT * FROM b
       UNION ALL BY NAME
       SELECT m.* REPLACE (m.rank + (SELECT last_rank FROM cols WHERE cols.trace_id = m.trace_id) AS rank) FROM m) r

@@ -19,7 +19,8 @@
 --               TraceLens's event ids (the number of events in the file, + 1, + 2, ...: the runtime-parent
 --               ones first, then the others, each in start order).
 --   row         name; op category (the registry category of the name, else TraceLens's first-kernel fallback:
---               tl_op_category of the launcher; for synthetic ops the fallback on the parent's first kernel);
+--               tl_op_category of the launcher; for synthetic ops the registry category of the synthetic name
+--               (its category-only entries), else the fallback on the parent's first kernel);
 --               duration_us = the op's CPU duration; Kernel Time = busy time of its GPU events (float µs);
 --               has_perf_model; for modelled ops the metrics and params of its family (peers/tracelens/perf_*;
 --               inference attention with the perf report's annotations, perf_infer's _tl_perf_attention); an
@@ -46,13 +47,21 @@
 -- @requires peers/tracelens/perf_ssm peers/tracelens/perf_fused_rope_mhc peers/tracelens/perf_infer
 
 -- _tl_perf_instances_cpu_families: the modelled instances of the families whose ops the inference report reads
--- as the perf report does (SDPA, binary elementwise, reductions, normalization, convolution).
+-- as the perf report does (SDPA, binary elementwise, reductions, normalization, convolution, RoPE, group quant,
+-- grouped GEMM, MoE dispatch/combine, cross entropy, ATOM's sampler, custom collectives).
 CREATE OR REPLACE VIEW _tl_perf_instances_cpu_families AS
 SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_sdpa
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_binary
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_reduce
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_norm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv_unified;
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_conv_unified
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_rope
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_group_quant_fwd
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_grouped_gemm
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_moe_comm
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_cross_entropy
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_mixed_sample
+UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_custom_collective;
 
 -- _tl_perf_instances: every modelled instance of every family (the union of the families' instance views).
 CREATE OR REPLACE VIEW _tl_perf_instances AS
@@ -60,12 +69,6 @@ SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_gemm
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_unary
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_triton
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_rmsnorm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_rope
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_group_quant_fwd
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_grouped_gemm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_moe_comm
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_cross_entropy
-UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_custom_collective
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_moe
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_ssm
 UNION ALL SELECT trace_id, event_id, params, flops, bytes, compute_spec FROM _tl_perf_fused_rope
@@ -157,7 +160,9 @@ WITH g AS MATERIALIZED (   -- linked GPU events under each cpu_op (all depths)
 ), synth_rows AS (
     SELECT s.trace_id, s.uid, p.name || '->' || s.kernel || ' (Synthetic Op)' AS name, false AS model,
            1000000000000 + row_number() OVER (PARTITION BY s.trace_id ORDER BY s.uid) AS ord,
-           CASE WHEN regexp_matches(p.name, '^triton') THEN 'triton'
+           CASE WHEN _tl_op_rule_category(p.name || '->' || s.kernel || ' (Synthetic Op)') IS NOT NULL   -- the
+                THEN _tl_op_rule_category(p.name || '->' || s.kernel || ' (Synthetic Op)')     -- registry's name
+                WHEN regexp_matches(p.name, '^triton') THEN 'triton'
                 WHEN regexp_matches(p.name, '^record_param_comms') THEN 'record_param_comms'
                 ELSE coalesce(fk.category, 'other') END AS op_category,
            s.parent_id AS src_id, s.gpu_event_id AS gpu_only
