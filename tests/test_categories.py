@@ -616,43 +616,6 @@ def _read(path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-@pytest.mark.slow
-def test_report_tracelens_by_parent_module_matches_inference_reference(tmp_path, shared_traces, reference_dir):
-    """`report --style tracelens --group-by-parent-module` writes what TraceLens's inference report with
-    --group_by_parent_module writes (the graphs/vllm_decode_full reference: the graph replay merged with its capture
-    trace): ops_summary and ops_summary_by_category per parent nn.Module, with TraceLens's columns in its order;
-    without the option ops_summary has one row per op name, as TraceLens's perf report."""
-    import tracesql
-    from tracesql.cli.main import main
-
-    ds = tmp_path / "ds"
-    res = tracesql.ingest([str(shared_traces / "graphs/vllm_decode_full" / f)
-                           for f in ("graph_execution.json.gz", "capture_rank0.json.gz")], out=ds, quiet=True)
-    assert [r.status for r in res] == ["ingested", "ingested"]
-    ref = reference_dir / "tracelens" / "graphs" / "vllm_decode_full"
-    out = tmp_path / "by_module"
-    assert main(["report", str(ds), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
-                 "--format", "csv", "--out", str(out)]) == 0
-    for name, text_cols in [("ops_summary", ["name", "parent_module", "Count", "Categories", "call_stack_first"]),
-                            ("ops_summary_by_category", ["op category", "parent_module", "Count", "call_stack_first"])]:
-        got, want = _read(out / "graph_execution" / f"{name}.csv"), _read(ref / f"{name}.csv")
-        assert list(got[0]) == list(want[0]), name
-        assert len(got) == len(want), name
-        for g, w in zip(got, want, strict=True):
-            assert [g[c] for c in text_cols] == [w[c] for c in text_cols], name
-            for c in w:
-                if c not in text_cols:
-                    assert float(g[c]) == pytest.approx(float(w[c]), rel=1e-9, abs=1e-9), (name, c)
-    ops = _read(out / "graph_execution" / "ops_summary.csv")
-    assert len(ops) == 16 and ops[0]["name"] == "vllm::moe_forward"
-    assert (ops[0]["parent_module"], ops[0]["Count"]) == ("nn.Module: GraphModule", "24")
-    assert [(r["name"], r["parent_module"]) for r in ops if r["name"] == "aten::mm"] == \
-        [("aten::mm", "nn.Module: LogitsProcessor")]
-    flat = tmp_path / "flat"
-    assert main(["report", str(ds), "--style", "tracelens", "--format", "csv", "--out", str(flat)]) == 0
-    assert "parent_module" not in _read(flat / "graph_execution" / "ops_summary.csv")[0]
-
-
 def test_rule_file_with_a_byte_order_mark(tmp_path):
     """A rule file saved with a UTF-8 byte order mark (as Excel writes CSV) reads as without one."""
     f = tmp_path / "bom.csv"

@@ -111,7 +111,9 @@ def test_capture_ids(graph_ds):
 
 def test_report_writes_inference_sheets(graph_ds, tmp_path, reference_dir):
     """`report --style tracelens --group-by-parent-module` (TraceLens's inference report) writes the five sheets
-    as TraceLens does; the plain perf report keeps its layout (no num_kernels, no RMSNorm_fwd.csv)."""
+    as TraceLens does, and ops_summary and ops_summary_by_category per parent nn.Module with TraceLens's columns in
+    its order (the graph replay merged with its capture trace); the plain perf report keeps its layout (no
+    num_kernels, no RMSNorm_fwd.csv, ops_summary one row per op name, as TraceLens's perf report)."""
     d, _, _ = graph_ds
     out = tmp_path / "infer"
     # the reference was made with --enable_pseudo_ops (its MoE_unfused_fwd.csv holds pseudo ops)
@@ -124,10 +126,27 @@ def test_report_writes_inference_sheets(graph_ds, tmp_path, reference_dir):
         for g, w in zip(got, want, strict=True):
             assert g["name"] == w["name"] and g.get("num_kernels") == w.get("num_kernels")
             assert g.get("UID_first", g.get("ex_UID")) == w.get("UID_first", w.get("ex_UID"))
+    ref = reference_dir / "tracelens" / REF
+    for name, text_cols in [("ops_summary", ["name", "parent_module", "Count", "Categories", "call_stack_first"]),
+                            ("ops_summary_by_category", ["op category", "parent_module", "Count", "call_stack_first"])]:
+        got, want = read_csv(out / "graph_execution" / f"{name}.csv"), read_csv(ref / f"{name}.csv")
+        assert list(got[0]) == list(want[0]), name
+        assert len(got) == len(want), name
+        for g, w in zip(got, want, strict=True):
+            assert [g[c] for c in text_cols] == [w[c] for c in text_cols], name
+            for c in w:
+                if c not in text_cols:
+                    assert float(g[c]) == pytest.approx(float(w[c]), rel=1e-9, abs=1e-9), (name, c)
+    ops = read_csv(out / "graph_execution" / "ops_summary.csv")
+    assert len(ops) == 16 and ops[0]["name"] == "vllm::moe_forward"
+    assert (ops[0]["parent_module"], ops[0]["Count"]) == ("nn.Module: GraphModule", "24")
+    assert [(r["name"], r["parent_module"]) for r in ops if r["name"] == "aten::mm"] == \
+        [("aten::mm", "nn.Module: LogitsProcessor")]
     flat = tmp_path / "flat"
     assert main(["report", str(d.path), "--style", "tracelens", "--format", "csv", "--out", str(flat)]) == 0
     assert not (flat / "graph_execution" / "RMSNorm_fwd.csv").exists()
     assert "num_kernels" not in read_csv(flat / "graph_execution" / "UnaryElementwise.csv")[0]
+    assert "parent_module" not in read_csv(flat / "graph_execution" / "ops_summary.csv")[0]
 
 
 def test_moe_pseudo_ops(sheets):
