@@ -489,3 +489,30 @@ def test_html_report(hostile, short, tmp_path):
     assert "img" not in dom.tags and set(dom.tags) <= html_tags | {e.lower() for e in ELEMENTS}
     for name in (BAD_OP, FI_OP, *short.values()):
         assert name in dom.text
+
+
+def test_replay_files(hostile, tmp_path):
+    """`tracesql replay --out`: the IR holds every hostile name exactly, each script is one valid module whose entry
+    reads back as the IR's, and every file stays in the folder; ops whose names are not operator names are listed
+    with their reason."""
+    import ast
+
+    ds, _ = hostile
+    out = tmp_path / "rp"
+    _run("replay", ds, "--out", str(out))
+    doc = json.loads((out / "replay_ir.json").read_text(encoding="utf-8"))
+    by_op = {e["op_name"]: e for e in doc["entries"]}
+    assert set(by_op) == {FI_OP, "aten::mm", BAD_OP}
+    assert by_op["aten::mm"]["recorded"]["concrete"] == [MM_ARG, ""]
+    assert [k["name"] for k in by_op[BAD_OP]["kernels"]] == ["op_kernel" + H]
+    assert by_op[BAD_OP]["unreplayable"].startswith("not a PyTorch operator")
+    assert by_op[FI_OP]["unreplayable"].startswith("not a PyTorch operator")
+    files = sorted(p.name for p in out.iterdir())
+    assert files == sorted(["replay_ir.json", "replay.py", by_op["aten::mm"]["script"]])
+    for name in files:
+        assert (out / name).resolve().parent == out.resolve()
+    text = (out / by_op["aten::mm"]["script"]).read_text(encoding="utf-8")
+    ast.parse(text)
+    ns: dict = {"__name__": "not_main"}
+    exec(compile(text, "script.py", "exec"), ns)  # noqa: S102 - the generated script, not run as __main__
+    assert ns["ENTRY"] == by_op["aten::mm"]
