@@ -1052,6 +1052,37 @@ SELECT trace_id, event_id,
        'matrix_' || _tl_precision(dt_in) AS compute_spec
 FROM b;
 
+-- _tl_infer_moe_fused_args: one row per fused-MoE pseudo op of the inference report's tree whose args TraceLens
+-- reads in the fused aiter MoE layout (models moe_aiter_fused_1stage, moe_flydsl_stage1, moe_flydsl_stage2; d = Input
+-- Dims, ty = Input type): m = num_tokens d[0][0]; ne = num_experts d[1][0]; k = hidden_dim d[2][1]; n = inter_dim
+-- d[2][2] · (K // d[1][-1]) (packed weights); topk = d[3][1]; gated: d[1][1] = 2N; dt_in, dt_w = ty[0], ty[1];
+-- b_in, b_w their bytes per element (_tl_moe_bpe: 2 for an unknown input type, 1 for an unknown weight type);
+-- e_active the experts the tokens reach (_tl_moe_e_active); params the eight parameters TraceLens prints, in
+-- _tl_perf_summary's form. Other shapes have no row.
+CREATE OR REPLACE VIEW _tl_infer_moe_fused_args AS
+WITH e AS (
+    SELECT trace_id, event_id, model, json_extract_string(input_types, '$[*]') AS ty,
+           _tl_shape(json_extract(input_dims, '$[0]')) AS s0, _tl_shape(json_extract(input_dims, '$[1]')) AS s1,
+           _tl_shape(json_extract(input_dims, '$[2]')) AS s2, _tl_shape(json_extract(input_dims, '$[3]')) AS s3
+    FROM _tl_infer_perf_events WHERE model IN ('moe_aiter_fused_1stage', 'moe_flydsl_stage1', 'moe_flydsl_stage2')
+), a AS (
+    SELECT trace_id, event_id, model, s0[1] AS m, s2[2] AS k, s2[3] * (s2[2] // s1[-1]) AS n, s1[1] AS ne,
+           s3[2] AS topk, s1, ty[1] AS dt_in, ty[2] AS dt_w
+    FROM e
+    WHERE len(s0) >= 1 AND len(s1) = 3 AND len(s2) = 3 AND len(s3) >= 2 AND s1[-1] <> 0 AND s1[1] <> 0
+      AND len(ty) >= 2
+), b AS (
+    SELECT *, s1[2] = 2 * n AS gated, coalesce(_tl_moe_bpe(dt_in), 2) AS b_in, coalesce(_tl_moe_bpe(dt_w), 1) AS b_w,
+           _tl_moe_e_active(ne, topk, m) AS e_active
+    FROM a
+)
+SELECT *,
+       [{'k': 'num_tokens', 'v': m::VARCHAR, 't': 'i'}, {'k': 'hidden_dim', 'v': k::VARCHAR, 't': 'i'},
+        {'k': 'inter_dim', 'v': n::VARCHAR, 't': 'i'}, {'k': 'num_experts', 'v': ne::VARCHAR, 't': 'i'},
+        {'k': 'topk', 'v': topk::VARCHAR, 't': 'i'}, {'k': 'gated', 'v': _tl_py_bool(gated), 't': NULL},
+        {'k': 'input_dtype', 'v': dt_in, 't': 's'}, {'k': 'weight_dtype', 'v': dt_w, 't': 's'}] AS params
+FROM b;
+
 -- _tl_perf_infer_moe_flydsl: one row per flydsl MoE pseudo op (pseudo_op::moe_flydsl_stage1 / _stage2) TraceLens
 -- keeps, in _tl_perf_summary's input form (moe_flydsl_stage1 / moe_flydsl_stage2, _flydsl_extract_param_details in
 -- TraceLens/PerfModel/extensions/moe_perf_model_extensions.py), from the aiter::fused_moe_'s args (hidden_states,
@@ -1063,27 +1094,12 @@ FROM b;
 -- size (_tl_moe_bpe: an unknown input type counts 2 bytes, an unknown weight type 1). Compute Spec 'matrix_' + the
 -- precision of weight_dtype (an MXFP4 stage runs on the FP4 matrix units). Other shapes drop the instance.
 CREATE OR REPLACE VIEW _tl_perf_infer_moe_flydsl AS
-WITH e AS (
-    SELECT trace_id, event_id, model = 'moe_flydsl_stage1' AS up, json_extract_string(input_types, '$[*]') AS ty,
-           _tl_shape(json_extract(input_dims, '$[0]')) AS s0, _tl_shape(json_extract(input_dims, '$[1]')) AS s1,
-           _tl_shape(json_extract(input_dims, '$[2]')) AS s2, _tl_shape(json_extract(input_dims, '$[3]')) AS s3
-    FROM _tl_infer_perf_events WHERE model IN ('moe_flydsl_stage1', 'moe_flydsl_stage2')
-), a AS (
-    SELECT trace_id, event_id, up, s0[1] AS m, s2[2] AS k, s2[3] * (s2[2] // s1[-1]) AS n, s1[1] AS ne,
-           s3[2] AS topk, s1, ty[1] AS dt_in, ty[2] AS dt_w
-    FROM e
-    WHERE len(s0) >= 1 AND len(s1) = 3 AND len(s2) = 3 AND len(s3) >= 2 AND s1[-1] <> 0 AND s1[1] <> 0
-      AND len(ty) >= 2
-), b AS (
-    SELECT *, s1[2] = 2 * n AS gated, coalesce(_tl_moe_bpe(dt_in), 2) AS b_in, coalesce(_tl_moe_bpe(dt_w), 1) AS b_w,
-           _tl_moe_e_active(ne, topk, m) AS e_active
-    FROM a
+WITH b AS (
+    SELECT *, model = 'moe_flydsl_stage1' AS up FROM _tl_infer_moe_fused_args
+    WHERE model IN ('moe_flydsl_stage1', 'moe_flydsl_stage2')
 )
 SELECT trace_id, event_id,
-       [{'k': 'num_tokens', 'v': m::VARCHAR, 't': 'i'}, {'k': 'hidden_dim', 'v': k::VARCHAR, 't': 'i'},
-        {'k': 'inter_dim', 'v': n::VARCHAR, 't': 'i'}, {'k': 'num_experts', 'v': ne::VARCHAR, 't': 'i'},
-        {'k': 'topk', 'v': topk::VARCHAR, 't': 'i'}, {'k': 'gated', 'v': _tl_py_bool(gated), 't': NULL},
-        {'k': 'input_dtype', 'v': dt_in, 't': 's'}, {'k': 'weight_dtype', 'v': dt_w, 't': 's'}] AS params,
+       params,
        CASE WHEN up THEN 2 * m::HUGEINT * k * n * topk * CASE WHEN gated THEN 2 ELSE 1 END
             ELSE 2 * m::HUGEINT * n * k * topk END AS flops,
        CASE WHEN up THEN (m * k)::DOUBLE * b_in + e_active * CASE WHEN gated THEN 2 ELSE 1 END * k * n * b_w
@@ -1142,27 +1158,9 @@ SELECT * FROM _tl_perf_moe_aux_sheet('_tl_perf_infer_moe_ops', '_tl_infer_perf_e
 -- E·(1 − ((E − topk)/E)^M), bpe from _tl_moe_bpe (2 for an unknown input type, 1 for an unknown weight type).
 -- Compute Spec 'matrix_' + the precision of input_dtype. Other shapes drop the instance.
 CREATE OR REPLACE VIEW _tl_perf_infer_moe_fused AS
-WITH e AS (
-    SELECT trace_id, event_id, json_extract_string(input_types, '$[*]') AS ty,
-           _tl_shape(json_extract(input_dims, '$[0]')) AS s0, _tl_shape(json_extract(input_dims, '$[1]')) AS s1,
-           _tl_shape(json_extract(input_dims, '$[2]')) AS s2, _tl_shape(json_extract(input_dims, '$[3]')) AS s3
-    FROM _tl_infer_perf_events WHERE model = 'moe_aiter_fused_1stage'
-), a AS (
-    SELECT trace_id, event_id, s0[1] AS m, s2[2] AS k, s2[3] * (s2[2] // s1[-1]) AS n, s1[1] AS ne, s3[2] AS topk,
-           s1, ty[1] AS dt_in, ty[2] AS dt_w
-    FROM e
-    WHERE len(s0) >= 1 AND len(s1) = 3 AND len(s2) = 3 AND len(s3) >= 2 AND s1[-1] <> 0 AND s1[1] <> 0
-      AND len(ty) >= 2
-), b AS (
-    SELECT *, s1[2] = 2 * n AS gated, coalesce(_tl_moe_bpe(dt_in), 2) AS b_in, coalesce(_tl_moe_bpe(dt_w), 1) AS b_w,
-           _tl_moe_e_active(ne, topk, m) AS e_active
-    FROM a
-)
+WITH b AS (SELECT * FROM _tl_infer_moe_fused_args WHERE model = 'moe_aiter_fused_1stage')
 SELECT trace_id, event_id,
-       [{'k': 'num_tokens', 'v': m::VARCHAR, 't': 'i'}, {'k': 'hidden_dim', 'v': k::VARCHAR, 't': 'i'},
-        {'k': 'inter_dim', 'v': n::VARCHAR, 't': 'i'}, {'k': 'num_experts', 'v': ne::VARCHAR, 't': 'i'},
-        {'k': 'topk', 'v': topk::VARCHAR, 't': 'i'}, {'k': 'gated', 'v': _tl_py_bool(gated), 't': NULL},
-        {'k': 'input_dtype', 'v': dt_in, 't': 's'}, {'k': 'weight_dtype', 'v': dt_w, 't': 's'}] AS params,
+       params,
        2 * m::HUGEINT * k * n * topk * CASE WHEN gated THEN 2 ELSE 1 END + 2 * m::HUGEINT * k * n * topk
            + m::HUGEINT * k * (2 * topk - 1) AS flops,
        (m * k)::DOUBLE * b_in + e_active * n * k * b_w * CASE WHEN gated THEN 2 ELSE 1 END + e_active * n * k * b_w
