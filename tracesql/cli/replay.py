@@ -2,6 +2,9 @@
 GPU work, as scripts that replay each op alone (tracesql.api.replay); without --out, the list of them."""
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 from tracesql.cli.common import _out_args, _trace_arg, nonneg_int
 from tracesql.render.output import DATASET_HELP
 
@@ -28,8 +31,8 @@ def cmd_replay(args) -> int:
     print(_wrapped(terminal_text(f"{args.out}: {len(doc['entries'])} argument sets in replay_ir.json, {n} scripts; "
                                  f"{len(doc['entries']) - n} cannot be replayed from the trace (their reasons are "
                                  "in replay_ir.json)")))
-    print(_wrapped(terminal_text(f"run them: python {args.out}/replay.py [--device cuda|cpu] [--check] "
-                                 "[--json FILE]")))
+    script = shlex.quote(str(Path(args.out) / "replay.py"))  # a command to paste, whatever the folder's name
+    print(_wrapped(terminal_text(f"run them: python {script} [--device cuda|cpu] [--check] [--json FILE]")))
     return 0
 
 
