@@ -5,7 +5,7 @@
 -- The straggler of a job is the rank that kept the others waiting longest: the largest total late_ns (the start
 -- skew of each matched collective it arrived at last); ties go to the lower rank.
 --
--- @requires comm/matching gpu/timeline
+-- @requires comm/matching gpu/timeline lib/stats
 
 -- comm_type_summary: one row per (job, collective type) over its timed collectives (status matched or partial).
 --   job_id, coll_type         the group
@@ -23,7 +23,7 @@ SELECT job_id, coll_type, count(*) AS n_collectives, sum(msg_bytes)::BIGINT AS t
        min(latency_ns) AS min_latency_ns, max(latency_ns) AS max_latency_ns,
        avg(start_skew_ns) AS mean_start_skew_ns, max(start_skew_ns) AS max_start_skew_ns,
        avg(end_skew_ns) AS mean_end_skew_ns, sum(total_wait_ns)::BIGINT AS total_wait_ns,
-       avg(algbw_gbps) AS mean_algbw_gbps, avg(busbw_gbps) AS mean_busbw_gbps
+       _avg_float(algbw_gbps) AS mean_algbw_gbps, _avg_float(busbw_gbps) AS mean_busbw_gbps
 FROM comm_matched
 WHERE latency_ns IS NOT NULL
 GROUP BY job_id, coll_type;

@@ -1,7 +1,7 @@
 -- gpu/copy_bandwidth — memory copies and sets on the GPU (gpu_memcpy, gpu_memset events) and the bandwidth they
 -- achieved, per copy kind.
 --
--- @requires gpu/activity lib/intervals
+-- @requires gpu/activity lib/intervals lib/stats
 
 -- copy_events: one row per memcpy or memset event on the GPU.
 --   trace_id, event_id, device, stream   the event and where it ran
@@ -46,6 +46,6 @@ SELECT trace_id, kind, count(*) AS count, coalesce(sum(bytes), 0)::BIGINT AS byt
        sum(_tree_busy_ns(ts_ns, ts_ns + dur_ns, prev_end_ns))::BIGINT AS busy_ns,
        coalesce(sum(bytes), 0) / nullif(sum(_tree_busy_ns(ts_ns, ts_ns + dur_ns, prev_end_ns)), 0) AS achieved_gbps,
        sum(bytes) FILTER (WHERE gbps IS NOT NULL) / sum(dur_ns) FILTER (WHERE gbps IS NOT NULL) AS time_weighted_gbps,
-       avg(gbps) AS mean_gbps, max(gbps) AS max_gbps
+       _avg_float(gbps) AS mean_gbps, max(gbps) AS max_gbps
 FROM o
 GROUP BY trace_id, kind;

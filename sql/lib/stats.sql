@@ -10,3 +10,9 @@ CREATE OR REPLACE MACRO _stddev_samp_int(x) AS
          THEN sqrt(greatest(count(x)::HUGEINT * sum(x::HUGEINT * x::HUGEINT) - sum(x::HUGEINT) * sum(x::HUGEINT), 0)
                    ::DOUBLE / (count(x) * (count(x) - 1)))
          ELSE 0.0 END;
+
+-- _avg_float(x), _stddev_samp_float(x): the mean and the sample standard deviation of the floats x of a group (an
+-- aggregate), summed left to right over the values sorted ascending, so the same rows always give the same bits
+-- (a parallel avg of floats adds its partial sums in no fixed order).
+CREATE OR REPLACE MACRO _avg_float(x) AS list_avg(list(x ORDER BY x));
+CREATE OR REPLACE MACRO _stddev_samp_float(x) AS list_stddev_samp(list(x ORDER BY x));

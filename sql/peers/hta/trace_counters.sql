@@ -4,7 +4,7 @@
 -- (sample), min, the quartiles (linear interpolation between the two nearest values) and max. The report writes
 -- the columns named 'value/statistic' under pandas's two-level header (tracesql.api.report.peer_files).
 --
--- @requires peers/hta/base
+-- @requires peers/hta/base lib/stats
 
 -- _hta_queue_steps: HTA's queue steps: +1 at each launch call HTA counts (cudaLaunchKernel, cudaLaunchKernelExC,
 -- cuLaunchKernel, cudaMemcpyAsync, cudaMemsetAsync and the hip* equivalents; hta/common/trace_symbol_table.py,
@@ -35,13 +35,13 @@ CREATE OR REPLACE VIEW hta_queue_length_summary AS
 WITH q AS (
     SELECT trace_id, rank, stream,
            sum(delta) OVER (PARTITION BY trace_id, stream ORDER BY ts_us, side, event_id
-                            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::DOUBLE AS v
+                            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS v
     FROM _hta_queue_steps
 )
 SELECT trace_id, rank, stream, count(*)::DOUBLE AS "queue_length/count", avg(v) AS "queue_length/mean",
-       stddev_samp(v) AS "queue_length/std", min(v) AS "queue_length/min",
+       _stddev_samp_int(v) AS "queue_length/std", min(v)::DOUBLE AS "queue_length/min",
        quantile_cont(v, 0.25) AS "queue_length/25%", quantile_cont(v, 0.5) AS "queue_length/50%",
-       quantile_cont(v, 0.75) AS "queue_length/75%", max(v) AS "queue_length/max"
+       quantile_cont(v, 0.75) AS "queue_length/75%", max(v)::DOUBLE AS "queue_length/max"
 FROM q GROUP BY trace_id, rank, stream;
 
 -- _hta_memory_bw_points: HTA's memory bandwidth series: per (trace, memory kind), the running sum of +bw at the
@@ -78,8 +78,8 @@ FROM l;
 --   memory_bw_gbps/min, /25%, /50%, /75%, /max  minimum, quartiles, maximum, GB/s
 -- @output report-hta 7 memory_bw_summary ORDER BY trace_id, rank, name
 CREATE OR REPLACE VIEW hta_memory_bw_summary AS
-SELECT trace_id, rank, name, count(*)::DOUBLE AS "memory_bw_gbps/count", avg(v) AS "memory_bw_gbps/mean",
-       stddev_samp(v) AS "memory_bw_gbps/std", min(v) AS "memory_bw_gbps/min",
+SELECT trace_id, rank, name, count(*)::DOUBLE AS "memory_bw_gbps/count", _avg_float(v) AS "memory_bw_gbps/mean",
+       _stddev_samp_float(v) AS "memory_bw_gbps/std", min(v) AS "memory_bw_gbps/min",
        quantile_cont(v, 0.25) AS "memory_bw_gbps/25%", quantile_cont(v, 0.5) AS "memory_bw_gbps/50%",
        quantile_cont(v, 0.75) AS "memory_bw_gbps/75%", max(v) AS "memory_bw_gbps/max"
 FROM (SELECT trace_id, rank, name, memory_bw_gbps AS v FROM _hta_memory_bw_points WHERE memory_bw_gbps > 0)
