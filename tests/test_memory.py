@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 import gzip
 import json
-from collections import Counter
+from collections import Counter, defaultdict
 
 import orjson
 import pytest
@@ -162,3 +162,21 @@ def test_qwen_against_its_json(qwen_dataset, shared_traces):
     assert allocs_by_op == want_ops
     assert allocs_by_op[("aten::empty",)] == 240 and allocs_by_op[(None,)] == 51
 
+
+def test_report_sections(qwen_dataset):
+    """The report's memory sections (IF ROWS): per device, and the 40 bins of each device's window, whose largest
+    allocated value is the device's peak."""
+    from tracesql.api import report
+
+    with tracesql.open(qwen_dataset[0]) as ds:
+        sections = {s.name: s.frame for s in report.build(ds, charts=False)}
+    m = sections["memory"]
+    assert m.columns == ["trace_id", "trace", "device_name", "allocs", "frees", "peak_bytes", "peak_at_us",
+                         "max_reserved_bytes", "live_blocks", "leaked_blocks", "leaked_bytes"]
+    assert m["device_name"].to_list() == ["cpu", "cuda:0"]
+    bins = sections["memory_timeline"]
+    assert bins.height == 80
+    peaks: defaultdict[str, int] = defaultdict(int)
+    for r in bins.iter_rows(named=True):
+        peaks[r["device_name"]] = max(peaks[r["device_name"]], r["allocated_max_bytes"] or 0)
+    assert dict(peaks) == dict(zip(m["device_name"], m["peak_bytes"], strict=True))

@@ -102,8 +102,8 @@ def test_page_has_a_chart_per_section_that_draws_one(page):
     text, p, _, _ = page
     assert p.figures == [f"chart-s-{s}-1" for s in ("gpu_timeline", "kernel_summary", "gap_histogram",
                                                     "idle_breakdown", "launch_stats", "op_summary",
-                                                    "short_kernel_histogram", "roofline")]
-    assert p.svgs == len(p.figures) == 8
+                                                    "short_kernel_histogram", "memory_timeline", "roofline")]
+    assert p.svgs == len(p.figures) == 9
     # every script element but the last is JSON data (a browser runs none), one per chart; the last sorts the tables
     assert all(s == {"type": "application/json", "id": f"{f}-spec"} for s, f in zip(p.scripts[:-1], p.figures,
                                                                                       strict=True))
@@ -132,6 +132,12 @@ def test_chart_data_are_the_sections_rows(page):
     # idle causes per stream add up to the section's idle time
     i = _spec(p, "idle_breakdown")["data"]["values"]
     assert sum(v["idle_us"] for v in i) == pytest.approx(frames["idle_breakdown"]["idle_us"].sum(), rel=1e-12)
+    # memory over time: the allocated and reserved bytes of each bin of each device, one panel per device
+    m = _spec(p, "memory_timeline")
+    assert m["facet"]["row"]["field"] == "device_name"
+    assert sorted((v["device_name"], v["bin_start_us"], v["what"], v["bytes"]) for v in m["data"]["values"]) == sorted(
+        (r["device_name"], r["bin_start_us"], what, r[f"{what}_max_bytes"])
+        for r in frames["memory_timeline"].iter_rows(named=True) for what in ("allocated", "reserved"))
     # the roofline: one point per modelled op and argument set, as tracesql perf --plot draws it
     roof = _spec(p, "roofline")
     assert roof["title"] == "Roofline: H100 SXM"  # the device table's row for the trace's GPU

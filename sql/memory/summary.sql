@@ -1,5 +1,6 @@
 -- memory/summary — each device's memory in a line (the peak, what was live at it, the leaks), and its allocated and
--- reserved bytes in bins of time for a chart.
+-- reserved bytes in bins of time for a chart: the native report's sections `memory` and `memory_timeline`, shown
+-- for the traces recorded with profile_memory (the only ones with `[memory]` events).
 --
 -- @requires memory/blocks
 
@@ -15,6 +16,11 @@
 --   live_blocks, live_bytes  blocks allocated in the window and live at the peak, and their bytes
 --   leaked_blocks, leaked_bytes   blocks allocated in the window and never freed in it (memory_blocks.leaked), and
 --                            their bytes
+-- @output report-native 16 memory IF ROWS COLUMNS trace_id trace device_name allocs frees \
+--     peak_bytes peak_at_ns:us max_reserved_bytes live_blocks leaked_blocks leaked_bytes \
+--     TITLE "Memory per device" \
+--     ABOUT "The allocator's [memory] events per device (traces recorded with profile_memory): the peak of allocated bytes and when (µs after the device's first event), the most reserved, the blocks live at the peak, and the blocks never freed in the window." \
+--     ORDER BY trace, device_type, device
 CREATE OR REPLACE VIEW memory_summary AS
 WITH e AS (
     SELECT trace_id, device_type, device, count(*) AS events, count(*) FILTER (WHERE kind = 'alloc') AS allocs,
@@ -76,4 +82,9 @@ LEFT JOIN held h USING (trace_id, device_type, device, bin)
 LEFT JOIN inside i USING (trace_id, device_type, device, bin);
 
 -- memory_timeline_bins: memory_timeline_bins_of(40).
+-- @output report-native 17 memory_timeline IF ROWS COLUMNS trace_id trace device_name bin_start_ns:us \
+--     bin_end_ns:us allocated_max_bytes reserved_max_bytes allocs frees \
+--     TITLE "Memory over time" \
+--     ABOUT "Each device's memory window in 40 bins (µs after its first [memory] event): the most bytes allocated and reserved during each bin, and the allocations and frees in it." \
+--     ORDER BY trace, device_type, device, bin_start_us
 CREATE OR REPLACE VIEW memory_timeline_bins AS SELECT * FROM memory_timeline_bins_of(40);

@@ -4,8 +4,8 @@ Styles:
   native     the sections the SQL library declares (``@output report-native``): the GPU timeline (whole traces
              and per step), the communication overlapped by computation, the kernel summary, the gaps (per
              stream, histogram, kernel transitions, idle causes), the launch statistics, and the op summaries
-             and short kernels when the call tree's views are installed, the launch queue per stream and the
-             memory copies by kind
+             and short kernels when the call tree's views are installed, the launch queue per stream, the
+             memory copies by kind, and the memory per device and over time (traces with [memory] events)
   tracelens  gpu_timeline, kernel_summary, ops_summary, ops_summary_by_category, ops_unique_args,
              unified_perf_summary, short_kernel_histogram, short_kernels_summary and the perf-model sheets
              (GEMM, SDPA_fwd, UnaryElementwise, BinaryElementwise, Reduce_fwd, Normalization, CONV_fwd: those

@@ -172,6 +172,35 @@ def _ranks(df: pl.DataFrame, _: str) -> dict | None:
     return spec
 
 
+def _memory(df: pl.DataFrame, trace: str) -> dict | None:
+    """The memory over time (memory_timeline): per device, the most bytes allocated and reserved in each bin, as
+    steps over the bins' starts (µs after the device's first memory event); one panel per device, each on its own
+    scale (a CPU's bytes beside a GPU's would lie flat). Bins before the device's first event have no point."""
+    need = {"device_name", "bin_start_us", "allocated_max_bytes", "reserved_max_bytes"}
+    if df.height == 0 or not need <= set(df.columns):
+        return None
+    rows = [{"device_name": r["device_name"], "bin_start_us": r["bin_start_us"], "what": what, "bytes": r[col]}
+            for r in df.iter_rows(named=True)
+            for col, what in (("allocated_max_bytes", "allocated"), ("reserved_max_bytes", "reserved"))
+            if r[col] is not None]
+    if not rows:
+        return None
+    spec = _base(f"Memory over time: {trace}", rows)
+    del spec["width"]
+    spec.update(facet={"row": {"field": "device_name", "type": "nominal", "title": None}},
+                resolve={"scale": {"y": "independent"}},
+                spec={"width": 560, "height": 160, "mark": {"type": "line", "interpolate": "step-after"},
+                      "encoding": {
+                          "x": {"field": "bin_start_us", "type": "quantitative", "title": "µs"},
+                          "y": {"field": "bytes", "type": "quantitative", "title": "bytes",
+                                "axis": {"format": "~s"}},
+                          "color": {"field": "what", "type": "nominal", "sort": ["allocated", "reserved"],
+                                    "title": None},
+                          "tooltip": [{"field": "device_name"}, {"field": "what"}, {"field": "bin_start_us"},
+                                      {"field": "bytes", "format": ","}]}})
+    return spec
+
+
 _RANK_PARTS = {"compute_ms": "compute", "comm_exposed_ms": "exposed communication",
                "memory_exposed_ms": "exposed memory", "idle_ms": "idle"}
 
@@ -187,6 +216,7 @@ CHARTS: dict[str, Callable[[pl.DataFrame, str], dict | None]] = {
     "idle_breakdown": _idle,
     "launch_stats": _launch_delay,
     "short_kernel_histogram": _histogram("Short kernels by duration", "duration (µs)"),
+    "memory_timeline": _memory,
     "traces_overview": _traces,
     "ranks_overview": _ranks,
 }
