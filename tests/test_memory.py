@@ -180,3 +180,30 @@ def test_report_sections(qwen_dataset):
     for r in bins.iter_rows(named=True):
         peaks[r["device_name"]] = max(peaks[r["device_name"]], r["allocated_max_bytes"] or 0)
     assert dict(peaks) == dict(zip(m["device_name"], m["peak_bytes"], strict=True))
+
+
+@pytest.mark.slow  # a whole report of two traces: 4-5 s on two cores
+def test_a_folder_report_leaves_the_memory_sections_out_of_a_trace_without_memory(tmp_path):
+    """The memory sections are IF ROWS: in a report of two traces written to a folder, the trace with [memory] events
+    has them and the other, recorded without profile_memory, has no such files (as when its report is written
+    alone)."""
+    from tracesql.api import report
+
+    doc = _trace()
+    doc["traceEvents"] += [  # a kernel and its launch, after the ops: each trace has GPU sections
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": T0 + 200, "dur": 5,
+         "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": T0 + 210, "dur": 10,
+         "args": {"device": 0, "stream": 7, "correlation": 1}}]
+    (tmp_path / "with.json").write_text(json.dumps(doc))
+    (tmp_path / "without.json").write_text(json.dumps({**doc, "traceEvents": [e for e in doc["traceEvents"]
+                                                                              if e["ph"] == "X"]}))
+    rs = tracesql.ingest([str(tmp_path / "with.json"), str(tmp_path / "without.json")], out=tmp_path / "ds",
+                         quiet=True)
+    assert [r.status for r in rs] == ["ingested", "ingested"]
+    with tracesql.open(tmp_path / "ds") as ds:
+        report.report(ds, fmt="csv", out=str(tmp_path / "r"))
+    files = {p.relative_to(tmp_path / "r").as_posix() for p in (tmp_path / "r").rglob("*.csv")}
+    assert {"with/memory.csv", "with/memory_timeline.csv"} <= files
+    assert not {f for f in files if f.startswith("without/memory")}
+    assert "without/copy_bandwidth.csv" in files  # a section without IF ROWS is written without rows

@@ -215,7 +215,8 @@ def _native(ds, ids: list[str], trace: str | None, charts: bool, arch: str | Non
         frames += [(name, _q(ds, query)) for name, query in ACROSS_TRACES.items()]
     frames += [(name, fn()) for name, fn in _native_sections(ds, ids, trace).items()]
     out = shown([Section(name, df, title=decl[name].title if name in decl else "",
-                         about=decl[name].about if name in decl else "") for name, df in frames])
+                         about=decl[name].about if name in decl else "", if_rows=name in IF_ROWS)
+                 for name, df in frames])
     if charts:
         from tracesql.render.report_charts import section_charts
 

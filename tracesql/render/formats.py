@@ -157,7 +157,7 @@ def _write_folder(doc: Document, fmt: Format, out: str, across: frozenset[str]) 
         folder.mkdir(parents=True, exist_ok=True)
     written = []
     for s in split:
-        if s.trace in doc.without_gpu and s.frame.height == 0:
+        if (s.trace in doc.without_gpu or s.if_rows) and s.frame.height == 0:
             continue
         folder = Path(out) / names[s.trace] if s.trace is not None and names else Path(out)
         folder.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ class Section:
     empty_csv: str | None = None  # the text of its CSV file when the frame has no rows (None: the header line)
     csv_head: str | None = None  # the header lines of its CSV file in place of the column names (pandas's two levels)
     bool_columns: frozenset[str] = frozenset()  # text columns holding "True"/"False": booleans in a workbook
+    if_rows: bool = False        # shown only where it has rows: a trace's folder leaves it out when the trace has none
 
     @property
     def heading(self) -> str:
