@@ -3,7 +3,7 @@
 -- named: every cpu_op and every nn.Module frame of the call tree is a call, and a call's GPU events are those
 -- launched by a runtime call inside it on its thread (through any depth of nested calls).
 --
--- @requires lib/names tree/context tree/links
+-- @requires lib/names tree/nesting tree/context tree/links
 
 -- kernel_sequence_calls: one row per op or module call that launched GPU work.
 --   trace_id, event_id   the call (a cpu_op, or an nn.Module python_function frame)
@@ -15,25 +15,23 @@
 --   gpu_ns               their summed duration, ns
 --   dur_ns               the call's duration, ns
 CREATE OR REPLACE VIEW kernel_sequence_calls AS
-WITH calls AS MATERIALIZED (
-    SELECT c.trace_id, c.event_id, c.anchor_kind AS kind,
-           CASE WHEN c.anchor_kind = 'module' THEN regexp_replace(c.name, '_[0-9]+$', '') ELSE c.name END AS name,
-           n.thread_key, n.ts_ns, n.nest_end_ns, c.dur_ns
-    FROM cpu_event_context c JOIN cpu_nesting n USING (trace_id, event_id)
-    WHERE c.anchor_kind IN ('op', 'module')
-), gpu AS MATERIALIZED (
-    SELECT g.trace_id, g.event_id, g.name, g.ts_ns, g.dur_ns, n.thread_key, n.ts_ns AS launch_ts_ns,
-           n.nest_pos AS launch_pos
-    FROM gpu_launch_links g JOIN cpu_nesting n ON n.trace_id = g.trace_id AND n.event_id = g.launch_event_id
-    WHERE g.linked
+WITH RECURSIVE up(trace_id, gpu_event_id, event_id) AS (
+    -- each linked GPU event at its launch call, then at every call enclosing that one on its thread
+    SELECT trace_id, event_id, launch_event_id FROM gpu_launch_links WHERE linked AND launch_event_id IS NOT NULL
+    UNION ALL
+    SELECT u.trace_id, u.gpu_event_id, n.parent_event_id
+    FROM up u JOIN cpu_nesting n ON n.trace_id = u.trace_id AND n.event_id = u.event_id
+    WHERE n.parent_event_id IS NOT NULL
 )
-SELECT c.trace_id, c.event_id, any_value(c.kind) AS kind, any_value(c.name) AS name, count(*) AS kernels,
-       string_agg(g.name, ' | ' ORDER BY g.ts_ns, g.event_id) AS sequence,
+SELECT c.trace_id, c.event_id, any_value(c.anchor_kind) AS kind,
+       any_value(CASE WHEN c.anchor_kind = 'module' THEN regexp_replace(c.name, '_[0-9]+$', '') ELSE c.name END)
+           AS name,
+       count(*) AS kernels, string_agg(g.name, ' | ' ORDER BY g.ts_ns, g.event_id) AS sequence,
        string_agg(coalesce(_short_kernel_name(g.name), g.name), ' | ' ORDER BY g.ts_ns, g.event_id) AS short_sequence,
-       sum(g.dur_ns)::BIGINT AS gpu_ns,
-       any_value(c.dur_ns) AS dur_ns
-FROM calls c JOIN gpu g ON g.trace_id = c.trace_id AND g.thread_key = c.thread_key
-                       AND g.launch_ts_ns >= c.ts_ns AND g.launch_ts_ns < c.nest_end_ns
+       sum(g.dur_ns)::BIGINT AS gpu_ns, any_value(c.dur_ns) AS dur_ns
+FROM up u
+JOIN cpu_event_context c ON c.trace_id = u.trace_id AND c.event_id = u.event_id AND c.anchor_kind IN ('op', 'module')
+JOIN gpu_launch_links g ON g.trace_id = u.trace_id AND g.event_id = u.gpu_event_id
 GROUP BY c.trace_id, c.event_id;
 
 -- kernel_sequences: one row per (trace, kind, name, sequence): the distinct kernel sequences of each op and

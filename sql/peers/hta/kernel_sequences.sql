@@ -174,11 +174,13 @@ roots AS MATERIALIZED (
     FROM cg g JOIN cg c ON c.trace_id = g.trace_id AND c.event_id = g.parent_event_id
     JOIN cg m ON m.trace_id = c.trace_id AND m.event_id = c.moved_under WHERE g.is_gpu
 ), below AS (
-    -- a CPU root's GPU nodes: those placed within its subtree on its thread; a GPU root's: itself
+    -- a CPU root's GPU nodes: those placed within its subtree on its thread (the roots share one depth, so their
+    -- subtrees on a thread are disjoint: the root of a placement is the last one started before it); a GPU
+    -- root's: itself
     SELECT r.trace_id, r.event_id, g.gpu_event_id
-    FROM roots r JOIN gpu g ON g.trace_id = r.trace_id AND g.pid = r.pid AND g.tid = r.tid
-                            AND g.seq >= r.seq AND g.seq < r.end_seq
-    WHERE NOT r.is_gpu
+    FROM gpu g ASOF JOIN (SELECT * FROM roots WHERE NOT is_gpu) r
+      ON r.trace_id = g.trace_id AND r.pid = g.pid AND r.tid = g.tid AND g.seq >= r.seq
+    WHERE g.seq < r.end_seq
     UNION ALL
     SELECT trace_id, event_id, event_id FROM roots WHERE is_gpu
 ), seqs AS (
