@@ -141,9 +141,9 @@ def test_report_hta_csv_files(tmp_path, all_dataset, reference_dir):
     assert main(["report", str(all_dataset[0]), "--trace", "hta_ns_resolution_rank0", "--style", "hta",
                  "--format", "csv", "--out", str(out)]) == 0
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["comm_comp_overlap.csv", "cuda_kernel_launch_stats.csv", "idle_time_breakdown.csv",
-                     "kernel_type_breakdown.csv", "memory_bw_summary.csv", "queue_length_summary.csv",
-                     "temporal_breakdown.csv"]
+    assert names == ["comm_comp_overlap.csv", "cuda_kernel_launch_stats.csv", "frequent_cuda_kernel_sequences.csv",
+                     "idle_time_breakdown.csv", "kernel_type_breakdown.csv", "memory_bw_summary.csv",
+                     "queue_length_summary.csv", "temporal_breakdown.csv"]
     ref = reference_dir / "hta" / "nvidia_hta_ns_resolution_rank0"
     for name in ("memory_bw_summary.csv", "queue_length_summary.csv"):  # pandas's two-level header, as HTA writes it
         want, got = (ref / name).read_text().splitlines(), (out / name).read_text().splitlines()
@@ -164,7 +164,7 @@ def test_report_native_sections(all_dataset, trace_ids, capsys):
     assert names == ["gpu_timeline", "gpu_timeline_by_step", "comm_compute_overlap", "kernel_summary", "gaps_by_stream",
                      "gap_histogram", "kernel_transitions", "idle_breakdown", "launch_stats", "op_summary",
                      "op_arg_summary", "short_kernels", "short_kernel_histogram", "queue_length", "copy_bandwidth",
-                     "memory", "memory_timeline"]
+                     "memory", "memory_timeline", "frequent_kernel_sequences"]
     assert {o.call for o in outputs("report-native")} - {None} <= set(report._CALLS)
     tl = {s.name: s.frame for s in sections}["gpu_timeline"]
     assert tl.filter(tl["pooled"])["idle_us"].to_list() == [4005.532]
