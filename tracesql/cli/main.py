@@ -13,6 +13,7 @@ from tracesql.cli import analysis as cmd_analysis
 from tracesql.cli import categories as cmd_categories
 from tracesql.cli import comm as cmd_comm
 from tracesql.cli import diff as cmd_diff
+from tracesql.cli import export as cmd_export
 from tracesql.cli import replay as cmd_replay
 from tracesql.cli import tree as cmd_tree
 from tracesql.cli import twins as cmd_twins
@@ -22,7 +23,7 @@ from tracesql.escape import terminal_text
 from tracesql.render.output import DATASET_HELP, format_table, terminal_width, write_frame
 
 # Modules that add subcommands: each defines register(subparsers).
-COMMAND_MODULES = [cmd_tree, cmd_categories, cmd_analysis, cmd_comm, cmd_diff, cmd_twins, cmd_replay]
+COMMAND_MODULES = [cmd_tree, cmd_categories, cmd_analysis, cmd_comm, cmd_diff, cmd_twins, cmd_replay, cmd_export]
 
 # Exit statuses (listed in `tracesql --help`).
 EXIT_OK = 0
