@@ -2,7 +2,9 @@
 sql/gpu/copy_bandwidth.sql) on a small trace worked by hand."""
 from __future__ import annotations
 
+import csv
 import json
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +76,27 @@ def test_copy_bandwidth_by_hand(small):
     # weighted by duration 50,000 / 6,000 ns; their plain mean (10 + 5) / 2
     assert rows["Memcpy HtoD"] == (2, 50_000, 6_000, 4_000, 12.5, pytest.approx(50 / 6), 7.5, 10.0)
     assert rows["Memset"] == (1, 2_000, 2_000, 2_000, 1.0, 1.0, 1.0, 1.0)
+
+
+HTA_COUNTER_REFS = Path(__file__).parent / "data" / "hta_counters"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["h100_bert_small_infer", "hta_alexnet_critical_path", "hta_event_sync_multi_stream"])
+def test_hta_counter_summaries_equal_hta_on_more_traces(shared_traces, tmp_path, name):
+    """HTA 0.5.0's queue length and memory bandwidth summaries of three more shared traces (made by
+    tests/data/hta_counters/make_reference.py), to 1e-9 relative."""
+    [r] = tracesql.ingest([str(shared_traces / "nvidia" / f"{name}.json.gz")], out=tmp_path / "ds", quiet=True)
+    with tracesql.open(tmp_path / "ds") as ds:
+        for view, csv_name in (("hta_queue_length_summary", "queue_length_summary"),
+                               ("hta_memory_bw_summary", "memory_bw_summary")):
+            with open(HTA_COUNTER_REFS / name / f"{csv_name}.csv", newline="") as f:
+                want = list(csv.reader(f))[3:]  # below pandas's three header lines
+            got = ds.sql(f"SELECT * EXCLUDE (trace_id) FROM {view} ORDER BY 1, 2").rows()
+            assert len(got) == len(want) > 0, csv_name
+            for g, w in zip(got, want, strict=True):
+                assert (str(g[0]), str(g[1])) == (w[0], w[1])
+                # pandas leaves the std of one value empty
+                assert [v is None for v in g[2:]] == [not v for v in w[2:]], (csv_name, g, w)
+                assert [v for v in g[2:] if v is not None] == pytest.approx([float(v) for v in w[2:] if v], rel=1e-9), \
+                    (csv_name, g, w)
