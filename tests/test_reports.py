@@ -141,7 +141,8 @@ def test_report_hta_csv_files(tmp_path, all_dataset, reference_dir):
     assert main(["report", str(all_dataset[0]), "--trace", "hta_ns_resolution_rank0", "--style", "hta",
                  "--format", "csv", "--out", str(out)]) == 0
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["comm_comp_overlap.csv", "cuda_kernel_launch_stats.csv", "frequent_cuda_kernel_sequences.csv",
+    assert names == ["comm_comp_overlap.csv", "critical_path_summary.csv", "cuda_kernel_launch_stats.csv",
+                     "frequent_cuda_kernel_sequences.csv",
                      "idle_time_breakdown.csv", "kernel_type_breakdown.csv", "memory_bw_summary.csv",
                      "queue_length_summary.csv", "temporal_breakdown.csv"]
     ref = reference_dir / "hta" / "nvidia_hta_ns_resolution_rank0"
