@@ -39,7 +39,7 @@ WITH ann AS (
 SELECT a.trace_id, a.annotation, arg_min(f.ts_us, (f.ts_us, f.event_id)) AS start_us,
        arg_min(f.end_us, (f.ts_us, f.event_id)) AS end_us
 FROM ann a JOIN _hta_frame f ON f.trace_id = a.trace_id AND contains(f.name, a.annotation)
-WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = a.trace_id AND k.cat_raw = 'cuda_sync')
+WHERE f.trace_id IN (SELECT trace_id FROM ann) AND NOT EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = a.trace_id AND k.cat_raw = 'cuda_sync')
 GROUP BY a.trace_id, a.annotation;
 
 -- _hta_cp_cpu_walk: the CPU nodes of HTA's graph, per thread in the order of its depth-first walk (seq), with
@@ -51,7 +51,7 @@ WITH w AS MATERIALIZED (SELECT * FROM _hta_cp_window), ev AS (
            e.cat IN ('cpu_op', 'cuda_runtime', 'cuda_driver') AS is_node
     FROM _hta_frame f JOIN w USING (trace_id)
     JOIN events e ON e.trace_id = f.trace_id AND e.event_id = f.event_id
-    WHERE f.stream = -1 AND NOT f.is_gpu AND f.ts_us >= w.start_us AND f.ts_us <= w.end_us AND f.dur_us > 0
+    WHERE f.trace_id IN (SELECT trace_id FROM w) AND e.trace_id IN (SELECT trace_id FROM w) AND f.stream = -1 AND NOT f.is_gpu AND f.ts_us >= w.start_us AND f.ts_us <= w.end_us AND f.dur_us > 0
 ), pts AS (
     -- HTA's order of the stack's events: by time; at one time ends (shortest first) before starts (longest first)
     SELECT trace_id, pid, tid, event_id, name, is_node, ts_us AS t, 1 AS is_start, -dur_us AS k1, event_id AS k2,
@@ -134,7 +134,7 @@ WITH w AS MATERIALIZED (SELECT * FROM _hta_cp_window), q AS (
     FROM _hta_frame f JOIN w USING (trace_id)
     JOIN cpu c ON c.trace_id = f.trace_id AND c.correlation = f.correlation
     LEFT JOIN ql ON ql.trace_id = f.trace_id AND ql.event_id = f.event_id
-    WHERE f.is_gpu AND f.stream <> -1 AND c.rt_ts_us >= w.start_us AND c.rt_ts_us <= w.end_us AND c.rt_dur_us > 0
+    WHERE f.trace_id IN (SELECT trace_id FROM w) AND f.is_gpu AND f.stream <> -1 AND c.rt_ts_us >= w.start_us AND c.rt_ts_us <= w.end_us AND c.rt_dur_us > 0
 ), o AS (
     SELECT *, row_number() OVER (PARTITION BY trace_id, stream ORDER BY ts_us, event_id) AS pos,
            lag(end_us) OVER (PARTITION BY trace_id, stream ORDER BY ts_us, event_id) AS prev_end_us
@@ -168,29 +168,30 @@ SELECT *, entry + run_end - w_op AS dist_start, entry + run_end AS dist_end FROM
 -- node on ties); walking back, a GPU end goes down its segment to the segment's entry, over the launch edge to
 -- the launch's start, then down that CPU chain to where the path starts afresh.
 CREATE OR REPLACE VIEW _hta_cp_edges AS
-WITH cands AS (
+WITH cd AS MATERIALIZED (SELECT * FROM _hta_cp_cpu_dist), gd AS MATERIALIZED (SELECT * FROM _hta_cp_gpu),
+cands AS (
     SELECT trace_id, 'cpu' AS side, pid, tid, NULL::BIGINT AS stream, NULL::BIGINT AS seg, seq AS pos, dist, ts_us
-    FROM _hta_cp_cpu_dist
+    FROM cd
     UNION ALL
-    SELECT trace_id, 'gpu', NULL, NULL, stream, seg, pos, dist_end, end_us FROM _hta_cp_gpu
+    SELECT trace_id, 'gpu', NULL, NULL, stream, seg, pos, dist_end, end_us FROM gd
 ), best AS (
     SELECT trace_id, arg_max(side, (dist, -ts_us)) AS side, arg_max(pid, (dist, -ts_us)) AS pid,
            arg_max(tid, (dist, -ts_us)) AS tid, arg_max(stream, (dist, -ts_us)) AS stream,
            arg_max(seg, (dist, -ts_us)) AS seg, arg_max(pos, (dist, -ts_us)) AS pos
     FROM cands GROUP BY trace_id
 ), gpu_path AS (
-    SELECT g.* FROM _hta_cp_gpu g JOIN best b ON b.side = 'gpu' AND g.trace_id = b.trace_id AND g.stream = b.stream
+    SELECT g.* FROM gd g JOIN best b ON b.side = 'gpu' AND g.trace_id = b.trace_id AND g.stream = b.stream
                                           AND g.seg = b.seg AND g.pos <= b.pos
 ), cpu_end AS (
     -- the CPU node the path leaves its chain at: the best node, or the launch of the GPU segment's entry
     SELECT b.trace_id, b.pid, b.tid, b.pos AS seq FROM best b WHERE b.side = 'cpu'
     UNION ALL
     SELECT d.trace_id, d.pid, d.tid, d.seq
-    FROM gpu_path g JOIN _hta_cp_cpu_dist d ON d.trace_id = g.trace_id AND d.event_id = g.rt_event_id AND d.is_start
+    FROM gpu_path g JOIN cd d ON d.trace_id = g.trace_id AND d.event_id = g.rt_event_id AND d.is_start
     WHERE g.kind = 'launch'
 ), cpu_path AS (
-    SELECT d.* FROM cpu_end c JOIN _hta_cp_cpu_dist x USING (trace_id, pid, tid, seq)
-    JOIN _hta_cp_cpu_dist d ON d.trace_id = c.trace_id AND d.pid = c.pid AND d.tid = c.tid
+    SELECT d.* FROM cpu_end c JOIN cd x USING (trace_id, pid, tid, seq)
+    JOIN cd d ON d.trace_id = c.trace_id AND d.pid = c.pid AND d.tid = c.tid
                            AND d.seq > x.start_seq AND d.seq <= c.seq
 )
 SELECT trace_id, 'cpu' AS side, event_id, name, ts_us,
