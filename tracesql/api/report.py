@@ -290,8 +290,8 @@ def peer_files(sections: list[Section]) -> list[Section]:
     """A peer's files of one trace as the peer writes them when a table has no rows: an empty file (pandas writes
     nothing for a frame without columns), but short_kernel_histogram with its header, and TraceLens's
     short_kernels_summary as a lone newline without short kernels, the aggregation's two-level header when the
-    histogram has some (its group keys left them all out), and HTA's frequent_cuda_kernel_sequences as '""'. A group-by's describe() (describe_header) is written
-    under pandas's two-level header."""
+    histogram has some (its group keys left them all out), and HTA's frequent_cuda_kernel_sequences as '""'. A
+    group-by's describe() (describe_header) is written under pandas's two-level header."""
     short = any(s.name == "short_kernel_histogram" and s.frame.height for s in sections)
     for s in sections:
         s.csv_head = describe_header(s.frame.columns)
