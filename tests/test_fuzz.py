@@ -38,7 +38,7 @@ from .conftest import NO_SHARED, TRACES
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 # LONG draws new random examples on every run (not derandomized), so the runs together explore more than any one;
 # TRACESQL_FUZZ_EXAMPLES sets how many a run draws
-LONG = settings(max_examples=int(os.environ.get("TRACESQL_FUZZ_EXAMPLES", "40")), deadline=None,
+LONG = settings(max_examples=int(os.environ.get("TRACESQL_FUZZ_EXAMPLES", "20")), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -347,23 +347,27 @@ def test_the_library_loaded_through_stand_ins_equals_it_created_directly(tmp_pat
     (r,) = tracesql.ingest([str(shared_traces / "nvidia/h100_qwen_infer.json.gz")], out=str(out))
     assert dsmod.catalog_is_current(out)
     assert len(list((tmp_path / "cache" / "sqlschemas").glob("*.json"))) == len(sqlmodules.modules())
+    # created directly: the modules of the views compared below with everything they require (the whole library
+    # takes minutes to create directly; the stand-ins of every module are checked by tests/test_sqlmodules.py)
+    views = ["gpu_timeline", "kernel_summary", "category_rules", "launch_stats_by_api", "tl_kernel_summary",
+             "hta_temporal_breakdown"]
+    mods = sqlmodules.load_order(sorted({sqlmodules.object_modules()[v] for v in views}))
     direct = duckdb.connect()
-    for st in dsmod.table_statements(out) + sqlmodules.statements():
+    for st in dsmod.table_statements(out) + sqlmodules.module_statements(mods):
         direct.execute(st)
     catalog = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
     init = duckdb.connect()
     init.execute((out / "init.sql").read_text())
     cols = ("SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE database_name <> 'temp' "
             "AND table_name <> '_tracesql_catalog' ORDER BY ALL")
-    queries = ["SELECT * FROM gpu_timeline ORDER BY ALL", "SELECT * FROM kernel_summary ORDER BY ALL",
-               "SELECT * FROM category_rules ORDER BY ALL", "SELECT * FROM launch_stats_by_api ORDER BY ALL",
-               "SELECT * FROM tl_kernel_summary ORDER BY ALL", "SELECT * FROM hta_temporal_breakdown ORDER BY ALL"]
+    queries = [f"SELECT * FROM {v} ORDER BY ALL" for v in views]
     with tracesql.open(out) as d:
         d.require()
         want = direct.execute(cols).fetchall()
-        assert len(want) > 4000
+        names = {r[0] for r in want}
+        assert len(want) > 1000
         for con in (d.con.raw, catalog, init):
-            assert con.execute(cols).fetchall() == want
+            assert [r for r in con.execute(cols).fetchall() if r[0] in names] == want
             for q in queries:
                 assert con.execute(q).fetchall() == direct.execute(q).fetchall(), q
     # busy = HTA's compute + non-compute (45,432.70 + 214.60 us), span = busy + its idle 4,005.53 us
