@@ -342,8 +342,10 @@ def document(ds, style: str = "native", fmt: str = "table", trace: str | None = 
     labels = analysis.trace_labels(ds)
     first = head and f.head and style == "native"
     with ds.scope():
-        # the views the report and its first screen share are computed once for both (with the device set)
+        # the views the report and its first screen share are computed once for both, with the device and
+        # TraceLens's pseudo-op switch set as the sections read them
         set_arch(ds, style, arch)
+        set_pseudo_ops(ds, style, pseudo_ops)
         shared = materialized_views(style) + (materialized("summary") if first else [])
         with ds.materialized(shared, ids if trace is not None else None):
             sections = build(ds, style=style, trace=trace, by_module=by_module, arch=arch, pseudo_ops=pseudo_ops,
