@@ -145,6 +145,47 @@ def qwen_dataset(tmp_path_factory, shared_traces) -> tuple[Path, str]:
     return out, r.trace_id
 
 
+# The hand-made traces of TraceLens's models (tests/data/tl_*/), ingested into one dataset and each TraceLens-style
+# report written once over all of them, as one folder per trace (named by the file's stem). Such a report costs
+# about 15 s of CPU however small its traces (the peer library bound on its connection), so the sheet tests read
+# these folders instead of a report each (each worker of `-n 2` builds them once).
+TL_HANDMADE = ["tl_gemm_ext/te_v2_gemm.json", "tl_gemm_ext/conv_bias.json", "tl_gemm_ext/moe_fused.json",
+               "tl_moe/moe_ops.json", "tl_moe/moe_aiter_fused.json", "tl_moe/moe_gptq_awq.json",
+               "tl_attn/perf_ops.json", "tl_attn/infer_ops.json", "tl_class_map/class_map.json",
+               "tl_sglang_ops/sglang_ops.json"]
+
+
+@pytest.fixture(scope="session")
+def tl_handmade(tmp_path_factory) -> Path:
+    """The dataset of every TL_HANDMADE trace."""
+    from tracesql.cli import main
+
+    ds = tmp_path_factory.mktemp("tl_handmade") / "ds"
+    assert main(["ingest", "-q", *[str(ROOT / "tests" / "data" / f) for f in TL_HANDMADE], "--out", str(ds)]) == 0
+    return ds
+
+
+@pytest.fixture(scope="session")
+def tl_handmade_perf(tl_handmade) -> Path:
+    """`tracesql report --style tracelens --out DIR` (TraceLens's perf report) of tl_handmade: DIR/<stem> per trace."""
+    from tracesql.cli import main
+
+    out = tl_handmade.parent / "perf"
+    assert main(["report", str(tl_handmade), "--style", "tracelens", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="session")
+def tl_handmade_infer(tl_handmade) -> Path:
+    """The TraceLens-style inference report (`--group-by-parent-module --pseudo-ops`) of tl_handmade, likewise."""
+    from tracesql.cli import main
+
+    out = tl_handmade.parent / "infer"
+    assert main(["report", str(tl_handmade), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
+                 "--out", str(out)]) == 0
+    return out
+
+
 # ---- no traceback from any tracesql run -------------------------------------------------------------------------
 # docs/cli.md promises one error line, never a traceback. Every run of the command line that a test makes through
 # subprocess (run, check_output, Popen.communicate: they all read the output through Popen.communicate) is checked:

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from tracesql.cli import main
-
 from .test_tl_ops_unique_args import read_csv
 from .test_tl_perf_sheets import assert_sheet_equal
 
@@ -26,12 +24,9 @@ PERF_SHEETS = ["SDPA_fwd", "SDPA_bwd", "SSM_fwd", "SSM_bwd", "Normalization", "F
 
 
 @pytest.fixture(scope="module")
-def perf(tmp_path_factory):
+def perf(tl_handmade_perf):
     """The folder of `tracesql report --style tracelens --out` on perf_ops.json."""
-    tmp = tmp_path_factory.mktemp("tl_attn_perf")
-    assert main(["ingest", "-q", str(DATA / "perf_ops.json"), "--out", str(tmp / "ds")]) == 0
-    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--jobs", "1", "--out", str(tmp / "tl")]) == 0
-    return tmp / "tl"
+    return tl_handmade_perf / "perf_ops"
 
 
 @pytest.mark.parametrize("sheet", PERF_SHEETS)
@@ -153,14 +148,10 @@ def test_mhc(perf):
 
 
 @pytest.fixture(scope="module")
-def infer(tmp_path_factory):
+def infer(tl_handmade_infer):
     """The folder of the TraceLens-style inference report on infer_ops.json (pseudo ops on, grouped by parent
     module)."""
-    tmp = tmp_path_factory.mktemp("tl_attn_infer")
-    assert main(["ingest", "-q", str(DATA / "infer_ops.json"), "--out", str(tmp / "ds")]) == 0
-    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
-                 "--jobs", "1", "--out", str(tmp / "tl")]) == 0
-    return tmp / "tl"
+    return tl_handmade_infer / "infer_ops"
 
 
 @pytest.mark.parametrize("sheet", INFER_SHEETS)
@@ -251,12 +242,9 @@ def test_pa_sparse_prefill(infer):
 
 
 @pytest.fixture(scope="module")
-def infer_perf(tmp_path_factory):
+def infer_perf(tl_handmade_perf):
     """The folder of `tracesql report --style tracelens --out` (the perf report) on infer_ops.json."""
-    tmp = tmp_path_factory.mktemp("tl_attn_infer_perf")
-    assert main(["ingest", "-q", str(DATA / "infer_ops.json"), "--out", str(tmp / "ds")]) == 0
-    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--jobs", "1", "--out", str(tmp / "tl")]) == 0
-    return tmp / "tl"
+    return tl_handmade_perf / "infer_ops"
 
 
 @pytest.mark.parametrize("sheet", INFER_SHEETS)
@@ -276,14 +264,10 @@ def test_infer_ops_perf_report_equals_tracelens(infer_perf, sheet):
 
 
 @pytest.fixture(scope="module")
-def perf_inference(tmp_path_factory):
+def perf_inference(tl_handmade_infer):
     """The folder of the TraceLens-style inference report on perf_ops.json (pseudo ops on, grouped by parent
     module)."""
-    tmp = tmp_path_factory.mktemp("tl_attn_perf_inference")
-    assert main(["ingest", "-q", str(DATA / "perf_ops.json"), "--out", str(tmp / "ds")]) == 0
-    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
-                 "--jobs", "1", "--out", str(tmp / "tl")]) == 0
-    return tmp / "tl"
+    return tl_handmade_infer / "perf_ops"
 
 
 @pytest.mark.parametrize("sheet", ["SDPA_fwd", "Normalization_fwd", "SSM_fwd", "FusedRoPE_fwd", "mHC_fwd",

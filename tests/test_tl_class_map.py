@@ -34,11 +34,9 @@ def dataset(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def out(dataset):
+def out(tl_handmade_perf):
     """The folder of `tracesql report --style tracelens --out` on the hand-made trace."""
-    assert main(["report", str(dataset), "--style", "tracelens", "--jobs", "1", "--out",
-                 str(dataset.parent / "tl")]) == 0
-    return dataset.parent / "tl"
+    return tl_handmade_perf / "class_map"
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tracesql.cli import main
-
 from .test_tl_ops_unique_args import read_csv
 from .test_tl_perf_sheets import assert_sheet_equal
 
@@ -20,26 +18,16 @@ pytestmark = pytest.mark.slow  # over 3 s on a 2-core machine (the fast tier: -m
 DATA = Path(__file__).parent / "data" / "tl_gemm_ext"
 
 
-def _report(tmp: Path, trace: str, *opts: str) -> Path:
-    """`tracesql report --style tracelens --out` on one fixture trace (ingested under tmp)."""
-    ds = tmp / "ds"
-    if not ds.exists():
-        assert main(["ingest", "-q", str(DATA / trace), "--out", str(ds)]) == 0
-    out = tmp / ("tl" + "".join(o.strip("-")[0] for o in opts))
-    assert main(["report", str(ds), "--style", "tracelens", *opts, "--jobs", "1", "--out", str(out)]) == 0
-    return out
-
-
 @pytest.fixture(scope="module")
-def te(tmp_path_factory):
+def te(tl_handmade_perf):
     """TraceLens's perf report on the TransformerEngine v2 trace."""
-    return _report(tmp_path_factory.mktemp("tl_te"), "te_v2_gemm.json")
+    return tl_handmade_perf / "te_v2_gemm"
 
 
 @pytest.fixture(scope="module")
-def te_infer(tmp_path_factory):
+def te_infer(tl_handmade_infer):
     """TraceLens's inference report (pseudo ops on, grouped by parent module) on the same trace."""
-    return _report(tmp_path_factory.mktemp("tl_tei"), "te_v2_gemm.json", "--group-by-parent-module", "--pseudo-ops")
+    return tl_handmade_infer / "te_v2_gemm"
 
 
 def sheet_of(folder: Path, sheet: str) -> list[dict]:
@@ -89,15 +77,15 @@ def test_te_pseudo_gemms(te):
 
 
 @pytest.fixture(scope="module")
-def conv(tmp_path_factory):
+def conv(tl_handmade_perf):
     """TraceLens's perf report on the apex fused-convolution trace."""
-    return _report(tmp_path_factory.mktemp("tl_conv"), "conv_bias.json")
+    return tl_handmade_perf / "conv_bias"
 
 
 @pytest.fixture(scope="module")
-def conv_infer(tmp_path_factory):
+def conv_infer(tl_handmade_infer):
     """TraceLens's inference report on the same trace."""
-    return _report(tmp_path_factory.mktemp("tl_convi"), "conv_bias.json", "--group-by-parent-module", "--pseudo-ops")
+    return tl_handmade_infer / "conv_bias"
 
 
 @pytest.mark.parametrize("sheet", ["CONV_fwd", "CONV_bwd", "unified_perf_summary", "ops_summary_by_category"])
@@ -148,15 +136,15 @@ def test_conv_bias_cache_order(conv):
 
 
 @pytest.fixture(scope="module")
-def moe(tmp_path_factory):
+def moe(tl_handmade_perf):
     """TraceLens's perf report on the aiter fused-MoE trace."""
-    return _report(tmp_path_factory.mktemp("tl_moe"), "moe_fused.json")
+    return tl_handmade_perf / "moe_fused"
 
 
 @pytest.fixture(scope="module")
-def moe_infer(tmp_path_factory):
+def moe_infer(tl_handmade_infer):
     """TraceLens's inference report on the same trace."""
-    return _report(tmp_path_factory.mktemp("tl_moei"), "moe_fused.json", "--group-by-parent-module", "--pseudo-ops")
+    return tl_handmade_infer / "moe_fused"
 
 
 @pytest.mark.parametrize("sheet", ["MoE_fused_fwd", "unified_perf_summary", "ops_summary_by_category"])

@@ -28,18 +28,15 @@ def ds(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def out(ds):
+def out(tl_handmade_perf):
     """The folder of `tracesql report --style tracelens --out` (TraceLens's perf report)."""
-    assert main(["report", str(ds), "--style", "tracelens", "--jobs", "1", "--out", str(ds.parent / "tl")]) == 0
-    return ds.parent / "tl"
+    return tl_handmade_perf / "moe_ops"
 
 
 @pytest.fixture(scope="module")
-def infer(ds):
+def infer(tl_handmade_infer):
     """The folder of the TraceLens-style inference report (pseudo ops on, grouped by parent module)."""
-    assert main(["report", str(ds), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops", "--jobs", "1",
-                 "--out", str(ds.parent / "tli")]) == 0
-    return ds.parent / "tli"
+    return tl_handmade_infer / "moe_ops"
 
 
 def rows_of(folder: Path, sheet: str) -> list[dict]:
@@ -157,13 +154,9 @@ def test_inference_suffixed_sglang_name(infer):
 
 
 @pytest.fixture(scope="module")
-def fused(tmp_path_factory):
+def fused(tl_handmade_infer):
     """The TraceLens-style inference report of vLLM's fused aiter MoE trace (tests/data/tl_moe/moe_aiter_fused.json)."""
-    tmp = tmp_path_factory.mktemp("tl_moe_fused")
-    assert main(["ingest", "-q", str(DATA / "moe_aiter_fused.json"), "--out", str(tmp / "ds")]) == 0
-    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
-                 "--jobs", "1", "--out", str(tmp / "tli")]) == 0
-    return tmp / "tli"
+    return tl_handmade_infer / "moe_aiter_fused"
 
 
 @pytest.mark.parametrize("sheet", ["MoE_fused_fwd", "unified_perf_summary"])
@@ -193,13 +186,9 @@ def test_aiter_fused_1stage(fused):
 
 
 @pytest.fixture(scope="module")
-def gptq(tmp_path_factory):
+def gptq(tl_handmade_infer):
     """The TraceLens-style inference report of vLLM's GPTQ/AWQ MoE trace (tests/data/tl_moe/moe_gptq_awq.json)."""
-    tmp = tmp_path_factory.mktemp("tl_moe_gptq")
-    assert main(["ingest", "-q", str(DATA / "moe_gptq_awq.json"), "--out", str(tmp / "ds")]) == 0
-    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
-                 "--jobs", "1", "--out", str(tmp / "tli")]) == 0
-    return tmp / "tli"
+    return tl_handmade_infer / "moe_gptq_awq"
 
 
 @pytest.mark.parametrize("sheet", ["MoE_unfused_fwd", "unified_perf_summary"])

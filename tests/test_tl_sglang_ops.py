@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from tracesql.cli import main
-
 from .test_tl_ops_unique_args import read_csv
 from .test_tl_perf_sheets import assert_sheet_equal
 
@@ -19,13 +17,9 @@ DATA = Path(__file__).parent / "data" / "tl_sglang_ops"
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory):
+def out(tl_handmade_infer):
     """The folder of the TraceLens-style inference report (pseudo ops on, grouped by parent module)."""
-    tmp = tmp_path_factory.mktemp("tl_sglang")
-    assert main(["ingest", "-q", str(DATA / "sglang_ops.json"), "--out", str(tmp / "ds")]) == 0
-    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
-                 "--jobs", "1", "--out", str(tmp / "tl")]) == 0
-    return tmp / "tl"
+    return tl_handmade_infer / "sglang_ops"
 
 
 @pytest.mark.parametrize("sheet", ["GEMM", "UnaryElementwise", "InferenceAttention_fwd", "unified_perf_summary"])
