@@ -245,9 +245,9 @@ def test_report_json_is_one_object_and_out_is_csv(qwen_dataset, tmp_path, capsys
     hta = json.loads(capsys.readouterr().out)
     assert list(hta["temporal_breakdown"]) == ["h100_qwen_infer.json.gz"]
     assert main(["report", ds, "--out", str(tmp_path / "r")]) == 0
-    assert sorted(p.suffix for p in (tmp_path / "r").iterdir()) == [".csv"] * 18
+    assert sorted(p.suffix for p in (tmp_path / "r").iterdir()) == [".csv"] * 19
     assert {"queue_length.csv", "copy_bandwidth.csv", "memory.csv", "memory_timeline.csv",
-            "frequent_kernel_sequences.csv"} <= \
+            "frequent_kernel_sequences.csv", "critical_path.csv"} <= \
         {p.name for p in (tmp_path / "r").iterdir()}
 
 

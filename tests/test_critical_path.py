@@ -1,6 +1,7 @@
-"""HTA's critical path of an iteration (sql/peers/hta/critical_path.sql): a small trace worked by hand, and the
-shared HTA 0.5.0 references (critical_path_summary.csv: µs per bound_by class) and one more HTA run
-(tests/data/hta_critical_path)."""
+"""The critical path of an iteration. HTA's (sql/peers/hta/critical_path.sql): a small trace worked by hand, the
+shared HTA 0.5.0 references (critical_path_summary.csv: µs per bound_by class) and four more HTA runs
+(tests/data/hta_critical_path). The native one (sql/gpu/critical_path.sql): a trace worked by hand (a sync, a
+graph launch), its export as slices and flow arrows, and its invariants on every step of the shared traces."""
 from __future__ import annotations
 
 import csv
@@ -62,18 +63,131 @@ def test_hta_critical_path_by_hand(small):
                    "gpu_kernel_kernel_overhead": 5.0}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("ref, trace", [
     ("hta/nvidia_h100_qwen_infer/critical_path_summary.csv", "nvidia/h100_qwen_infer.json.gz"),
     ("hta/nvidia_hta_ns_resolution_rank0/critical_path_summary.csv", "nvidia/hta_ns_resolution_rank0.json.gz"),
-    (str(OWN / "h100_bert_small_infer.csv"), "nvidia/h100_bert_small_infer.json.gz")])
-def test_hta_critical_path_equals_hta(tmp_path, shared_traces, reference_dir, ref, trace):
-    [r] = tracesql.ingest([str(shared_traces / trace)], out=tmp_path / "ds", quiet=True)
-    assert r.status == "ingested", r.error
-    with tracesql.open(tmp_path / "ds") as ds:
-        got = dict(ds.sql("SELECT bound_by, duration FROM hta_critical_path_summary").rows())
+    (str(OWN / "h100_bert_small_infer.csv"), "nvidia/h100_bert_small_infer.json.gz"),
+    (str(OWN / "h100_falconsai_infer.csv"), "nvidia/h100_falconsai_infer.json.gz"),
+    (str(OWN / "hta_nccl_data.csv"), "nvidia/hta_nccl_data.json.gz"),
+    (str(OWN / "hta_triton_example.csv"), "nvidia/hta_triton_example.json.gz")])
+def test_hta_critical_path_equals_hta(ds, trace_ids, reference_dir, ref, trace):
+    got = dict(ds.sql("SELECT bound_by, duration FROM hta_critical_path_summary WHERE trace_id = ?",
+                      params=[trace_ids[trace]]).rows())
     with open(reference_dir / ref, newline="") as f:  # an absolute path (OWN) replaces reference_dir
         want = {row["bound_by"]: float(row["duration"]) for row in csv.DictReader(f)}
     assert set(got) == set(want)
     for k, v in want.items():
         assert abs(got[k] - v) <= 1e-6, (k, got[k], v)
+
+
+# The native critical path (sql/gpu/critical_path.sql), worked by hand. Thread 1, two steps (µs from T0):
+# step 1 [0, 200]: op A [10, 50] launches k1 at 20 (k1 [30, 90] on stream 7); op B [50, 60] launches k2 at 52 (k2
+# [95, 120], held by k1: the stream); op C [60, 130] waits in cudaStreamSynchronize [62, 125] (k2 ends in it); op D
+# [130, 170] launches k3 at 140 (k3 [150, 210], held by its launch: k2 ended at 120).
+# step 2 [300, 400]: op E [305, 395] launches a graph at 310 (g1 [340, 360], g2 [360, 380]) and waits in
+# cudaDeviceSynchronize [335, 390].
+NATIVE_CPU = [("user_annotation", "ProfilerStep#1", 0, 200, None), ("cpu_op", "A", 10, 40, None),
+              ("cuda_runtime", "cudaLaunchKernel", 20, 5, 1), ("cpu_op", "B", 50, 10, None),
+              ("cuda_runtime", "cudaLaunchKernel", 52, 4, 2), ("cpu_op", "C", 60, 70, None),
+              ("cuda_runtime", "cudaStreamSynchronize", 62, 63, 5), ("cpu_op", "D", 130, 40, None),
+              ("cuda_runtime", "cudaLaunchKernel", 140, 6, 3),
+              ("user_annotation", "ProfilerStep#2", 300, 100, None), ("cpu_op", "E", 305, 90, None),
+              ("cuda_runtime", "cudaGraphLaunch", 310, 20, 4), ("cuda_runtime", "cudaDeviceSynchronize", 335, 55, 6)]
+NATIVE_GPU = [("k1", 30, 60, 1), ("k2", 95, 25, 2), ("k3", 150, 60, 3), ("g1", 340, 20, 4), ("g2", 360, 20, 4)]
+
+
+@pytest.fixture(scope="module")
+def native(tmp_path_factory):
+    ev: list[dict] = []
+    for cat, name, ts, dur, corr in NATIVE_CPU:
+        ev.append({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": T0 + ts, "dur": dur,
+                   "args": {} if corr is None else {"correlation": corr}})
+    for name, ts, dur, corr in NATIVE_GPU:
+        ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": T0 + ts, "dur": dur,
+                   "args": {"device": 0, "stream": 7, "correlation": corr}})
+    d = tmp_path_factory.mktemp("cp_native")
+    (d / "cp.json").write_text(json.dumps({"schemaVersion": 1, "traceEvents": ev}))
+    [r] = tracesql.ingest([str(d / "cp.json")], out=d / "ds", quiet=True)
+    assert r.status == "ingested", r.error
+    ds = tracesql.open(d / "ds")
+    yield ds
+    ds.close()
+
+
+def test_native_critical_path_by_hand(native):
+    us = 1000
+    got = native.sql(f"SELECT step, kind, start_ns - {T0 * us}, end_ns - {T0 * us}, name, op_name, is_graph "
+                     "FROM critical_path ORDER BY step, seq").rows()
+    # step 1 ends with k3 at 210: k3 <- its launch (held by it) <- CPU back to the sync's end <- the sync edge from
+    # k2's end <- k2 <- the gap after k1 (k2 held by the stream) <- k1 <- its launch <- CPU from the step's start
+    assert got[:9] == [
+        ("ProfilerStep#1", "cpu", 0, 20 * us, None, "A", False),
+        ("ProfilerStep#1", "launch", 20 * us, 30 * us, "cudaLaunchKernel", "A", False),
+        ("ProfilerStep#1", "gpu_compute", 30 * us, 90 * us, "k1", "A", False),
+        ("ProfilerStep#1", "gpu_gap", 90 * us, 95 * us, None, None, False),
+        ("ProfilerStep#1", "gpu_compute", 95 * us, 120 * us, "k2", "B", False),
+        ("ProfilerStep#1", "sync", 120 * us, 125 * us, "cudaStreamSynchronize", "C", False),
+        ("ProfilerStep#1", "cpu", 125 * us, 140 * us, None, "D", False),
+        ("ProfilerStep#1", "launch", 140 * us, 150 * us, "cudaLaunchKernel", "D", False),
+        ("ProfilerStep#1", "gpu_compute", 150 * us, 210 * us, "k3", "D", False)]
+    # step 2 ends on the CPU at 400, after the device sync that waited for the graph's last kernel g2; g2 followed
+    # g1 on the stream, g1 was held by the graph launch
+    assert got[9:] == [
+        ("ProfilerStep#2", "cpu", 300 * us, 310 * us, None, "E", True),
+        ("ProfilerStep#2", "launch", 310 * us, 340 * us, "cudaGraphLaunch", "E", True),
+        ("ProfilerStep#2", "gpu_compute", 340 * us, 360 * us, "g1", "E", True),
+        ("ProfilerStep#2", "gpu_compute", 360 * us, 380 * us, "g2", "E", True),
+        ("ProfilerStep#2", "sync", 380 * us, 390 * us, "cudaDeviceSynchronize", "E", False),
+        ("ProfilerStep#2", "cpu", 390 * us, 400 * us, None, None, False)]
+    summary = native.sql("SELECT step, iteration_ns, cpu_ns, launch_ns, sync_ns, gpu_compute_ns, gpu_gap_ns, "
+                         "graph_ns, top_op, top_op_ns FROM critical_path_summary ORDER BY step").rows()
+    assert summary == [("ProfilerStep#1", 210 * us, 35 * us, 20 * us, 5 * us, 145 * us, 5 * us, 0, "A", 90 * us),
+                       ("ProfilerStep#2", 100 * us, 20 * us, 30 * us, 10 * us, 40 * us, 0, 40 * us, "E", 90 * us)]
+    ops = dict(native.sql("SELECT op_name, path_ns FROM critical_path_ops").rows())
+    assert ops == {"A": 90 * us, "B": 25 * us, "C": 5 * us, "D": 85 * us, "E": 90 * us}
+
+
+def test_native_critical_path_in_the_export(native, tmp_path):
+    from tracesql.api import export
+
+    done = export.write(native, tmp_path / "x.json", overlays=["critical"])
+    ev = json.loads((tmp_path / "x.json").read_text())["traceEvents"]
+    slices = [e for e in ev if e.get("cat") == "tracesql_critical_path" and e["ph"] == "X"]
+    flows = [e for e in ev if e.get("cat") == "tracesql_critical_path" and e["ph"] in ("s", "f")]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+    # 15 elements, and an arrow between consecutive ones of each path (8 in step 1, 5 in step 2), plus two tracks
+    assert (len(slices), len(flows), done.overlay_events) == (15, 26, 43)
+    assert names == {(1, 2 * 10**9 - 1): "tracesql critical path",
+                     (0, 2 * 10**9 + 7): "tracesql critical path · stream 7"}
+    first = sorted((round(e["ts"] - T0, 3), e["name"], e["tid"]) for e in slices)[:3]
+    assert first == [(0, "cpu · A", 2 * 10**9 - 1), (20, "launch · A", 2 * 10**9 - 1),
+                     (30, "gpu_compute · A", 2 * 10**9 + 7)]
+    # each arrow starts on one element and ends, bound to the enclosing slice, at the next one's start
+    ends = {e["id"]: e for e in flows if e["ph"] == "f"}
+    for s in (e for e in flows if e["ph"] == "s"):
+        assert ends[s["id"]]["bp"] == "e" and ends[s["id"]]["ts"] > s["ts"]
+
+
+def test_native_critical_path_on_shared_traces(ds, trace_ids):
+    """Every step of every shared trace: the path's elements meet end to start, from the step's start to the later
+    of its end and the end of the GPU work launched in it (computed here from gpu_launch_links)."""
+    bad = ds.sql("""
+        WITH e AS (
+            SELECT p.trace_id, p.event_id, p.ts_ns, greatest(p.ts_ns + p.dur_ns, coalesce(max(l.ts_ns + l.dur_ns)
+                   FILTER (WHERE l.cat <> 'cuda_sync'), 0)) AS end_ns
+            FROM profiler_steps p LEFT JOIN gpu_launch_links l ON l.trace_id = p.trace_id AND l.launch_kind IS NOT NULL
+              AND l.launch_ts_ns >= p.ts_ns AND l.launch_ts_ns < p.ts_ns + p.dur_ns
+            GROUP BY p.trace_id, p.event_id, p.ts_ns, p.dur_ns),
+        c AS (SELECT *, lag(end_ns) OVER (PARTITION BY trace_id, step_event_id ORDER BY seq) AS prev_end_ns
+              FROM critical_path)
+        SELECT e.trace_id, e.event_id, min(c.start_ns) = e.ts_ns AS from_start, max(c.end_ns) = e.end_ns AS to_end,
+               count(*) FILTER (WHERE c.prev_end_ns <> c.start_ns) AS breaks, sum(c.dur_ns) = e.end_ns - e.ts_ns AS adds
+        FROM e JOIN c ON c.trace_id = e.trace_id AND c.step_event_id = e.event_id
+        GROUP BY e.trace_id, e.event_id, e.ts_ns, e.end_ns
+        HAVING NOT (from_start AND to_end AND breaks = 0 AND adds)""")
+    assert bad.height == 0, bad
+    steps = ds.sql("SELECT count(*) AS n, count(DISTINCT trace_id) AS traces FROM critical_path_summary").row(0)
+    assert steps == (46, 25)
+    qwen = ds.sql("SELECT iteration_ns, step_ns, gpu_compute_ns, cpu_ns FROM critical_path_summary WHERE trace_id = ?",
+                  params=[trace_ids["nvidia/h100_qwen_infer.json.gz"]]).row(0)
+    assert qwen[:2] == (49_378_903, 47_151_395)  # the GPU ran 2.2 ms past the step's end

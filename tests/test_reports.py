@@ -167,7 +167,7 @@ def test_report_native_sections(all_dataset, trace_ids, capsys):
     assert names == ["gpu_timeline", "gpu_timeline_by_step", "comm_compute_overlap", "kernel_summary", "gaps_by_stream",
                      "gap_histogram", "kernel_transitions", "idle_breakdown", "launch_stats", "op_summary",
                      "op_arg_summary", "short_kernels", "short_kernel_histogram", "queue_length", "copy_bandwidth",
-                     "memory", "memory_timeline", "frequent_kernel_sequences"]
+                     "memory", "memory_timeline", "frequent_kernel_sequences", "critical_path"]
     assert {o.call for o in outputs("report-native")} - {None} <= set(report._CALLS)
     tl = {s.name: s.frame for s in sections}["gpu_timeline"]
     assert tl.filter(tl["pooled"])["idle_us"].to_list() == [4005.532]
