@@ -10,6 +10,7 @@
 -- trace writes its pids and ids unchanged.
 --
 -- @requires gpu/queue_length gpu/copy_bandwidth gpu/gaps tree/attribution categories/kernels memory/events
+-- @requires gpu/critical_path
 
 -- _export_us(ns): a time in ns as the decimal text of µs, exact (1234567 -> '1234.567', 1000 -> '1').
 CREATE OR REPLACE MACRO _export_us(ns) AS
@@ -195,6 +196,11 @@ CREATE OR REPLACE MACRO _export_counter(name, pid, ts_ns, members) AS
 --   'gaps'     the idle gaps of each GPU stream (gpu_gaps, gap_ns > 0) as slices named 'idle' (or 'idle: waiting
 --              for the CPU' when the launch came after the previous work ended), cat 'tracesql_gap', on a thread of
 --              the stream's process named 'tracesql gaps · stream S' (tid 10^9 + the stream)
+--   'critical' each step's critical path (critical_path): its elements as slices named by kind and op, cat
+--              'tracesql_critical_path', on a thread 'tracesql critical path' of the CPU process (tid 2 x 10^9 - 1;
+--              CPU stretches, launch and sync edges) or 'tracesql critical path · stream S' of the GPU process
+--              (tid 2 x 10^9 + the stream; GPU events and gaps), joined in path order by flow arrows (ph s at an
+--              element's start, ph f bound to the next element's start; id 'tracesql cp <ordinal>.<step>.<seq>')
 CREATE OR REPLACE MACRO export_chrome_overlays(ids, overlays) AS TABLE
 WITH t AS MATERIALIZED (SELECT * FROM _export_traces(ids)),
 pm AS MATERIALIZED (SELECT * FROM _export_pids(ids)),
@@ -257,10 +263,66 @@ g AS (
 gt AS (
     SELECT DISTINCT trace_id, gp.out_pid, g.stream FROM gpu_gaps g JOIN gp USING (trace_id, device, stream)
     WHERE list_contains(overlays, 'gaps') AND list_contains(ids, trace_id) AND g.gap_ns > 0
+),
+cpe AS MATERIALIZED (
+    SELECT c.trace_id, c.step_event_id, c.step, c.seq, c.kind, c.start_ns, c.dur_ns, c.name, c.op_name, c.stream,
+           c.kind LIKE 'gpu\_%' ESCAPE '\' AS on_gpu,
+           CASE WHEN c.kind LIKE 'gpu\_%' ESCAPE '\' THEN gp.out_pid ELSE coalesce(cm.out_pid, sm.out_pid) END AS out_pid,
+           CASE WHEN c.kind LIKE 'gpu\_%' ESCAPE '\' THEN 2000000000 + c.stream ELSE 1999999999 END AS out_tid,
+           t.ordinal
+    FROM critical_path c JOIN t ON t.trace_id = c.trace_id
+    JOIN profiler_steps p ON p.trace_id = c.trace_id AND p.event_id = c.step_event_id
+    LEFT JOIN gp ON gp.trace_id = c.trace_id AND gp.device IS NOT DISTINCT FROM c.device AND gp.stream = c.stream
+    LEFT JOIN pm cm ON cm.trace_id = c.trace_id AND cm.pid = c.pid
+    LEFT JOIN pm sm ON sm.trace_id = c.trace_id AND sm.pid = p.pid
+    WHERE list_contains(overlays, 'critical') AND list_contains(ids, c.trace_id)
+),
+cpx AS (
+    SELECT trace_id, start_ns AS ts_ns,
+           _export_object([_export_member('ph', '"X"'), _export_member('cat', '"tracesql_critical_path"'),
+                           _export_member('name', to_json(kind || coalesce(' · ' || op_name, ''))::VARCHAR),
+                           _export_member('pid', out_pid), _export_member('tid', out_tid::VARCHAR),
+                           _export_member('ts', _export_us(start_ns)), _export_member('dur', _export_us(dur_ns)),
+                           _export_member('args', _export_object([
+                               _export_member('step', to_json(step)::VARCHAR),
+                               _export_member('seq', seq::VARCHAR), _export_member('kind', to_json(kind)::VARCHAR),
+                               _export_member('op', to_json(op_name)::VARCHAR),
+                               _export_member('event', to_json(name)::VARCHAR)]))]) AS event_json
+    FROM cpe
+),
+cpf AS (
+    -- an arrow from each element to the next one of its path
+    SELECT trace_id, ts_ns, _export_object([_export_member('ph', to_json(ph)::VARCHAR),
+                                            _export_member('cat', '"tracesql_critical_path"'),
+                                            _export_member('name', '"critical path"'),
+                                            _export_member('id', to_json(fid)::VARCHAR),
+                                            _export_member('pid', out_pid), _export_member('tid', out_tid::VARCHAR),
+                                            _export_member('ts', _export_us(ts_ns)),
+                                            _export_member('bp', CASE WHEN ph = 'f' THEN '"e"' END)]) AS event_json
+    FROM (
+        SELECT trace_id, 's' AS ph, start_ns AS ts_ns, out_pid, out_tid,
+               'tracesql cp ' || ordinal || '.' || step_event_id || '.' || seq AS fid
+        FROM cpe c WHERE EXISTS (SELECT 1 FROM cpe n WHERE n.trace_id = c.trace_id
+                                 AND n.step_event_id = c.step_event_id AND n.seq = c.seq + 1)
+        UNION ALL
+        SELECT trace_id, 'f', start_ns, out_pid, out_tid,
+               'tracesql cp ' || ordinal || '.' || step_event_id || '.' || (seq - 1) FROM cpe WHERE seq > 1)
+),
+cpt AS (
+    SELECT DISTINCT trace_id, out_pid, out_tid, on_gpu, CASE WHEN on_gpu THEN stream END AS stream FROM cpe
 )
 SELECT x.trace_id, NULL::BIGINT AS event_id, t.ordinal, x.event_json
 FROM (SELECT trace_id, ts_ns, event_json FROM q UNION ALL SELECT trace_id, ts_ns, event_json FROM c
       UNION ALL SELECT trace_id, ts_ns, event_json FROM m UNION ALL SELECT trace_id, ts_ns, event_json FROM g
+      UNION ALL SELECT trace_id, ts_ns, event_json FROM cpx UNION ALL SELECT trace_id, ts_ns, event_json FROM cpf
+      UNION ALL
+      SELECT trace_id, NULL, _export_object([_export_member('ph', '"M"'), _export_member('name', '"thread_name"'),
+                                             _export_member('pid', out_pid), _export_member('tid', out_tid::VARCHAR),
+                                             _export_member('args', _export_object([_export_member('name',
+                                                 to_json('tracesql critical path'
+                                                         || CASE WHEN on_gpu THEN ' · stream ' || stream ELSE '' END
+                                                        )::VARCHAR)]))])
+      FROM cpt
       UNION ALL
       SELECT trace_id, NULL, _export_object([_export_member('ph', '"M"'), _export_member('name', '"thread_name"'),
                                              _export_member('pid', out_pid),

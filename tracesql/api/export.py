@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 
 # the overlays export_chrome_events and export_chrome_overlays can add (docs/export.md)
-OVERLAYS = ("gpu", "queue", "copies", "memory", "gaps")
+OVERLAYS = ("gpu", "queue", "copies", "memory", "gaps", "critical")
 BATCH_ROWS = 50_000
 
 

@@ -42,6 +42,7 @@ def register(subparsers) -> None:
     s.add_argument("--overlay", action="append", metavar="NAME",
                    help="add an analysis (repeat it or separate names by commas): gpu (each GPU event's category and "
                    "op in its args), queue (launch queue depth per stream), copies (copy GB/s per kind), memory "
-                   "(allocated and reserved bytes per device), gaps (idle gaps per stream as slices), or all; "
+                   "(allocated and reserved bytes per device), gaps (idle gaps per stream as slices), critical (each "
+                   "step's critical path as slices joined by flow arrows), or all; "
                    f"one of {', '.join(OVERLAYS)}, all")
     s.set_defaults(func=cmd_export)
