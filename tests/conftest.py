@@ -73,7 +73,7 @@ ALL_TRACES_FIXTURES = {"all_dataset", "ds", "trace_ids"}
 LONGEST_FIRST = ["test_tl_perf_infer.py", "test_ingest.py", "test_fuzz.py", "test_diff.py", "test_archive_dask.py",
                  "test_cli_everyday.py", "test_tl_perf_models.py", "test_no_hidden_state.py", "test_categories.py",
                  "test_tl_compare.py", "test_archive.py", "test_tl_perf_sheets.py", "test_replay.py",
-                 "test_perf_model.py", "test_tl_attn.py", "test_tl_gemm_ext.py", "test_tl_moe.py", "test_atomic.py",
+                 "test_perf_model.py", "test_atomic.py", "test_critical_path.py",
                  "test_hostile_names.py", "test_report_scale.py", "test_tl_arch.py"]
 
 
@@ -152,7 +152,7 @@ def qwen_dataset(tmp_path_factory, shared_traces) -> tuple[Path, str]:
 TL_HANDMADE = ["tl_gemm_ext/te_v2_gemm.json", "tl_gemm_ext/conv_bias.json", "tl_gemm_ext/moe_fused.json",
                "tl_moe/moe_ops.json", "tl_moe/moe_aiter_fused.json", "tl_moe/moe_gptq_awq.json",
                "tl_attn/perf_ops.json", "tl_attn/infer_ops.json", "tl_class_map/class_map.json",
-               "tl_sglang_ops/sglang_ops.json"]
+               "tl_sglang_ops/sglang_ops.json", "tl_perf_models/perf_models.json"]
 
 
 @pytest.fixture(scope="session")

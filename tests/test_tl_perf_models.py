@@ -18,12 +18,9 @@ DATA = Path(__file__).parent / "data" / "tl_perf_models"
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory):
+def out(tl_handmade_perf):
     """The folder of `tracesql report --style tracelens --out` on the hand-made trace."""
-    tmp = tmp_path_factory.mktemp("tl_models")
-    assert main(["ingest", "-q", str(DATA / "perf_models.json"), "--out", str(tmp / "ds")]) == 0
-    assert main(["report", str(tmp / "ds"), "--style", "tracelens", "--jobs", "1", "--out", str(tmp / "tl")]) == 0
-    return tmp / "tl"
+    return tl_handmade_perf / "perf_models"
 
 
 @pytest.mark.parametrize("sheet", ["UnaryElementwise", "Normalization", "unified_perf_summary"])
@@ -83,7 +80,7 @@ def test_pseudo_ops_option(tmp_path):
     cats = {}
     for flag in ([], ["--pseudo-ops"]):
         out = tmp_path / f"tl{len(flag)}"
-        assert main(["report", str(tmp_path / "ds"), "--style", "tracelens", "--jobs", "1", "--out", str(out),
+        assert main(["report", str(tmp_path / "ds"), "--style", "tracelens", "--out", str(out),
                      *flag]) == 0
         cats[bool(flag)] = {r["name"]: r["Categories"] for r in read_csv(out / "ops_summary.csv")
                             if r["name"].startswith("sglang_profiler::")}
