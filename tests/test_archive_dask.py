@@ -58,7 +58,7 @@ def test_dask_report_equals_sequential_and_survives_a_killed_worker(archive, tmp
     assert sorted(a) == sorted(b)
     assert [n for n in a if a[n] != b[n]] == []
     assert sorted(d.name for d in par.iterdir() if d.is_dir()) == FOLDERS
-    assert len([n for n in b if n.startswith("rank-0/")]) == 16  # every native section of the trace
+    assert len([n for n in b if n.startswith("rank-0/")]) == 17  # every native section of the trace
     # the cross-trace tables the driver merged: every trace, every kernel of every trace
     with open(par / "traces_overview.csv") as f:
         rows = list(csv.DictReader(f))
@@ -119,7 +119,7 @@ def test_report_tasks_of_some_traces(archive, tmp_path):
     assert sorted(d.name for d in out.iterdir() if d.is_dir()) == ["rank-0", "rank-1"]
     assert written[:4] == [out / f"{n}.csv" for n in ("traces_overview", "kernels_across_traces", "ops_across_traces",
                                                       "ranks_overview")]
-    assert len(written) == 4 + 2 * 16  # and the 16 native sections of each trace
+    assert len(written) == 4 + 2 * 17  # and the 17 native sections of each trace
     with open(out / "traces_overview.csv") as f:
         assert [r["trace_id"] for r in csv.DictReader(f)] == ids
     with open(out / "ranks_overview.csv") as f:  # computed by the driver: a task sees one rank of the job
@@ -141,7 +141,7 @@ def test_a_failed_task_is_reported(archive, tmp_path):
                                "and has no cross-trace tables: rank-1.json.gz ("), p.stderr
     assert "FileExistsError" in lines[0], p.stderr
     assert not (out / "traces_overview.csv").exists()
-    assert len(list((out / "rank-0").iterdir())) == 16
+    assert len(list((out / "rank-0").iterdir())) == 17
 
 
 def test_parallel_report_needs_out(archive):

@@ -2,7 +2,8 @@
 -- step's last moment, that decided when the step ended; each stretch of it classed (CPU, launch, GPU compute,
 -- communication, copies, gaps between kernels, synchronisation) and named by its op.
 --
--- An iteration is a ProfilerStep#N range [step start, step end] on its CPU thread. Its GPU work is every GPU event
+-- An iteration is a ProfilerStep#N range [step start, step end] on its CPU thread, in a trace with GPU events (a
+-- CPU-only trace has no path). Its GPU work is every GPU event
 -- (kernel, memcpy, memset; cuda_sync rows are not work) whose launch call starts in the range, graph-launched
 -- events included (each is launched by its graph launch call). The iteration ends at E, the later of the step's
 -- end and the last end of its GPU work. The path is traced back from E:
@@ -190,6 +191,7 @@ WITH h AS (
     SELECT p.trace_id, p.event_id AS step_event_id, p.name AS step, p.pid, p.tid, p.ts_ns AS step_ts_ns,
            greatest(p.end_ns, coalesce(max(h.end_ns), p.end_ns)) AS end_ns, count(h.hop) AS hops
     FROM profiler_steps p LEFT JOIN h ON h.trace_id = p.trace_id AND h.step_event_id = p.event_id
+    WHERE p.trace_id IN (SELECT trace_id FROM _critical_path_gpu)  -- a trace without GPU work has no path
     GROUP BY p.trace_id, p.event_id, p.name, p.pid, p.tid, p.ts_ns, p.end_ns
 ), el AS (
     -- the CPU stretch before each hop's wait, up to the end or to the later hop's launch
