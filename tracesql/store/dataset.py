@@ -283,6 +283,14 @@ def _catalog_key(stmts: list[str]) -> str:
     return h.hexdigest()
 
 
+def _temporary(statement: str) -> str:
+    """A table statement of table_statements (CREATE OR REPLACE VIEW ...) as a temporary view."""
+    head = "CREATE OR REPLACE VIEW "
+    if not statement.startswith(head):
+        raise ValueError(f"not a table view statement: {statement[:60]}")
+    return "CREATE OR REPLACE TEMP VIEW " + statement[len(head):]
+
+
 def catalog_is_current(dataset: Path) -> bool:
     """Whether DATASET/catalog.duckdb holds exactly the views this installation would write."""
     con = _open_current_catalog(Path(dataset), require_cached=False)
@@ -398,6 +406,19 @@ class Store:
         recover(self.path)  # a rules change committed by a process that died before finishing it
         if trace_ids is not None or also:
             tables = self._traces_statements(list(trace_ids or []), [(Path(p), t, a) for p, t, a in also or []])
+            # with a current catalog, its views read these traces' tables through temporary views of the same names,
+            # which come first in DuckDB's search path (a task of a parallel report creates no library object)
+            catalog = _open_current_catalog(self.path)
+            if catalog is not None:
+                try:
+                    configure(catalog, memory_limit=memory_limit, threads=threads)
+                    for st in tables:
+                        catalog.execute(_temporary(st))
+                except BaseException:
+                    catalog.close()
+                    raise
+                self.con = Connection(catalog, Library(catalog, loaded=set(modules())))
+                return
         else:
             # a current catalog holds every view already, unbound: nothing to create
             catalog = _open_current_catalog(self.path)
