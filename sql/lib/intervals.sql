@@ -1,4 +1,5 @@
--- lib/intervals — interval algebra: the length of a union of closed intervals, per group and per class.
+-- lib/intervals — interval algebra: the length of a union of closed intervals, per group and per class; the
+-- innermost of nested intervals around a point.
 --
 -- Every union in tracesql is the same one-pass rule: intervals sorted by start, each adds the part of it
 -- that ends after the largest end of the intervals before it (touching intervals merge).
@@ -59,3 +60,32 @@ SELECT trace_id, grp,
        sum(_contrib(s, e, greatest(pc, pk, pm))) AS ALL_len,
        min(s) AS first_s, max(e) AS last_e, count(*) AS n
 FROM o GROUP BY trace_id, grp;
+
+-- _innermost_interval(intervals, probes): for each probe, the innermost interval around it on its thread.
+-- intervals names a view/table with columns trace_id, pid, tid, event_id, ts_ns, end_ns (end_ns > ts_ns; the
+-- intervals of a thread nest, as a call stack's); probes one with trace_id, pid, tid, event_id, ts_ns. One pass
+-- per thread: +1 at each start, -1 at each end, 0 at each probe, in time order (at one time: ends, then starts,
+-- longest first, then probes), so a probe's depth is the number of intervals open around it and the innermost
+-- is the last one to start at depth - 1 before it (an as-of join). A probe at an interval's start is inside it,
+-- at its end outside. One row per probe inside at least one interval:
+--   trace_id, event_id    the probe
+--   interval_event_id     the innermost interval around it
+CREATE OR REPLACE MACRO _innermost_interval(intervals, probes) AS TABLE
+WITH b AS (
+    SELECT trace_id, pid, tid, ts_ns AS t, 1 AS kind, -end_ns AS neg_end, 0 AS probe, event_id, 1 AS delta
+    FROM query_table(intervals)
+    UNION ALL
+    SELECT trace_id, pid, tid, end_ns, 0, 0, 0, NULL, -1 FROM query_table(intervals)
+    UNION ALL
+    SELECT trace_id, pid, tid, ts_ns, 1, 0, 1, event_id, 0 FROM query_table(probes)
+), d AS MATERIALIZED (
+    SELECT * FROM (
+        SELECT *, (sum(delta) OVER w - delta)::INTEGER AS depth, row_number() OVER w AS pos FROM b
+        WINDOW w AS (PARTITION BY trace_id, pid, tid ORDER BY t, kind, neg_end, probe, event_id
+                     ROWS UNBOUNDED PRECEDING))
+    WHERE kind = 1
+)
+SELECT k.trace_id, k.event_id, a.event_id AS interval_event_id
+FROM (SELECT * FROM d WHERE probe = 1 AND depth > 0) k
+ASOF JOIN (SELECT * FROM d WHERE probe = 0) a
+  ON k.trace_id = a.trace_id AND k.pid = a.pid AND k.tid = a.tid AND k.depth - 1 = a.depth AND k.pos > a.pos;

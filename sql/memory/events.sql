@@ -10,7 +10,7 @@
 -- Order: the events of one device are taken by (ts_ns, event_id): by time, then by their place in the file,
 -- which is the order the profiler wrote them in (`seq`). Every pairing and running total below uses it.
 --
--- @requires tree/context
+-- @requires tree/context lib/intervals
 
 -- _memory_device_type(t): the name of c10's DeviceType number t, as PyTorch spells a device ('cpu', 'cuda', ...).
 CREATE OR REPLACE MACRO _memory_device_type(t) AS
@@ -34,35 +34,18 @@ FROM instants
 WHERE name = '[memory]' AND ts_ns IS NOT NULL AND TRY_CAST(args->>'Bytes' AS BIGINT) IS NOT NULL
   AND TRY_CAST(args->>'Addr' AS UBIGINT) IS NOT NULL;
 
--- Helper: the innermost cpu_op around each memory event on its own thread (same trace, pid, tid): a running count
--- of the thread's open cpu_ops (cpu_nesting, ends as clipped there, so they nest) with the memory events as
--- probes, then an ASOF join to the latest op that started one level up. An op [ts_ns, nest_end_ns) holds an event
--- at ts_ns but not one at nest_end_ns; an op of zero duration holds nothing.
+-- Helper: the innermost cpu_op around each memory event on its own thread (same trace, pid, tid), by
+-- _innermost_interval over the thread's cpu_ops (cpu_nesting, ends as clipped there, so they nest). An op
+-- [ts_ns, nest_end_ns) holds an event at ts_ns but not one at nest_end_ns; an op of zero duration holds nothing.
 CREATE OR REPLACE VIEW _memory_event_ops AS
 WITH m AS MATERIALIZED (
     SELECT trace_id, event_id, pid, tid, ts_ns FROM _memory_instants
 ), o AS MATERIALIZED (
-    SELECT n.trace_id, n.pid, n.tid, n.event_id, n.ts_ns, n.nest_end_ns FROM cpu_nesting n
+    SELECT n.trace_id, n.pid, n.tid, n.event_id, n.ts_ns, n.nest_end_ns AS end_ns FROM cpu_nesting n
     WHERE n.cat = 'cpu_op' AND n.nest_end_ns > n.ts_ns
       AND (n.trace_id, n.pid, n.tid) IN (SELECT DISTINCT trace_id, pid, tid FROM m)
-), b AS (   -- +1 at an op's start, -1 at its end, 0 at a probe; ends first at equal times, probes after starts
-    SELECT trace_id, pid, tid, ts_ns AS t, 1 AS kind, -nest_end_ns AS neg_end, 0 AS probe, event_id, 1 AS delta
-    FROM o
-    UNION ALL
-    SELECT trace_id, pid, tid, nest_end_ns, 0, 0, 0, NULL, -1 FROM o
-    UNION ALL
-    SELECT trace_id, pid, tid, ts_ns, 1, 0, 1, event_id, 0 FROM m
-), d AS MATERIALIZED (
-    SELECT * FROM (
-        SELECT *, (sum(delta) OVER w - delta)::INTEGER AS depth, row_number() OVER w AS pos FROM b
-        WINDOW w AS (PARTITION BY trace_id, pid, tid ORDER BY t, kind, neg_end, probe, event_id
-                     ROWS UNBOUNDED PRECEDING))
-    WHERE kind = 1
 )
-SELECT k.trace_id, k.event_id, a.event_id AS op_event_id
-FROM (SELECT * FROM d WHERE probe = 1 AND depth > 0) k
-ASOF JOIN (SELECT * FROM d WHERE probe = 0) a
-  ON k.trace_id = a.trace_id AND k.pid = a.pid AND k.tid = a.tid AND k.depth - 1 = a.depth AND k.pos > a.pos;
+SELECT trace_id, event_id, interval_event_id AS op_event_id FROM _innermost_interval('o', 'm');
 
 -- memory_events: one row per `[memory]` instant (an allocation or a free on one device).
 --   trace_id, event_id       the instant

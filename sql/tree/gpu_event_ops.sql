@@ -1,35 +1,21 @@
 -- tree/gpu_event_ops — every GPU event with the call tree above its launch (op, module, annotation, step)
 -- and the gpu_user_annotation around it on its stream.
 --
--- @requires tree/context tree/links tree/graph_capture
+-- @requires tree/context tree/links tree/graph_capture lib/intervals
 
--- Helper: the innermost gpu_user_annotation around each GPU event on its own stream (same pid/tid),
--- from a running count of open annotations with the GPU events as probes.
+-- Helper: the innermost gpu_user_annotation around each GPU event on its own stream (same pid/tid), by
+-- _innermost_interval.
 -- @materialize tree
 CREATE OR REPLACE VIEW _tree_gpu_annotation AS
 WITH g AS MATERIALIZED (
     SELECT trace_id, pid, tid, event_id, ts_ns, ts_ns + dur_ns AS end_ns, name
     FROM gpu_user_annotations WHERE ts_ns IS NOT NULL AND dur_ns > 0
-), b AS (
-    SELECT trace_id, pid, tid, ts_ns AS t, 1 AS kind, -end_ns AS neg_end, 0 AS probe, event_id, 1 AS delta
-    FROM g
-    UNION ALL
-    SELECT trace_id, pid, tid, end_ns, 0, 0, 0, NULL, -1 FROM g
-    UNION ALL
-    SELECT trace_id, pid, tid, ts_ns, 1, 0, 1, event_id, 0 FROM kernels
+), p AS (
+    SELECT trace_id, pid, tid, event_id, ts_ns FROM kernels
     WHERE (trace_id, pid, tid) IN (SELECT trace_id, pid, tid FROM g)
-), d AS MATERIALIZED (
-    SELECT * FROM (
-        SELECT *, (sum(delta) OVER w - delta)::INTEGER AS depth, row_number() OVER w AS pos FROM b
-        WINDOW w AS (PARTITION BY trace_id, pid, tid ORDER BY t, kind, neg_end, probe, event_id
-                     ROWS UNBOUNDED PRECEDING))
-    WHERE kind = 1
 )
-SELECT k.trace_id, k.event_id, g.name AS gpu_annotation_name, g.event_id AS gpu_annotation_event_id
-FROM (SELECT * FROM d WHERE probe = 1 AND depth > 0) k
-ASOF JOIN (SELECT * FROM d WHERE probe = 0) a
-  ON k.trace_id = a.trace_id AND k.pid = a.pid AND k.tid = a.tid AND k.depth - 1 = a.depth AND k.pos > a.pos
-JOIN g ON g.trace_id = a.trace_id AND g.event_id = a.event_id;
+SELECT x.trace_id, x.event_id, g.name AS gpu_annotation_name, g.event_id AS gpu_annotation_event_id
+FROM _innermost_interval('g', 'p') x JOIN g ON g.trace_id = x.trace_id AND g.event_id = x.interval_event_id;
 
 -- gpu_event_ops: one row per row of `kernels` (every GPU event, unlinked ones included) with the call
 -- tree above it.
