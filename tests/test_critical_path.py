@@ -22,24 +22,26 @@ CPU = [("user_annotation", "ProfilerStep#1", 0, 100, None), ("cpu_op", "op", 10,
 GPU = [("k1", 50, 30, 1), ("k2", 85, 10, 2)]
 
 
-def _trace() -> dict:
+def _open(tmp_path_factory, cpu: list[tuple], gpu: list[tuple]):
+    """A dataset of one trace: CPU events (cat, name, ts, dur, correlation) on thread 1 and kernels (name, ts, dur,
+    correlation) on stream 7, times in µs from T0."""
     ev: list[dict] = []
-    for cat, name, ts, dur, corr in CPU:
+    for cat, name, ts, dur, corr in cpu:
         ev.append({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": T0 + ts, "dur": dur,
                    "args": {} if corr is None else {"correlation": corr}})
-    for name, ts, dur, corr in GPU:
+    for name, ts, dur, corr in gpu:
         ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": T0 + ts, "dur": dur,
                    "args": {"device": 0, "stream": 7, "correlation": corr}})
-    return {"schemaVersion": 1, "traceEvents": ev}
+    d = tmp_path_factory.mktemp("cp")
+    (d / "cp.json").write_text(json.dumps({"schemaVersion": 1, "traceEvents": ev}))
+    [r] = tracesql.ingest([str(d / "cp.json")], out=d / "ds", quiet=True)
+    assert r.status == "ingested", r.error
+    return tracesql.open(d / "ds")
 
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    d = tmp_path_factory.mktemp("cp")
-    (d / "cp.json").write_text(json.dumps(_trace()))
-    [r] = tracesql.ingest([str(d / "cp.json")], out=d / "ds", quiet=True)
-    assert r.status == "ingested", r.error
-    ds = tracesql.open(d / "ds")
+    ds = _open(tmp_path_factory, CPU, GPU)
     yield ds
     ds.close()
 
@@ -98,18 +100,7 @@ NATIVE_GPU = [("k1", 30, 60, 1), ("k2", 95, 25, 2), ("k3", 150, 60, 3), ("g1", 3
 
 @pytest.fixture(scope="module")
 def native(tmp_path_factory):
-    ev: list[dict] = []
-    for cat, name, ts, dur, corr in NATIVE_CPU:
-        ev.append({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": T0 + ts, "dur": dur,
-                   "args": {} if corr is None else {"correlation": corr}})
-    for name, ts, dur, corr in NATIVE_GPU:
-        ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": T0 + ts, "dur": dur,
-                   "args": {"device": 0, "stream": 7, "correlation": corr}})
-    d = tmp_path_factory.mktemp("cp_native")
-    (d / "cp.json").write_text(json.dumps({"schemaVersion": 1, "traceEvents": ev}))
-    [r] = tracesql.ingest([str(d / "cp.json")], out=d / "ds", quiet=True)
-    assert r.status == "ingested", r.error
-    ds = tracesql.open(d / "ds")
+    ds = _open(tmp_path_factory, NATIVE_CPU, NATIVE_GPU)
     yield ds
     ds.close()
 
