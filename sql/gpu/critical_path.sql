@@ -187,6 +187,11 @@ WITH h AS (
     JOIN _critical_path_gpu g ON g.trace_id = w.trace_id AND g.event_id = w.event_id
     JOIN _critical_path_chains c ON c.trace_id = g.trace_id AND c.device IS NOT DISTINCT FROM g.device
                                 AND c.stream = g.stream AND c.chain = g.chain
+), ce AS MATERIALIZED (
+    -- each hop's chain: its events from the chain's first to the one the hop reached
+    SELECT h.trace_id, h.step_event_id, h.hop, h.first_pos, e.* EXCLUDE (trace_id)
+    FROM h JOIN _critical_path_gpu e ON e.trace_id = h.trace_id AND e.device IS NOT DISTINCT FROM h.device
+                                    AND e.stream = h.stream AND e.chain = h.chain AND e.pos BETWEEN h.first_pos AND h.pos
 ), steps AS (
     SELECT p.trace_id, p.event_id AS step_event_id, p.name AS step, p.pid, p.tid, p.ts_ns AS step_ts_ns,
            greatest(p.end_ns, coalesce(max(h.end_ns), p.end_ns)) AS end_ns, count(h.hop) AS hops
@@ -221,17 +226,13 @@ WITH h AS (
     SELECT trace_id, step_event_id, 'cpu', step_ts_ns, end_ns, pid, tid, NULL, NULL, NULL, NULL, NULL
     FROM steps WHERE hops = 0
     UNION ALL
-    -- the events of each hop's chain, from its first event to the one reached, and the gaps between them
-    SELECT h.trace_id, h.step_event_id, 'gpu_' || e.activity_class, e.ts_ns, e.end_ns, NULL, NULL, e.device,
-           e.stream, e.event_id, e.event_id, h.hop
-    FROM h JOIN _critical_path_gpu e ON e.trace_id = h.trace_id AND e.device IS NOT DISTINCT FROM h.device
-                                    AND e.stream = h.stream AND e.chain = h.chain AND e.pos BETWEEN h.first_pos AND h.pos
+    -- the events of each hop's chain, from its first event to the one reached, and the gap before each but the first
+    SELECT trace_id, step_event_id, 'gpu_' || activity_class, ts_ns, end_ns, NULL, NULL, device, stream, event_id,
+           event_id, hop
+    FROM ce
     UNION ALL
-    SELECT h.trace_id, h.step_event_id, 'gpu_gap', e.prev_end_ns, e.ts_ns, NULL, NULL, e.device, e.stream, NULL,
-           NULL, h.hop
-    FROM h JOIN _critical_path_gpu e ON e.trace_id = h.trace_id AND e.device IS NOT DISTINCT FROM h.device
-                                    AND e.stream = h.stream AND e.chain = h.chain AND e.pos > h.first_pos
-                                    AND e.pos <= h.pos
+    SELECT trace_id, step_event_id, 'gpu_gap', prev_end_ns, ts_ns, NULL, NULL, device, stream, NULL, NULL, hop
+    FROM ce WHERE pos > first_pos
 ), clipped AS (
     SELECT el.*, greatest(el.start_ns, s.step_ts_ns) AS c_start_ns, least(el.end_ns, s.end_ns) AS c_end_ns, s.step
     FROM el JOIN steps s USING (trace_id, step_event_id)
