@@ -404,32 +404,23 @@ class Store:
             raise DatasetError(f"{path}: {what}; create one with `tracesql ingest TRACE --out {path}`")
         check_dataset_path(self.path)
         recover(self.path)  # a rules change committed by a process that died before finishing it
-        if trace_ids is not None or also:
-            tables = self._traces_statements(list(trace_ids or []), [(Path(p), t, a) for p, t, a in also or []])
-            # with a current catalog, its views read these traces' tables through temporary views of the same names,
-            # which come first in DuckDB's search path (a task of a parallel report creates no library object)
-            catalog = _open_current_catalog(self.path)
-            if catalog is not None:
-                try:
-                    configure(catalog, memory_limit=memory_limit, threads=threads)
-                    for st in tables:
-                        catalog.execute(_temporary(st))
-                except BaseException:
-                    catalog.close()
-                    raise
-                self.con = Connection(catalog, Library(catalog, loaded=set(modules())))
-                return
-        else:
-            # a current catalog holds every view already, unbound: nothing to create
-            catalog = _open_current_catalog(self.path)
-            if catalog is not None:
-                try:
-                    configure(catalog, memory_limit=memory_limit, threads=threads)
-                except BaseException:
-                    catalog.close()
-                    raise
-                self.con = Connection(catalog, Library(catalog, loaded=set(modules())))
-                return
+        some = trace_ids is not None or bool(also)
+        # a current catalog holds every view already, unbound: nothing to create. Over some traces its views read
+        # those traces' tables through temporary views of the same names, which come first in DuckDB's search path
+        tables = (self._traces_statements(list(trace_ids or []), [(Path(p), t, a) for p, t, a in also or []])
+                  if some else [])
+        catalog = _open_current_catalog(self.path)
+        if catalog is not None:
+            try:
+                configure(catalog, memory_limit=memory_limit, threads=threads)
+                for st in tables:
+                    catalog.execute(_temporary(st))
+            except BaseException:
+                catalog.close()
+                raise
+            self.con = Connection(catalog, Library(catalog, loaded=set(modules())))
+            return
+        if not some:
             tables = table_statements(self.path)
         raw = duckdb.connect()
         try:
@@ -440,7 +431,7 @@ class Store:
             except duckdb.Error:
                 _raise_stale(self.path)
                 raise
-            if trace_ids is None and not also and _layout_mismatch(raw, self.path):
+            if not some and _layout_mismatch(raw, self.path):
                 _raise_stale(self.path)
         except BaseException:
             raw.close()
