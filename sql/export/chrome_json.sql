@@ -269,7 +269,7 @@ cpe AS MATERIALIZED (
            c.kind LIKE 'gpu\_%' ESCAPE '\' AS on_gpu,
            CASE WHEN c.kind LIKE 'gpu\_%' ESCAPE '\' THEN gp.out_pid ELSE coalesce(cm.out_pid, sm.out_pid) END AS out_pid,
            CASE WHEN c.kind LIKE 'gpu\_%' ESCAPE '\' THEN 2000000000 + c.stream ELSE 1999999999 END AS out_tid,
-           t.ordinal
+           t.ordinal, count(*) OVER (PARTITION BY c.trace_id, c.step_event_id) AS n_elements
     FROM critical_path c JOIN t ON t.trace_id = c.trace_id
     JOIN profiler_steps p ON p.trace_id = c.trace_id AND p.event_id = c.step_event_id
     LEFT JOIN gp ON gp.trace_id = c.trace_id AND gp.device IS NOT DISTINCT FROM c.device AND gp.stream = c.stream
@@ -302,8 +302,7 @@ cpf AS (
     FROM (
         SELECT trace_id, 's' AS ph, start_ns AS ts_ns, out_pid, out_tid,
                'tracesql cp ' || ordinal || '.' || step_event_id || '.' || seq AS fid
-        FROM cpe c WHERE EXISTS (SELECT 1 FROM cpe n WHERE n.trace_id = c.trace_id
-                                 AND n.step_event_id = c.step_event_id AND n.seq = c.seq + 1)
+        FROM cpe WHERE seq < n_elements
         UNION ALL
         SELECT trace_id, 'f', start_ns, out_pid, out_tid,
                'tracesql cp ' || ordinal || '.' || step_event_id || '.' || (seq - 1) FROM cpe WHERE seq > 1)
