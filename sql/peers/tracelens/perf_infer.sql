@@ -210,21 +210,130 @@ SELECT u.trace_id, c.uid, u.gpu_event_id, u.direct
 FROM up u JOIN _tl_infer_capture_events c ON c.trace_id = u.trace_id AND c.graph_index = u.graph_index
  AND c.capture_trace_id = u.op_trace_id AND c.event_id = u.op_event_id;
 
--- _tl_infer_perf_events: _tl_perf_events for TraceLens's inference report, one row per modelled op instance of
--- the (merged) tree: the trace's own cpu_ops, the cpu_ops of its merged capture windows, and the MoE pseudo ops
--- TraceLens adds (enable_pseudo_ops; below), with the registry of peers/tracelens/perf_ops and
--- tl_perf_infer_model_ops. Columns as _tl_perf_events (event_id is TraceLens's id of the instance, see the top
--- of this file; input args from the capture trace for capture ops; process and thread names looked up in the
--- replay trace), plus:
---   annotation   the name of the replay trace's user_annotation holding the op (NULL when none)
---   moe_topk, moe_gated   a MoE pseudo op's `MoE topk` and `MoE GEMM gated` args (NULL for other ops)
---   pseudo_parent_uid, pseudo_gpu_event_id   a MoE pseudo op's parent op (the moe_forward, the
---                rocm_aiter_fused_moe) and its one GPU event (NULL for other ops; the pseudo ops without a model,
---                sheet NULL, are rows too)
---   pseudo_frame_id, pseudo_donor_id   a frame pseudo op's Python frame and shape donor (event ids of the trace;
---                NULL for other ops)
---   v4_h_q, v4_d_h   a DeepSeek-V4 decode pseudo op's H_Q and head dim from its qk_norm_rope kernel (NULL when
---                none)
+-- _tl_infer_ops: one row per registered op instance of the (merged) tree, before TraceLens's pseudo ops: the
+-- trace's own cpu_ops and the cpu_ops of its merged capture windows whose names (_tl_op_name) the registry of
+-- peers/tracelens/perf_ops, tl_perf_infer_model_ops or the MoE pseudo-op extensions (model moe_forward,
+-- rocm_aiter_fused_moe, outplace_fused_experts) knows.
+--   trace_id, event_id     the trace and TraceLens's id of the instance (see the top of this file)
+--   src_trace_id, src_event_id   the event it comes from (the capture trace's for capture ops)
+--   name, model, sheet     the registered name, its model and sheet
+--   pid, tid, input_dims, input_types, input_strides, concrete_inputs   of the source event
+--   a_ts_ns, a_dur_ns      start and duration in the merged tree (a capture op: its graph launch's)
+--   src_ts_ns, src_dur_ns  start and duration of the source event
+CREATE OR REPLACE VIEW _tl_infer_ops AS
+WITH reg AS (
+    SELECT name, model, sheet FROM tl_perf_model_ops UNION ALL SELECT name, model, sheet FROM tl_perf_infer_model_ops
+    UNION ALL SELECT 'vllm::moe_forward', 'moe_forward', NULL
+    UNION ALL SELECT 'vllm::rocm_aiter_fused_moe', 'rocm_aiter_fused_moe', NULL
+    UNION ALL SELECT 'vllm::outplace_fused_experts', 'outplace_fused_experts', NULL
+), own AS MATERIALIZED (
+    SELECT e.trace_id, e.event_id, e.event_id AS src_event_id, e.trace_id AS src_trace_id, r.name, r.model,
+           r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
+           e.ts_ns AS a_ts_ns, e.dur_ns AS a_dur_ns, e.ts_ns AS src_ts_ns, e.dur_ns AS src_dur_ns
+    FROM events e JOIN reg r ON r.name = _tl_op_name(e.name)
+    WHERE e.cat = 'cpu_op'
+), cap AS MATERIALIZED (
+    SELECT c.trace_id, c.uid AS event_id, c.event_id AS src_event_id, c.capture_trace_id AS src_trace_id, r.name,
+           r.model, r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
+           w.launch_ts_ns AS a_ts_ns, w.launch_dur_ns AS a_dur_ns, e.ts_ns AS src_ts_ns, e.dur_ns AS src_dur_ns,
+           c.graph_index
+    FROM _tl_infer_capture_events c JOIN reg r ON r.name = _tl_op_name(c.name)
+    JOIN events e ON e.trace_id = c.capture_trace_id AND e.event_id = c.event_id
+    JOIN _tl_infer_windows w ON w.trace_id = c.trace_id AND w.graph_index = c.graph_index
+    WHERE c.cat = 'cpu_op'
+
+)
+SELECT * FROM own UNION ALL SELECT * EXCLUDE (graph_index) FROM cap;
+
+-- _tl_infer_kernels_of(ops): the GPU events TraceLens links under each op instance of the table ops (trace_id,
+-- event_id: ids of the merged tree, as _tl_infer_op_gpu's uid), by _tl_infer_op_gpu.
+--   trace_id, event_id, gpu_event_id, kernel (name), gcat (cat), stream, s, e, dur_us (float µs)
+CREATE OR REPLACE MACRO _tl_infer_kernels_of(ops) AS TABLE
+SELECT p.trace_id, p.uid AS event_id, g.event_id AS gpu_event_id, g.name AS kernel, g.cat AS gcat, g.stream,
+       _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
+FROM _tl_infer_op_gpu p SEMI JOIN query_table(ops) o ON o.trace_id = p.trace_id AND o.event_id = p.uid
+JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
+WHERE g.tl_linked;
+
+-- _tl_infer_frames: one row per Python frame a frame pseudo-op extension looks for (with pseudo ops on; the
+-- trace's own, not from a merged capture window; see _tl_infer_pseudo_ops).
+--   trace_id, event_id, name, pid, tid, ts_ns, dur_ns, end_ns   the python_function event
+--   ext          its extension: 2 flydsl MoE stage, 3 MLA decode, 4 MLA prefill, 5 DeepSeek-V4 sparse paged decode
+--   name_first   the first event_id of a frame of its name
+CREATE OR REPLACE VIEW _tl_infer_frames AS
+SELECT trace_id, event_id, name, pid, tid, ts_ns, dur_ns, ts_ns + dur_ns AS end_ns,
+       CASE WHEN ends_with(name, ': flydsl_moe_stage1') OR ends_with(name, ': flydsl_moe_stage2') THEN 2
+            WHEN regexp_matches(name, 'aiter/mla.py\(\d+\): mla_decode_fwd') THEN 3
+            WHEN regexp_matches(name, ':\s*mla_fp8_prefill_attn(\b|$)') THEN 4
+            ELSE 5 END AS ext,
+       min(event_id) OVER (PARTITION BY trace_id, name) AS name_first
+FROM events
+WHERE cat = 'python_function' AND _tl_pseudo_ops()
+  AND (ends_with(name, ': flydsl_moe_stage1') OR ends_with(name, ': flydsl_moe_stage2')
+       OR regexp_matches(name, 'aiter/mla.py\(\d+\): mla_decode_fwd')
+       OR regexp_matches(name, ':\s*mla_fp8_prefill_attn(\b|$)')
+       OR regexp_matches(name, 'paged_decode\.py\(\d+\):\s*sparse_attn_v4_paged_decode\b'));
+
+-- _tl_infer_frame_gpu: one row per frame of _tl_infer_frames and GPU event TraceLens links under it (launched
+-- inside it, on its thread).
+--   trace_id, frame_id (the frame's event_id), gpu_event_id, kernel, gcat, stream, ts_ns, dur_ns, and s, e, dur_us
+--   (float µs)
+-- @materialize report-tracelens-inference
+CREATE OR REPLACE VIEW _tl_infer_frame_gpu AS
+SELECT f.trace_id, f.event_id AS frame_id, g.event_id AS gpu_event_id, g.name AS kernel, g.cat AS gcat, g.stream,
+       g.ts_ns, g.dur_ns, _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
+FROM _tl_infer_frames f JOIN tl_gpu_event_ops g ON g.trace_id = f.trace_id AND g.tl_linked AND g.capture_trace_id IS NULL
+ AND g.launch_pid = f.pid AND g.launch_tid = f.tid AND g.launch_ts_ns >= f.ts_ns
+ AND g.launch_ts_ns + g.launch_dur_ns <= f.end_ns;
+
+-- _tl_infer_frame_pseudo_ops: one row per frame pseudo op (see _tl_infer_pseudo_ops), keyed by its frame.
+--   trace_id, frame_id, frame_name, ext, name_first, pid, tid, ts_ns, dur_ns   the frame (_tl_infer_frames)
+--   donor_id               the shape donor (an event id of the trace)
+--   v4_h_q, v4_d_h         a DeepSeek-V4 decode pseudo op's H_Q and head dim from its qk_norm_rope kernel
+--   name, model, sheet     the pseudo op's name, perf model and sheet
+--   stage                  the flydsl stage (1, 2), else 0
+CREATE OR REPLACE VIEW _tl_infer_frame_pseudo_ops AS
+WITH fd AS (   -- each frame's shape donor: the first MLA op inside it (MLA), the innermost aiter::fused_moe_ or
+             -- aiter::v4_attention_with_output around it (flydsl, V4); on its thread, by time
+    SELECT f.trace_id, f.event_id AS frame_id,
+           CASE WHEN f.ext IN (3, 4) THEN arg_min(d.event_id, (d.ts_ns, d.event_id))
+                ELSE arg_max(d.event_id, (d.ts_ns, d.event_id)) END AS donor_id
+    FROM _tl_infer_frames f JOIN events d ON d.trace_id = f.trace_id AND d.pid = f.pid AND d.tid = f.tid AND d.event_id <> f.event_id
+     AND d.name = CASE f.ext WHEN 2 THEN 'aiter::fused_moe_' WHEN 3 THEN 'aiter::mla_decode_stage1_asm_fwd'
+                             WHEN 4 THEN 'aiter::mla_prefill_ps_asm_fwd' ELSE 'aiter::v4_attention_with_output' END
+     AND CASE WHEN f.ext IN (3, 4) THEN d.ts_ns >= f.ts_ns AND d.ts_ns + d.dur_ns <= f.end_ns
+              ELSE d.ts_ns <= f.ts_ns AND f.end_ns <= d.ts_ns + d.dur_ns END
+    GROUP BY f.trace_id, f.event_id, f.ext
+), v4k AS (   -- the kernels under each V4 donor: the mode, and H_Q and the head dim of its qk_norm_rope kernel
+    SELECT d.trace_id, d.donor_id,
+           CASE WHEN bool_or(starts_with(g.name, 'hca_')) THEN 'hca'
+                WHEN bool_or(starts_with(g.name, 'fused_compress_attn')
+                             OR starts_with(g.name, '_update_compressor_states_kernel')) THEN 'csa'
+                ELSE 'swa' END AS mode,
+           arg_min(TRY_CAST(regexp_extract(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)', 1) AS BIGINT), g.event_id)
+               FILTER (WHERE regexp_matches(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)')) AS h_q,
+           arg_min(TRY_CAST(regexp_extract(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)', 2) AS BIGINT), g.event_id)
+               FILTER (WHERE regexp_matches(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)')) AS d_h
+    FROM (SELECT DISTINCT f.trace_id, d.donor_id FROM _tl_infer_frames f JOIN fd d ON d.trace_id = f.trace_id AND d.frame_id = f.event_id
+          WHERE f.ext = 5) d
+    JOIN _tree_op_gpu_pairs p ON p.trace_id = d.trace_id AND p.op_event_id = d.donor_id
+    JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
+    GROUP BY d.trace_id, d.donor_id
+)
+SELECT f.trace_id, f.event_id AS frame_id, f.name AS frame_name, f.ext, f.name_first, f.pid, f.tid, f.ts_ns,
+       f.dur_ns, d.donor_id, v.h_q AS v4_h_q, v.d_h AS v4_d_h,
+       CASE WHEN f.ext = 2 THEN 'pseudo_op::moe_flydsl_stage' || right(f.name, 1)
+            WHEN f.ext = 3 THEN 'pseudo_mla_decode_fwd' WHEN f.ext = 4 THEN 'pseudo_mla_prefill_fwd'
+            ELSE 'pseudo_v4_paged_decode_' || v.mode END AS name,
+       CASE WHEN f.ext = 2 THEN 'moe_flydsl_stage' || right(f.name, 1)
+            WHEN f.ext = 3 THEN 'mla_decode_fwd' WHEN f.ext = 4 THEN 'pseudo_mla_prefill_fwd'
+            ELSE 'pseudo_v4_paged_decode' END AS model,
+       CASE WHEN f.ext = 2 THEN 'MoE_unfused_fwd' ELSE 'InferenceAttention_fwd' END AS sheet,
+       CASE WHEN f.ext = 2 THEN right(f.name, 1)::BIGINT ELSE 0 END AS stage
+FROM _tl_infer_frames f JOIN fd d ON d.trace_id = f.trace_id AND d.frame_id = f.event_id
+LEFT JOIN v4k v ON v.trace_id = d.trace_id AND v.donor_id = d.donor_id
+WHERE f.ext = 2 OR EXISTS (SELECT 1 FROM _tl_infer_frame_gpu g WHERE g.trace_id = f.trace_id AND g.frame_id = f.event_id);
+
 -- MoE pseudo ops (TraceLens/Trace2Tree/extensions/moe_unfused_triton_pseudo_ops.py, applied by
 -- pseudo_ops_registry.apply_pseudo_op_extensions when the tree has vllm::moe_forward, no
 -- vllm::rocm_aiter_fused_moe and a kernel named *matmul_ogs*): for every vllm::moe_forward of the tree (in the
@@ -264,75 +373,56 @@ FROM up u JOIN _tl_infer_capture_events c ON c.trace_id = u.trace_id AND c.graph
 -- (MoE fused or Triton, GPTQ/AWQ, flydsl, MLA decode, MLA prefill, V4; set_bookkeeping_attr); within one: the
 -- MoE ones by parent op, flydsl stage 1 then stage 2, the frames of one name together (names in order of their
 -- first event, then by id), V4 by thread and start.
+-- _tl_infer_pseudo_ops: one row per such pseudo op.
+--   trace_id, event_id   the trace and the pseudo op's id in the merged tree
+--   name, model, sheet   its name, perf model and sheet (sheet NULL: no model)
+--   parent_id            a MoE pseudo op's parent op (_tl_infer_ops.event_id: the moe_forward, rocm_aiter_fused_moe
+--                        or outplace_fused_experts); NULL for frame pseudo ops
+--   gpu_event_id         a MoE pseudo op's one GPU event; NULL for frame pseudo ops
+--   frame_id, donor_id   a frame pseudo op's Python frame and shape donor (event ids of the trace); NULL for MoE
+--   pid, tid, ts_ns, dur_ns   a frame pseudo op's thread, start and duration (its frame's); NULL for MoE
+--   moe_topk, moe_gated  a MoE pseudo op's `MoE topk` and `MoE GEMM gated` args
+--   v4_h_q, v4_d_h       a DeepSeek-V4 decode pseudo op's H_Q and head dim from its qk_norm_rope kernel
 -- @materialize report-tracelens-inference
-CREATE OR REPLACE VIEW _tl_infer_perf_events AS
-WITH RECURSIVE reg AS (
-    SELECT name, model, sheet FROM tl_perf_model_ops UNION ALL SELECT name, model, sheet FROM tl_perf_infer_model_ops
-    UNION ALL SELECT 'vllm::moe_forward', 'moe_forward', NULL
-    UNION ALL SELECT 'vllm::rocm_aiter_fused_moe', 'rocm_aiter_fused_moe', NULL
-    UNION ALL SELECT 'vllm::outplace_fused_experts', 'outplace_fused_experts', NULL
-), own AS MATERIALIZED (
-    SELECT e.trace_id, e.event_id, e.event_id AS src_event_id, e.trace_id AS src_trace_id, r.name, r.model,
-           r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
-           e.ts_ns AS a_ts_ns, e.dur_ns AS a_dur_ns, e.ts_ns AS src_ts_ns, e.dur_ns AS src_dur_ns
-    FROM events e JOIN reg r ON r.name = _tl_op_name(e.name)
-    WHERE e.cat = 'cpu_op'
-), cap AS MATERIALIZED (
-    SELECT c.trace_id, c.uid AS event_id, c.event_id AS src_event_id, c.capture_trace_id AS src_trace_id, r.name,
-           r.model, r.sheet, e.pid, e.tid, e.input_dims, e.input_types, e.input_strides, e.concrete_inputs,
-           w.launch_ts_ns AS a_ts_ns, w.launch_dur_ns AS a_dur_ns, e.ts_ns AS src_ts_ns, e.dur_ns AS src_dur_ns,
-           c.graph_index
-    FROM _tl_infer_capture_events c JOIN reg r ON r.name = _tl_op_name(c.name)
-    JOIN events e ON e.trace_id = c.capture_trace_id AND e.event_id = c.event_id
-    JOIN _tl_infer_windows w ON w.trace_id = c.trace_id AND w.graph_index = c.graph_index
-    WHERE c.cat = 'cpu_op'
-), pairs0 AS (
-    SELECT p.trace_id, p.uid AS event_id, p.gpu_event_id
-    FROM _tl_infer_op_gpu p SEMI JOIN own ON own.trace_id = p.trace_id AND own.event_id = p.uid
-    UNION ALL
-    SELECT p.trace_id, p.uid, p.gpu_event_id
-    FROM _tl_infer_op_gpu p SEMI JOIN cap ON cap.trace_id = p.trace_id AND cap.event_id = p.uid
-), k0 AS MATERIALIZED (
-    SELECT p.trace_id, p.event_id, g.event_id AS gpu_event_id, g.name AS kernel, g.cat AS gcat, g.stream,
-           _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
-    FROM pairs0 p JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
-    WHERE g.tl_linked
-), inst0 AS (
-    SELECT * FROM own UNION ALL SELECT * EXCLUDE (graph_index) FROM cap
+CREATE OR REPLACE VIEW _tl_infer_pseudo_ops AS
+WITH par0 AS MATERIALIZED (   -- the ops the MoE pseudo ops come from
+    SELECT * FROM _tl_infer_ops WHERE model IN ('moe_forward', 'rocm_aiter_fused_moe', 'outplace_fused_experts')
+), pk0 AS MATERIALIZED (
+    SELECT * FROM _tl_infer_kernels_of(par0)
 ), moe_on AS (   -- traces whose tree gets the unfused Triton MoE pseudo ops (with pseudo ops on)
-    SELECT trace_id FROM inst0 WHERE name = 'vllm::moe_forward' AND _tl_pseudo_ops()
+    SELECT trace_id FROM par0 WHERE name = 'vllm::moe_forward' AND _tl_pseudo_ops()
     INTERSECT SELECT trace_id FROM kernels WHERE cat = 'kernel' AND contains(lower(name), 'matmul_ogs')
     EXCEPT (SELECT trace_id FROM events WHERE name = 'vllm::rocm_aiter_fused_moe'
             UNION SELECT c.trace_id FROM _tl_infer_capture_events c WHERE c.name = 'vllm::rocm_aiter_fused_moe')
 ), moe AS (
-    SELECT i.* FROM inst0 i SEMI JOIN moe_on m ON m.trace_id = i.trace_id WHERE i.model = 'moe_forward'
+    SELECT i.* FROM par0 i SEMI JOIN moe_on m ON m.trace_id = i.trace_id WHERE i.model = 'moe_forward'
 ), mk AS (   -- the pseudo ops of each moe_forward: its matmul_ogs kernels, then its matmul_scatter event
     SELECT m.trace_id, m.event_id AS moe_id, k.gpu_event_id, k.kernel,
            row_number() OVER (PARTITION BY m.trace_id, m.event_id ORDER BY k.s, k.gpu_event_id) - 1 AS idx
-    FROM moe m JOIN k0 k ON k.trace_id = m.trace_id AND k.event_id = m.event_id
+    FROM moe m JOIN pk0 k ON k.trace_id = m.trace_id AND k.event_id = m.event_id
     WHERE k.gcat = 'kernel' AND contains(lower(k.kernel), 'matmul_ogs')
 ), fin AS (
     SELECT m.trace_id, m.event_id AS moe_id, any_value(k.gpu_event_id) AS gpu_event_id
-    FROM moe m JOIN k0 k ON k.trace_id = m.trace_id AND k.event_id = m.event_id
+    FROM moe m JOIN pk0 k ON k.trace_id = m.trace_id AND k.event_id = m.event_id
     WHERE contains(lower(k.kernel), 'matmul_scatter')
     GROUP BY ALL HAVING count(*) = 1
 ), fz AS (   -- the vllm::rocm_aiter_fused_moe ops that get a fused aiter MoE pseudo op (a tree with a
               -- vllm::moe_forward; no cpu_op inside the op)
-    SELECT i.* FROM inst0 i
+    SELECT i.* FROM par0 i
     WHERE i.model = 'rocm_aiter_fused_moe' AND _tl_pseudo_ops()
-      AND i.trace_id IN (SELECT trace_id FROM inst0 WHERE name = 'vllm::moe_forward')
+      AND i.trace_id IN (SELECT trace_id FROM par0 WHERE name = 'vllm::moe_forward')
       AND NOT EXISTS (SELECT 1 FROM events t
                       WHERE t.trace_id = i.src_trace_id AND t.pid = i.pid AND t.tid = i.tid AND t.cat = 'cpu_op'
                         AND t.event_id <> i.src_event_id AND t.ts_ns >= i.src_ts_ns
                         AND t.ts_ns + t.dur_ns <= i.src_ts_ns + i.src_dur_ns)
 ), fk AS (   -- its one fused MoE kernel (none when several)
     SELECT f.trace_id, f.event_id AS moe_id, any_value(k.gpu_event_id) AS gpu_event_id, any_value(k.kernel) AS kernel
-    FROM fz f JOIN k0 k ON k.trace_id = f.trace_id AND k.event_id = f.event_id
+    FROM fz f JOIN pk0 k ON k.trace_id = f.trace_id AND k.event_id = f.event_id
     WHERE k.gcat = 'kernel' AND contains(k.kernel, 'aiter::') AND contains(k.kernel, 'fmoe')
       AND NOT contains(k.kernel, 'MoeSorting') AND NOT contains(lower(k.kernel), 'quant')
     GROUP BY ALL HAVING count(*) = 1
 ), gq AS (   -- the vllm::outplace_fused_experts ops of a tree with a GPTQ/AWQ MoE kernel
-    SELECT i.* FROM inst0 i
+    SELECT i.* FROM par0 i
     WHERE i.model = 'outplace_fused_experts' AND _tl_pseudo_ops()
       AND i.trace_id IN (SELECT trace_id FROM kernels
                          WHERE cat = 'kernel' AND contains(name, 'fused_moe_kernel_gptq_awq'))
@@ -341,10 +431,8 @@ WITH RECURSIVE reg AS (
            row_number() OVER (PARTITION BY g.trace_id, g.event_id ORDER BY k.s, k.gpu_event_id) - 1 AS idx,
            coalesce(CASE WHEN json_array_length(json_extract(g.input_dims, '$[4]')) >= 2
                          THEN TRY_CAST(g.input_dims ->> '$[4][1]' AS BIGINT) END, 8) AS topk
-    FROM gq g JOIN k0 k ON k.trace_id = g.trace_id AND k.event_id = g.event_id
+    FROM gq g JOIN pk0 k ON k.trace_id = g.trace_id AND k.event_id = g.event_id
     WHERE k.gcat = 'kernel' AND contains(k.kernel, 'fused_moe_kernel_gptq_awq')
-), par AS (   -- the ops the pseudo ops take their args from
-    SELECT * FROM moe UNION ALL SELECT * FROM fz UNION ALL SELECT * FROM gq
 ), pk AS (   -- ext: the extension's turn (TraceLens applies the fused or Triton one, then GPTQ/AWQ)
     SELECT trace_id, moe_id, gpu_event_id, kernel, idx,
            CASE WHEN idx = 0 THEN 'pseudo_op::moe_triton_unfused_up' ELSE 'pseudo_op::moe_triton_unfused_down' END
@@ -383,65 +471,6 @@ WITH RECURSIVE reg AS (
                 THEN contains(lower(p.kernel), '_swiglu') OR contains(lower(p.kernel), '_glu') END AS moe_gated
     FROM pk p JOIN nev n ON n.trace_id = p.trace_id
     LEFT JOIN topk t ON t.trace_id = p.trace_id AND t.moe_id = p.moe_id
-), fr AS MATERIALIZED (   -- the Python frames the frame extensions look for (ext: 2 flydsl MoE stage, 3 MLA decode,
-                          -- 4 MLA prefill, 5 DeepSeek-V4 sparse paged decode), the trace's own
-    SELECT trace_id, event_id, name, pid, tid, ts_ns, dur_ns, ts_ns + dur_ns AS end_ns,
-           CASE WHEN ends_with(name, ': flydsl_moe_stage1') OR ends_with(name, ': flydsl_moe_stage2') THEN 2
-                WHEN regexp_matches(name, 'aiter/mla.py\(\d+\): mla_decode_fwd') THEN 3
-                WHEN regexp_matches(name, ':\s*mla_fp8_prefill_attn(\b|$)') THEN 4
-                ELSE 5 END AS ext,
-           min(event_id) OVER (PARTITION BY trace_id, name) AS name_first
-    FROM events
-    WHERE cat = 'python_function' AND _tl_pseudo_ops()
-      AND (ends_with(name, ': flydsl_moe_stage1') OR ends_with(name, ': flydsl_moe_stage2')
-           OR regexp_matches(name, 'aiter/mla.py\(\d+\): mla_decode_fwd')
-           OR regexp_matches(name, ':\s*mla_fp8_prefill_attn(\b|$)')
-           OR regexp_matches(name, 'paged_decode\.py\(\d+\):\s*sparse_attn_v4_paged_decode\b'))
-), fd AS (   -- each frame's shape donor: the first MLA op inside it (MLA), the innermost aiter::fused_moe_ or
-             -- aiter::v4_attention_with_output around it (flydsl, V4); on its thread, by time
-    SELECT f.trace_id, f.event_id AS frame_id,
-           CASE WHEN f.ext IN (3, 4) THEN arg_min(d.event_id, (d.ts_ns, d.event_id))
-                ELSE arg_max(d.event_id, (d.ts_ns, d.event_id)) END AS donor_id
-    FROM fr f JOIN events d ON d.trace_id = f.trace_id AND d.pid = f.pid AND d.tid = f.tid AND d.event_id <> f.event_id
-     AND d.name = CASE f.ext WHEN 2 THEN 'aiter::fused_moe_' WHEN 3 THEN 'aiter::mla_decode_stage1_asm_fwd'
-                             WHEN 4 THEN 'aiter::mla_prefill_ps_asm_fwd' ELSE 'aiter::v4_attention_with_output' END
-     AND CASE WHEN f.ext IN (3, 4) THEN d.ts_ns >= f.ts_ns AND d.ts_ns + d.dur_ns <= f.end_ns
-              ELSE d.ts_ns <= f.ts_ns AND f.end_ns <= d.ts_ns + d.dur_ns END
-    GROUP BY f.trace_id, f.event_id, f.ext
-), fg AS MATERIALIZED (   -- the GPU events TraceLens links under each frame (launched inside it, on its thread)
-    SELECT f.trace_id, f.event_id AS frame_id, g.event_id AS gpu_event_id, g.name AS kernel, g.cat AS gcat, g.stream,
-           _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
-    FROM fr f JOIN tl_gpu_event_ops g ON g.trace_id = f.trace_id AND g.tl_linked AND g.capture_trace_id IS NULL
-     AND g.launch_pid = f.pid AND g.launch_tid = f.tid AND g.launch_ts_ns >= f.ts_ns
-     AND g.launch_ts_ns + g.launch_dur_ns <= f.end_ns
-), v4k AS (   -- the kernels under each V4 donor: the mode, and H_Q and the head dim of its qk_norm_rope kernel
-    SELECT d.trace_id, d.donor_id,
-           CASE WHEN bool_or(starts_with(g.name, 'hca_')) THEN 'hca'
-                WHEN bool_or(starts_with(g.name, 'fused_compress_attn')
-                             OR starts_with(g.name, '_update_compressor_states_kernel')) THEN 'csa'
-                ELSE 'swa' END AS mode,
-           arg_min(TRY_CAST(regexp_extract(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)', 1) AS BIGINT), g.event_id)
-               FILTER (WHERE regexp_matches(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)')) AS h_q,
-           arg_min(TRY_CAST(regexp_extract(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)', 2) AS BIGINT), g.event_id)
-               FILTER (WHERE regexp_matches(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)')) AS d_h
-    FROM (SELECT DISTINCT f.trace_id, d.donor_id FROM fr f JOIN fd d ON d.trace_id = f.trace_id AND d.frame_id = f.event_id
-          WHERE f.ext = 5) d
-    JOIN _tl_infer_op_gpu p ON p.trace_id = d.trace_id AND p.uid = d.donor_id
-    JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
-    GROUP BY d.trace_id, d.donor_id
-), fsel AS (   -- the frames that get a pseudo op (a donor; GPU events for MLA and V4), with its name and model
-    SELECT f.*, d.donor_id, v.h_q AS v4_h_q, v.d_h AS v4_d_h,
-           CASE WHEN f.ext = 2 THEN 'pseudo_op::moe_flydsl_stage' || right(f.name, 1)
-                WHEN f.ext = 3 THEN 'pseudo_mla_decode_fwd' WHEN f.ext = 4 THEN 'pseudo_mla_prefill_fwd'
-                ELSE 'pseudo_v4_paged_decode_' || v.mode END AS pname,
-           CASE WHEN f.ext = 2 THEN 'moe_flydsl_stage' || right(f.name, 1)
-                WHEN f.ext = 3 THEN 'mla_decode_fwd' WHEN f.ext = 4 THEN 'pseudo_mla_prefill_fwd'
-                ELSE 'pseudo_v4_paged_decode' END AS pmodel,
-           CASE WHEN f.ext = 2 THEN 'MoE_unfused_fwd' ELSE 'InferenceAttention_fwd' END AS psheet,
-           CASE WHEN f.ext = 2 THEN right(f.name, 1)::BIGINT ELSE 0 END AS stage
-    FROM fr f JOIN fd d ON d.trace_id = f.trace_id AND d.frame_id = f.event_id
-    LEFT JOIN v4k v ON v.trace_id = d.trace_id AND v.donor_id = d.donor_id
-    WHERE f.ext = 2 OR EXISTS (SELECT 1 FROM fg g WHERE g.trace_id = f.trace_id AND g.frame_id = f.event_id)
 ), fp AS (   -- numbered after the MoE pseudo ops, extension by extension: flydsl stage 1 then 2 (by the frame name's
              -- first event, then id), MLA decode and prefill (the same), V4 by thread and start
     SELECT f.*,
@@ -450,39 +479,75 @@ WITH RECURSIVE reg AS (
                                     ORDER BY f.ext, f.stage, CASE WHEN f.ext = 5 THEN 0 ELSE f.name_first END,
                                              CASE WHEN f.ext = 5 THEN TRY_CAST(f.pid AS BIGINT) END,
                                              CASE WHEN f.ext = 5 THEN TRY_CAST(f.tid AS BIGINT) END,
-                                             CASE WHEN f.ext = 5 THEN f.ts_ns END, f.event_id) AS uid
-    FROM fsel f JOIN nev n ON n.trace_id = f.trace_id
+                                             CASE WHEN f.ext = 5 THEN f.ts_ns END, f.frame_id) AS uid
+    FROM _tl_infer_frame_pseudo_ops f JOIN nev n ON n.trace_id = f.trace_id
     LEFT JOIN (SELECT trace_id, count(*) AS k FROM pk GROUP BY ALL) c ON c.trace_id = f.trace_id
+)
+SELECT p.trace_id, p.event_id::BIGINT AS event_id, p.name,
+       CASE p.name WHEN 'pseudo_op::moe_triton_unfused_up' THEN 'moe_triton_unfused_up'
+                   WHEN 'pseudo_op::moe_triton_unfused_down' THEN 'moe_triton_unfused_down'
+                   WHEN 'pseudo_op::moe_aiter_fused_1stage' THEN 'moe_aiter_fused_1stage'
+                   WHEN 'pseudo_op::moe_gptq_awq_up' THEN 'moe_gptq_awq_up'
+                   WHEN 'pseudo_op::moe_gptq_awq_down' THEN 'moe_gptq_awq_down' END AS model,
+       CASE WHEN p.name = 'pseudo_op::moe_aiter_fused_1stage' THEN 'MoE_fused_fwd'
+            WHEN p.kernel IS NOT NULL THEN 'MoE_unfused_fwd' END AS sheet,
+       p.moe_id AS parent_id, p.gpu_event_id, NULL::BIGINT AS frame_id, NULL::BIGINT AS donor_id,
+       NULL::VARCHAR AS pid, NULL::VARCHAR AS tid, NULL::BIGINT AS ts_ns, NULL::BIGINT AS dur_ns,
+       p.moe_topk, p.moe_gated, NULL::BIGINT AS v4_h_q, NULL::BIGINT AS v4_d_h
+FROM pseudo p
+UNION ALL
+SELECT f.trace_id, f.uid::BIGINT, f.name, f.model, f.sheet, NULL, NULL, f.frame_id, f.donor_id, f.pid, f.tid, f.ts_ns,
+       f.dur_ns, NULL, NULL, f.v4_h_q, f.v4_d_h
+FROM fp f;
+
+-- _tl_infer_perf_events: _tl_perf_events for TraceLens's inference report, one row per modelled op instance of
+-- the (merged) tree: the trace's own cpu_ops, the cpu_ops of its merged capture windows, and the MoE pseudo ops
+-- TraceLens adds (enable_pseudo_ops; below), with the registry of peers/tracelens/perf_ops and
+-- tl_perf_infer_model_ops. Columns as _tl_perf_events (event_id is TraceLens's id of the instance, see the top
+-- of this file; input args from the capture trace for capture ops; process and thread names looked up in the
+-- replay trace), plus:
+--   annotation   the name of the replay trace's user_annotation holding the op (NULL when none)
+--   moe_topk, moe_gated   a MoE pseudo op's `MoE topk` and `MoE GEMM gated` args (NULL for other ops)
+--   pseudo_parent_uid, pseudo_gpu_event_id   a MoE pseudo op's parent op (the moe_forward, the
+--                rocm_aiter_fused_moe) and its one GPU event (NULL for other ops; the pseudo ops without a model,
+--                sheet NULL, are rows too)
+--   pseudo_frame_id, pseudo_donor_id   a frame pseudo op's Python frame and shape donor (event ids of the trace;
+--                NULL for other ops)
+--   v4_h_q, v4_d_h   a DeepSeek-V4 decode pseudo op's H_Q and head dim from its qk_norm_rope kernel (NULL when
+--                none)
+-- @materialize report-tracelens-inference
+CREATE OR REPLACE VIEW _tl_infer_perf_events AS
+WITH inst0 AS MATERIALIZED (
+    SELECT * FROM _tl_infer_ops
+), k0 AS MATERIALIZED (
+    SELECT * FROM _tl_infer_kernels_of(inst0)
+), ps AS MATERIALIZED (
+    SELECT * FROM _tl_infer_pseudo_ops
 ), inst AS (
     SELECT *, NULL::BIGINT AS moe_topk, NULL::BOOLEAN AS moe_gated, NULL::BIGINT AS pseudo_parent_uid,
            NULL::BIGINT AS pseudo_gpu_event_id, NULL::BIGINT AS pseudo_frame_id, NULL::BIGINT AS v4_h_q,
            NULL::BIGINT AS v4_d_h
     FROM inst0 WHERE model NOT IN ('moe_forward', 'rocm_aiter_fused_moe', 'outplace_fused_experts')
     UNION ALL
-    SELECT f.trace_id, f.uid, d.event_id, d.trace_id, f.pname, f.pmodel, f.psheet, f.pid, f.tid, d.input_dims,
+    SELECT f.trace_id, f.event_id, d.event_id, d.trace_id, f.name, f.model, f.sheet, f.pid, f.tid, d.input_dims,
            d.input_types, d.input_strides, d.concrete_inputs, f.ts_ns, f.dur_ns, f.ts_ns, f.dur_ns, NULL, NULL, NULL,
-           NULL, f.event_id, f.v4_h_q, f.v4_d_h
-    FROM fp f JOIN events d ON d.trace_id = f.trace_id AND d.event_id = f.donor_id
+           NULL, f.frame_id, f.v4_h_q, f.v4_d_h
+    FROM ps f JOIN events d ON d.trace_id = f.trace_id AND d.event_id = f.donor_id
     UNION ALL
-    SELECT p.trace_id, p.event_id, m.src_event_id, m.src_trace_id, p.name,
-           CASE p.name WHEN 'pseudo_op::moe_triton_unfused_up' THEN 'moe_triton_unfused_up'
-                       WHEN 'pseudo_op::moe_triton_unfused_down' THEN 'moe_triton_unfused_down'
-                       WHEN 'pseudo_op::moe_aiter_fused_1stage' THEN 'moe_aiter_fused_1stage'
-                       WHEN 'pseudo_op::moe_gptq_awq_up' THEN 'moe_gptq_awq_up'
-                       WHEN 'pseudo_op::moe_gptq_awq_down' THEN 'moe_gptq_awq_down' END,
-           CASE WHEN p.name = 'pseudo_op::moe_aiter_fused_1stage' THEN 'MoE_fused_fwd'
-                WHEN p.kernel IS NOT NULL THEN 'MoE_unfused_fwd' END,
+    SELECT p.trace_id, p.event_id, m.src_event_id, m.src_trace_id, p.name, p.model, p.sheet,
            m.pid, m.tid, m.input_dims, m.input_types, m.input_strides, m.concrete_inputs, NULL, NULL, NULL, NULL,
-           p.moe_topk, p.moe_gated, p.moe_id, p.gpu_event_id, NULL, NULL, NULL
-    FROM pseudo p JOIN par m ON m.trace_id = p.trace_id AND m.event_id = p.moe_id
+           p.moe_topk, p.moe_gated, p.parent_id, p.gpu_event_id, NULL, NULL, NULL
+    FROM ps p JOIN inst0 m ON m.trace_id = p.trace_id AND m.event_id = p.parent_id
+     AND m.model IN ('moe_forward', 'rocm_aiter_fused_moe', 'outplace_fused_experts')
+    WHERE p.frame_id IS NULL
 ), k AS (
     SELECT k0.* FROM k0 SEMI JOIN inst i ON i.trace_id = k0.trace_id AND i.event_id = k0.event_id
     UNION ALL
-    SELECT f.trace_id, f.uid, g.gpu_event_id, g.kernel, g.gcat, g.stream, g.s, g.e, g.dur_us
-    FROM fp f JOIN fg g ON g.trace_id = f.trace_id AND g.frame_id = f.event_id
+    SELECT f.trace_id, f.event_id, g.gpu_event_id, g.kernel, g.gcat, g.stream, g.s, g.e, g.dur_us
+    FROM ps f JOIN _tl_infer_frame_gpu g ON g.trace_id = f.trace_id AND g.frame_id = f.frame_id
     UNION ALL
     SELECT p.trace_id, p.event_id, k0.gpu_event_id, k0.kernel, k0.gcat, k0.stream, k0.s, k0.e, k0.dur_us
-    FROM pseudo p JOIN k0 ON k0.trace_id = p.trace_id AND k0.event_id = p.moe_id AND k0.gpu_event_id = p.gpu_event_id
+    FROM ps p JOIN k0 ON k0.trace_id = p.trace_id AND k0.event_id = p.parent_id AND k0.gpu_event_id = p.gpu_event_id
 ), busy AS (
     SELECT trace_id, event_id, sum(_tree_busy_ns(s, e, prev_e)) AS kernel_time_us,
            list({'name': kernel, 'stream': stream, 'dur_us': dur_us} ORDER BY s, gpu_event_id) AS kernels
