@@ -2,23 +2,22 @@
 --
 -- @requires lib/keys lib/intervals tree/rollups peers/tracelens/links peers/tracelens/op_categories tree/graph_capture
 
--- tl_launchers: one row per TraceLens launcher instance (docs/peers.md "Launchers and ops_summary"), in µs
--- computed the way TraceLens computes them: endpoints are float64 µs (ts_ns/1000 and that plus
--- dur_ns/1000, as a JSON parser reads the trace), so the values match TraceLens bit for bit.
---   trace_id                  the trace of the GPU events
---   tl_launcher_trace_id, tl_launcher_event_id, name   the launcher: a cpu_op, or a runtime call with no
---                             op above it; for graph replays merged with their capture, an event of the
---                             capture trace
---   direct_kernel_time_us     busy time of the non-NCCL tl_linked GPU events mapped to it
---   subtree_kernel_time_us    busy time of every tl_linked GPU event launched inside it (NCCL included)
---   direct_kernel_count       number of GPU events mapped to it
--- @materialize report-tracelens
-CREATE OR REPLACE VIEW tl_launchers AS
+-- _tl_op_gpu_pairs: one row per cpu_op and GPU event TraceLens links launched inside it (any depth; the trace's
+-- own ops): trace_id, op_event_id, gpu_event_id, ts_ns, dur_ns (the GPU event's).
+CREATE OR REPLACE VIEW _tl_op_gpu_pairs AS
+SELECT p.trace_id, p.op_event_id, p.gpu_event_id, p.ts_ns, p.dur_ns
+FROM _tree_op_gpu_pairs p JOIN _tl_links t ON t.trace_id = p.trace_id AND t.event_id = p.gpu_event_id
+WHERE t.tl_linked;
+
+-- _tl_launchers_of(gpu_ops, op_pairs): TraceLens's launcher instances (the columns of tl_launchers below) of a
+-- tree whose GPU events and launchers are the table gpu_ops (the columns of tl_gpu_event_ops) and whose ops
+-- hold the GPU events of the table op_pairs (the columns of _tl_op_gpu_pairs) in their subtrees.
+CREATE OR REPLACE MACRO _tl_launchers_of(gpu_ops, op_pairs) AS TABLE
 WITH RECURSIVE g AS MATERIALIZED (
     SELECT o.trace_id, k.trace_key, o.event_id, o.ts_ns, o.dur_ns, o.tl_launcher_trace_id, o.tl_launcher_event_id,
            o.tl_launcher_name, o.launch_event_id, o.capture_trace_id, o.capture_launch_event_id,
            _tree_key(lk.trace_key, o.tl_launcher_event_id) AS l_key
-    FROM tl_gpu_event_ops o JOIN _tree_trace_keys k USING (trace_id)
+    FROM query_table(gpu_ops) o JOIN _tree_trace_keys k USING (trace_id)
     LEFT JOIN _tree_trace_keys lk ON lk.trace_id = o.tl_launcher_trace_id
     WHERE o.tl_linked
 ), launchers AS MATERIALIZED (
@@ -51,8 +50,7 @@ WITH RECURSIVE g AS MATERIALIZED (
     WHERE p.ts_ns >= u.root_ts_ns
 ), sub_pairs AS (
     SELECT k.trace_key, _tree_key(k.trace_key, p.op_event_id) AS l_key, p.ts_ns, p.dur_ns
-    FROM _tree_op_gpu_pairs p JOIN _tree_trace_keys k USING (trace_id)
-    JOIN _tl_links t ON t.trace_id = p.trace_id AND t.event_id = p.gpu_event_id WHERE t.tl_linked
+    FROM query_table(op_pairs) p JOIN _tree_trace_keys k USING (trace_id)
     UNION ALL
     SELECT u.trace_key, _tree_key(k.trace_key, u.op_event_id), u.ts_ns, u.dur_ns
     FROM cap_up u JOIN _tree_trace_keys k ON k.trace_id = u.op_trace_id
@@ -72,6 +70,20 @@ SELECT d.trace_id, d.tl_launcher_trace_id, d.tl_launcher_event_id, d.name,
        d.busy_us AS direct_kernel_time_us, coalesce(s.busy_us, d.busy_us) AS subtree_kernel_time_us,
        d.n AS direct_kernel_count
 FROM direct d LEFT JOIN sub s USING (trace_key, l_key);
+
+-- tl_launchers: one row per TraceLens launcher instance (docs/peers.md "Launchers and ops_summary"), in µs
+-- computed the way TraceLens computes them: endpoints are float64 µs (ts_ns/1000 and that plus
+-- dur_ns/1000, as a JSON parser reads the trace), so the values match TraceLens bit for bit.
+--   trace_id                  the trace of the GPU events
+--   tl_launcher_trace_id, tl_launcher_event_id, name   the launcher: a cpu_op, or a runtime call with no
+--                             op above it; for graph replays merged with their capture, an event of the
+--                             capture trace
+--   direct_kernel_time_us     busy time of the non-NCCL tl_linked GPU events mapped to it
+--   subtree_kernel_time_us    busy time of every tl_linked GPU event launched inside it (NCCL included)
+--   direct_kernel_count       number of GPU events mapped to it
+-- @materialize report-tracelens
+CREATE OR REPLACE VIEW tl_launchers AS
+SELECT * FROM _tl_launchers_of('tl_gpu_event_ops', '_tl_op_gpu_pairs');
 
 -- tl_ops_summary: TraceLens's ops_summary, one row per trace and launcher name; columns as in its CSV.
 --   trace_id                          the trace

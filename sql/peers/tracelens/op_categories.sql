@@ -18,16 +18,6 @@
 --
 -- @requires categories/ops peers/tracelens/links
 
--- Helper: the GPU events of every TraceLens launcher instance, with the start of the call that launched
--- them (for graph replays merged with their capture trace: the capture-time launch call).
-CREATE OR REPLACE VIEW _tl_launcher_gpu AS
-SELECT o.tl_launcher_trace_id, o.tl_launcher_event_id, o.tl_launcher_name, o.tl_launcher_ts_ns, o.trace_id,
-       o.event_id, o.name, o.ts_ns, coalesce(o.capture_launch_ts_ns, o.launch_ts_ns) AS launch_ts_ns,
-       CASE WHEN o.capture_launch_event_id IS NOT NULL THEN o.capture_module_path ELSE o.module_path END
-           AS module_path
-FROM tl_gpu_event_ops o
-WHERE o.tl_launcher_event_id IS NOT NULL;
-
 -- _tl_op_rule_category(name): the category of the best `tracelens` op rule matching an op name (NULL when none
 -- matches), for names op_name_categories does not cover.
 CREATE OR REPLACE MACRO _tl_op_rule_category(name) AS (
@@ -63,24 +53,17 @@ WHERE applies_to = 'op_first_kernel'
 QUALIFY row_number() OVER (PARTITION BY ruleset, name_key
                            ORDER BY _rule_precedence(priority, source, file, line_no)) = 1;
 
--- tl_op_category: one row per TraceLens launcher instance (a cpu_op, or a runtime call without a cpu_op
--- above it, that launched GPU work), with TraceLens's op category. Replaces the placeholder of the same
--- name in sql/tree/rollups.sql, which tl_ops_summary reads.
---   trace_id               the trace that holds the launcher event (tl_gpu_event_ops.tl_launcher_trace_id:
---                          the capture trace for graph replays merged with their capture)
---   tl_launcher_event_id   the launcher event
---   tl_launcher_name       its name (TraceLens's ops_summary `name`)
---   op_category            TraceLens op category (see the top of this file)
---   category_source        'op_rule', 'first_kernel' or 'none' (other)
---   first_kernel_name      name of its first GPU event
---   gpu_events             GPU events it launched (all traces)
---   launcher_ts_ns         start of the launcher event, ns (clock of its trace)
---   module_path            nn.Module stack around its (first) launch call, outermost first, '/'-joined
---                          (gpu_event_ops.module_path, or capture_module_path for merged graph replays)
--- @materialize report-tracelens
-CREATE OR REPLACE VIEW tl_op_category AS
-WITH g AS MATERIALIZED (
-    SELECT * FROM _tl_launcher_gpu
+-- _tl_op_category_of(gpu_ops): tl_op_category (below) of a tree whose GPU events and launchers are the table
+-- gpu_ops (the columns of tl_gpu_event_ops).
+CREATE OR REPLACE MACRO _tl_op_category_of(gpu_ops) AS TABLE
+WITH g AS MATERIALIZED (   -- the GPU events of every launcher instance, with the start of the call that launched
+                          -- them (for graph replays merged with their capture trace: the capture-time launch call)
+    SELECT o.tl_launcher_trace_id, o.tl_launcher_event_id, o.tl_launcher_name, o.tl_launcher_ts_ns, o.trace_id,
+           o.event_id, o.name, o.ts_ns,
+           CASE WHEN o.capture_launch_event_id IS NOT NULL THEN o.capture_module_path ELSE o.module_path END
+               AS module_path
+    FROM query_table(gpu_ops) o
+    WHERE o.tl_launcher_event_id IS NOT NULL
 ), f AS (   -- the first GPU event of each launcher (its key only: the long names are joined afterwards)
     SELECT tl_launcher_trace_id, tl_launcher_event_id, any_value(tl_launcher_name) AS tl_launcher_name,
            any_value(tl_launcher_ts_ns) AS tl_launcher_ts_ns,
@@ -102,6 +85,30 @@ SELECT k.tl_launcher_trace_id AS trace_id, k.tl_launcher_event_id, k.tl_launcher
            AS category_source,
        k.first_kernel_name, k.gpu_events, k.tl_launcher_ts_ns AS launcher_ts_ns, k.module_path
 FROM k
-LEFT JOIN _tl_op_name_categories oc ON oc.name = k.tl_launcher_name
+LEFT JOIN (SELECT name, op_category, matched FROM _tl_op_name_categories
+           UNION ALL   -- launcher names that are no op name of the dataset (runtime calls, pseudo ops)
+           SELECT name, coalesce(c, 'other'), c IS NOT NULL
+           FROM (SELECT name, _tl_op_rule_category(name) AS c
+                 FROM (SELECT DISTINCT tl_launcher_name AS name FROM f
+                       WHERE tl_launcher_name NOT IN (SELECT name FROM _tl_op_name_categories)))) oc
+       ON oc.name = k.tl_launcher_name
 LEFT JOIN _first_kernel_rule_categories fk
        ON fk.ruleset = 'tracelens' AND fk.name_key = replace(k.first_kernel_name, chr(10), ' ');
+
+-- tl_op_category: one row per TraceLens launcher instance (a cpu_op, or a runtime call without a cpu_op
+-- above it, that launched GPU work), with TraceLens's op category. Replaces the placeholder of the same
+-- name in sql/tree/rollups.sql, which tl_ops_summary reads.
+--   trace_id               the trace that holds the launcher event (tl_gpu_event_ops.tl_launcher_trace_id:
+--                          the capture trace for graph replays merged with their capture)
+--   tl_launcher_event_id   the launcher event
+--   tl_launcher_name       its name (TraceLens's ops_summary `name`)
+--   op_category            TraceLens op category (see the top of this file)
+--   category_source        'op_rule', 'first_kernel' or 'none' (other)
+--   first_kernel_name      name of its first GPU event
+--   gpu_events             GPU events it launched (all traces)
+--   launcher_ts_ns         start of the launcher event, ns (clock of its trace)
+--   module_path            nn.Module stack around its (first) launch call, outermost first, '/'-joined
+--                          (gpu_event_ops.module_path, or capture_module_path for merged graph replays)
+-- @materialize report-tracelens
+CREATE OR REPLACE VIEW tl_op_category AS
+SELECT * FROM _tl_op_category_of('tl_gpu_event_ops');

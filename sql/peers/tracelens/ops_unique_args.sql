@@ -20,11 +20,13 @@
 --   sum, mean      compensated (Kahan) sum left to right; mean = sum / count
 --   std            sample standard deviation (ddof 1) by Welford's running update; NULL for one instance
 --   median         the middle value, or the mean of the two middle values
--- Kernel details: the direct GPU events of each instance (those behind its direct kernel time), one entry
--- per (kernel name, stream, occurrence of that kernel in the instance in launch order), with numpy's
--- arithmetic over the instances (pairwise summation, population std), entries by total duration
--- ascending; trunc_kernel_details cuts names to 64 characters + '...' and rounds the mean as numpy does
--- (rint(mean · 100) / 100).
+-- Kernel details (TreePerfAnalyzer._summarize_kernel_stats in TraceLens/TreePerf/tree_perf.py): the direct
+-- GPU events of each instance (those behind its direct kernel time) by GPU start; the group's first instance
+-- is the template, and the instances whose list is as long as the template's give one entry per place in the
+-- list, named after the template's kernel and stream there, with numpy's arithmetic over those instances
+-- (pairwise summation, population std); the others are left out (TraceLens warns). Entries by total duration
+-- ascending, then name, then place; trunc_kernel_details cuts names to 64 characters + '...' and rounds the
+-- mean as numpy does (rint(mean · 100) / 100).
 -- Rows: by total_direct_kernel_time_sum descending, ties by the group's first instance; Percentage (%) =
 -- sum / (numpy sum of the sums of all rows of the trace) * 100; Cumulative Percentage (%) = running sum of
 -- the percentages in row order.
@@ -167,18 +169,22 @@ SELECT trace_id, name AS kind, pid, CASE WHEN name = 'thread_name' THEN tid END 
 FROM metadata WHERE name IN ('process_name', 'process_labels', 'thread_name')
 GROUP BY ALL;
 
--- _tl_ops_unique_args(by_module): one row per group of launcher instances, with what both layouts need;
--- by_module adds parent_module and num_kernels to the grouping keys. Columns: trace_id, rank (row order),
+-- _tl_ops_unique_args(by_module, launchers, categories, gpu_ops, launcher_events): one row per group of launcher
+-- instances, with what both layouts need; by_module adds parent_module and num_kernels to the grouping keys. The
+-- tree is given by tables: its launcher instances (the columns of tl_launchers), their categories (of
+-- tl_op_category), its GPU events (of tl_gpu_event_ops) and the launcher events (trace_id, event_id, pid, tid,
+-- ts_ns and the four args columns of events). Columns: trace_id, rank (row order),
 -- the keys (name, op_category, parent_module, process_name, process_label, thread_name, input_dims,
 -- input_type, input_strides, concrete_inputs, num_kernels), operation_count, d_* / s_* (mean, median,
 -- std, min, max, sum of the direct / subtree kernel times, µs), ex_uid, call_stack,
 -- kernel_details_summary, trunc_kernel_details, pct, cum_pct.
-CREATE OR REPLACE MACRO _tl_ops_unique_args(by_module) AS TABLE
+CREATE OR REPLACE MACRO _tl_ops_unique_args(by_module, launchers, categories, gpu_ops, launcher_events) AS TABLE
 WITH meta AS MATERIALIZED (
     SELECT * FROM _tl_process_meta
 ), launcher_args AS (
     SELECT e.input_dims, e.input_types, e.input_strides, e.concrete_inputs
-    FROM tl_launchers l JOIN events e ON e.trace_id = l.tl_launcher_trace_id AND e.event_id = l.tl_launcher_event_id
+    FROM query_table(launchers) l
+    JOIN query_table(launcher_events) e ON e.trace_id = l.tl_launcher_trace_id AND e.event_id = l.tl_launcher_event_id
 ), texts AS MATERIALIZED (   -- the Python text of each distinct args value (few shapes, many calls)
     SELECT v, _py_tuple3(v::JSON) AS py
     FROM (SELECT input_dims::VARCHAR AS v FROM launcher_args UNION SELECT input_types::VARCHAR FROM launcher_args
@@ -197,9 +203,11 @@ WITH meta AS MATERIALIZED (
                               ORDER BY l.tl_launcher_trace_id <> l.trace_id,
                                        CASE WHEN l.tl_launcher_trace_id <> l.trace_id THEN e.ts_ns END,
                                        l.tl_launcher_trace_id, l.tl_launcher_event_id) AS ord
-    FROM tl_launchers l
-    LEFT JOIN tl_op_category c ON c.trace_id = l.tl_launcher_trace_id AND c.tl_launcher_event_id = l.tl_launcher_event_id
-    LEFT JOIN events e ON e.trace_id = l.tl_launcher_trace_id AND e.event_id = l.tl_launcher_event_id
+    FROM query_table(launchers) l
+    LEFT JOIN query_table(categories) c ON c.trace_id = l.tl_launcher_trace_id
+                                       AND c.tl_launcher_event_id = l.tl_launcher_event_id
+    LEFT JOIN query_table(launcher_events) e ON e.trace_id = l.tl_launcher_trace_id
+                                            AND e.event_id = l.tl_launcher_event_id
     LEFT JOIN meta pn ON pn.trace_id = l.trace_id AND pn.kind = 'process_name' AND pn.pid = e.pid
     LEFT JOIN meta pl ON pl.trace_id = l.trace_id AND pl.kind = 'process_labels' AND pl.pid = e.pid
     LEFT JOIN meta tn ON tn.trace_id = l.trace_id AND tn.kind = 'thread_name' AND tn.pid = e.pid AND tn.tid = e.tid
@@ -213,49 +221,53 @@ WITH meta AS MATERIALIZED (
                                                   ELSE 'nn.Module: ' || regexp_replace(frames[1], '_[0-9]+$', '') END
                     END AS parent_module
           FROM inst)
-), kern AS MATERIALIZED (   -- direct GPU events of each instance; k: occurrence of (kernel, stream) in it
+), kern AS MATERIALIZED (   -- direct GPU events of each instance; pos: place in its kernel_details (by GPU start),
+                             -- n_k: their number
     SELECT g.trace_id, g.gid, g.ord, o.name AS kernel, coalesce(o.stream::VARCHAR, 'None') AS stream,
            _us_f64(o.dur_ns) AS dur_us,
-           row_number() OVER (PARTITION BY g.trace_id, g.ord, o.name, o.stream
-                              ORDER BY coalesce(cl.ts_ns, o.launch_ts_ns), o.ts_ns, o.event_id) AS k,
-           row_number() OVER (PARTITION BY g.trace_id, g.ord
-                              ORDER BY coalesce(cl.ts_ns, o.launch_ts_ns), o.ts_ns, o.event_id) AS pos
-    FROM tl_gpu_event_ops o
+           row_number() OVER (PARTITION BY g.trace_id, g.ord ORDER BY o.ts_ns, o.event_id) AS pos,
+           count(*) OVER (PARTITION BY g.trace_id, g.ord) AS n_k
+    FROM query_table(gpu_ops) o
     JOIN grouped g ON g.trace_id = o.trace_id AND g.tl_launcher_trace_id = o.tl_launcher_trace_id
                   AND g.tl_launcher_event_id = o.tl_launcher_event_id
-    LEFT JOIN events cl ON cl.trace_id = o.capture_trace_id AND cl.event_id = o.capture_launch_event_id
     WHERE o.tl_linked
-), kx AS MATERIALIZED (   -- kernel entries as _np_sums input: id, i (instance order), x (duration, µs)
-    SELECT {'t': trace_id, 'g': gid, 'kernel': kernel, 'stream': stream, 'k': k} AS id,
-           row_number() OVER (PARTITION BY trace_id, gid, kernel, stream, k ORDER BY ord) AS i, dur_us AS x, pos
-    FROM kern
+), tmpl AS (   -- each group's template: its first instance, and the length of its list
+    SELECT trace_id, gid, min(ord) AS t_ord, arg_min(n_k, ord) AS t_n FROM kern GROUP BY ALL
+), kx AS MATERIALIZED (   -- kernel entries as _np_sums input: id (group, place), i (instance order), x (duration,
+                          -- µs), over the instances whose list is as long as the template's
+    SELECT {'t': k.trace_id, 'g': k.gid, 'pos': k.pos} AS id,
+           row_number() OVER (PARTITION BY k.trace_id, k.gid, k.pos ORDER BY k.ord) AS i, k.dur_us AS x, k.pos,
+           k.ord = t.t_ord AS is_template, k.kernel, k.stream
+    FROM kern k JOIN tmpl t ON t.trace_id = k.trace_id AND t.gid = k.gid AND k.n_k = t.t_n
 ), kmean AS MATERIALIZED (
     SELECT id, s AS total, s / n AS mean, n
     FROM _np_sums('kx') JOIN (SELECT id, count(*) AS n FROM kx GROUP BY id) USING (id)
 ), kdev AS (   -- squared deviations from the entry's mean, for numpy's std
     SELECT kx.id, kx.i, (kx.x - m.mean) * (kx.x - m.mean) AS x FROM kx JOIN kmean m USING (id)
-), kent AS (
-    SELECT kx.id, any_value(m.n) AS n, any_value(m.total) AS total, any_value(m.mean) AS mean,
+), kent AS (   -- each entry: the template's kernel name and stream at that place, numpy's statistics
+    SELECT kx.id, any_value(kx.kernel) FILTER (WHERE kx.is_template) AS kernel,
+           any_value(kx.stream) FILTER (WHERE kx.is_template) AS stream, any_value(m.n) AS n,
+           any_value(m.total) AS total, any_value(m.mean) AS mean,
            _py_median(list(kx.x)) AS median, sqrt(any_value(d.s) / any_value(m.n)) AS std,
-           min(kx.x) AS mn, max(kx.x) AS mx, min(kx.pos) AS first_pos
+           min(kx.x) AS mn, max(kx.x) AS mx
     FROM kx JOIN kmean m USING (id) JOIN _np_sums('kdev') d USING (id)
     GROUP BY kx.id
 ), kdet AS (
     SELECT id.t AS trace_id, id.g AS gid,
-           '[' || string_agg('{''name'': ' || _py_str(id.kernel) || ', ''stream'': ' || id.stream
+           '[' || string_agg('{''name'': ' || _py_str(kernel) || ', ''stream'': ' || stream
                              || ', ''count'': ' || n || ', ''total_duration_us'': ' || _tl_np_num(total, it.int_us)
                              || ', ''mean_duration_us'': ' || _np_f64(mean)
                              || ', ''median_duration_us'': ' || _np_f64(median)
                              || ', ''std_dev_duration_us'': ' || _np_f64(std)
                              || ', ''min_duration_us'': ' || _tl_np_num(mn, it.int_us)
                              || ', ''max_duration_us'': ' || _tl_np_num(mx, it.int_us)
-                             || '}', ', ' ORDER BY total, first_pos, id.kernel, id.k) || ']' AS kernel_details_summary,
+                             || '}', ', ' ORDER BY total, kernel, id.pos) || ']' AS kernel_details_summary,
            '[' || string_agg('{''name'': '
-                             || _py_str(CASE WHEN length(id.kernel) > 64 THEN left(id.kernel, 64) || '...'
-                                             ELSE id.kernel END)
-                             || ', ''stream'': ' || id.stream
+                             || _py_str(CASE WHEN length(kernel) > 64 THEN left(kernel, 64) || '...'
+                                             ELSE kernel END)
+                             || ', ''stream'': ' || stream
                              || ', ''mean_duration_us'': ' || _np_f64(round_even(mean * 100.0, 0) / 100.0) || '}',
-                             ', ' ORDER BY total, first_pos, id.kernel, id.k) || ']' AS trunc_kernel_details
+                             ', ' ORDER BY total, kernel, id.pos) || ']' AS trunc_kernel_details
     FROM kent LEFT JOIN _tl_int_times it ON it.trace_id = kent.id.t GROUP BY ALL
 ), g AS MATERIALIZED (
     SELECT trace_id, gid, any_value(name) AS name, any_value(op_category) AS op_category,
@@ -326,29 +338,5 @@ SELECT trace_id, name, op_category AS "op category", process_name, process_label
        d_sum AS total_direct_kernel_time_sum, s_sum AS total_subtree_kernel_time_sum,
        ex_uid AS "ex_UID", kernel_details_summary, trunc_kernel_details,
        pct AS "Percentage (%)", cum_pct AS "Cumulative Percentage (%)", rank
-FROM _tl_ops_unique_args(false)
-ORDER BY trace_id, rank;
-
--- tl_ops_unique_args_module: the same in the layout of TraceLens's inference report (the graphs/
--- vllm_decode_full reference), grouped also by parent module and kernel count; TraceLens's column names.
---   parent_module     'nn.Module: <class>' of the innermost nn.Module around the launcher (the frame's
---                     instance suffix _N removed), 'NA' when there is none (tl_op_category.module_path)
---   num_kernels       GPU events of each instance (tl_launchers.direct_kernel_count)
---   call_stack        of the group's first instance: the launcher name, then its nn.Module frames innermost
---                     first, as a Python list literal
---   other columns     as in tl_ops_unique_args
--- @output report-tracelens-module 5 ops_unique_args EXCLUDE rank ORDER BY trace_id, rank
-CREATE OR REPLACE VIEW tl_ops_unique_args_module AS
-SELECT trace_id, name, op_category AS "op category", parent_module, process_name, process_label, thread_name,
-       input_dims AS "Input Dims", input_type AS "Input type", input_strides AS "Input Strides",
-       concrete_inputs AS "Concrete Inputs", num_kernels, operation_count,
-       d_mean AS total_direct_kernel_time_mean, s_mean AS total_subtree_kernel_time_mean,
-       d_median AS total_direct_kernel_time_median, s_median AS total_subtree_kernel_time_median,
-       d_std AS total_direct_kernel_time_std, s_std AS total_subtree_kernel_time_std,
-       d_min AS total_direct_kernel_time_min, s_min AS total_subtree_kernel_time_min,
-       d_max AS total_direct_kernel_time_max, s_max AS total_subtree_kernel_time_max,
-       d_sum AS total_direct_kernel_time_sum, s_sum AS total_subtree_kernel_time_sum,
-       ex_uid AS "ex_UID", call_stack, kernel_details_summary, trunc_kernel_details,
-       pct AS "Percentage (%)", cum_pct AS "Cumulative Percentage (%)", rank
-FROM _tl_ops_unique_args(true)
+FROM _tl_ops_unique_args(false, 'tl_launchers', 'tl_op_category', 'tl_gpu_event_ops', 'events')
 ORDER BY trace_id, rank;
