@@ -21,38 +21,46 @@
 -- @requires tree/nesting tree/context peers/tracelens/links peers/tracelens/launchers peers/tracelens/op_categories
 -- @requires peers/tracelens/ops_unique_args peers/tracelens/perf_infer
 
--- _tl_infer_pseudo_launches: one row per GPU event a frame pseudo op launches (see the top of this file).
+-- _tl_infer_pseudo_launches: one row per GPU event launched inside a frame with a pseudo op (the innermost such
+-- frame).
 --   trace_id, event_id          the GPU event
 --   frame_id, name, ts_ns       the pseudo op: its frame's event_id (which stands for it as a launcher here; a
 --                               Python frame launches nothing itself), its name, its frame's start
+--   runtime_ts_ns               start of the runtime call around the launch call, if any
 -- @materialize report-tracelens-inference
 CREATE OR REPLACE VIEW _tl_infer_pseudo_launches AS
 WITH pf AS MATERIALIZED (
     SELECT trace_id, frame_id, name, ts_ns, ts_ns + dur_ns AS end_ns FROM _tl_infer_frame_pseudo_ops
-), inner_pf AS (   -- the innermost frame with a pseudo op around each launch
-    SELECT g.trace_id, g.gpu_event_id, p.frame_id, p.name, p.ts_ns
+), inner_pf AS MATERIALIZED (
+    SELECT g.trace_id, g.gpu_event_id, g.launch_event_id, p.frame_id, p.name, p.ts_ns
     FROM _tl_infer_frame_gpu g JOIN pf p ON p.trace_id = g.trace_id AND p.frame_id = g.frame_id
     QUALIFY row_number() OVER (PARTITION BY g.trace_id, g.gpu_event_id
                                ORDER BY p.ts_ns DESC, p.end_ns, p.frame_id DESC) = 1
 )
-SELECT o.trace_id, o.event_id, f.frame_id, f.name, f.ts_ns
-FROM tl_gpu_event_ops o JOIN inner_pf f ON f.trace_id = o.trace_id AND f.gpu_event_id = o.event_id
-LEFT JOIN cpu_event_context c ON c.trace_id = o.trace_id AND c.event_id = o.launch_event_id AND c.anchor_kind = 'launch'
-LEFT JOIN cpu_nesting r ON r.trace_id = c.trace_id AND r.event_id = c.runtime_parent_event_id
-WHERE o.tl_launcher_event_id IS NOT NULL
-  AND CASE WHEN o.tl_launcher_event_id = o.launch_event_id THEN coalesce(r.ts_ns < f.ts_ns, true)
-           ELSE o.tl_launcher_ts_ns < f.ts_ns END;
+SELECT f.trace_id, f.gpu_event_id AS event_id, f.frame_id, f.name, f.ts_ns, r.ts_ns AS runtime_ts_ns
+FROM inner_pf f
+LEFT JOIN cpu_event_context c ON c.trace_id = f.trace_id AND c.event_id = f.launch_event_id AND c.anchor_kind = 'launch'
+LEFT JOIN cpu_nesting r ON r.trace_id = c.trace_id AND r.event_id = c.runtime_parent_event_id;
 
 -- _tl_infer_gpu_event_ops: tl_gpu_event_ops over the inference report's tree: every column of it, the
 -- launcher columns (tl_launcher_trace_id, tl_launcher_event_id, tl_launcher_name, tl_launcher_ts_ns) naming the
--- frame pseudo op (by its frame's event_id) for the GPU events it launches.
+-- frame pseudo op (by its frame's event_id) for the GPU events it launches: those under its frame whose launcher
+-- is a cpu_op around the frame, or the launch call itself with no runtime call inside the frame around it.
 CREATE OR REPLACE VIEW _tl_infer_gpu_event_ops AS
-SELECT o.* REPLACE (
-           CASE WHEN m.frame_id IS NULL THEN o.tl_launcher_trace_id ELSE o.trace_id END AS tl_launcher_trace_id,
-           coalesce(m.frame_id, o.tl_launcher_event_id) AS tl_launcher_event_id,
-           coalesce(m.name, o.tl_launcher_name) AS tl_launcher_name,
-           coalesce(m.ts_ns, o.tl_launcher_ts_ns) AS tl_launcher_ts_ns)
-FROM tl_gpu_event_ops o LEFT JOIN _tl_infer_pseudo_launches m ON m.trace_id = o.trace_id AND m.event_id = o.event_id;
+WITH o AS (
+    SELECT o.*, m.frame_id AS p_frame_id, m.name AS p_name, m.ts_ns AS p_ts_ns,
+           m.frame_id IS NOT NULL AND o.tl_launcher_event_id IS NOT NULL
+           AND CASE WHEN o.tl_launcher_event_id = o.launch_event_id THEN coalesce(m.runtime_ts_ns < m.ts_ns, true)
+                    ELSE o.tl_launcher_ts_ns < m.ts_ns END AS p_takes
+    FROM tl_gpu_event_ops o
+    LEFT JOIN _tl_infer_pseudo_launches m ON m.trace_id = o.trace_id AND m.event_id = o.event_id
+)
+SELECT * EXCLUDE (p_frame_id, p_name, p_ts_ns, p_takes) REPLACE (
+           CASE WHEN p_takes THEN trace_id ELSE tl_launcher_trace_id END AS tl_launcher_trace_id,
+           CASE WHEN p_takes THEN p_frame_id ELSE tl_launcher_event_id END AS tl_launcher_event_id,
+           CASE WHEN p_takes THEN p_name ELSE tl_launcher_name END AS tl_launcher_name,
+           CASE WHEN p_takes THEN p_ts_ns ELSE tl_launcher_ts_ns END AS tl_launcher_ts_ns)
+FROM o;
 
 -- _tl_infer_op_gpu_pairs: _tl_op_gpu_pairs of the inference report's tree: the cpu_ops' pairs, and each frame
 -- pseudo op (by its frame's event_id) with every GPU event under its frame.
@@ -62,18 +70,13 @@ UNION ALL
 SELECT p.trace_id, p.frame_id, g.gpu_event_id, g.ts_ns, g.dur_ns
 FROM _tl_infer_frame_pseudo_ops p JOIN _tl_infer_frame_gpu g ON g.trace_id = p.trace_id AND g.frame_id = p.frame_id;
 
--- _tl_infer_launcher_events: the events a launcher of the inference report's tree can be (trace_id, event_id,
--- pid, tid, ts_ns, input_dims, input_types, input_strides, concrete_inputs): the trace's events, a frame with a
--- pseudo op standing for the pseudo op (its donor's args).
-CREATE OR REPLACE VIEW _tl_infer_launcher_events AS
-SELECT e.trace_id, e.event_id, e.pid, e.tid, e.ts_ns,
-       CASE WHEN p.frame_id IS NULL THEN e.input_dims ELSE d.input_dims END AS input_dims,
-       CASE WHEN p.frame_id IS NULL THEN e.input_types ELSE d.input_types END AS input_types,
-       CASE WHEN p.frame_id IS NULL THEN e.input_strides ELSE d.input_strides END AS input_strides,
-       CASE WHEN p.frame_id IS NULL THEN e.concrete_inputs ELSE d.concrete_inputs END AS concrete_inputs
-FROM events e
-LEFT JOIN _tl_infer_frame_pseudo_ops p ON p.trace_id = e.trace_id AND p.frame_id = e.event_id
-LEFT JOIN events d ON d.trace_id = p.trace_id AND d.event_id = p.donor_id;
+-- _tl_infer_launcher_args: the frame pseudo ops as launchers of the inference report's tree (the launcher_args of
+-- _tl_ops_unique_args): each frame with a pseudo op, standing for it, with its thread and start and its donor's
+-- args.
+CREATE OR REPLACE VIEW _tl_infer_launcher_args AS
+SELECT p.trace_id, p.frame_id AS event_id, p.pid, p.tid, p.ts_ns, d.input_dims, d.input_types, d.input_strides,
+       d.concrete_inputs
+FROM _tl_infer_frame_pseudo_ops p JOIN events d ON d.trace_id = p.trace_id AND d.event_id = p.donor_id;
 
 -- _tl_infer_launchers: tl_launchers of the inference report's tree (its columns).
 -- @materialize report-tracelens-inference
@@ -220,5 +223,5 @@ SELECT trace_id, name, op_category AS "op category", parent_module, process_name
        ex_uid AS "ex_UID", call_stack, kernel_details_summary, trunc_kernel_details,
        pct AS "Percentage (%)", cum_pct AS "Cumulative Percentage (%)", rank
 FROM _tl_ops_unique_args(true, '_tl_infer_launchers', '_tl_infer_op_category', '_tl_infer_gpu_event_ops',
-                         '_tl_infer_launcher_events')
+                         '_tl_infer_launcher_args')
 ORDER BY trace_id, rank;

@@ -169,26 +169,42 @@ SELECT trace_id, name AS kind, pid, CASE WHEN name = 'thread_name' THEN tid END 
 FROM metadata WHERE name IN ('process_name', 'process_labels', 'thread_name')
 GROUP BY ALL;
 
--- _tl_ops_unique_args(by_module, launchers, categories, gpu_ops, launcher_events): one row per group of launcher
+-- _tl_no_launcher_args: no launcher_args (the perf report's tree: every launcher is its event).
+CREATE OR REPLACE VIEW _tl_no_launcher_args AS
+SELECT trace_id, event_id, pid, tid, ts_ns, input_dims, input_types, input_strides, concrete_inputs
+FROM events WHERE false;
+
+-- _tl_ops_unique_args(by_module, launchers, categories, gpu_ops, launcher_args): one row per group of launcher
 -- instances, with what both layouts need; by_module adds parent_module and num_kernels to the grouping keys. The
 -- tree is given by tables: its launcher instances (the columns of tl_launchers), their categories (of
--- tl_op_category), its GPU events (of tl_gpu_event_ops) and the launcher events (trace_id, event_id, pid, tid,
--- ts_ns and the four args columns of events). Columns: trace_id, rank (row order),
--- the keys (name, op_category, parent_module, process_name, process_label, thread_name, input_dims,
+-- tl_op_category), its GPU events (of tl_gpu_event_ops), and the launchers whose thread, start and args are not
+-- their event's (launcher_args: trace_id, event_id, pid, tid, ts_ns and the four args columns of events).
+-- Columns: trace_id, rank (row order), the keys (name, op_category, parent_module, process_name, process_label, thread_name, input_dims,
 -- input_type, input_strides, concrete_inputs, num_kernels), operation_count, d_* / s_* (mean, median,
 -- std, min, max, sum of the direct / subtree kernel times, µs), ex_uid, call_stack,
 -- kernel_details_summary, trunc_kernel_details, pct, cum_pct.
-CREATE OR REPLACE MACRO _tl_ops_unique_args(by_module, launchers, categories, gpu_ops, launcher_events) AS TABLE
+CREATE OR REPLACE MACRO _tl_ops_unique_args(by_module, launchers, categories, gpu_ops, launcher_args) AS TABLE
 WITH meta AS MATERIALIZED (
     SELECT * FROM _tl_process_meta
-), launcher_args AS (
-    SELECT e.input_dims, e.input_types, e.input_strides, e.concrete_inputs
-    FROM query_table(launchers) l
-    JOIN query_table(launcher_events) e ON e.trace_id = l.tl_launcher_trace_id AND e.event_id = l.tl_launcher_event_id
+), lz AS MATERIALIZED (   -- read twice below
+    SELECT * FROM query_table(launchers)
+), le AS MATERIALIZED (   -- each launcher instance's thread, start and args: its event's, or launcher_args'
+    SELECT l.trace_id, l.tl_launcher_trace_id, l.tl_launcher_event_id,
+           CASE WHEN x.event_id IS NULL THEN e.pid ELSE x.pid END AS pid,
+           CASE WHEN x.event_id IS NULL THEN e.tid ELSE x.tid END AS tid,
+           CASE WHEN x.event_id IS NULL THEN e.ts_ns ELSE x.ts_ns END AS ts_ns,
+           CASE WHEN x.event_id IS NULL THEN e.input_dims ELSE x.input_dims END AS input_dims,
+           CASE WHEN x.event_id IS NULL THEN e.input_types ELSE x.input_types END AS input_types,
+           CASE WHEN x.event_id IS NULL THEN e.input_strides ELSE x.input_strides END AS input_strides,
+           CASE WHEN x.event_id IS NULL THEN e.concrete_inputs ELSE x.concrete_inputs END AS concrete_inputs
+    FROM lz l
+    LEFT JOIN events e ON e.trace_id = l.tl_launcher_trace_id AND e.event_id = l.tl_launcher_event_id
+    LEFT JOIN query_table(launcher_args) x ON x.trace_id = l.tl_launcher_trace_id
+                                          AND x.event_id = l.tl_launcher_event_id
 ), texts AS MATERIALIZED (   -- the Python text of each distinct args value (few shapes, many calls)
     SELECT v, _py_tuple3(v::JSON) AS py
-    FROM (SELECT input_dims::VARCHAR AS v FROM launcher_args UNION SELECT input_types::VARCHAR FROM launcher_args
-          UNION SELECT input_strides::VARCHAR FROM launcher_args UNION SELECT concrete_inputs::VARCHAR FROM launcher_args)
+    FROM (SELECT input_dims::VARCHAR AS v FROM le UNION SELECT input_types::VARCHAR FROM le
+          UNION SELECT input_strides::VARCHAR FROM le UNION SELECT concrete_inputs::VARCHAR FROM le)
     WHERE v IS NOT NULL
 ), inst AS MATERIALIZED (   -- launcher instances with their keys; ord: TraceLens's order within the trace
     SELECT l.trace_id, l.tl_launcher_trace_id, l.tl_launcher_event_id, l.name, c.op_category,
@@ -203,11 +219,11 @@ WITH meta AS MATERIALIZED (
                               ORDER BY l.tl_launcher_trace_id <> l.trace_id,
                                        CASE WHEN l.tl_launcher_trace_id <> l.trace_id THEN e.ts_ns END,
                                        l.tl_launcher_trace_id, l.tl_launcher_event_id) AS ord
-    FROM query_table(launchers) l
+    FROM lz l
     LEFT JOIN query_table(categories) c ON c.trace_id = l.tl_launcher_trace_id
                                        AND c.tl_launcher_event_id = l.tl_launcher_event_id
-    LEFT JOIN query_table(launcher_events) e ON e.trace_id = l.tl_launcher_trace_id
-                                            AND e.event_id = l.tl_launcher_event_id
+    LEFT JOIN le e ON e.trace_id = l.trace_id AND e.tl_launcher_trace_id = l.tl_launcher_trace_id
+                  AND e.tl_launcher_event_id = l.tl_launcher_event_id
     LEFT JOIN meta pn ON pn.trace_id = l.trace_id AND pn.kind = 'process_name' AND pn.pid = e.pid
     LEFT JOIN meta pl ON pl.trace_id = l.trace_id AND pl.kind = 'process_labels' AND pl.pid = e.pid
     LEFT JOIN meta tn ON tn.trace_id = l.trace_id AND tn.kind = 'thread_name' AND tn.pid = e.pid AND tn.tid = e.tid
@@ -338,5 +354,5 @@ SELECT trace_id, name, op_category AS "op category", process_name, process_label
        d_sum AS total_direct_kernel_time_sum, s_sum AS total_subtree_kernel_time_sum,
        ex_uid AS "ex_UID", kernel_details_summary, trunc_kernel_details,
        pct AS "Percentage (%)", cum_pct AS "Cumulative Percentage (%)", rank
-FROM _tl_ops_unique_args(false, 'tl_launchers', 'tl_op_category', 'tl_gpu_event_ops', 'events')
+FROM _tl_ops_unique_args(false, 'tl_launchers', 'tl_op_category', 'tl_gpu_event_ops', '_tl_no_launcher_args')
 ORDER BY trace_id, rank;

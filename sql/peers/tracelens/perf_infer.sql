@@ -277,14 +277,17 @@ WHERE cat = 'python_function' AND _tl_pseudo_ops()
 -- _tl_infer_frame_gpu: one row per frame of _tl_infer_frames and GPU event TraceLens links under it (launched
 -- inside it, on its thread).
 --   trace_id, frame_id (the frame's event_id), gpu_event_id, kernel, gcat, stream, ts_ns, dur_ns, and s, e, dur_us
---   (float µs)
+--   (float µs), launch_event_id (the call that launched it)
 -- @materialize report-tracelens-inference
 CREATE OR REPLACE VIEW _tl_infer_frame_gpu AS
 SELECT f.trace_id, f.event_id AS frame_id, g.event_id AS gpu_event_id, g.name AS kernel, g.cat AS gcat, g.stream,
-       g.ts_ns, g.dur_ns, _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us
-FROM _tl_infer_frames f JOIN tl_gpu_event_ops g ON g.trace_id = f.trace_id AND g.tl_linked AND g.capture_trace_id IS NULL
+       g.ts_ns, g.dur_ns, _us_f64(g.ts_ns) AS s, _us_f64(g.ts_ns) + _us_f64(g.dur_ns) AS e, _us_f64(g.dur_ns) AS dur_us,
+       g.launch_event_id
+FROM _tl_infer_frames f JOIN gpu_event_ops g ON g.trace_id = f.trace_id AND g.capture_trace_id IS NULL
  AND g.launch_pid = f.pid AND g.launch_tid = f.tid AND g.launch_ts_ns >= f.ts_ns
- AND g.launch_ts_ns + g.launch_dur_ns <= f.end_ns;
+ AND g.launch_ts_ns + g.launch_dur_ns <= f.end_ns
+JOIN _tl_links t ON t.trace_id = g.trace_id AND t.event_id = g.event_id
+WHERE t.tl_linked;
 
 -- _tl_infer_frame_pseudo_ops: one row per frame pseudo op (see _tl_infer_pseudo_ops), keyed by its frame.
 --   trace_id, frame_id, frame_name, ext, name_first, pid, tid, ts_ns, dur_ns   the frame (_tl_infer_frames)
@@ -304,7 +307,8 @@ WITH fd AS (   -- each frame's shape donor: the first MLA op inside it (MLA), th
      AND CASE WHEN f.ext IN (3, 4) THEN d.ts_ns >= f.ts_ns AND d.ts_ns + d.dur_ns <= f.end_ns
               ELSE d.ts_ns <= f.ts_ns AND f.end_ns <= d.ts_ns + d.dur_ns END
     GROUP BY f.trace_id, f.event_id, f.ext
-), v4k AS (   -- the kernels under each V4 donor: the mode, and H_Q and the head dim of its qk_norm_rope kernel
+), v4k AS (   -- the GPU events launched inside each V4 donor (on its thread): the mode, and H_Q and the head
+              -- dim of its qk_norm_rope kernel
     SELECT d.trace_id, d.donor_id,
            CASE WHEN bool_or(starts_with(g.name, 'hca_')) THEN 'hca'
                 WHEN bool_or(starts_with(g.name, 'fused_compress_attn')
@@ -314,10 +318,12 @@ WITH fd AS (   -- each frame's shape donor: the first MLA op inside it (MLA), th
                FILTER (WHERE regexp_matches(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)')) AS h_q,
            arg_min(TRY_CAST(regexp_extract(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)', 2) AS BIGINT), g.event_id)
                FILTER (WHERE regexp_matches(g.name, 'qk_norm_rope_H(\d+)_D(\d+)_RD(\d+)')) AS d_h
-    FROM (SELECT DISTINCT f.trace_id, d.donor_id FROM _tl_infer_frames f JOIN fd d ON d.trace_id = f.trace_id AND d.frame_id = f.event_id
+    FROM (SELECT DISTINCT f.trace_id, d.donor_id, o.pid, o.tid, o.ts_ns, o.ts_ns + o.dur_ns AS end_ns
+          FROM _tl_infer_frames f JOIN fd d ON d.trace_id = f.trace_id AND d.frame_id = f.event_id
+          JOIN events o ON o.trace_id = d.trace_id AND o.event_id = d.donor_id
           WHERE f.ext = 5) d
-    JOIN _tree_op_gpu_pairs p ON p.trace_id = d.trace_id AND p.op_event_id = d.donor_id
-    JOIN tl_gpu_event_ops g ON g.trace_id = p.trace_id AND g.event_id = p.gpu_event_id
+    JOIN gpu_event_ops g ON g.trace_id = d.trace_id AND g.capture_trace_id IS NULL AND g.launch_pid = d.pid
+     AND g.launch_tid = d.tid AND g.launch_ts_ns >= d.ts_ns AND g.launch_ts_ns + g.launch_dur_ns <= d.end_ns
     GROUP BY d.trace_id, d.donor_id
 )
 SELECT f.trace_id, f.event_id AS frame_id, f.name AS frame_name, f.ext, f.name_first, f.pid, f.tid, f.ts_ns,
