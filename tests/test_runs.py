@@ -235,3 +235,39 @@ def test_a_ctrl_c_reported_by_duckdb_is_an_interrupt(tmp_path, shared_traces, mo
     with pytest.raises(KeyboardInterrupt):
         tracesql.ingest([shared_traces / QWEN], out=ds)
     assert _runs(ds)[-1]["status"] == "interrupted"
+
+
+def test_a_connection_busy_with_an_interrupted_query_is_closed():
+    """DuckDB refuses to close a connection while a query on it is still running (after a Ctrl-C the query may
+    still be stopping when the ingest closes its connections): close_connection interrupts the query and closes
+    it, and the query ends as interrupted."""
+    import threading
+
+    import duckdb
+
+    from tracesql.store.config import close_connection
+
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = true")  # query_progress() reports a running query (nothing printed)
+    con.execute("SET enable_progress_bar_print = false")
+    ended: list[str] = []
+
+    def long_query():
+        try:
+            con.execute("SELECT count(*) FROM range(100000000000) t(i) WHERE i % 7 = 3").fetchall()
+            ended.append("finished")
+        except duckdb.InterruptException:
+            ended.append("interrupted")
+
+    t = threading.Thread(target=long_query)
+    t.start()
+    deadline = time.monotonic() + 30
+    while con.query_progress() < 0 and time.monotonic() < deadline:  # until the query runs
+        time.sleep(0.01)
+    with pytest.raises(duckdb.ResourceInUseException):
+        con.close()
+    close_connection(con)
+    t.join(timeout=30)
+    assert ended == ["interrupted"]
+    with pytest.raises(duckdb.ConnectionException):
+        con.execute("SELECT 1")

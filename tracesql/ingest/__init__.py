@@ -46,6 +46,7 @@ from tracesql.parallel.executors import (
     exit_once_if_asked,
     process_died,
 )
+from tracesql.store.config import close_connection
 from tracesql.store.dataset import check_dataset_path, ensure_catalog, write_init_sql
 from tracesql.store.lock import Active, enter
 
@@ -305,7 +306,7 @@ class Batch:
             shutil.rmtree(st.parsed.staging, ignore_errors=True)
         self.staged = []
         if self._con is not None:
-            self._con.close()
+            close_connection(self._con)
             self._con = None
 
 

@@ -39,6 +39,7 @@ from tracesql.ingest.extract import copy_table
 from tracesql.ingest.jsonstream import ByteSource, EventChunk, TraceSplitter, exact_spans, is_gzip
 from tracesql.ingest.progress import Progress
 from tracesql.ingest.read import ReadMode, chunk_select, classify, event_error, rewrite
+from tracesql.store.config import close_connection
 from tracesql.store.schema import EVENT_TABLES
 
 # (event_id, byte_offset, kind, detail): a row of ingest_issues
@@ -92,14 +93,14 @@ class Workers:
         before the next step of the ingest builds the derived tables; the next chunk opens new ones."""
         with self.lock:
             for c in self.cons:
-                c.close()
+                close_connection(c)
             self.cons = []
             self.gen += 1
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
         for c in self.cons:
-            c.close()
+            close_connection(c)
         shutil.rmtree(self.spill, ignore_errors=True)
 
 

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
+
+import duckdb
 
 # DuckDB plans an ASOF join whose left side it estimates at a few rows as a nested loop and a grouping
 # (asof_loop_join_threshold, 64 rows by default); the call tree's ASOF joins read views whose row counts it
@@ -63,3 +66,19 @@ def configure(con, memory_limit: str | None = None, threads: int | None = None, 
     con.execute(ASOF_AS_JOIN)
 
 
+
+
+def close_connection(con: duckdb.DuckDBPyConnection, wait_s: float = 10.0) -> None:
+    """Close ``con``. DuckDB refuses to close a connection while a call on it is still running (a query that a
+    Ctrl-C is stopping, or one in another thread): then the query is interrupted and the close tried again until
+    it succeeds, for at most ``wait_s`` seconds."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            con.close()
+            return
+        except duckdb.ResourceInUseException:
+            if time.monotonic() > deadline:
+                raise
+            con.interrupt()
+            time.sleep(0.01)
