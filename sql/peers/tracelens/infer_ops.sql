@@ -201,8 +201,8 @@ JOIN _np_cumsum_pct('pct') c ON c.trace_id = r.trace_id AND c.rank = r.rank;
 -- tl_ops_unique_args_module: the same in the layout of TraceLens's inference report (the graphs/
 -- vllm_decode_full reference), grouped also by parent module and kernel count; TraceLens's column names.
 --   parent_module     'nn.Module: <class>' of the innermost nn.Module around the launcher (the frame's
---                     instance suffix _N removed), 'NA' when there is none (tl_op_category.module_path)
---   num_kernels       GPU events of each instance (tl_launchers.direct_kernel_count)
+--                     instance suffix _N removed), 'NA' when there is none (_tl_infer_op_category.module_path)
+--   num_kernels       GPU events of each instance (_tl_infer_launchers.direct_kernel_count)
 --   call_stack        of the group's first instance: the launcher name, then its nn.Module frames innermost
 --                     first, as a Python list literal
 --   ex_UID            as in tl_ops_unique_args; for a frame pseudo op its frame's event_id (TraceLens prints
