@@ -16,6 +16,7 @@ hash, and the work area of a dead process is removed by the next ingest on its h
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import time
@@ -126,8 +127,12 @@ class Pool:
             elif address:
                 self._pool = Client(address)
             else:
+                # silence_logs: the cluster's own log lines (its nannies run here, the workers below it) are
+                # left out, tracebacks included, as a worker restarted after dying or a restarting worker stopped
+                # at the close log them; what a task raises reaches this process and is reported in one line
                 self._cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                             host="127.0.0.1", dashboard_address=None)
+                                             host="127.0.0.1", dashboard_address=None,
+                                             silence_logs=logging.CRITICAL)
                 self._pool = Client(self._cluster)
         else:
             raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}")
