@@ -6,9 +6,13 @@ need no shared files and skips the rest.
 """
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import re
+import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,13 +72,15 @@ ALL_TRACES_FIXTURES = {"all_dataset", "ds", "trace_ids"}
 
 
 # The test files that take longest (their tests' seconds summed from `--durations` of a full run on two workers),
-# longest first. They are run first: with `-n 2` each file runs whole on one worker (--dist loadfile), and a long
-# file taken last would leave the other worker idle for its length.
-LONGEST_FIRST = ["test_tl_perf_infer.py", "test_ingest.py", "test_fuzz.py", "test_diff.py", "test_archive_dask.py",
-                 "test_cli_everyday.py", "test_tl_perf_models.py", "test_no_hidden_state.py", "test_categories.py",
-                 "test_tl_compare.py", "test_archive.py", "test_tl_perf_sheets.py", "test_replay.py",
-                 "test_perf_model.py", "test_atomic.py", "test_critical_path.py",
-                 "test_hostile_names.py", "test_report_scale.py", "test_tl_arch.py"]
+# longest first. They are run first: with `-n 2` each file runs whole on one worker (--dist loadfile), and a
+# long file taken last would leave the other worker idle for its length.
+LONGEST_FIRST = ["test_critical_path.py", "test_cli_everyday.py", "test_diff.py", "test_archive_dask.py",
+                 "test_bad_input.py", "test_perf_model.py", "test_tl_perf_models.py", "test_tl_compare.py",
+                 "test_reports.py", "test_replay.py", "test_tl_perf_infer.py", "test_ingest.py",
+                 "test_tl_ops_unique_args.py", "test_graph_twins.py", "test_report_html.py", "test_analysis_ops.py",
+                 "test_hostile_names.py", "test_categories.py", "test_atomic.py", "test_parallel_ingest.py",
+                 "test_fuzz.py", "test_null_names.py", "test_tl_perf_sheets.py", "test_no_hidden_state.py",
+                 "test_archive.py", "test_sqlmodules.py", "test_summary.py", "test_derived.py"]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -103,18 +109,41 @@ def reference_dir() -> Path:
     return _shared_dir(REFERENCE)
 
 
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], object]) -> Path:
+    """A directory that ``build`` fills, made once per test run. With pytest-xdist the first worker to ask builds it
+    in the run's base directory, under a lock, and the other workers wait for it and read it: a costly session
+    fixture is not built again on each worker."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        d = tmp_path_factory.mktemp(name)
+        build(d)
+        return d
+    root = tmp_path_factory.getbasetemp().parent  # the run's, shared by its workers
+    d, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():  # (a worker whose build failed left no mark: the next one builds it again)
+            shutil.rmtree(d, ignore_errors=True)
+            d.mkdir()
+            build(d)
+            done.touch()
+    return d
+
+
 @pytest.fixture(scope="session")
 def all_dataset(tmp_path_factory, shared_traces):
     """Every undamaged shared trace ingested into one dataset. Returns (path, {relative path: trace_id})."""
     import tracesql
 
-    out = tmp_path_factory.mktemp("all") / "ds"
-    files = [str(shared_traces / t) for t in good_trace_files()]
-    results = tracesql.ingest(files, out=out)
-    failed = [r.error for r in results if r.status != "ingested"]
-    assert not failed, failed
-    ids = {str(Path(r.path).relative_to(shared_traces)): r.trace_id for r in results}
-    return out, ids
+    def build(d: Path) -> None:
+        files = [str(shared_traces / t) for t in good_trace_files()]
+        results = tracesql.ingest(files, out=d / "ds")
+        failed = [r.error for r in results if r.status != "ingested"]
+        assert not failed, failed
+        ids = {str(Path(r.path).relative_to(shared_traces)): r.trace_id for r in results}
+        (d / "trace_ids.json").write_text(json.dumps(ids))
+
+    d = built_once(tmp_path_factory, "all", build)
+    return d / "ds", json.loads((d / "trace_ids.json").read_text())
 
 
 @pytest.fixture(scope="session")
@@ -148,7 +177,7 @@ def qwen_dataset(tmp_path_factory, shared_traces) -> tuple[Path, str]:
 # The hand-made traces of TraceLens's models (tests/data/tl_*/), ingested into one dataset and each TraceLens-style
 # report written once over all of them, as one folder per trace (named by the file's stem). Such a report costs
 # about 15 s of CPU however small its traces (the peer library bound on its connection), so the sheet tests read
-# these folders instead of a report each (each worker of `-n 2` builds them once).
+# these folders instead of a report each (built once per run, whichever worker of `-n 2` asks first).
 TL_HANDMADE = ["tl_gemm_ext/te_v2_gemm.json", "tl_gemm_ext/conv_bias.json", "tl_gemm_ext/moe_fused.json",
                "tl_moe/moe_ops.json", "tl_moe/moe_aiter_fused.json", "tl_moe/moe_gptq_awq.json",
                "tl_attn/perf_ops.json", "tl_attn/infer_ops.json", "tl_class_map/class_map.json",
@@ -160,30 +189,34 @@ def tl_handmade(tmp_path_factory) -> Path:
     """The dataset of every TL_HANDMADE trace."""
     from tracesql.cli import main
 
-    ds = tmp_path_factory.mktemp("tl_handmade") / "ds"
-    assert main(["ingest", "-q", *[str(ROOT / "tests" / "data" / f) for f in TL_HANDMADE], "--out", str(ds)]) == 0
-    return ds
+    def build(d: Path) -> None:
+        assert main(["ingest", "-q", *[str(ROOT / "tests" / "data" / f) for f in TL_HANDMADE],
+                     "--out", str(d / "ds")]) == 0
+
+    return built_once(tmp_path_factory, "tl_handmade", build) / "ds"
 
 
 @pytest.fixture(scope="session")
-def tl_handmade_perf(tl_handmade) -> Path:
+def tl_handmade_perf(tmp_path_factory, tl_handmade) -> Path:
     """`tracesql report --style tracelens --out DIR` (TraceLens's perf report) of tl_handmade: DIR/<stem> per trace."""
     from tracesql.cli import main
 
-    out = tl_handmade.parent / "perf"
-    assert main(["report", str(tl_handmade), "--style", "tracelens", "--out", str(out)]) == 0
-    return out
+    def build(d: Path) -> None:
+        assert main(["report", str(tl_handmade), "--style", "tracelens", "--out", str(d / "out")]) == 0
+
+    return built_once(tmp_path_factory, "tl_handmade_perf", build) / "out"
 
 
 @pytest.fixture(scope="session")
-def tl_handmade_infer(tl_handmade) -> Path:
+def tl_handmade_infer(tmp_path_factory, tl_handmade) -> Path:
     """The TraceLens-style inference report (`--group-by-parent-module --pseudo-ops`) of tl_handmade, likewise."""
     from tracesql.cli import main
 
-    out = tl_handmade.parent / "infer"
-    assert main(["report", str(tl_handmade), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
-                 "--out", str(out)]) == 0
-    return out
+    def build(d: Path) -> None:
+        assert main(["report", str(tl_handmade), "--style", "tracelens", "--group-by-parent-module", "--pseudo-ops",
+                     "--out", str(d / "out")]) == 0
+
+    return built_once(tmp_path_factory, "tl_handmade_infer", build) / "out"
 
 
 # ---- no traceback from any tracesql run -------------------------------------------------------------------------
@@ -222,8 +255,9 @@ def _no_traceback_in_cli_runs(request, monkeypatch):
         if is_tracesql_run(self.args):
             stream = err if err is not None else out  # stdout only when stderr goes there
             text = os.fsdecode(stream) if isinstance(stream, bytes) else (stream or "")
-            if "Traceback (most recent call last)" in text:
-                seen.append(f"{self.args!r}:\n{text[-3000:]}")
+            at = text.find("Traceback (most recent call last)")
+            if at >= 0:  # the traceback and what follows it, up to 3,000 characters
+                seen.append(f"{self.args!r}:\n{text[at:at + 3000]}")
         return out, err
 
     monkeypatch.setattr(subprocess.Popen, "communicate", communicate)

@@ -90,7 +90,9 @@ def test_report_since_a_run(job, tmp_path):
 
 def test_report_of_one_graph_replay_trace_keeps_its_capture(tmp_path, shared_traces):
     """--trace on a graph replay: its GPU events take their ops from the capture trace, which the report's
-    materialized views keep too, so the trace's files equal its folder of the report over both traces."""
+    materialized views keep too, so the trace's files equal its folder of the report over both traces. The plain
+    perf report keeps its layout (no num_kernels, no RMSNorm_fwd.csv, ops_summary one row per op name, as
+    TraceLens's perf report; tests/test_tl_perf_infer.py has the inference report of the pair)."""
     ds = tmp_path / "ds"
     assert [r.status for r in tracesql.ingest([shared_traces / "graphs/vllm_decode_full"], out=ds)] == \
         ["ingested", "ingested"]
@@ -101,6 +103,11 @@ def test_report_of_one_graph_replay_trace_keeps_its_capture(tmp_path, shared_tra
         assert p.returncode == 0, p.stderr
     with open(one / "ops_summary_by_category.csv") as f:
         assert len(list(csv.DictReader(f))) == 6
+    assert not (one / "RMSNorm_fwd.csv").exists()
+    with open(one / "UnaryElementwise.csv") as f:
+        assert "num_kernels" not in next(csv.reader(f))
+    with open(one / "ops_summary.csv") as f:
+        assert "parent_module" not in next(csv.reader(f))
     for f in sorted(one.iterdir()):  # equal but for the last digits of sums (summation order)
         with open(f) as a, open(both / "graph_execution" / f.name) as b:
             rows_a, rows_b = list(csv.reader(a)), list(csv.reader(b))

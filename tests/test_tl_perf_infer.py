@@ -112,8 +112,8 @@ def test_capture_ids(graph_ds):
 def test_report_writes_inference_sheets(graph_ds, tmp_path, reference_dir):
     """`report --style tracelens --group-by-parent-module` (TraceLens's inference report) writes the five sheets
     as TraceLens does, and ops_summary and ops_summary_by_category per parent nn.Module with TraceLens's columns in
-    its order (the graph replay merged with its capture trace); the plain perf report keeps its layout (no
-    num_kernels, no RMSNorm_fwd.csv, ops_summary one row per op name, as TraceLens's perf report)."""
+    its order (the graph replay merged with its capture trace). (The plain perf report of the pair keeps its
+    layout: tests/test_archive.py.)"""
     d, _, _ = graph_ds
     out = tmp_path / "infer"
     # the reference was made with --enable_pseudo_ops (its MoE_unfused_fwd.csv holds pseudo ops)
@@ -142,11 +142,6 @@ def test_report_writes_inference_sheets(graph_ds, tmp_path, reference_dir):
     assert (ops[0]["parent_module"], ops[0]["Count"]) == ("nn.Module: GraphModule", "24")
     assert [(r["name"], r["parent_module"]) for r in ops if r["name"] == "aten::mm"] == \
         [("aten::mm", "nn.Module: LogitsProcessor")]
-    flat = tmp_path / "flat"
-    assert main(["report", str(d.path), "--style", "tracelens", "--format", "csv", "--out", str(flat)]) == 0
-    assert not (flat / "graph_execution" / "RMSNorm_fwd.csv").exists()
-    assert "num_kernels" not in read_csv(flat / "graph_execution" / "UnaryElementwise.csv")[0]
-    assert "parent_module" not in read_csv(flat / "graph_execution" / "ops_summary.csv")[0]
 
 
 def test_moe_pseudo_ops(sheets):
