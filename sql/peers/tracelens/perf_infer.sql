@@ -137,46 +137,54 @@ CREATE OR REPLACE VIEW _tl_infer_capture_events AS
 WITH RECURSIVE n AS MATERIALIZED (   -- the capture traces' call stacks
     SELECT * FROM _tl_stack_nodes WHERE trace_id IN (SELECT capture_trace_id FROM _tl_infer_windows)
 ), ordered AS MATERIALIZED (   -- each thread's events in TraceLens's order: by start, on equal starts file order
-    SELECT trace_id, thread_key, event_id, ts_ns, end_ns, clipped, tree_parent_id,
-           row_number() OVER (PARTITION BY trace_id, thread_key ORDER BY ts_ns, event_id) AS pos
+                                -- (tk: the thread's number, pos: the place on it)
+    SELECT trace_id, thread_key, dense_rank() OVER (ORDER BY trace_id, thread_key) AS tk, event_id, ts_ns, end_ns,
+           clipped, tree_parent_id,
+           row_number() OVER (PARTITION BY trace_id, thread_key ORDER BY ts_ns, event_id) AS pos,
+           lag(end_ns) OVER (PARTITION BY trace_id, thread_key ORDER BY ts_ns, event_id) AS prev_end_ns
     FROM n
 ), levels AS MATERIALIZED (   -- k = 0, 1, ... while 2^k events fit on the longest thread
     SELECT range AS k FROM range(0, 63) WHERE (1::BIGINT << range) <= (SELECT max(pos) FROM ordered)
 ), last_ends AS MATERIALIZED (   -- per event, the latest end among it and the 2^k - 1 events before it
                                  -- (fewer at the thread's start), element k + 1 of last_end_ns
-    SELECT trace_id, thread_key, pos, list(m ORDER BY k) AS last_end_ns FROM (
-        SELECT o.trace_id, o.thread_key, o.pos, l.k,
-               max(o.end_ns) OVER (PARTITION BY o.trace_id, o.thread_key, l.k ORDER BY o.pos
+    SELECT tk, pos, list(m ORDER BY k) AS last_end_ns FROM (
+        SELECT o.tk, o.pos, l.k,
+               max(o.end_ns) OVER (PARTITION BY o.tk, l.k ORDER BY o.pos
                                    ROWS BETWEEN (1::BIGINT << l.k) - 1 PRECEDING AND CURRENT ROW) AS m
         FROM ordered o CROSS JOIN levels l)
     GROUP BY ALL
-), descent(trace_id, thread_key, event_id, c_ts_ns, k, below) AS (
-    -- the stack top at an event's start: the last event before it in that order still open there. From the
-    -- event before it, step back over every block of 2^k events (k from the largest down) that ended by then;
-    -- an event with none open before it steps out of the thread (below < 1) and leaves the descent
-    SELECT trace_id, thread_key, event_id, ts_ns, (SELECT max(k) FROM levels), pos - 1 FROM ordered
-    WHERE NOT clipped
+), descent(tk, event_id, c_ts_ns, c_end_ns, k, below) AS (
+    -- the stack top at an event's start: the last event before it in that order still open there. The event
+    -- just before it when that one is (tops, below); else, from it, step back over every block of 2^k events
+    -- (k from the largest down) that ended by then; an event with none open before it steps out of the thread
+    -- (below < 1) and leaves the descent
+    SELECT tk, event_id, ts_ns, end_ns, (SELECT max(k) FROM levels), pos - 1 FROM ordered
+    WHERE NOT clipped AND prev_end_ns <= ts_ns
     UNION ALL
-    SELECT d.trace_id, d.thread_key, d.event_id, d.c_ts_ns, d.k - 1,
+    SELECT d.tk, d.event_id, d.c_ts_ns, d.c_end_ns, d.k - 1,
            CASE WHEN e.last_end_ns[d.k + 1] <= d.c_ts_ns THEN d.below - (1::BIGINT << d.k) ELSE d.below END
-    FROM descent d JOIN last_ends e ON e.trace_id = d.trace_id AND e.thread_key = d.thread_key AND e.pos = d.below
+    FROM descent d JOIN last_ends e ON e.tk = d.tk AND e.pos = d.below
     WHERE d.k >= 0
-), dropped AS (   -- left out of TraceLens's call stack (TraceToTree.build_host_call_stack_tree): an event that
-                  -- ends after the event open at its start (the one that clips it here) when they overlap by
-                  -- 1 µs or more or that event is a root
+), tops AS MATERIALIZED (   -- each unclipped event (its start and end) with the place of the stack top at
+                             -- its start
+    SELECT tk, event_id, ts_ns AS c_ts_ns, end_ns AS c_end_ns, pos - 1 AS top_pos FROM ordered
+    WHERE NOT clipped AND prev_end_ns > ts_ns
+    UNION ALL
+    SELECT tk, event_id, c_ts_ns, c_end_ns, below FROM descent WHERE k = -1
+), dropped AS MATERIALIZED (   -- left out of TraceLens's call stack (TraceToTree.build_host_call_stack_tree):
+                               -- an event that ends after the event open at its start (the one that clips it
+                               -- here) when they overlap by 1 µs or more or that event is a root
     SELECT DISTINCT c.trace_id, c.event_id
     FROM n c JOIN n t ON t.trace_id = c.trace_id AND t.thread_key = c.thread_key AND t.end_ns = c.nest_end_ns
      AND t.ts_ns <= c.ts_ns AND t.event_id <> c.event_id AND NOT t.clipped
     WHERE c.clipped AND (_us_f64(t.end_ns) - _us_f64(c.ts_ns) >= 1.0 OR t.tree_parent_id IS NULL)
     UNION
     -- the same when tree/nesting clips the open events instead (Python frames open at a cpu_op's start that
-    -- end inside it): TraceLens's stack top at the event's start (descent) is the innermost event open there
+    -- end inside it): TraceLens's stack top at the event's start (tops) is the innermost event open there
     -- (latest start; on equal starts the one earlier in the file), whatever it ends
-    SELECT d.trace_id, d.event_id
-    FROM descent d JOIN ordered t ON t.trace_id = d.trace_id AND t.thread_key = d.thread_key AND t.pos = d.below
-    JOIN ordered c ON c.trace_id = d.trace_id AND c.event_id = d.event_id
-    WHERE d.k = -1 AND t.end_ns < c.end_ns
-      AND (_us_f64(t.end_ns) - _us_f64(c.ts_ns) >= 1.0 OR t.tree_parent_id IS NULL)
+    SELECT t.trace_id, p.event_id
+    FROM tops p JOIN ordered t ON t.tk = p.tk AND t.pos = p.top_pos
+    WHERE t.end_ns < p.c_end_ns AND (_us_f64(t.end_ns) - _us_f64(p.c_ts_ns) >= 1.0 OR t.tree_parent_id IS NULL)
 ), w AS (
     SELECT w.trace_id, w.graph_index, w.capture_trace_id, w.uid0, n.event_id, n.cat, n.name, n.ts_ns, n.depth,
            n.tree_parent_id
