@@ -66,8 +66,6 @@ def configure(con, memory_limit: str | None = None, threads: int | None = None, 
     con.execute(ASOF_AS_JOIN)
 
 
-
-
 def close_connection(con: duckdb.DuckDBPyConnection, wait_s: float = 10.0) -> None:
     """Close ``con``. DuckDB refuses to close a connection while a call on it is still running (a query that a
     Ctrl-C is stopping, or one in another thread): then the query is interrupted and the close tried again until

@@ -179,9 +179,9 @@ FROM events WHERE false;
 -- tree is given by tables: its launcher instances (the columns of tl_launchers), their categories (of
 -- tl_op_category), its GPU events (of tl_gpu_event_ops), and the launchers whose thread, start and args are not
 -- their event's (launcher_args: trace_id, event_id, pid, tid, ts_ns and the four args columns of events).
--- Columns: trace_id, rank (row order), the keys (name, op_category, parent_module, process_name, process_label, thread_name, input_dims,
--- input_type, input_strides, concrete_inputs, num_kernels), operation_count, d_* / s_* (mean, median,
--- std, min, max, sum of the direct / subtree kernel times, µs), ex_uid, call_stack,
+-- Columns: trace_id, rank (row order), the keys (name, op_category, parent_module, process_name, process_label,
+-- thread_name, input_dims, input_type, input_strides, concrete_inputs, num_kernels), operation_count, d_* / s_*
+-- (mean, median, std, min, max, sum of the direct / subtree kernel times, µs), ex_uid, call_stack,
 -- kernel_details_summary, trunc_kernel_details, pct, cum_pct.
 CREATE OR REPLACE MACRO _tl_ops_unique_args(by_module, launchers, categories, gpu_ops, launcher_args) AS TABLE
 WITH meta AS MATERIALIZED (
