@@ -9,6 +9,17 @@ SELECT p.trace_id, p.op_event_id, p.gpu_event_id, p.ts_ns, p.dur_ns
 FROM _tree_op_gpu_pairs p JOIN _tl_links t ON t.trace_id = p.trace_id AND t.event_id = p.gpu_event_id
 WHERE t.tl_linked;
 
+-- _tl_instance_key(key, copy_id): an instance of a launcher of TraceLens's tree: the launcher's event key
+-- (_tree_key), and for an op of a merged capture window the graph launch whose copy of the window holds it
+-- (TraceLens merges the window once per launch; NULL otherwise).
+CREATE OR REPLACE MACRO _tl_instance_key(key, copy_id) AS (key::HUGEINT << 64) | coalesce(copy_id, 0);
+
+-- _tl_copy_id(launcher_trace_id, capture_trace_id, launch_event_id): the copy of a GPU event's launcher in
+-- TraceLens's tree: the graph launch (launch_event_id) when the launcher is an op of the capture trace the
+-- event was replayed from, else NULL.
+CREATE OR REPLACE MACRO _tl_copy_id(launcher_trace_id, capture_trace_id, launch_event_id) AS
+    CASE WHEN launcher_trace_id = capture_trace_id THEN launch_event_id END;
+
 -- _tl_launchers_of(gpu_ops, op_pairs): TraceLens's launcher instances (the columns of tl_launchers below) of a
 -- tree whose GPU events and launchers are the table gpu_ops (the columns of tl_gpu_event_ops) and whose ops
 -- hold the GPU events of the table op_pairs (the columns of _tl_op_gpu_pairs) in their subtrees.
@@ -16,7 +27,9 @@ CREATE OR REPLACE MACRO _tl_launchers_of(gpu_ops, op_pairs) AS TABLE
 WITH RECURSIVE g AS MATERIALIZED (
     SELECT o.trace_id, k.trace_key, o.event_id, o.ts_ns, o.dur_ns, o.tl_launcher_trace_id, o.tl_launcher_event_id,
            o.tl_launcher_name, o.launch_event_id, o.capture_trace_id, o.capture_launch_event_id,
-           _tree_key(lk.trace_key, o.tl_launcher_event_id) AS l_key
+           -- a capture op's instance is its copy in the graph launch's merged window (keyed by the launch)
+           _tl_instance_key(_tree_key(lk.trace_key, o.tl_launcher_event_id),
+                            _tl_copy_id(o.tl_launcher_trace_id, o.capture_trace_id, o.launch_event_id)) AS l_key
     FROM query_table(gpu_ops) o JOIN _tree_trace_keys k USING (trace_id)
     LEFT JOIN _tree_trace_keys lk ON lk.trace_id = o.tl_launcher_trace_id
     WHERE o.tl_linked
@@ -25,6 +38,7 @@ WITH RECURSIVE g AS MATERIALIZED (
 ), direct AS (
     SELECT trace_key, l_key, any_value(trace_id) AS trace_id, any_value(tl_launcher_trace_id) AS tl_launcher_trace_id,
            any_value(tl_launcher_event_id) AS tl_launcher_event_id, any_value(tl_launcher_name) AS name,
+           any_value(_tl_copy_id(tl_launcher_trace_id, capture_trace_id, launch_event_id)) AS copy_id,
            count(*) AS n, sum(_tree_busy_ns(s, e, prev_e)) AS busy_us
     FROM (SELECT *, max(e) OVER (PARTITION BY trace_key, l_key ORDER BY s, e
                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
@@ -36,26 +50,30 @@ WITH RECURSIVE g AS MATERIALIZED (
     WHERE trace_id IN (SELECT capture_trace_id FROM graph_capture_links)
 ), cap AS (   -- graph replays merged with a capture: up the capture op chain, inside the capture root
     SELECT g.trace_key, g.event_id, g.ts_ns, g.dur_ns, l.capture_trace_id, l.capture_root_ts_ns,
-           o.op_event_id
+           o.op_event_id, l.graph_launch_event_id
     FROM g JOIN graph_capture_links l ON l.trace_id = g.trace_id AND l.event_id = g.event_id
     JOIN ops o ON o.trace_id = l.capture_trace_id AND o.event_id = l.capture_launch_event_id
-), cap_up(trace_key, event_id, ts_ns, dur_ns, op_trace_id, root_ts_ns, op_event_id) AS (
-    SELECT c.trace_key, c.event_id, c.ts_ns, c.dur_ns, c.capture_trace_id, c.capture_root_ts_ns, c.op_event_id
+), cap_up(trace_key, event_id, ts_ns, dur_ns, op_trace_id, root_ts_ns, op_event_id, copy_id) AS (
+    SELECT c.trace_key, c.event_id, c.ts_ns, c.dur_ns, c.capture_trace_id, c.capture_root_ts_ns, c.op_event_id,
+           c.graph_launch_event_id
     FROM cap c JOIN ops o ON o.trace_id = c.capture_trace_id AND o.event_id = c.op_event_id
     WHERE o.ts_ns >= c.capture_root_ts_ns
     UNION ALL
-    SELECT u.trace_key, u.event_id, u.ts_ns, u.dur_ns, u.op_trace_id, u.root_ts_ns, p.event_id
+    SELECT u.trace_key, u.event_id, u.ts_ns, u.dur_ns, u.op_trace_id, u.root_ts_ns, p.event_id, u.copy_id
     FROM cap_up u JOIN ops o ON o.trace_id = u.op_trace_id AND o.event_id = u.op_event_id
     JOIN ops p ON p.trace_id = o.trace_id AND p.event_id = o.op_event_id
     WHERE p.ts_ns >= u.root_ts_ns
 ), sub_pairs AS (
-    SELECT k.trace_key, _tree_key(k.trace_key, p.op_event_id) AS l_key, p.ts_ns, p.dur_ns
+    SELECT k.trace_key, _tl_instance_key(_tree_key(k.trace_key, p.op_event_id), NULL) AS l_key, p.ts_ns, p.dur_ns
     FROM query_table(op_pairs) p JOIN _tree_trace_keys k USING (trace_id)
     UNION ALL
-    SELECT u.trace_key, _tree_key(k.trace_key, u.op_event_id), u.ts_ns, u.dur_ns
+    SELECT u.trace_key, _tl_instance_key(_tree_key(k.trace_key, u.op_event_id), u.copy_id), u.ts_ns, u.dur_ns
     FROM cap_up u JOIN _tree_trace_keys k ON k.trace_id = u.op_trace_id
     UNION ALL   -- a runtime call as launcher: the GPU events it launched itself
-    SELECT g.trace_key, _tree_key(coalesce(ck.trace_key, g.trace_key), coalesce(g.capture_launch_event_id, g.launch_event_id)),
+    SELECT g.trace_key,
+           _tl_instance_key(_tree_key(coalesce(ck.trace_key, g.trace_key),
+                                      coalesce(g.capture_launch_event_id, g.launch_event_id)),
+                            CASE WHEN g.capture_launch_event_id IS NOT NULL THEN g.launch_event_id END),
            g.ts_ns, g.dur_ns
     FROM g LEFT JOIN _tree_trace_keys ck ON ck.trace_id = g.capture_trace_id
 ), sub AS (
@@ -66,7 +84,7 @@ WITH RECURSIVE g AS MATERIALIZED (
                 FROM sub_pairs p SEMI JOIN launchers l USING (trace_key, l_key)))
     GROUP BY trace_key, l_key
 )
-SELECT d.trace_id, d.tl_launcher_trace_id, d.tl_launcher_event_id, d.name,
+SELECT d.trace_id, d.tl_launcher_trace_id, d.tl_launcher_event_id, d.copy_id, d.name,
        d.busy_us AS direct_kernel_time_us, coalesce(s.busy_us, d.busy_us) AS subtree_kernel_time_us,
        d.n AS direct_kernel_count
 FROM direct d LEFT JOIN sub s USING (trace_key, l_key);
@@ -78,6 +96,9 @@ FROM direct d LEFT JOIN sub s USING (trace_key, l_key);
 --   tl_launcher_trace_id, tl_launcher_event_id, name   the launcher: a cpu_op, or a runtime call with no
 --                             op above it; for graph replays merged with their capture, an event of the
 --                             capture trace
+--   copy_id                   for an event of a capture trace: the graph launch whose copy of the merged
+--                             window holds this instance (TraceLens merges a window once per launch; _tl_copy_id);
+--                             NULL otherwise
 --   direct_kernel_time_us     busy time of the non-NCCL tl_linked GPU events mapped to it
 --   subtree_kernel_time_us    busy time of every tl_linked GPU event launched inside it (NCCL included)
 --   direct_kernel_count       number of GPU events mapped to it

@@ -189,7 +189,7 @@ WITH meta AS MATERIALIZED (
 ), lz AS MATERIALIZED (   -- read twice below
     SELECT * FROM query_table(launchers)
 ), le AS MATERIALIZED (   -- each launcher instance's thread, start and args: its event's, or launcher_args'
-    SELECT l.trace_id, l.tl_launcher_trace_id, l.tl_launcher_event_id,
+    SELECT l.trace_id, l.tl_launcher_trace_id, l.tl_launcher_event_id, l.copy_id,
            CASE WHEN x.event_id IS NULL THEN e.pid ELSE x.pid END AS pid,
            CASE WHEN x.event_id IS NULL THEN e.tid ELSE x.tid END AS tid,
            CASE WHEN x.event_id IS NULL THEN e.ts_ns ELSE x.ts_ns END AS ts_ns,
@@ -207,7 +207,7 @@ WITH meta AS MATERIALIZED (
           UNION SELECT input_strides::VARCHAR FROM le UNION SELECT concrete_inputs::VARCHAR FROM le)
     WHERE v IS NOT NULL
 ), inst AS MATERIALIZED (   -- launcher instances with their keys; ord: TraceLens's order within the trace
-    SELECT l.trace_id, l.tl_launcher_trace_id, l.tl_launcher_event_id, l.name, c.op_category,
+    SELECT l.trace_id, l.tl_launcher_trace_id, l.tl_launcher_event_id, l.copy_id, l.name, c.op_category,
            l.direct_kernel_time_us, l.subtree_kernel_time_us,
            coalesce(pn.v, 'Unknown') AS process_name, coalesce(pl.v, 'Unknown') AS process_label,
            coalesce(tn.v, 'Unknown') AS thread_name,
@@ -216,14 +216,14 @@ WITH meta AS MATERIALIZED (
                 ELSE list_reverse(string_split(c.module_path, '/')) END AS frames,
            CASE WHEN by_module THEN l.direct_kernel_count END AS num_kernels,
            row_number() OVER (PARTITION BY l.trace_id
-                              ORDER BY l.tl_launcher_trace_id <> l.trace_id,
+                              ORDER BY l.tl_launcher_trace_id <> l.trace_id, l.copy_id,
                                        CASE WHEN l.tl_launcher_trace_id <> l.trace_id THEN e.ts_ns END,
                                        l.tl_launcher_trace_id, l.tl_launcher_event_id) AS ord
     FROM lz l
     LEFT JOIN query_table(categories) c ON c.trace_id = l.tl_launcher_trace_id
                                        AND c.tl_launcher_event_id = l.tl_launcher_event_id
     LEFT JOIN le e ON e.trace_id = l.trace_id AND e.tl_launcher_trace_id = l.tl_launcher_trace_id
-                  AND e.tl_launcher_event_id = l.tl_launcher_event_id
+                  AND e.tl_launcher_event_id = l.tl_launcher_event_id AND e.copy_id IS NOT DISTINCT FROM l.copy_id
     LEFT JOIN meta pn ON pn.trace_id = l.trace_id AND pn.kind = 'process_name' AND pn.pid = e.pid
     LEFT JOIN meta pl ON pl.trace_id = l.trace_id AND pl.kind = 'process_labels' AND pl.pid = e.pid
     LEFT JOIN meta tn ON tn.trace_id = l.trace_id AND tn.kind = 'thread_name' AND tn.pid = e.pid AND tn.tid = e.tid
@@ -246,6 +246,8 @@ WITH meta AS MATERIALIZED (
     FROM query_table(gpu_ops) o
     JOIN grouped g ON g.trace_id = o.trace_id AND g.tl_launcher_trace_id = o.tl_launcher_trace_id
                   AND g.tl_launcher_event_id = o.tl_launcher_event_id
+                  AND g.copy_id IS NOT DISTINCT FROM _tl_copy_id(o.tl_launcher_trace_id, o.capture_trace_id,
+                                                                 o.launch_event_id)
     WHERE o.tl_linked
 ), tmpl AS (   -- each group's template: its first instance, and the length of its list
     SELECT trace_id, gid, min(ord) AS t_ord, arg_min(n_k, ord) AS t_n FROM kern GROUP BY ALL

@@ -14,7 +14,8 @@
 --   instances  every event of the (merged) tree whose name is registered, in the tree's order: the trace's own
 --              ops (TraceLens's id = index in traceEvents = event_id), then for a graph replay paired with a
 --              capture trace (tree/graph_capture) the cpu_ops of the capture window
---              (TraceLens/Trace2Tree/trace_capture_merge_experimental.py, merge_capture_trace_into_graph):
+--              (TraceLens/Trace2Tree/trace_capture_merge_experimental.py, merge_capture_trace_into_graph; a
+--              window is merged once per graph launch that replays it, tree/graph_capture's pairs):
 --              find_capture_roots takes the events of the window (from the end of *StreamBeginCapture to the
 --              start of *StreamEndCapture) whose parent lies outside it, get_subtree_events their subtrees
 --              (cpu_op, python_function and runtime calls) sorted by start, and update_subtree_uids_and_timestamps
@@ -41,9 +42,8 @@
 -- Pseudo ops: TraceLens's unfused Triton, GPTQ/AWQ and flydsl MoE ones (MoE_unfused_fwd.csv), fused aiter MoE
 -- ones (MoE_fused_fwd.csv), and the MLA decode / prefill and DeepSeek-V4 sparse paged-decode ones
 -- (InferenceAttention_fwd.csv), see _tl_infer_perf_events.
--- Not reproduced: frame pseudo ops inside a merged capture window, the environment variables TL_MODEL and TL_TP
--- the V4 extension reads (taken unset: DeepSeek-V4-Flash, tensor parallelism 1), and a capture window replayed
--- by several graph launches (TraceLens copies it once per launch; here launch k takes window k).
+-- Not reproduced: frame pseudo ops inside a merged capture window, and the environment variables TL_MODEL and
+-- TL_TP the V4 extension reads (taken unset: DeepSeek-V4-Flash, tensor parallelism 1).
 --
 -- @requires lib/pytext lib/intervals peers/float_us peers/tracelens/links peers/tracelens/ops_unique_args
 -- @requires peers/tracelens/perf_ops peers/tracelens/perf_gemm peers/tracelens/perf_elementwise
@@ -95,7 +95,7 @@ SELECT * FROM (VALUES ('vllm::unified_attention_with_output'), ('aiter::mha_varl
 -- first window's root; later windows follow the subtrees merged before them, see _tl_infer_capture_events).
 CREATE OR REPLACE VIEW _tl_infer_windows AS
 WITH l AS (
-    SELECT DISTINCT trace_id, graph_launch_event_id, graph_index, capture_trace_id FROM graph_capture_links
+    SELECT DISTINCT trace_id, graph_launch_event_id, graph_index, capture_trace_id, window_index FROM graph_capture_links
 ), b AS (
     SELECT trace_id, ts_ns + dur_ns AS t0, row_number() OVER (PARTITION BY trace_id ORDER BY event_id) AS k
     FROM events WHERE cat = 'cuda_runtime' AND contains(name, 'StreamBeginCapture')
@@ -105,8 +105,8 @@ WITH l AS (
 )
 SELECT l.trace_id, l.graph_index, l.capture_trace_id, b.t0 AS t0_ns, e.t1 AS t1_ns, g.ts_ns AS launch_ts_ns,
        g.dur_ns AS launch_dur_ns, t.events_read AS uid0
-FROM l JOIN b ON b.trace_id = l.capture_trace_id AND b.k = l.graph_index
-JOIN e ON e.trace_id = l.capture_trace_id AND e.k = l.graph_index
+FROM l JOIN b ON b.trace_id = l.capture_trace_id AND b.k = l.window_index
+JOIN e ON e.trace_id = l.capture_trace_id AND e.k = l.window_index
 JOIN events g ON g.trace_id = l.trace_id AND g.event_id = l.graph_launch_event_id
 JOIN traces t ON t.trace_id = l.trace_id;
 
