@@ -92,7 +92,7 @@ WITH a AS (
            regexp_extract(name, '^execute_context_\d+\((\d+)\)_generation_\d+\((\d+)\)', ['c', 'g']) AS vn,
            regexp_extract(name, '^step\[(\w+)\s+bs=(\d+)(?:\s+toks=(\d+))?\]', ['kind', 'bs', 'toks']) AS sn,
            CASE WHEN regexp_matches(name, '^step\[(?:EXTEND|DECODE|MIXED)\b[^\]]*sqsq=\d+[^\]]*\]')
-                THEN name[strpos(name, '[') + 1:length(name) - strpos(reverse(name), ']')] END AS sd_body,
+                THEN regexp_extract(name, '^step\[(.*)\]', 1) END AS sd_body,   -- up to the last ']'
            regexp_extract(name, '^(?:prefill|decode)\[(.*)\]', 1) AS atom_body,
            regexp_extract(name, '^execute_diffusion_(\d+)_\d+x\d+', 1) AS diff_bs,
            regexp_extract(name, '^[^_]*_(-*\d+)(?:_|$)', 1) AS split_bs
