@@ -2,6 +2,7 @@
 schema.DERIVED_TABLES) hold exactly what their build views compute."""
 import pytest
 
+from tests.test_tree import NEST
 from tracesql.store.schema import DERIVED_TABLES, columns
 from tracesql.store.sqlmodules import stored_tables
 
@@ -41,8 +42,8 @@ def test_stored_table_equals_its_build_view(ds, trace_ids, table):
 
 def test_thread_key_is_per_trace(ds):
     # thread_key numbers the (pid, tid) pairs of each trace from 1
-    bad = ds.con.execute("""SELECT count(*) FROM (SELECT trace_id, count(DISTINCT (pid, tid)) AS n,
-        min(thread_key) AS lo, max(thread_key) AS hi FROM cpu_nesting GROUP BY trace_id)
+    bad = ds.con.execute(f"""SELECT count(*) FROM (SELECT trace_id, count(DISTINCT (pid, tid)) AS n,
+        min(thread_key) AS lo, max(thread_key) AS hi FROM {NEST} GROUP BY trace_id)
         WHERE lo <> 1 OR hi <> n""").fetchall()[0][0]
     assert bad == 0
 
@@ -92,7 +93,7 @@ def test_profiler_steps_and_stored_timeline(ds, trace_ids):
 def test_family_depths_count_the_ancestors(ds, trace_ids, trace, expected):
     # op_depth, module_depth, ... (running sums at ingest) equal the ancestors of each kind found by walking
     # up the parent links
-    got = ds.con.execute("""
+    got = ds.con.execute(f"""
     WITH RECURSIVE up(event_id, anc_id) AS (
         SELECT event_id, parent_event_id FROM cpu_nesting WHERE trace_id = $t AND parent_event_id IS NOT NULL
         UNION ALL
@@ -106,7 +107,7 @@ def test_family_depths_count_the_ancestors(ds, trace_ids, trace, expected):
                count(*) FILTER (WHERE a.cat IN ('user_annotation', 'cpu_op')
                                 AND starts_with(a.name, 'ProfilerStep#')) AS step,
                count(*) FILTER (WHERE a.cat IN ('cuda_runtime', 'cuda_driver')) AS runtime
-        FROM up u JOIN cpu_nesting a ON a.trace_id = $t AND a.event_id = u.anc_id GROUP BY ALL
+        FROM up u JOIN {NEST} a ON a.trace_id = $t AND a.event_id = u.anc_id GROUP BY ALL
     )
     SELECT count(*) FILTER (WHERE (n.depth, n.op_depth, n.module_depth, n.annotation_depth, n.step_depth,
                                    n.runtime_depth) IS DISTINCT FROM

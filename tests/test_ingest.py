@@ -329,6 +329,12 @@ def test_older_table_layout_is_a_clear_error(tmp_path, shared_traces):
     with pytest.raises(DatasetError,
                        match=rf"older table layout \(e\.g\. trace {r2.trace_id} lacks gpu_timeline_all\)"):
         tracesql.open(out2)
+    # a table that held columns the current layout keeps in one other place (cpu_nesting copied events' names)
+    part = next((out / "traces" / f"trace_id={r.trace_id}" / "cpu_nesting").glob("*.parquet"))
+    duckdb.sql(f"COPY (SELECT *, 'x' AS name FROM read_parquet('{part}')) TO '{tmp}' (FORMAT parquet)")
+    tmp.replace(part)
+    with pytest.raises(DatasetError, match=r"holds cpu_nesting\.name, no longer stored\); ingest their source"):
+        tracesql.open(out)
 
 
 @pytest.mark.slow  # creates every analysis view directly, in load order, for the comparison

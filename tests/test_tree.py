@@ -22,6 +22,10 @@ OPS_SUMMARY_REFS = {
     "graphs/vllm_decode_full": "graphs/vllm_decode_full/graph_execution.json.gz",
 }
 
+# cpu_nesting with the event's own columns, which live in events (their one home)
+NEST = ("(SELECT n.*, e.pid, e.tid, e.cat, e.name, e.ts_ns, n.end_ns - e.ts_ns AS dur_ns FROM cpu_nesting n "
+        "JOIN events e ON e.trace_id = n.trace_id AND e.event_id = n.event_id)")
+
 
 @pytest.fixture(scope="module")
 def tds(ds):
@@ -51,18 +55,18 @@ def test_nesting_covers_every_cpu_duration_event(tds):
 
 def test_nesting_is_laminar_and_consistent(tds):
     """Every parent encloses its child (after clipping) on the same thread, one level up."""
-    bad = one(tds, """
-        SELECT count(*) FROM cpu_nesting c JOIN cpu_nesting p
+    bad = one(tds, f"""
+        SELECT count(*) FROM {NEST} c JOIN {NEST} p
           ON p.trace_id = c.trace_id AND p.event_id = c.parent_event_id
         WHERE p.pid <> c.pid OR p.tid <> c.tid OR c.ts_ns < p.ts_ns OR c.nest_end_ns > p.nest_end_ns
            OR c.depth <> p.depth + 1 OR p.nest_pos >= c.nest_pos OR p.nest_end_ns <= p.ts_ns""")[0][0]
     assert bad == 0
     # no two siblings overlap (a laminar family): consecutive children of one parent are disjoint
-    overlaps = one(tds, """
+    overlaps = one(tds, f"""
         SELECT count(*) FROM (
             SELECT ts_ns, lag(nest_end_ns) OVER (PARTITION BY trace_id, pid, tid, parent_event_id
                                                  ORDER BY nest_pos) AS prev_end
-            FROM cpu_nesting WHERE nest_end_ns > ts_ns)
+            FROM {NEST} WHERE nest_end_ns > ts_ns)
         WHERE ts_ns < prev_end""")[0][0]
     assert overlaps == 0
 
@@ -70,8 +74,8 @@ def test_nesting_is_laminar_and_consistent(tds):
 def test_nesting_matches_a_stack_walk(tds, trace_ids):
     """Independent check on one trace: a plain stack over the clipped intervals gives the same parents."""
     tid = trace_ids["nvidia/b200_eager_nccl.json.gz"]
-    rows = one(tds, """SELECT pid, tid, event_id, ts_ns, nest_end_ns, parent_event_id, depth FROM cpu_nesting
-                       WHERE trace_id = ? ORDER BY pid, tid, nest_pos""", [tid])
+    rows = one(tds, f"""SELECT pid, tid, event_id, ts_ns, nest_end_ns, parent_event_id, depth FROM {NEST}
+                        WHERE trace_id = ? ORDER BY pid, tid, nest_pos""", [tid])
     stacks: dict[tuple, list] = {}
     mismatches = 0
     for pid, t, eid, ts, end, parent, depth in rows:
@@ -86,17 +90,17 @@ def test_nesting_matches_a_stack_walk(tds, trace_ids):
 
 def test_overruns_are_clipped_python_frames_only(tds, trace_ids):
     # Only Python frames are ever clipped; host ranges keep their extent.
-    assert one(tds, "SELECT count(*) FROM cpu_nesting WHERE clipped AND cat <> 'python_function'")[0][0] == 0
+    assert one(tds, f"SELECT count(*) FROM {NEST} WHERE clipped AND cat <> 'python_function'")[0][0] == 0
     qwen = trace_ids[QWEN]
     # ProfilerStep#6 starts inside the Python call `_record_function_enter_new` and outlives it by 47 ms:
     # the step keeps its 47 ms, the Python call is cut where the step begins, and the step is not its child.
-    step = one(tds, """SELECT event_id, ts_ns, dur_ns, clipped FROM cpu_nesting
-                       WHERE trace_id = ? AND name = 'ProfilerStep#6'""", [qwen])[0]
+    step = one(tds, f"""SELECT event_id, ts_ns, dur_ns, clipped FROM {NEST}
+                        WHERE trace_id = ? AND name = 'ProfilerStep#6'""", [qwen])[0]
     assert step[2] == 47_151_395 and step[3] is False
-    enter = one(tds, """SELECT event_id, nest_end_ns, end_ns, clipped FROM cpu_nesting
-                        WHERE trace_id = ? AND cat = 'python_function'
-                          AND name LIKE '<built-in method _record_function_enter_new%'
-                          AND ts_ns < ? AND end_ns > ?""", [qwen, step[1], step[1]])
+    enter = one(tds, f"""SELECT event_id, nest_end_ns, end_ns, clipped FROM {NEST}
+                         WHERE trace_id = ? AND cat = 'python_function'
+                           AND name LIKE '<built-in method _record_function_enter_new%'
+                           AND ts_ns < ? AND end_ns > ?""", [qwen, step[1], step[1]])
     assert len(enter) == 1 and enter[0][3] is True and enter[0][1] == step[1]
     assert one(tds, "SELECT parent_event_id FROM cpu_nesting WHERE trace_id = ? AND event_id = ?",
                [qwen, step[0]])[0][0] != enter[0][0]
@@ -109,10 +113,10 @@ def test_overruns_are_clipped_python_frames_only(tds, trace_ids):
 
 def test_zero_duration_events_are_leaves(tds, trace_ids):
     tid = trace_ids["nvidia/hta_cuda_graphs_rank0.json.gz"]
-    zero, with_children = one(tds, """
+    zero, with_children = one(tds, f"""
         SELECT count(*), count(*) FILTER (WHERE event_id IN (SELECT parent_event_id FROM cpu_nesting
                                                              WHERE trace_id = ? AND parent_event_id IS NOT NULL))
-        FROM cpu_nesting WHERE trace_id = ? AND dur_ns = 0""", [tid, tid])[0]
+        FROM {NEST} WHERE trace_id = ? AND dur_ns = 0""", [tid, tid])[0]
     assert zero == 30423 and with_children == 0
 
 

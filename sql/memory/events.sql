@@ -41,9 +41,10 @@ CREATE OR REPLACE VIEW _memory_event_ops AS
 WITH m AS MATERIALIZED (
     SELECT trace_id, event_id, pid, tid, ts_ns FROM _memory_instants
 ), o AS MATERIALIZED (
-    SELECT n.trace_id, n.pid, n.tid, n.event_id, n.ts_ns, n.nest_end_ns AS end_ns FROM cpu_nesting n
-    WHERE n.cat = 'cpu_op' AND n.nest_end_ns > n.ts_ns
-      AND (n.trace_id, n.pid, n.tid) IN (SELECT DISTINCT trace_id, pid, tid FROM m)
+    SELECT e.trace_id, e.pid, e.tid, e.event_id, e.ts_ns, n.nest_end_ns AS end_ns
+    FROM events e JOIN cpu_nesting n ON n.trace_id = e.trace_id AND n.event_id = e.event_id
+    WHERE e.cat = 'cpu_op' AND n.nest_end_ns > e.ts_ns
+      AND (e.trace_id, e.pid, e.tid) IN (SELECT DISTINCT trace_id, pid, tid FROM m)
 )
 SELECT trace_id, event_id, interval_event_id AS op_event_id FROM _innermost_interval('o', 'm');
 

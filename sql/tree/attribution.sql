@@ -36,9 +36,10 @@ WITH l AS (
      AND c.anchor_kind = 'launch'
     WHERE c.op_name IS NULL
 ), nest AS MATERIALIZED (   -- the CPU events of those traces (no cpu_op: none is around these launches)
-    SELECT n.trace_id, n.event_id, n.parent_event_id, _attribution_plumbing(n.cat, n.name) AS plumbing
+    SELECT n.trace_id, n.event_id, n.parent_event_id, _attribution_plumbing(e.cat, e.name) AS plumbing
     FROM cpu_nesting n SEMI JOIN (SELECT DISTINCT trace_id FROM l) t ON t.trace_id = n.trace_id
-    WHERE n.cat <> 'cpu_op'
+    JOIN events e ON e.trace_id = n.trace_id AND e.event_id = n.event_id
+    WHERE e.cat <> 'cpu_op'
 ), up AS (                  -- the eight events above each launch, innermost first
     SELECT l.trace_id, l.launch_event_id, [{'id': p1.event_id, 'plumbing': p1.plumbing}, {'id': p2.event_id, 'plumbing': p2.plumbing}, {'id': p3.event_id, 'plumbing': p3.plumbing}, {'id': p4.event_id, 'plumbing': p4.plumbing}, {'id': p5.event_id, 'plumbing': p5.plumbing}, {'id': p6.event_id, 'plumbing': p6.plumbing}, {'id': p7.event_id, 'plumbing': p7.plumbing}, {'id': p8.event_id, 'plumbing': p8.plumbing}] AS ups
     FROM l
@@ -57,7 +58,7 @@ WITH l AS (
     FROM up
 )
 SELECT s.trace_id, s.launch_event_id, s.site_event_id, e.name AS site_name
-FROM site s JOIN cpu_nesting e ON e.trace_id = s.trace_id AND e.event_id = s.site_event_id;
+FROM site s JOIN events e ON e.trace_id = s.trace_id AND e.event_id = s.site_event_id;
 
 -- gpu_event_attribution: one row per GPU event (row of `kernels`; cuda_sync rows included) with its op.
 --   trace_id, event_id, cat, name, ts_ns, dur_ns   the GPU event

@@ -21,16 +21,16 @@
 -- the walk below passes integers and the names are looked up once at the end.
 CREATE OR REPLACE VIEW _tree_context_names AS
 SELECT name, row_number() OVER (ORDER BY name) AS name_id
-FROM (SELECT DISTINCT name FROM cpu_nesting WHERE cat IN ('cpu_op', 'user_annotation'));
+FROM (SELECT DISTINCT name FROM events WHERE cat IN ('cpu_op', 'user_annotation') AND dur_ns IS NOT NULL);
 
 -- Helper: the tree of cpu_nesting, narrow, with each event's family flags as a bit set (fam): the bits of
 -- _tree_family_flags (tree/nesting: 1 cpu_op, 2 nn.Module frame, 4 user_annotation, 8 ProfilerStep#N
 -- range, 16 runtime/driver call); name_id (_tree_context_names) for cpu_ops and user_annotations.
 CREATE OR REPLACE VIEW _tree_context_nodes AS
 SELECT n.trace_id, n.event_id, n.parent_event_id, n.depth,
-       _tree_family_flags(n.cat, n.name) AS fam, nm.name_id
-FROM cpu_nesting n
-LEFT JOIN _tree_context_names nm ON nm.name = n.name AND n.cat IN ('cpu_op', 'user_annotation');
+       _tree_family_flags(e.cat, e.name) AS fam, nm.name_id
+FROM cpu_nesting n JOIN events e ON e.trace_id = n.trace_id AND e.event_id = n.event_id
+LEFT JOIN _tree_context_names nm ON nm.name = e.name AND e.cat IN ('cpu_op', 'user_annotation');
 
 -- _tree_context_root(): the context of an event at depth 0 (nothing encloses it).
 -- _tree_context_inherit(fam, event_id, name_id, ctx): the context of a child of the event (fam, event_id,
@@ -97,15 +97,16 @@ SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.dur_ns, c.anchor_kind, 
                                                  ELSE w.ctx.top_op_name_id END
             WHEN c.anchor_kind = 'launch' THEN w.ctx.top_op_name_id END AS top_op_name_id,
        CASE WHEN c.anchor_kind <> 'op' THEN w.ctx.annotation_name_id END AS annotation_name_id
-FROM (SELECT trace_id, event_id, cat, name, ts_ns, dur_ns, op_depth, module_depth, thread_key, nest_pos,
-             CASE WHEN cat = 'cpu_op' THEN 'op'
-                  WHEN cat = 'python_function' THEN 'module'
-                  WHEN cat IN ('cuda_runtime', 'cuda_driver') THEN 'launch'
+FROM (SELECT n.trace_id, n.event_id, e.cat, e.name, e.ts_ns, n.end_ns - e.ts_ns AS dur_ns, n.op_depth,
+             n.module_depth, n.thread_key, n.nest_pos,
+             CASE WHEN e.cat = 'cpu_op' THEN 'op'
+                  WHEN e.cat = 'python_function' THEN 'module'
+                  WHEN e.cat IN ('cuda_runtime', 'cuda_driver') THEN 'launch'
                   ELSE 'annotation' END AS anchor_kind
-      FROM cpu_nesting
-      WHERE cat IN ('cpu_op', 'user_annotation')
-         OR (cat = 'python_function' AND starts_with(name, 'nn.Module: '))
-         OR (cat IN ('cuda_runtime', 'cuda_driver') AND has_correlation)) c
+      FROM cpu_nesting n JOIN events e ON e.trace_id = n.trace_id AND e.event_id = n.event_id
+      WHERE e.cat IN ('cpu_op', 'user_annotation')
+         OR (e.cat = 'python_function' AND starts_with(e.name, 'nn.Module: '))
+         OR (e.cat IN ('cuda_runtime', 'cuda_driver') AND n.has_correlation)) c
 JOIN _tree_context_walk w USING (trace_id, event_id);
 
 -- Helper: every nn.Module frame's path (see module_path below), along the module parents of _tree_context.

@@ -173,9 +173,9 @@ ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose
 -- with a duration) and its place in the call stack of its thread, under the rule at the top of this file.
 -- `tracesql ingest` computes it once per trace with the view below (_cpu_nesting_build) and stores the rows
 -- as DATASET/traces/trace_id=<id>/cpu_nesting/; `SELECT * FROM _cpu_nesting_build` recomputes it.
---   trace_id, event_id      the event (join key)
---   pid, tid, cat, name     as in `events`
---   ts_ns, dur_ns, end_ns   start, duration and end as recorded (ns; a negative duration reads as 0)
+--   trace_id, event_id      the event (join key; its pid, tid, cat, name, ts_ns and dur_ns are in `events`, their
+--                           one home)
+--   end_ns                  its end as recorded: ts_ns + dur_ns (ns; a negative duration reads as 0)
 --   nest_end_ns             end used for nesting: end_ns, or earlier when clipped (see the rule)
 --   clipped                 nest_end_ns < end_ns
 --   parent_event_id         the innermost event that encloses this one on its thread (NULL for a root)
@@ -191,7 +191,7 @@ ASOF JOIN (SELECT thread_key, depth, nest_pos, event_id FROM d WHERE can_enclose
 --   nest_pos                position in the thread's nesting order, from 1 (starts and ends interleaved, so
 --                           with gaps): an ancestor always has a smaller nest_pos than its descendants
 CREATE OR REPLACE VIEW _cpu_nesting_build AS
-SELECT s.trace_id, s.event_id, s.pid, s.tid, s.cat, s.name, s.ts_ns, s.dur_ns, s.end_ns, p.nest_end_ns,
+SELECT s.trace_id, s.event_id, s.end_ns, p.nest_end_ns,
        p.nest_end_ns < s.end_ns AS clipped, p.parent_event_id, p.depth, p.op_depth, p.module_depth,
        p.annotation_depth, p.step_depth, p.runtime_depth, s.trace_thread_key AS thread_key,
        p.nest_pos, s.has_correlation

@@ -149,7 +149,8 @@ def _remove_stale_catalog_temps(dataset: Path) -> None:
 
 
 def stale_traces(dataset: Path) -> dict[str, list[str]]:
-    """Traces of a dataset stored with an older table layout: {trace_id: missing tables / table.column}.
+    """Traces of a dataset stored with an older table layout: {trace_id: missing tables / table.column, and
+    'table.column (no longer stored)' for a column the current layout dropped}.
 
     Reads one Parquet footer per stored table of each trace; used to explain a dataset whose views do not
     bind (the views expect the current layout of every table, schema.py)."""
@@ -164,8 +165,10 @@ def stale_traces(dataset: Path) -> dict[str, list[str]]:
                 if not parts:
                     missing.append(table)
                     continue
-                have = {r[0] for r in con.execute("SELECT name FROM parquet_schema(?)", [str(parts[0])]).fetchall()}
+                have = {r[0] for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(parts[0])]).fetchall()}
+                layout = {c for c, _, _ in columns(table)}
                 missing += [f"{table}.{c}" for c, _, _ in columns(table) if c not in have]
+                missing += [f"{table}.{c} (no longer stored)" for c in sorted(have - layout - {"trace_id"})]
             if missing:
                 out[tdir.name.split("=", 1)[1]] = missing
     finally:
@@ -334,14 +337,17 @@ def ensure_catalog(dataset: Path) -> None:
 
 def _layout_mismatch(con, dataset: Path) -> list[str]:
     """Tables missing from a stored trace (every ingest writes every table), and columns of the current layout
-    missing from a table's view (which reads the schema of the table's first Parquet file)."""
+    missing from a table's view (which reads the schema of the table's first Parquet file), or columns it holds
+    that the current layout no longer stores."""
     tdir = Path(dataset) / "traces"
     traces = {p.name for p in tdir.glob("trace_id=*")}
     out = [table for table in TABLES
            if traces - {p.parent.parent.name for p in tdir.glob(f"trace_id=*/{table}/*.parquet")}]
     for table in TABLES:
         have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+        layout = {c for c, _, _ in columns(table)}
         out += [f"{table}.{c}" for c, _, _ in columns(table) if c not in have]
+        out += [f"{table}.{c}" for c in sorted(have - layout - {"trace_id"})]
     return out
 
 
@@ -350,9 +356,14 @@ def _raise_stale(dataset: Path) -> None:
     stale = stale_traces(dataset)
     if stale:
         tid, what = next(iter(stale.items()))
+        gone = " (no longer stored)"
+        lacks = [w for w in what if not w.endswith(gone)]
+        holds = [w.removesuffix(gone) for w in what if w.endswith(gone)]
+        detail = "; ".join(([f"lacks {', '.join(lacks[:3])}"] if lacks else [])
+                           + ([f"holds {', '.join(holds[:3])}, no longer stored"] if holds else []))
         raise DatasetError(
             f"{dataset}: {len(stale)} trace(s) were stored with an older table layout (e.g. trace {tid} "
-            f"lacks {', '.join(what[:3])}); ingest their source files into a new dataset") from None
+            f"{detail}); ingest their source files into a new dataset") from None
 
 
 class Connection:

@@ -230,14 +230,8 @@ DERIVED_TABLES: dict[str, dict] = {
     "cpu_nesting": {
         "doc": "One row per CPU duration event with its place in its thread's call stack.",
         "columns": [
-            ("event_id", "BIGINT", "the event (as in events)"),
-            ("pid", "VARCHAR", "process id"),
-            ("tid", "VARCHAR", "thread id"),
-            ("cat", "VARCHAR", "normalised category"),
-            ("name", "VARCHAR", "event name"),
-            ("ts_ns", "BIGINT", "start, ns"),
-            ("dur_ns", "BIGINT", "duration, ns (a negative duration reads as 0)"),
-            ("end_ns", "BIGINT", "ts_ns + dur_ns"),
+            ("event_id", "BIGINT", "the event (as in events, which holds its pid, tid, cat, name, ts_ns and dur_ns)"),
+            ("end_ns", "BIGINT", "its end, ns: ts_ns + dur_ns (a negative duration reads as 0)"),
             ("nest_end_ns", "BIGINT", "end used for nesting (end_ns, or earlier when clipped)"),
             ("clipped", "BOOLEAN", "nest_end_ns < end_ns"),
             ("parent_event_id", "BIGINT", "innermost enclosing event on the thread (NULL for a root)"),

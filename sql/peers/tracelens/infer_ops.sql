@@ -40,7 +40,7 @@ WITH pf AS MATERIALIZED (
 SELECT f.trace_id, f.gpu_event_id AS event_id, f.frame_id, f.name, f.ts_ns, r.ts_ns AS runtime_ts_ns
 FROM inner_pf f
 LEFT JOIN cpu_event_context c ON c.trace_id = f.trace_id AND c.event_id = f.launch_event_id AND c.anchor_kind = 'launch'
-LEFT JOIN cpu_nesting r ON r.trace_id = c.trace_id AND r.event_id = c.runtime_parent_event_id;
+LEFT JOIN events r ON r.trace_id = c.trace_id AND r.event_id = c.runtime_parent_event_id;
 
 -- _tl_infer_gpu_event_ops: tl_gpu_event_ops over the inference report's tree: every column of it, the
 -- launcher columns (tl_launcher_trace_id, tl_launcher_event_id, tl_launcher_name, tl_launcher_ts_ns) naming the

@@ -85,7 +85,7 @@ SELECT l.trace_id, l.event_id, l.name, l.ts_ns,
        CASE WHEN lo.op_id IS NULL THEN l.ts_ns ELSE p.ts_ns END AS tl_launcher_ts_ns
 FROM l
 LEFT JOIN launcher_op lo ON lo.trace_id = l.trace_id AND lo.event_id = l.event_id
-LEFT JOIN (SELECT trace_id, event_id, ts_ns FROM cpu_nesting) p ON p.trace_id = lo.trace_id AND p.event_id = lo.op_id;
+LEFT JOIN (SELECT trace_id, event_id, ts_ns FROM events) p ON p.trace_id = lo.trace_id AND p.event_id = lo.op_id;
 
 -- tl_gpu_event_ops: gpu_event_ops (every column) plus TraceLens's view of each GPU event.
 --   tl_linked                      TraceLens links the event to its launch (see the top of this file)

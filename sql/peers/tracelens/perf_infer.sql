@@ -113,16 +113,22 @@ JOIN traces t ON t.trace_id = l.trace_id;
 -- _tl_stack_nodes: one row per event of TraceLens's call stack (cpu_ops, Python frames and runtime calls, not
 -- user annotations), with its parent there: the nearest enclosing event (tree/nesting) that is not a user
 -- annotation, over at most three enclosing annotations.
---   trace_id, event_id, cat, name, ts_ns, end_ns, nest_end_ns, clipped, depth, thread_key   as cpu_nesting
+--   trace_id, event_id, cat, name, ts_ns   as in events
+--   end_ns, nest_end_ns, clipped, depth, thread_key   as in cpu_nesting
 --   tree_parent_id   the parent in TraceLens's tree (NULL at the top)
 CREATE OR REPLACE VIEW _tl_stack_nodes AS
+WITH k AS MATERIALIZED (
+    SELECT c.trace_id, c.event_id, c.parent_event_id, e.cat, e.name, e.ts_ns, c.end_ns, c.nest_end_ns, c.clipped,
+           c.depth, c.thread_key
+    FROM cpu_nesting c JOIN events e ON e.trace_id = c.trace_id AND e.event_id = c.event_id
+)
 SELECT c.trace_id, c.event_id, c.cat, c.name, c.ts_ns, c.end_ns, c.nest_end_ns, c.clipped, c.depth, c.thread_key,
        CASE WHEN p1.cat <> 'user_annotation' THEN p1.event_id WHEN p2.cat <> 'user_annotation' THEN p2.event_id
             WHEN p3.cat <> 'user_annotation' THEN p3.event_id END AS tree_parent_id
-FROM cpu_nesting c
-LEFT JOIN cpu_nesting p1 ON p1.trace_id = c.trace_id AND p1.event_id = c.parent_event_id
-LEFT JOIN cpu_nesting p2 ON p2.trace_id = c.trace_id AND p2.event_id = p1.parent_event_id
-LEFT JOIN cpu_nesting p3 ON p3.trace_id = c.trace_id AND p3.event_id = p2.parent_event_id
+FROM k c
+LEFT JOIN k p1 ON p1.trace_id = c.trace_id AND p1.event_id = c.parent_event_id
+LEFT JOIN k p2 ON p2.trace_id = c.trace_id AND p2.event_id = p1.parent_event_id
+LEFT JOIN k p3 ON p3.trace_id = c.trace_id AND p3.event_id = p2.parent_event_id
 WHERE c.cat IN ('cpu_op', 'python_function', 'cuda_runtime', 'cuda_driver');
 
 -- _tl_infer_capture_events: the events of each merged capture window with TraceLens's id in the merged tree
