@@ -2,7 +2,48 @@
 -- hta/analyzers/critical_path_analysis.py: CriticalPathAnalysis.critical_path_analysis, CPGraph, bound_by),
 -- summed per bound_by class as HTA's critical-path breakdown. Facts credited to HTA (MIT licence); the code is ours.
 --
--- HEADER
+-- HTA's graph, in short. The window is the instance_id-th row, in file order, whose name contains the annotation
+-- (for the report: the first ProfilerStep user annotation of the file, instance 0; '' is the whole trace): from
+-- its start to its end (float64 µs). Kept: the CPU rows that start in the window and last > 0, and the GPU rows
+-- whose launching call starts in the window and lasts > 0. Every kept cpu_op / cuda_runtime / cuda_driver row and
+-- every kept GPU row is two nodes (start, end). On each CPU thread the kept rows are nested by HTA's call stack (an
+-- end pops the stack's top, whatever it is) and walked depth first: consecutive nodes of the walk are joined by an
+-- edge weighted by their time difference, except that an outermost call is joined to the previous outermost call's
+-- end by a zero-weight dependency edge, and the edge into the end of a blocking call (cudaDeviceSynchronize,
+-- cudaStreamSynchronize, cudaEventQuery, cudaEventSynchronize, cudaMemcpy, cudaMemcpyAsync) weighs 0. Each GPU row
+-- is an edge from its start to its end.
+--
+-- HTA then visits the GPU rows at their start and the cuda_sync rows at their end, in time order (at one time, here,
+-- in file order: HTA's sort is not stable; and in whole µs, truncated, when a sync row waits on an event record of
+-- the trace, as HTA's join with the records turns every time of its frame into an integer). A stream wait ('Stream
+-- Wait Event', on the waiting stream) makes the first launch after its cudaStreamWaitEvent, from the same thread
+-- onto that stream, wait for the GPU row launched by the last launch onto the recorded stream that started no later
+-- than the cudaEventRecord it names (args.wait_on_cuda_event_record_corr_id, wait_on_stream): a zero-weight
+-- synchronisation edge from that row's end to the waiting row's start, when both are in the graph and the wait is
+-- visited first. On its stream, a GPU row is reached from its launch (a kernel launch delay edge: launch start ->
+-- GPU start) when the launch queue (HTA's, peers/hta/trace_counters) was 1 just after the launch and 0 just after
+-- the GPU start and both the previous row on the stream and the row it waits for ended before the launch began;
+-- else from the previous row's end (a kernel-kernel delay edge) when the row it waits for ended before that one;
+-- else by its wait only, or by nothing. A context sync ('Context Sync') joins the last row visited on every stream, a
+-- stream sync ('Stream Sync') the last one on its stream, an event sync ('Event Sync') the row its event record
+-- waits for, to the end of the CPU call that waits (cudaDeviceSynchronize, cudaStreamSynchronize,
+-- cudaEventSynchronize or cudaEventQuery) by zero-weight synchronisation edges. The critical path is networkx's
+-- longest path (dag_longest_path: a node takes the first of its best predecessors in the order their edges were
+-- added (a CPU call's walk before its synchronisations; a GPU row's wait before its launch or the previous row), or
+-- starts afresh when that is negative; an edge weighing -1 µs or less counts 0 there, though the breakdown keeps
+-- its weight). bound_by: kernel-kernel delay -> gpu_kernel_kernel_overhead, launch delay ->
+-- gpu_kernel_launch_overhead, dependency and synchronisation -> '', an edge of a CPU row -> cpu_bound, of a GPU row
+-- whose name matches ^nccl.*Kernel -> gpu_communication_bound, of another GPU row -> gpu_compute_bound.
+--
+-- The longest path is computed without a graph library. The CPU edges of a thread form one chain, the GPU edges of
+-- a stream form chains cut at each row not reached from the previous one; the other edges join chains: launches
+-- (CPU -> GPU), stream waits (GPU -> GPU) and synchronisations (GPU -> CPU). On a chain, the longest path to a node
+-- is S + the running maximum of (B - S), S being the chain's running sum of weights and B what enters a node from
+-- outside the chain (0 for a start afresh, or its best edge from another chain). Synchronisations make the values
+-- a fixpoint, computed in rounds (a recursive CTE): each round computes the CPU chains, then the GPU chains (their
+-- launches from the new CPU values), and a trace takes another round while a GPU end that a synchronisation leaves
+-- from changed: one round without synchronisations, one more for each synchronisation the longest path crosses.
+-- The path is then walked back from its end, chain by chain, over the edges each node took.
 --
 -- @requires peers/hta/base peers/hta/trace_counters peers/hta/kernel_sequences
 
@@ -269,45 +310,52 @@ nodes AS MATERIALIZED (
            row_number() OVER (PARTITION BY g.trace_id, u.x.cpu_event_id ORDER BY u.x.ord, u.x.stream_ord)
     FROM gr g, unnest(g.waited_by) u(x)
     WHERE 2 * u.x.cpu_event_id + 1 IN (SELECT node FROM nodes n WHERE n.trace_id = g.trace_id AND n.side = 'cpu')
-), sources AS (
-    SELECT DISTINCT trace_id, src AS node FROM entries WHERE src_side = 'gpu'
+), slim AS MATERIALIZED (
+    -- what the rounds read of each node, and whether a synchronisation leaves from it. This and ent are gathered
+    -- into one list and unnested: DuckDB's estimate of their rows then starts from 1 rather than from the product
+    -- of the estimates of every join above, which made each round's windows and recursion table far too large
+    SELECT unnest(list({'trace_id': n.trace_id, 'node': n.node, 'side': n.side, 'chain': n.chain, 'seq': n.seq,
+                        'S': n.S, 'feeds': s.node IS NOT NULL}), recursive := true)
+    FROM nodes n LEFT JOIN (SELECT DISTINCT trace_id, src AS node FROM entries WHERE src_side = 'gpu') s
+      USING (trace_id, node)
+), ent AS MATERIALIZED (
+    SELECT unnest(list(e), recursive := true) FROM entries e
 ), d(trace_id, node, dist, known, feeds) USING KEY (trace_id, node) AS (
     -- the longest paths as a fixpoint: each round takes the GPU ends the synchronisations leave from at their
     -- last values, computes the CPU chains, then the GPU chains (their launches from the new CPU values), and
     -- keeps the nodes whose value changed; a trace takes another round while one of those GPU ends changed. On a
     -- chain, dist = S + the running maximum of (B - S), B being what enters a node from outside its chain
     -- (0: a start afresh, or the best edge from another chain).
-    SELECT n.trace_id, n.node, NULL::DOUBLE, false, s.node IS NOT NULL
-    FROM nodes n LEFT JOIN sources s USING (trace_id, node)
+    SELECT trace_id, node, NULL::DOUBLE, false, feeds FROM slim
     UNION
     (WITH active AS (SELECT DISTINCT trace_id FROM d WHERE NOT known OR feeds),
      st AS (SELECT r.* FROM recurring.d r WHERE r.trace_id IN (SELECT trace_id FROM active)),
      cpu_in AS (
         SELECT e.trace_id, e.dst AS node, max(s.dist + e.w) AS b
-        FROM entries e JOIN st s ON s.trace_id = e.trace_id AND s.node = e.src
+        FROM ent e JOIN st s ON s.trace_id = e.trace_id AND s.node = e.src
         WHERE e.dst_side = 'cpu'
         GROUP BY e.trace_id, e.dst
      ), cpu_d AS (
         SELECT n.trace_id, n.node, n.S + max(greatest(coalesce(b.b, 0.0), 0.0) - n.S) OVER (
                    PARTITION BY n.trace_id, n.chain ORDER BY n.seq ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
                    AS dist
-        FROM nodes n LEFT JOIN cpu_in b USING (trace_id, node)
+        FROM slim n LEFT JOIN cpu_in b USING (trace_id, node)
         WHERE n.side = 'cpu' AND n.trace_id IN (SELECT trace_id FROM active)
      ), gpu_in AS (
         SELECT trace_id, node, max(v) AS b
         FROM (SELECT e.trace_id, e.dst AS node, s.dist + CASE WHEN e.w <= -1 THEN 0.0 ELSE e.w END AS v
-              FROM entries e JOIN cpu_d s ON s.trace_id = e.trace_id AND s.node = e.src
+              FROM ent e JOIN cpu_d s ON s.trace_id = e.trace_id AND s.node = e.src
               WHERE e.dst_side = 'gpu' AND e.src_side = 'cpu'
               UNION ALL
               SELECT e.trace_id, e.dst, s.dist + e.w
-              FROM entries e JOIN st s ON s.trace_id = e.trace_id AND s.node = e.src
+              FROM ent e JOIN st s ON s.trace_id = e.trace_id AND s.node = e.src
               WHERE e.dst_side = 'gpu' AND e.src_side = 'gpu')
         GROUP BY trace_id, node
      ), gpu_d AS (
         SELECT n.trace_id, n.node, n.S + max(greatest(coalesce(b.b, 0.0), 0.0) - n.S) OVER (
                    PARTITION BY n.trace_id, n.chain ORDER BY n.seq ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
                    AS dist
-        FROM nodes n LEFT JOIN gpu_in b USING (trace_id, node)
+        FROM slim n LEFT JOIN gpu_in b USING (trace_id, node)
         WHERE n.side = 'gpu' AND n.trace_id IN (SELECT trace_id FROM active)
      )
      SELECT x.trace_id, x.node, x.dist, true, o.feeds
