@@ -164,6 +164,38 @@ def test_hta_critical_path_sync_edges_by_hand(synced):
                            "gpu_compute_bound": 106.0}
 
 
+# HTA's loop in whole µs: A [0.5, 40.5] launches kA at 1 (stream 7, [2, 10.2]), records event 2 at 2.5, launches
+# kB at 9 ([10.6, 30]), waits in cudaStreamSynchronize [9.5, 30.5] (its Stream Sync row [9.1, 10.3]), then queries
+# event 2 in cudaEventQuery [31, 32] (its Event Sync row waits on event 2, or, without the record's id, on nothing).
+TRUNC_CPU = [("user_annotation", "ProfilerStep#1", 0, 60, None), ("cpu_op", "A", 0.5, 40, None),
+             ("cuda_runtime", "cudaLaunchKernel", 1, 1, 1), ("cuda_runtime", "cudaEventRecord", 2.5, 0.5, 2),
+             ("cuda_runtime", "cudaLaunchKernel", 9, 0.25, 3), ("cuda_runtime", "cudaStreamSynchronize", 9.5, 21, 4),
+             ("cuda_runtime", "cudaEventQuery", 31, 1, 5)]
+TRUNC_GPU = [("kA", 2, 8.2, 1), ("kB", 10.6, 19.4, 3)]
+
+
+@pytest.mark.parametrize("record, want", [
+    (2, {"": 0.0, "cpu_bound": 9.5, "gpu_compute_bound": 27.6, "gpu_kernel_kernel_overhead": 0.4,
+         "gpu_kernel_launch_overhead": 1.0}),
+    (-1, {"cpu_bound": 0.5, "gpu_compute_bound": 27.6, "gpu_kernel_kernel_overhead": 0.4,
+          "gpu_kernel_launch_overhead": 1.0})])
+def test_hta_loop_order_in_whole_us_when_records_are_joined(tmp_path_factory, record, want):
+    # A sync row waiting on a record of the trace makes HTA join the records to its loop's rows and cast them to
+    # integers: the stream sync then ends at 9 + 1 = 10 µs, with kB's start (10): in file order kB comes first and
+    # is the row the stream sync waits for, and the path goes on from kB's end through cudaStreamSynchronize's end
+    # to A's (cpu_bound 0.5 + 0.5 + 8.5). Without the join, the sync ends (10.3) before kB starts (10.6) and waits
+    # for kA; the path ends with kB. HTA 0.5.0 gives both.
+    sync = [("Stream Sync", 9.1, 1.2, 4, 7, -1, -1), ("Event Sync", 31.2, 0.5, 5, -1, 7 if record > 0 else -1, record)]
+    ds = _open(tmp_path_factory, TRUNC_CPU, TRUNC_GPU, sync)
+    try:
+        got = dict(ds.sql("SELECT bound_by, duration FROM hta_critical_path_summary").rows())
+    finally:
+        ds.close()
+    assert set(got) == set(want)
+    for k, v in want.items():
+        assert abs(got[k] - v) <= 1e-9, (k, got[k], v)
+
+
 @pytest.mark.parametrize("ref, trace, annotation, instance_id", [
     ("hta_alexnet_critical_path.csv", "nvidia/hta_alexnet_critical_path.json.gz",
      "[param|pytorch.model.alex_net|0|0|0|measure|forward]", 1),
