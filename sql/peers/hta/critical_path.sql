@@ -320,16 +320,19 @@ nodes AS MATERIALIZED (
       USING (trace_id, node)
 ), ent AS MATERIALIZED (
     SELECT unnest(list(e), recursive := true) FROM entries e
-), d(trace_id, node, dist, known, feeds) USING KEY (trace_id, node) AS (
-    -- the longest paths as a fixpoint: each round takes the GPU ends the synchronisations leave from at their
-    -- last values, computes the CPU chains, then the GPU chains (their launches from the new CPU values), and
-    -- keeps the nodes whose value changed; a trace takes another round while one of those GPU ends changed. On a
-    -- chain, dist = S + the running maximum of (B - S), B being what enters a node from outside its chain
-    -- (0: a start afresh, or the best edge from another chain).
-    SELECT trace_id, node, NULL::DOUBLE, false, feeds FROM slim
+), d(trace_id, node, dist, final) USING KEY (trace_id, node) AS (
+    -- the longest paths as a fixpoint. Each round takes the GPU ends that synchronisations leave from at their last
+    -- values, computes the CPU chains, then the GPU chains (their launches from the new CPU values), and keeps those
+    -- GPU ends where they changed; where none did, it keeps every node, final. On a chain, dist = S + the running
+    -- maximum of (B - S), B being what enters a node from outside its chain (0: a start afresh, or the best edge
+    -- from another chain). Round 0: those GPU ends unknown, and a row -1 per trace for the traces without any.
+    SELECT * FROM (SELECT trace_id, node, NULL::DOUBLE, false FROM slim WHERE feeds
+                   UNION ALL
+                   SELECT DISTINCT trace_id, -1, NULL::DOUBLE, false FROM slim)
     UNION
-    (WITH active AS (SELECT DISTINCT trace_id FROM d WHERE NOT known OR feeds),
-     st AS (SELECT r.* FROM recurring.d r WHERE r.trace_id IN (SELECT trace_id FROM active)),
+    (WITH active AS (SELECT DISTINCT trace_id FROM d WHERE NOT final),
+     st AS (SELECT r.trace_id, r.node, r.dist FROM recurring.d r
+            WHERE NOT r.final AND r.trace_id IN (SELECT trace_id FROM active)),
      cpu_in AS (
         SELECT e.trace_id, e.dst AS node, max(s.dist + e.w) AS b
         FROM ent e JOIN st s ON s.trace_id = e.trace_id AND s.node = e.src
@@ -357,12 +360,16 @@ nodes AS MATERIALIZED (
                    AS dist
         FROM slim n LEFT JOIN gpu_in b USING (trace_id, node)
         WHERE n.side = 'gpu' AND n.trace_id IN (SELECT trace_id FROM active)
+     ), x AS MATERIALIZED (
+        SELECT * FROM cpu_d UNION ALL SELECT * FROM gpu_d
+     ), moved AS (
+        SELECT x.trace_id, x.node, x.dist FROM x JOIN st o USING (trace_id, node) WHERE x.dist IS DISTINCT FROM o.dist
      )
-     SELECT x.trace_id, x.node, x.dist, true, o.feeds
-     FROM (SELECT * FROM cpu_d UNION ALL SELECT * FROM gpu_d) x JOIN st o USING (trace_id, node)
-     WHERE x.dist IS DISTINCT FROM o.dist)
+     SELECT trace_id, node, dist, false FROM moved
+     UNION ALL
+     SELECT trace_id, node, dist, true FROM x WHERE trace_id NOT IN (SELECT trace_id FROM moved))
 ), fin AS MATERIALIZED (
-    SELECT n.*, d.dist FROM nodes n JOIN d USING (trace_id, node)
+    SELECT n.*, d.dist FROM nodes n JOIN d USING (trace_id, node) WHERE d.final
 ), cand AS (
     -- each node's predecessors: its chain's previous node and the edges from other chains; networkx keeps the
     -- first best in the order they were added (po), or starts afresh when the best is below 0
