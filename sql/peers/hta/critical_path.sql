@@ -42,7 +42,7 @@
 -- outside the chain (0 for a start afresh, or its best edge from another chain). Synchronisations make the values
 -- a fixpoint, computed in rounds (a recursive CTE): each round computes the CPU chains, then the GPU chains (their
 -- launches from the new CPU values), and a trace takes another round while a GPU end that a synchronisation leaves
--- from changed: one round without synchronisations, one more for each synchronisation the longest path crosses.
+-- from changed: one round without synchronisations, about one more for each synchronisation the path crosses.
 -- The path is then walked back from its end, chain by chain, over the edges each node took.
 --
 -- @requires peers/hta/base peers/hta/trace_counters peers/hta/kernel_sequences
@@ -50,8 +50,8 @@
 -- _hta_cp_window_for(annotation, instance_id): per trace, HTA's window: the annotation (ann_name; NULL asks for
 -- the first ProfilerStep user annotation of each trace, by file order), and the start and end (float64 µs from the
 -- trace origin) of the instance_id-th row of HTA's frame, in file order, whose name contains it. Annotation ''
--- is the whole trace: HTA then takes the earliest start and the latest end before it shifts the times to the
--- origin, a window every row falls in (here -inf to +inf).
+-- is the whole trace: HTA then takes the earliest start and the latest end, the ends computed before it shifts
+-- the times to the origin: a window every row falls in (here -inf to +inf).
 CREATE OR REPLACE MACRO _hta_cp_window_for(annotation, instance_id) AS TABLE
 WITH named AS (
     SELECT trace_id, arg_min(name, event_id) AS ann_name FROM events
