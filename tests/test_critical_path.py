@@ -1,6 +1,7 @@
-"""The critical path of an iteration. HTA's (sql/peers/hta/critical_path.sql): a small trace worked by hand, the
-shared HTA 0.5.0 references (critical_path_summary.csv: µs per bound_by class) and four more HTA runs
-(tests/data/hta_critical_path). The native one (sql/gpu/critical_path.sql): a trace worked by hand (a sync, a
+"""The critical path of an iteration. HTA's (sql/peers/hta/critical_path.sql): small traces worked by hand (one
+with each kind of synchronisation edge), the shared HTA 0.5.0 references (critical_path_summary.csv: µs per
+bound_by class) and more HTA runs, two of them on traces with cuda_sync rows (tests/data/hta_critical_path). The
+native one (sql/gpu/critical_path.sql): a trace worked by hand (a sync, a
 graph launch), its export as slices and flow arrows, and its invariants on every step of the shared traces."""
 from __future__ import annotations
 
