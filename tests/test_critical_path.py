@@ -1,11 +1,13 @@
-"""The critical path of an iteration. HTA's (sql/peers/hta/critical_path.sql): a small trace worked by hand, the
-shared HTA 0.5.0 references (critical_path_summary.csv: µs per bound_by class) and four more HTA runs
-(tests/data/hta_critical_path). The native one (sql/gpu/critical_path.sql): a trace worked by hand (a sync, a
+"""The critical path of an iteration. HTA's (sql/peers/hta/critical_path.sql): small traces worked by hand (one
+with each kind of synchronisation edge), the shared HTA 0.5.0 references (critical_path_summary.csv: µs per
+bound_by class) and more HTA runs, two of them on traces with cuda_sync rows (tests/data/hta_critical_path). The
+native one (sql/gpu/critical_path.sql): a trace worked by hand (a sync, a
 graph launch), its export as slices and flow arrows, and its invariants on every step of the shared traces."""
 from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -22,18 +24,30 @@ CPU = [("user_annotation", "ProfilerStep#1", 0, 100, None), ("cpu_op", "op", 10,
 GPU = [("k1", 50, 30, 1), ("k2", 85, 10, 2)]
 
 
-def _open(tmp_path_factory, cpu: list[tuple], gpu: list[tuple]):
-    """A dataset of one trace: CPU events (cat, name, ts, dur, correlation) on thread 1 and kernels (name, ts, dur,
-    correlation) on stream 7, times in µs from T0."""
+def trace_doc(cpu: Sequence[tuple], gpu: Sequence[tuple], sync: Sequence[tuple] = ()) -> dict:
+    """A trace of one CPU thread and one GPU: CPU events (cat, name, ts, dur, correlation) on thread 1, GPU events
+    (name, ts, dur, correlation[, stream]) on stream 7 unless told, and cuda_sync events (name, ts, dur,
+    correlation, stream, wait_on_stream, wait_on_cuda_event_record_corr_id), times in µs from T0."""
     ev: list[dict] = []
     for cat, name, ts, dur, corr in cpu:
         ev.append({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": T0 + ts, "dur": dur,
                    "args": {} if corr is None else {"correlation": corr}})
-    for name, ts, dur, corr in gpu:
-        ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": T0 + ts, "dur": dur,
-                   "args": {"device": 0, "stream": 7, "correlation": corr}})
+    for name, ts, dur, corr, *stream in gpu:
+        s = stream[0] if stream else 7
+        ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": s, "ts": T0 + ts, "dur": dur,
+                   "args": {"device": 0, "stream": s, "correlation": corr}})
+    for name, ts, dur, corr, s, wait_stream, wait_record in sync:
+        ev.append({"ph": "X", "cat": "cuda_sync", "name": name, "pid": 0, "tid": s, "ts": T0 + ts, "dur": dur,
+                   "args": {"cuda_sync_kind": name, "wait_on_stream": wait_stream,
+                            "wait_on_cuda_event_record_corr_id": wait_record, "stream": s, "correlation": corr,
+                            "device": 0}})
+    return {"schemaVersion": 1, "traceEvents": ev}
+
+
+def _open(tmp_path_factory, cpu: Sequence[tuple], gpu: Sequence[tuple], sync: Sequence[tuple] = ()):
+    """A dataset of one trace, trace_doc(cpu, gpu, sync)."""
     d = tmp_path_factory.mktemp("cp")
-    (d / "cp.json").write_text(json.dumps({"schemaVersion": 1, "traceEvents": ev}))
+    (d / "cp.json").write_text(json.dumps(trace_doc(cpu, gpu, sync)))
     [r] = tracesql.ingest([str(d / "cp.json")], out=d / "ds", quiet=True)
     assert r.status == "ingested", r.error
     return tracesql.open(d / "ds")
@@ -76,6 +90,123 @@ def test_hta_critical_path_equals_hta(ds, trace_ids, reference_dir, ref, trace):
     got = dict(ds.sql("SELECT bound_by, duration FROM hta_critical_path_summary WHERE trace_id = ?",
                       params=[trace_ids[trace]]).rows())
     with open(reference_dir / ref, newline="") as f:  # an absolute path (OWN) replaces reference_dir
+        want = {row["bound_by"]: float(row["duration"]) for row in csv.DictReader(f)}
+    assert set(got) == set(want)
+    for k, v in want.items():
+        assert abs(got[k] - v) <= 1e-6, (k, got[k], v)
+
+
+# HTA's synchronisation edges, worked by hand: two streams and each kind of cuda_sync row (µs from T0). Step
+# [0, 250]. A [10, 40] launches k1 at 12 (stream 7, [20, 80]), records event 2 at 20, makes stream 13 wait for it
+# at 25 and launches k2 at 30 (stream 13, [82, 100]). B [45, 150] waits in cudaDeviceSynchronize [50, 145]. C
+# [155, 195] launches k3 at 160 (stream 7, [170, 180]), records event 7 at 166, waits for it in
+# cudaEventSynchronize [170, 185]. D [200, 240] launches k4 at 205 (stream 13, [212, 230]) and waits in
+# cudaStreamSynchronize [212, 234].
+SYNC_CPU = [("user_annotation", "ProfilerStep#1", 0, 250, None),
+            ("cpu_op", "A", 10, 30, None), ("cuda_runtime", "cudaLaunchKernel", 12, 4, 1),
+            ("cuda_runtime", "cudaEventRecord", 20, 2, 2), ("cuda_runtime", "cudaStreamWaitEvent", 25, 2, 3),
+            ("cuda_runtime", "cudaLaunchKernel", 30, 4, 4),
+            ("cpu_op", "B", 45, 105, None), ("cuda_runtime", "cudaDeviceSynchronize", 50, 95, 5),
+            ("cpu_op", "C", 155, 40, None), ("cuda_runtime", "cudaLaunchKernel", 160, 5, 6),
+            ("cuda_runtime", "cudaEventRecord", 166, 2, 7), ("cuda_runtime", "cudaEventSynchronize", 170, 15, 8),
+            ("cpu_op", "D", 200, 40, None), ("cuda_runtime", "cudaLaunchKernel", 205, 5, 9),
+            ("cuda_runtime", "cudaStreamSynchronize", 212, 22, 10)]
+SYNC_GPU = [("k1", 20, 60, 1, 7), ("k2", 82, 18, 4, 13), ("k3", 170, 10, 6, 7), ("k4", 212, 18, 9, 13)]
+# (name, ts, dur, correlation, stream, wait_on_stream, wait_on_cuda_event_record_corr_id)
+SYNC_SYNC = [("Stream Wait Event", 27, 1, 3, 13, 7, 2), ("Context Sync", 51, 93, 5, -1, -1, -1),
+             ("Event Sync", 171, 13, 8, -1, 7, 7), ("Stream Sync", 213, 20, 10, 13, -1, -1)]
+
+
+@pytest.fixture(scope="module")
+def synced(tmp_path_factory):
+    ds = _open(tmp_path_factory, SYNC_CPU, SYNC_GPU, SYNC_SYNC)
+    yield ds
+    ds.close()
+
+
+def test_hta_critical_path_sync_edges_by_hand(synced):
+    # HTA's loop visits k1 (20), the stream wait (its end, 28), k2 (82), the context sync (144), k3 (170), the
+    # event sync (184), k4 (212), the stream sync (233). Event 2 was recorded after the launch of k1 (the last
+    # launch onto stream 7 before it), and k2 is the next launch onto stream 13 after the wait: k1's end -> k2's
+    # start. k2 is reached by that edge only: k1 ended (80) after k2's launch (30). The context sync ties the last
+    # GPU row visited on each stream (k1, k2) to the end of cudaDeviceSynchronize, the event sync k3 (launched
+    # last before event 7's record) to cudaEventSynchronize's, the stream sync k4 to cudaStreamSynchronize's; k3
+    # and k4 are reached from their launches (10, 7 µs). Longest paths: k1 ends at 2 + 8 + 60 = 70, k2 at 88; the
+    # device sync's end takes 88 from k2 (its walk gives 35), B ends at 93, k3 at 93 + 5 + 10 + 10 = 118, the
+    # event sync's end takes 118, D starts at 128, k4 ends at 128 + 5 + 7 + 18 = 158, the stream sync's end takes
+    # 158, D ends at 164: the path's end. HTA 0.5.0 gives the same (tests/data/hta_critical_path/sync_by_hand.csv).
+    edges = synced.sql("SELECT type, bound_by, duration, name FROM _hta_cp_edges ORDER BY ts_us, type").rows()
+    op, dep, sync = "critical_path_operator", "critical_path_dependency", "critical_path_sync_dependency"
+    launch = "critical_path_kernel_launch_delay"
+    assert edges == [
+        (op, "cpu_bound", 2.0, "cudaLaunchKernel"),  # A's start -> the launch of k1
+        (launch, "gpu_kernel_launch_overhead", 8.0, "k1"),
+        (op, "gpu_compute_bound", 60.0, "k1"),
+        (sync, "", 0.0, "k2"),  # the stream wait: k1's end -> k2's start
+        (op, "gpu_compute_bound", 18.0, "k2"),
+        (sync, "", 0.0, "cudaDeviceSynchronize"),  # the context sync: k2's end -> the call's end
+        (op, "cpu_bound", 5.0, "B"),
+        (dep, "", 0.0, "C"),
+        (op, "cpu_bound", 5.0, "cudaLaunchKernel"),
+        (launch, "gpu_kernel_launch_overhead", 10.0, "k3"),
+        (op, "gpu_compute_bound", 10.0, "k3"),
+        (sync, "", 0.0, "cudaEventSynchronize"),  # the event sync: k3's end -> the call's end
+        (op, "cpu_bound", 10.0, "C"),
+        (dep, "", 0.0, "D"),
+        (op, "cpu_bound", 5.0, "cudaLaunchKernel"),
+        (launch, "gpu_kernel_launch_overhead", 7.0, "k4"),
+        (op, "gpu_compute_bound", 18.0, "k4"),
+        (sync, "", 0.0, "cudaStreamSynchronize"),  # the stream sync: k4's end -> the call's end
+        (op, "cpu_bound", 6.0, "D")]
+    with open(OWN / "sync_by_hand.csv", newline="") as f:
+        want = {row["bound_by"]: float(row["duration"]) for row in csv.DictReader(f)}
+    got = dict(synced.sql("SELECT bound_by, duration FROM hta_critical_path_summary").rows())
+    assert got == want == {"": 0.0, "cpu_bound": 33.0, "gpu_kernel_launch_overhead": 25.0,
+                           "gpu_compute_bound": 106.0}
+
+
+# HTA's loop in whole µs: A [0.5, 40.5] launches kA at 1 (stream 7, [2, 10.2]), records event 2 at 2.5, launches
+# kB at 9 ([10.6, 30]), waits in cudaStreamSynchronize [9.5, 30.5] (its Stream Sync row [9.1, 10.3]), then queries
+# event 2 in cudaEventQuery [31, 32] (its Event Sync row waits on event 2, or, without the record's id, on nothing).
+TRUNC_CPU = [("user_annotation", "ProfilerStep#1", 0, 60, None), ("cpu_op", "A", 0.5, 40, None),
+             ("cuda_runtime", "cudaLaunchKernel", 1, 1, 1), ("cuda_runtime", "cudaEventRecord", 2.5, 0.5, 2),
+             ("cuda_runtime", "cudaLaunchKernel", 9, 0.25, 3), ("cuda_runtime", "cudaStreamSynchronize", 9.5, 21, 4),
+             ("cuda_runtime", "cudaEventQuery", 31, 1, 5)]
+TRUNC_GPU = [("kA", 2, 8.2, 1), ("kB", 10.6, 19.4, 3)]
+
+
+@pytest.mark.parametrize("record, want", [
+    (2, {"": 0.0, "cpu_bound": 9.5, "gpu_compute_bound": 27.6, "gpu_kernel_kernel_overhead": 0.4,
+         "gpu_kernel_launch_overhead": 1.0}),
+    (-1, {"cpu_bound": 0.5, "gpu_compute_bound": 27.6, "gpu_kernel_kernel_overhead": 0.4,
+          "gpu_kernel_launch_overhead": 1.0})])
+def test_hta_loop_order_in_whole_us_when_records_are_joined(tmp_path_factory, record, want):
+    # A sync row waiting on a record of the trace makes HTA join the records to its loop's rows and cast them to
+    # integers: the stream sync then ends at 9 + 1 = 10 µs, with kB's start (10): in file order kB comes first and
+    # is the row the stream sync waits for, and the path goes on from kB's end through cudaStreamSynchronize's end
+    # to A's (cpu_bound 0.5 + 0.5 + 8.5). Without the join, the sync ends (10.3) before kB starts (10.6) and waits
+    # for kA; the path ends with kB. HTA 0.5.0 gives both.
+    sync = [("Stream Sync", 9.1, 1.2, 4, 7, -1, -1), ("Event Sync", 31.2, 0.5, 5, -1, 7 if record > 0 else -1, record)]
+    ds = _open(tmp_path_factory, TRUNC_CPU, TRUNC_GPU, sync)
+    try:
+        got = dict(ds.sql("SELECT bound_by, duration FROM hta_critical_path_summary").rows())
+    finally:
+        ds.close()
+    assert set(got) == set(want)
+    for k, v in want.items():
+        assert abs(got[k] - v) <= 1e-9, (k, got[k], v)
+
+
+@pytest.mark.parametrize("ref, trace, annotation, instance_id", [
+    ("hta_alexnet_critical_path.csv", "nvidia/hta_alexnet_critical_path.json.gz",
+     "[param|pytorch.model.alex_net|0|0|0|measure|forward]", 1),
+    ("hta_event_sync_multi_stream.csv", "nvidia/hta_event_sync_multi_stream.json.gz", "", 0)])
+def test_hta_critical_path_of_an_annotation_equals_hta(ds, trace_ids, ref, trace, annotation, instance_id):
+    """Traces with cuda_sync rows, the path of an annotation's instance (HTA 0.5.0's runs in
+    tests/data/hta_critical_path)."""
+    got = dict(ds.sql("SELECT bound_by, duration FROM hta_critical_path_summary_for(?, ?) WHERE trace_id = ?",
+                      params=[annotation, instance_id, trace_ids[trace]]).rows())
+    with open(OWN / ref, newline="") as f:
         want = {row["bound_by"]: float(row["duration"]) for row in csv.DictReader(f)}
     assert set(got) == set(want)
     for k, v in want.items():
