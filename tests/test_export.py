@@ -32,14 +32,21 @@ def small(tmp_path_factory):
     return d
 
 
+@pytest.fixture(scope="module")
+def everything(small):
+    """The small trace exported with every overlay, as JSON and as Perfetto's protobuf (what each wrote)."""
+    with tracesql.open(small / "ds") as ds:
+        return export.write(ds, small / "x.json", overlays=["all"]), export.write(ds, small / "x.pftrace",
+                                                                                 overlays=["all"])
+
+
 def _events(path) -> list[dict]:
     raw = gzip.open(path).read() if str(path).endswith(".gz") else open(path, "rb").read()
     return orjson.loads(raw)["traceEvents"]
 
 
-def test_overlays_by_hand(small):
-    with tracesql.open(small / "ds") as ds:
-        done = export.write(ds, small / "x.json", overlays=["all"])
+def test_overlays_by_hand(small, everything):
+    done = everything[0]
     ev = _events(small / "x.json")
     assert (done.events, done.overlay_events) == (13, 19) and len(ev) == 32
     counters: dict[str, list] = {}
@@ -232,10 +239,8 @@ def _flows(got) -> int:
     return len(set(out) & set(end))
 
 
-def test_perfetto_protobuf_by_hand(small):
-    with tracesql.open(small / "ds") as ds:
-        done = export.write(ds, small / "x.pftrace", overlays=["all"])
-        export.write(ds, small / "x.json", overlays=["all"])
+def test_perfetto_protobuf_by_hand(small, everything):
+    done = everything[1]
     ev = _events(small / "x.json")
     got = _proto(small / "x.pftrace")
     w = done.perfetto
