@@ -57,13 +57,15 @@ CREATE OR REPLACE MACRO _tree_context_inherit(fam, event_id, name_id, ctx) AS
 -- level per step of a recursive walk: an event's innermost enclosing cpu_op is its parent if the parent is
 -- a cpu_op, else its parent's innermost enclosing cpu_op (and so on for every family).
 CREATE OR REPLACE VIEW _tree_context_walk AS
-WITH RECURSIVE walk(trace_id, event_id, depth, fam, name_id, ctx) AS (
-    SELECT trace_id, event_id, depth, fam, name_id, _tree_context_root() FROM _tree_context_nodes
+WITH RECURSIVE nodes AS MATERIALIZED (   -- computed once, not at every step of the walk
+    SELECT * FROM _tree_context_nodes
+), walk(trace_id, event_id, depth, fam, name_id, ctx) AS (
+    SELECT trace_id, event_id, depth, fam, name_id, _tree_context_root() FROM nodes
     WHERE depth = 0
     UNION ALL
     SELECT n.trace_id, n.event_id, n.depth, n.fam, n.name_id,
            _tree_context_inherit(w.fam, w.event_id, w.name_id, w.ctx)
-    FROM walk w JOIN _tree_context_nodes n
+    FROM walk w JOIN nodes n
       ON n.trace_id = w.trace_id AND n.parent_event_id = w.event_id AND n.depth = w.depth + 1
 )
 SELECT * FROM walk;
