@@ -80,7 +80,13 @@ LONGEST_FIRST = ["test_critical_path.py", "test_cli_everyday.py", "test_diff.py"
                  "test_tl_ops_unique_args.py", "test_graph_twins.py", "test_report_html.py", "test_analysis_ops.py",
                  "test_hostile_names.py", "test_categories.py", "test_atomic.py", "test_parallel_ingest.py",
                  "test_fuzz.py", "test_null_names.py", "test_tl_perf_sheets.py", "test_no_hidden_state.py",
-                 "test_archive.py", "test_sqlmodules.py", "test_summary.py", "test_derived.py"]
+                 "test_archive.py", "test_sqlmodules.py", "test_summary.py", "test_derived.py",
+                 # then files whose costliest test or module fixture takes 15-30 s (a full run's --durations), which
+                 # would otherwise run last in name order
+                 "test_tl_attn.py", "test_report_scale.py", "test_export.py", "test_tl_class_map.py",
+                 "test_tl_arch.py", "test_tl_infer_ext.py", "test_tl_capture.py", "test_docs.py",
+                 "test_collectives.py", "test_peer_rules.py", "test_tl_moe.py", "test_tl_gemm_ext.py",
+                 "test_tl_sglang_ops.py"]
 
 
 def pytest_collection_modifyitems(config, items):
