@@ -32,7 +32,8 @@ def cmd_export(args) -> int:
         text += (f" as {w.slices:,} slices, {w.instants:,} instants, {w.counter_values:,} counter values and "
                  f"{w.flows:,} flows on {w.tracks:,} tracks ({size / 1e6:,.1f} MB); open it in ui.perfetto.dev")
         if w.overlapped:
-            text += f"; {w.overlapped:,} slices overlapping without nesting moved to overlap tracks"
+            text += (f"; {w.overlapped:,} {'slice' if w.overlapped == 1 else 'slices'} overlapping without "
+                     "nesting moved to overlap tracks")
         if w.skipped:
             text += "; not written: " + ", ".join(f"{n:,} {ph}" for ph, n in sorted(w.skipped.items()))
         if w.unbound_flow_points:
