@@ -456,14 +456,14 @@ def test_an_unexpected_exception_is_one_line_and_the_other_files_go_on(tmp_path,
     from tracesql.cli.main import main
 
     mod = importlib.import_module("tracesql.ingest")
-    real = mod.ingest_file
+    real = mod.prepare
 
-    def flaky(path, *a, **k):
-        if path.endswith("dur_negative.json"):
+    def flaky(con, parsed):  # both files are small: parsed together, then prepared each
+        if parsed.path.endswith("dur_negative.json"):
             raise RuntimeError("boom\nsecond line")
-        return real(path, *a, **k)
+        return real(con, parsed)
 
-    monkeypatch.setattr(mod, "ingest_file", flaky)
+    monkeypatch.setattr(mod, "prepare", flaky)
     rc = main(["ingest", str(BAD / "dur_negative.json"), str(BAD / "deep_args.json"), "--out", str(tmp_path / "ds"),
                "-q"])
     out, err = capsys.readouterr()

@@ -200,9 +200,30 @@ def _predict(events: list) -> tuple[Counter, int, int, int]:
     return tables, malformed, empty, repaired
 
 
+def _plain(events: list) -> list:
+    """The events with every ts/dur a plain JSON number (read without the careful mode) and no element that is
+    not an object or null."""
+    out: list[dict | None] = []
+    for e in events:
+        if isinstance(e, dict):
+            e = dict(e)
+            for k in ("ts", "dur"):
+                v = e.get(k)
+                if k in e and not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                                   and abs(v) < 9e15):
+                    e[k] = 1000 + len(out)
+            out.append(e)
+        elif e is None:
+            out.append(e)
+    return out or [{}]
+
+
 @st.composite
-def _document(draw):
+def _document(draw, plain: bool = False):
+    """(events, file bytes); with ``plain``, three documents in four hold _plain events only."""
     events = draw(st.lists(_event(), min_size=1, max_size=25))
+    if plain and draw(st.integers(0, 3)):
+        events = _plain(events)
     # no /device: process names: JAX-style routing of events without a category is tested elsewhere
     for e in events:
         if isinstance(e, dict) and isinstance(e.get("args"), dict) and "name" in e["args"]:
@@ -417,3 +438,43 @@ def test_splitter_cuts_only_between_events(doc, block, chunk):
 def test_splitter_cuts_only_between_events_long(doc, block, chunk):
     events, text = doc
     _check_split(events, text, block, chunk)
+
+
+# ---- generated files parsed together (tracesql/ingest/parse_group.py) -----------------------------------------
+
+GROUPED = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+
+
+@pytest.mark.slow
+@GROUPED
+@given(st.lists(_document(plain=True), min_size=2, max_size=4), st.booleans())
+def test_generated_files_parsed_together_store_what_each_stores_alone(docs, salvage):
+    """Small files of one run are parsed in a group: each file's result and every table equal what the file gets
+    when ingested alone, whatever its events (those that fail alone fail, with the same error)."""
+    from tracesql.ingest import ingest
+
+    from .test_batch_build import _differences
+
+    tmp = Path(tempfile.mkdtemp(prefix="tracesql-fuzz-group-"))
+    try:
+        files = []
+        for i, (events, data) in enumerate(docs):
+            note(f"file {i}: {events!r}")
+            f = tmp / "in" / f"f{i}.json"
+            f.parent.mkdir(exist_ok=True)
+            f.write_bytes(data)
+            files.append(str(f))
+
+        def summary(r):
+            return (r.path, r.status, r.error, r.trace_id, r.row_counts, r.events_read, r.skipped, r.noted)
+
+        alone = [summary(r) for f in files for r in ingest(f, out=tmp / "alone", salvage=salvage)]
+        together = [summary(r) for r in ingest(files, out=tmp / "together", salvage=salvage)]
+        # a file with the content of an earlier one is a duplicate in both
+        assert together == alone
+        if any(s[1] == "ingested" for s in alone):
+            for t, (_n, only_a, only_b) in _differences(tmp / "together", tmp / "alone").items():
+                assert (only_a, only_b) == (0, 0), t
+            assert not list((tmp / "together" / ".staging").iterdir())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

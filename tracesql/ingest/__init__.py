@@ -8,7 +8,8 @@ One file goes through these stages (memory stays flat whatever the file size):
 2. parse.py: ``jsonstream`` streams the decompressed text and cuts ``traceEvents`` into chunks of whole events;
    two worker threads each read a chunk with DuckDB's JSON reader (read.py: the read modes of ts/dur and the
    table each event goes to) and write its rows as one Parquet part per table (extract.py: the columns of each
-   table, typed args fields included).
+   table, typed args fields included). Consecutive small files of a run are parsed together instead
+   (parse_group.py: one read and one write per table for many files).
 3. finalize.py: what needs the whole file: complete events without a category, ``ingest_issues``, the derived
    tables (derive.py: the call-tree nesting, launch links, op context and GPU timeline, built by the views in
    sql/) and the ``traces`` row.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import glob as globlib
 import os
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -34,6 +36,7 @@ from tracesql.escape import path_text
 from tracesql.ingest.derive import BATCH_TRACES, BUILD_MEMORY_LIMIT, build_derived, rules_plan, rules_stamp
 from tracesql.ingest.finalize import FinishedTrace, PreparedTrace, complete, prepare, rules_dir
 from tracesql.ingest.parse import ParsedTrace, TraceParser, Workers, default_chunk_size
+from tracesql.ingest.parse_group import GROUP_FILES, GROUP_JSON_BYTES, SMALL_FILE_JSON_BYTES, Group
 from tracesql.ingest.progress import THRESHOLD_BYTES, Progress, estimate_json_bytes
 from tracesql.ingest.publish import RUN_SIDECAR, new_staging, publish, published_hash, remove_stale_staging
 from tracesql.ingest.runs import RunRecord, dataset_lock, published_by
@@ -327,6 +330,28 @@ def result_from_record(rec: dict) -> IngestResult:
     return r
 
 
+def _check_file(path: str, dataset: Path) -> str | None:
+    """Before a file is read: TraceError when it is missing or not a regular file; the trace id of a published
+    trace with the same size and content hash (the file is a duplicate), else None."""
+    if not os.path.isfile(path):
+        raise TraceError(path, "no such file or directory" if not os.path.exists(path) else "not a regular file")
+    h = published_hash(path, os.path.getsize(path), dataset)
+    return h[:16] if h is not None else None
+
+
+def _stage(b: Batch, parsed: ParsedTrace, res: IngestResult, started: float, seconds: float) -> bool:
+    """Prepare a parsed trace and stage it in ``b``; False when a trace of the same content is staged already
+    (``res`` is then a duplicate)."""
+    pre = prepare(b.con, parsed)
+    res.trace_id = parsed.source.content_hash[:16]
+    res.status = "staged"
+    st = _Staged(result=res, parsed=parsed, pre=pre, started=started, seconds=seconds, out=parsed.out)
+    if not b.add(st):
+        res.status = "duplicate"
+        return False
+    return True
+
+
 def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = True,
                 chunk_size: int | None = None, workers: Workers | None = None,
                 batch: Batch | None = None) -> IngestResult:
@@ -339,13 +364,11 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
     started = time.time()
     res = IngestResult(path=path)
     remove_stale_staging(dataset)
-    if not os.path.isfile(path):
-        raise TraceError(path, "no such file or directory" if not os.path.exists(path) else "not a regular file")
-    size = os.path.getsize(path)
-    h = published_hash(path, size, dataset)
-    if h is not None:
-        res.status, res.trace_id = "duplicate", h[:16]
+    dup = _check_file(path, dataset)
+    if dup is not None:
+        res.status, res.trace_id = "duplicate", dup
         return res
+    size = os.path.getsize(path)
     staging = new_staging(dataset)
     own_workers = workers is None
     pool = workers or Workers(2)
@@ -361,13 +384,7 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
             pool.release()  # the workers' memory goes back before a large trace's derived tables are built
         b = Batch(dataset) if own_batch else batch
         assert b is not None
-        pre = prepare(b.con, parsed)
-        res.trace_id = parsed.source.content_hash[:16]
-        res.status = "staged"
-        st = _Staged(result=res, parsed=parsed, pre=pre, started=started, seconds=time.time() - started,
-                     out=parsed.out)
-        if not b.add(st):
-            res.status = "duplicate"
+        if not _stage(b, parsed, res, started, time.time() - started):
             return res
         staged = True
         exit_once_if_asked()
@@ -383,6 +400,85 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
             b.close()
         if not staged:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _small(path: str) -> bool:
+    """Whether a file is parsed in a group with others (parse_group.py): its JSON text is small."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return False
+    return os.path.isfile(path) and estimate_json_bytes(path, size) <= SMALL_FILE_JSON_BYTES
+
+
+def _ingest_group(paths: list[str], dataset: Path, salvage: bool, workers: Workers,
+                  batch: Batch) -> list[IngestResult | Exception]:
+    """Ingest small files as ``ingest_file`` does each, their parse done together (parse_group.py): each file's
+    result (staged in ``batch``, a duplicate, or the error its ingest alone raises), in order."""
+    started = time.time()
+    remove_stale_staging(dataset)
+    results: dict[int, IngestResult | Exception] = {}
+    group = Group(salvage)
+    members: dict[int, int] = {}  # index in paths -> key in the group
+    stagings: dict[int, Path] = {}
+    try:
+        for i, path in enumerate(paths):
+            try:
+                dup = _check_file(path, dataset)
+            except TraceError as e:
+                results[i] = e
+                continue
+            if dup is not None:
+                results[i] = IngestResult(path=path, status="duplicate", trace_id=dup)
+                continue
+            stagings[i] = new_staging(dataset)
+            if group.add(path, stagings[i]):
+                members[i] = len(members)
+        parsed: list[ParsedTrace | TraceError | None] = []
+        if len(members) > 1:
+            try:
+                parsed = group.parse(workers.con(), stagings.setdefault(-1, new_staging(dataset)))
+            except OSError as e:
+                if os.environ.get("TRACESQL_DEBUG"):
+                    print(f"tracesql: parsing {len(members)} files one by one: {e}", file=sys.stderr)
+                members = {}  # each parsed alone, below
+        else:
+            members = {}
+        seconds = (time.time() - started) / max(1, len(members))
+        for i in range(len(paths)):  # staged in the order of the files, as they are reported
+            p = parsed[members[i]] if i in members else None
+            if i in results:
+                continue
+            if p is None:  # not in the group, or the group's read failed on it: parsed alone
+                shutil.rmtree(stagings.pop(i), ignore_errors=True)
+                try:
+                    results[i] = ingest_file(paths[i], dataset, salvage=salvage, workers=workers, batch=batch)
+                except (KeyboardInterrupt, SystemExit, MemoryError):
+                    raise
+                except Exception as e:  # noqa: BLE001 - reported by the caller, in order
+                    if _interrupted(e):
+                        raise KeyboardInterrupt from None
+                    results[i] = e
+                continue
+            if isinstance(p, TraceError):
+                results[i] = p
+                continue
+            res = IngestResult(path=paths[i])
+            try:
+                if _stage(batch, p, res, started, seconds):
+                    del stagings[i]  # the batch owns it now
+                    exit_once_if_asked()
+            except (KeyboardInterrupt, SystemExit, MemoryError):
+                raise
+            except Exception as e:  # noqa: BLE001 - this file's error; the others go on
+                if _interrupted(e):
+                    raise KeyboardInterrupt from None
+                res = failed_result(paths[i], e)
+            results[i] = res
+    finally:
+        for st in stagings.values():
+            shutil.rmtree(st, ignore_errors=True)
+    return [results[i] for i in range(len(paths))]
 
 
 def ingest(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -431,8 +527,6 @@ def _run(paths, dataset: Path, out, created: _Created | None, act: Active, salva
     def finish(status: str | None = None, error: str | None = None) -> None:
         note = run.finish(status, error)
         if note:
-            import sys
-
             print(f"tracesql: warning: {note}", file=sys.stderr)
 
     try:
@@ -610,22 +704,46 @@ def _ingest_files(files: list[str], dataset: Path, out, salvage: bool, quiet: bo
                 progress.close()
         report()
 
+    def settle(f: str, r: IngestResult | Exception) -> None:
+        """A file's result (or the error of its ingest) joins the waiting ones; a full batch is built."""
+        if isinstance(r, Exception):
+            r = failed_result(f, r)
+        waiting.append(r)
+        if batch.full():
+            flush()
+        elif not batch.staged:
+            report()
+
     workers = Workers(workers_per_file)
     try:
-        for f in files:
+        i = 0
+        while i < len(files):
+            # small files are parsed in groups (parse_group.py), as many as one group holds
+            group: list[str] = []
+            size = 0
+            while (i + len(group) < len(files) and len(group) < GROUP_FILES and size < GROUP_JSON_BYTES
+                   and _small(files[i + len(group)])):
+                f = files[i + len(group)]
+                size += estimate_json_bytes(f, os.path.getsize(f))
+                group.append(f)
+            if len(group) > 1:
+                if batch.staged and (len(batch.staged) + len(group) > BATCH_TRACES
+                                     or batch.json_bytes + size > BATCH_JSON_BYTES):
+                    flush()  # the group's traces are built together, within the batch's bounds
+                for f, r in zip(group, _ingest_group(group, dataset, salvage, workers, batch), strict=True):
+                    settle(f, r)
+                i += len(group)
+                continue
+            f = files[i]
+            i += 1
             try:
-                r = ingest_file(f, dataset, salvage=salvage, quiet=quiet, workers=workers, batch=batch)
+                settle(f, ingest_file(f, dataset, salvage=salvage, quiet=quiet, workers=workers, batch=batch))
             except (KeyboardInterrupt, SystemExit, MemoryError):
                 raise
             except Exception as e:  # noqa: BLE001 - reported in one line; the other files go on
                 if _interrupted(e):  # DuckDB's report of a Ctrl-C (e.g. from a worker's connection)
                     raise KeyboardInterrupt from None
-                r = failed_result(f, e)
-            waiting.append(r)
-            if batch.full():
-                flush()
-            elif not batch.staged:
-                report()
+                settle(f, e)
         flush()
     finally:
         batch.close()

@@ -33,15 +33,15 @@ class Extraction:
     where: str | None = None
     join: str = ""
 
-    def sql(self, src: str) -> str:
-        """The SELECT over ``src``."""
+    def sql(self, src: str, keep: str = "") -> str:
+        """The SELECT over ``src`` (and the column ``keep`` of its rows, when given)."""
         rows = self.rows.replace("{src}", src)
         if self.where is not None:
             rows += f" WHERE {self.where}"
         if self.args is not None:
             sig = orjson.dumps(self.args).decode()
             rows = f"(SELECT *, json_transform(args, '{sig}') AS a FROM {rows})"
-        return f"SELECT {self.select} FROM {rows}{self.join}"
+        return f"SELECT {self.select}{', ' + keep if keep else ''} FROM {rows}{self.join}"
 
 
 # Launch APIs by name: graph launches (cudaGraphLaunch, hipGraphLaunch, cuGraphLaunch), memcpy/memset APIs
@@ -176,13 +176,18 @@ EXTRACTIONS: dict[str, Extraction] = {
 }
 
 
-def table_copy(table: str, src: str, out: str) -> str:
+def table_copy(table: str, src: str, out: str, partition: str | None = None) -> str:
     """COPY the rows of ``src`` (event_id + chunk columns, already filtered to the table's route) into the Parquet
-    file ``out`` with the table's schema (schema.py), extracting typed columns from args."""
-    sel = EXTRACTIONS[table].sql(src)
+    file ``out`` with the table's schema (schema.py), extracting typed columns from args. With ``partition`` (a
+    column of ``src``), ``out`` is a directory: one file per value, ``out/<partition>=<value>/data_0.parquet``,
+    without that column, and the statement returns one row per file (RETURN_STATS)."""
+    sel = EXTRACTIONS[table].sql(src, keep=f'"{partition}"' if partition else "")
     cols = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t, _ in columns(table))
+    if partition:
+        cols += f', "{partition}"'
+    opts = f', PARTITION_BY ("{partition}"), RETURN_STATS' if partition else ""
     return (f"COPY (SELECT {cols} FROM ({sel})) TO {sql_str(out)} "
-            "(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)")
+            f"(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1{opts})")
 
 
 def copy_table(con: duckdb.DuckDBPyConnection, out: Path, table: str, src: str, index: int) -> int:
@@ -193,6 +198,17 @@ def copy_table(con: duckdb.DuckDBPyConnection, out: Path, table: str, src: str, 
     row = con.execute(table_copy(table, src, str(d / f"part-{index:05d}.parquet"))).fetchone()
     assert row is not None
     return int(row[0])
+
+
+def copy_partitioned(con: duckdb.DuckDBPyConnection, out: Path, table: str, src: str,
+                     partition: str) -> dict[str, tuple[Path, int]]:
+    """Write the rows of ``src`` as one Parquet file per value of its column ``partition`` under ``out/table``;
+    returns {value as text: (file, rows)}."""
+    d = out / table
+    cur = con.execute(table_copy(table, src, str(d), partition))
+    names = [c[0] for c in cur.description]
+    rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    return {str(r["partition_keys"][partition]): (Path(r["filename"]), int(r["count"])) for r in rows}
 
 
 # The bytes of a Parquet file with a table's columns and no rows, by table (written once per process).

@@ -48,6 +48,22 @@ Issue = tuple[int | None, int | None, str, str]
 _LocalIssue = tuple[int | None, int | None, str, str]
 
 
+# What the rows of table c routed to one table hold, after the route itself (GROUP BY route): rows, complete events
+# with a category, rows that may be kept although odd (a superset of what finalize's scan reports: negative or
+# missing dur, a pid/tid that may be a JSON object or list), and for metadata the /device: processes (JAX) as a list
+# of {pid, device}.
+ROUTE_STATS = """count(*), count(*) FILTER (WHERE ph = 'X' AND cat_raw IS NOT NULL),
+    count(*) FILTER (WHERE dur_ns < 0
+                     OR (dur_ns IS NULL AND (ph = 'X' OR route IN ('kernels', 'gpu_user_annotations')))
+                     OR starts_with(pid, '{') OR starts_with(pid, '[')
+                     OR starts_with(tid, '{') OR starts_with(tid, '[')),
+    list(DISTINCT {'pid': pid, 'device': TRY_CAST(regexp_extract(json_extract_string(args, '$.name'),
+                                                                '^/device:[A-Za-z_]+:([0-9]+)', 1) AS INTEGER)})
+      FILTER (WHERE ph = 'M' AND name = 'process_name' AND json_extract_string(args, '$.name') LIKE '/device:%')"""
+
+EMPTY_EVENT = ("skipped_empty_event", "event is {} or null, or has none of the trace-event fields (e.g. the trailing "
+               "{} JAX writes)")
+
 # The memory limit of a worker's connection (raised for a chunk holding a huge event: _read_sql)
 WORKER_MEMORY_LIMIT = "384MB"
 
@@ -366,16 +382,7 @@ class TraceParser:
         # rows and complete events with a category per route; for metadata, the /device: processes (JAX); rows
         # that may be kept although odd (a superset of what finalize's scan reports: negative or missing dur, a
         # pid/tid that may be a JSON object or list)
-        stats = con.execute("""SELECT route, count(*), count(*) FILTER (WHERE ph = 'X' AND cat_raw IS NOT NULL),
-                                      count(*) FILTER (WHERE dur_ns < 0 OR (dur_ns IS NULL AND (ph = 'X'
-                                        OR route IN ('kernels', 'gpu_user_annotations'))) OR starts_with(pid, '{')
-                                        OR starts_with(pid, '[') OR starts_with(tid, '{') OR starts_with(tid, '[')),
-                                      list(DISTINCT {'pid': pid, 'device': TRY_CAST(regexp_extract(
-                                          json_extract_string(args, '$.name'), '^/device:[A-Za-z_]+:([0-9]+)', 1)
-                                          AS INTEGER)})
-                                        FILTER (WHERE ph = 'M' AND name = 'process_name'
-                                                AND json_extract_string(args, '$.name') LIKE '/device:%')
-                               FROM c GROUP BY route""").fetchall()
+        stats = con.execute(f"SELECT route, {ROUTE_STATS} FROM c GROUP BY route").fetchall()
         dev = [(d["pid"], d["device"]) for r in stats for d in (r[4] or [])]
         counts: dict[str, int] = {}
         pending_part = None
@@ -387,8 +394,7 @@ class TraceParser:
         for route, *_ in stats:
             if route == "empty":
                 for (eid,) in con.execute(f"SELECT {base} + ord - 1 FROM c WHERE route = 'empty'").fetchall():
-                    issues.append((eid, None, "skipped_empty_event", ("event is {} or null, or has none of "
-                                   "the trace-event fields (e.g. the trailing {} JAX writes)")))
+                    issues.append((eid, None, *EMPTY_EVENT))
                 continue
             if route == "x_nocat":
                 pending_part = str(self.pending / f"part-{index:05d}.parquet")
@@ -452,33 +458,41 @@ class TraceParser:
                 with contextlib.suppress(BaseException):  # the first error is the one reported
                     f.result()
         elements = prev.next_base if prev is not None else 0
-        gz = ""
-        if src.gzip_truncated:
-            gz = f" ({src.gzip_error})" if src.gzip_error else " (gzip stream cut short)"
-        if elements == 0:
-            if splitter.truncated:
-                raise TraceError(self.path, f"truncated trace{gz}: no complete event before the end of the file",
-                                 offset=splitter.tail_offset)
-            raise TraceError(self.path, "traceEvents is empty: nothing to ingest", offset=splitter.events_offset)
-        issues.extend((None, off, kind, detail) for off, kind, detail in splitter.ignored)
-        if splitter.truncated:
-            issues.append((None, splitter.tail_offset, "truncated_tail", (splitter.tail_detail or (
-                f"file ends inside an event: {splitter.dropped_tail_bytes} bytes of an incomplete last event "
-                "dropped")) + gz))
-        elif src.gzip_truncated:
-            # the JSON text is complete, but the gzip stream is cut short or corrupt after it (e.g. no trailer):
-            # nothing is lost, the stream's checksum could not be verified
-            if src.gzip_trailing:  # every member read and verified; what follows them is not gzip
-                issues.append((None, src.json_bytes, "gzip_damaged", f"{src.gzip_error}; ignored (the JSON text "
-                               "before it is complete and its checksum verified)"))
-            else:
-                issues.append((None, src.json_bytes, "gzip_damaged",
-                               (src.gzip_error or "gzip stream cut short") + " after the end of the JSON text; "
-                               "nothing lost, its checksum not verified"))
+        issues.extend(file_issues(self.path, src, splitter, elements or 0))
         return ParsedTrace(path=self.path, staging=self.staging, out=self.out, source=src, splitter=splitter,
                            counts=counts, issues=issues, x_with_cat=x_with_cat, device_pids=device_pids,
                            odd_rows=odd_rows,
                            pending_parts=pending_parts, exact_text=exact_text)
+
+
+def file_issues(path: str, src: ByteSource, splitter: TraceSplitter, elements: int) -> list[Issue]:
+    """The issues of a whole file once its ``elements`` elements of traceEvents are read: input found and not
+    read, a truncated tail, a damaged gzip stream. Raises TraceError when no element was read."""
+    issues: list[Issue] = []
+    gz = ""
+    if src.gzip_truncated:
+        gz = f" ({src.gzip_error})" if src.gzip_error else " (gzip stream cut short)"
+    if elements == 0:
+        if splitter.truncated:
+            raise TraceError(path, f"truncated trace{gz}: no complete event before the end of the file",
+                             offset=splitter.tail_offset)
+        raise TraceError(path, "traceEvents is empty: nothing to ingest", offset=splitter.events_offset)
+    issues.extend((None, off, kind, detail) for off, kind, detail in splitter.ignored)
+    if splitter.truncated:
+        issues.append((None, splitter.tail_offset, "truncated_tail", (splitter.tail_detail or (
+            f"file ends inside an event: {splitter.dropped_tail_bytes} bytes of an incomplete last event "
+            "dropped")) + gz))
+    elif src.gzip_truncated:
+        # the JSON text is complete, but the gzip stream is cut short or corrupt after it (e.g. no trailer):
+        # nothing is lost, the stream's checksum could not be verified
+        if src.gzip_trailing:  # every member read and verified; what follows them is not gzip
+            issues.append((None, src.json_bytes, "gzip_damaged", f"{src.gzip_error}; ignored (the JSON text "
+                           "before it is complete and its checksum verified)"))
+        else:
+            issues.append((None, src.json_bytes, "gzip_damaged",
+                           (src.gzip_error or "gzip stream cut short") + " after the end of the JSON text; "
+                           "nothing lost, its checksum not verified"))
+    return issues
 
 
 def _read_sql(con: duckdb.DuckDBPyConnection, sql: str, nbytes: int) -> tuple:

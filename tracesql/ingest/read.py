@@ -176,18 +176,22 @@ _ROUTE = f"""CASE
 END"""
 
 
-def chunk_select(json_path: str, mode: ReadMode, ord_offset: int) -> str:
+def chunk_select(json_path: str | list[str], mode: ReadMode, ord_offset: int) -> str:
     """Rows of one chunk file read in ``mode``: ``ord`` (1-based position + ``ord_offset``), raw fields, ns times,
-    normalised category, ``time_repair``, ``bad_time`` and ``route`` (the target table)."""
+    normalised category, ``time_repair``, ``bad_time`` and ``route`` (the target table). Given a list of chunk
+    files, they are read in one go and each row also carries the ``filename`` it came from; ``ord`` then numbers
+    the rows of all files, in the order of the list."""
     extra = ", ".join(f'"{k}"' for k in EXTRA_KEYS)
+    many = isinstance(json_path, list)
+    src = "[" + ", ".join(sql_path(p) for p in json_path) + "]" if many else sql_path(json_path)
     return f"""
   SELECT *, {_ROUTE} AS route FROM (
     SELECT (ordinality + {ord_offset})::BIGINT AS ord, ph, cat AS cat_raw, {_CAT_NORM} AS cat, name, pid, tid,
            {_time_expr('ts', mode)} AS ts_ns, {_time_expr('dur', mode)} AS dur_ns,
            {_args_expr(mode)} AS args, {extra}, {_time_repair_expr(mode)} AS time_repair,
-           {_bad_time_expr(mode)} AS bad_time
-    FROM read_json({sql_path(json_path)}, format = 'array', columns = {_read_columns(mode)},
-                   maximum_object_size = 67108864) WITH ORDINALITY)"""
+           {_bad_time_expr(mode)} AS bad_time{', filename' if many else ''}
+    FROM read_json({src}, format = 'array', columns = {_read_columns(mode)},
+                   maximum_object_size = 67108864{', filename = true' if many else ''}) WITH ORDINALITY)"""
 
 
 def event_error(msg: str) -> str:
