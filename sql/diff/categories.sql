@@ -5,6 +5,7 @@
 -- _diff_category_src: kernel_category_summary under the default rules (see diff/pairs for the columns):
 -- k {kernel_category}, n its GPU events, v_ns its Σ duration in ns (total_time_ms is Σdur_ns / 1e6, turned back
 -- to the exact integer).
+-- @materialize diff-categories
 CREATE OR REPLACE VIEW _diff_category_src AS
 SELECT trace_id, {'kernel_category': kernel_category} AS k, count AS n, round(total_time_ms * 1e6)::BIGINT AS v_ns
 FROM kernel_category_summary WHERE ruleset = 'default';

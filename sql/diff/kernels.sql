@@ -5,6 +5,7 @@
 
 -- _diff_kernel_src: kernel_summary (short names; see diff/pairs for the columns): k {name, activity_class}, n
 -- GPU events, v_ns their summed duration.
+-- @materialize diff-kernels
 CREATE OR REPLACE VIEW _diff_kernel_src AS
 SELECT trace_id, {'name': coalesce(name, ''), 'activity_class': coalesce(activity_class, '')} AS k, count AS n, total_ns AS v_ns
 FROM kernel_summary;

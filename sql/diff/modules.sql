@@ -4,6 +4,7 @@
 
 -- _diff_module_src: module_gpu_time per module path (see diff/pairs for the columns): k {module_path}, n the
 -- calls of that module instance, v_ns the Σ duration of the GPU events launched anywhere inside them.
+-- @materialize diff-modules
 CREATE OR REPLACE VIEW _diff_module_src AS
 SELECT trace_id, {'module_path': coalesce(module_path, '')} AS k, count(*) AS n, sum(subtree_gpu_sum_ns)::BIGINT AS v_ns
 FROM module_gpu_time GROUP BY trace_id, module_path;

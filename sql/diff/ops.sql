@@ -14,6 +14,7 @@ FROM op_summary;
 
 -- _diff_op_arg_src: op_arg_summary (see diff/pairs for the columns): k {op_name, hlo_module, input_dims,
 -- input_type, input_strides, concrete_inputs}, n op instances, v_ns the summed duration of their GPU events.
+-- @materialize diff-op_args
 CREATE OR REPLACE VIEW _diff_op_arg_src AS
 SELECT trace_id,
        {'op_name': op_name, 'hlo_module': hlo_module, 'input_dims': input_dims, 'input_type': input_type, 'input_strides': input_strides,

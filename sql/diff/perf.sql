@@ -7,6 +7,7 @@
 -- _diff_perf_src: perf_args keyed for diff/pairs (see there for the columns): k {op_name, family, input_dims,
 -- input_type, concrete_inputs} ('' where not recorded), n op instances, v_ns their GPU time (kernel_time_sum_ns);
 -- flops, bytes (per call) and roofline_ns (per call) as in perf_args.
+-- @materialize diff-perf
 CREATE OR REPLACE VIEW _diff_perf_src AS
 SELECT trace_id,
        {'op_name': op_name, 'family': family, 'input_dims': coalesce(input_dims, ''),

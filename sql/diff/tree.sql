@@ -15,6 +15,7 @@
 --   dims                                 the op's input dims as recorded (JSON text; NULL for other kinds)
 --   path                                 the keys from the root down to the node (name, and for an op its
 --                                        argument set, separated by chr(31))
+-- @materialize diff-tree
 CREATE OR REPLACE VIEW _diff_tree_nodes AS
 WITH RECURSIVE n AS MATERIALIZED (
     SELECT t.trace_id, t.node_id, t.parent_node_id, t.kind, t.name, t.gpu_sum_ns, t.kernel_count,
@@ -60,7 +61,8 @@ FROM _diff_tree_nodes GROUP BY trace_id, path;
 --                               one side only (its change is in the self_diff_ns of its lowest common ancestor).
 --                               The self_diff_ns of all nodes on both sides plus the diff_ns of the roots on one
 --                               side only add up to the change of the whole trees.
--- Ordered by |self_diff_ns| descending, then |diff_ns| descending, then path.
+-- Ordered by |self_diff_ns| descending, then |diff_ns| descending, then path, then the ops' argument sets along
+-- it (nodes of one path of names differ by them).
 -- @output diff-level 9 tree KEYS depth kind name input_dims path
 CREATE OR REPLACE MACRO diff_tree(base_id, variant_id) AS TABLE
 WITH d AS (
@@ -82,4 +84,4 @@ FROM d
 JOIN names n ON n.path = d.key_path
 LEFT JOIN texts t ON t.dims = n.dims
 LEFT JOIN kids c ON c.parent_path = d.key_path
-ORDER BY abs(coalesce(self_diff_ns, 0)) DESC, abs(d.diff_ns) DESC, path;
+ORDER BY abs(coalesce(self_diff_ns, 0)) DESC, abs(d.diff_ns) DESC, path, d.key_path;

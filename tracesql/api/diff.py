@@ -203,8 +203,14 @@ def rank_frames(s: Sides, level: str) -> pl.DataFrame:
     each rank with a first column ``rank``, ranks ascending, each as level_frame orders it."""
     import polars as pl
 
+    from tracesql.store.sqlmodules import materialized
+
     pairs = rank_pairs(s)
-    with _perf_computed(s.ds, [t for _, b, v in pairs for t in (b, v)] if level == "perf" else []):
+    ids = [t for _, b, v in pairs for t in (b, v)]
+    # a level's sources tagged `@materialize diff-LEVEL` (per-trace summaries and walks that a filter on two traces
+    # does not reach into) are computed once for every rank, not once per pair
+    with (_perf_computed(s.ds, ids if level == "perf" else []),
+          s.ds.materialized(materialized(f"diff-{level}") if len(pairs) > 1 else [], sorted(set(ids)))):
         parts = [level_frame(s.ds, b, v, level) for _, b, v in pairs]
     return pl.concat([df.select(pl.lit(r, dtype=pl.Int64).alias("rank"), pl.all())
                       for (r, _, _), df in zip(pairs, parts, strict=True)])

@@ -20,8 +20,9 @@ and the comment block above an object may say where it is worth computing once p
 
     -- @materialize report tree                  tags: the report of that style ('report' native,
                                                  'report-tracelens', 'report-hta'), 'tree', the
-                                                 collective commands ('comm') or TraceLens's multi-rank
-                                                 report ('tracelens-comm')
+                                                 collective commands ('comm'), TraceLens's multi-rank
+                                                 report ('tracelens-comm') or one level of a comparison
+                                                 rank by rank ('diff-LEVEL')
 
 and what a command or a report shows of it, so that no Python module lists view names (a declaration
 ending in a backslash continues on the next comment line):
