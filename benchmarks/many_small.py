@@ -111,14 +111,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(s["output"][-2000:], file=sys.stderr)
                 return 1
             print(f"  run {r + 1}: {len(files)} small files, --jobs {j}: CPU {s['cpu_s']:.2f} s (wall "
-                  f"{s['wall_s']:.1f} s)", file=sys.stderr)
+                  f"{s['wall_s']:.1f} s, peak RSS {s['maxrss_kb'] / 1024:,.0f} MiB)", file=sys.stderr)
         prewarm(a.big)
         b = measure_ingest(exe, a.big, 1)
         bigs.append(b)
         if b["rc"]:
             print(b["output"][-2000:], file=sys.stderr)
             return 1
-        print(f"  run {r + 1}: 1 GB CPU {b['cpu_s']:.2f} s (wall {b['wall_s']:.1f} s)", file=sys.stderr)
+        print(f"  run {r + 1}: 1 GB CPU {b['cpu_s']:.2f} s (wall {b['wall_s']:.1f} s, peak RSS "
+              f"{b['maxrss_kb'] / 1024:,.0f} MiB)", file=sys.stderr)
     b_cpu = min(x["cpu_s"] for x in bigs)
     b_wall = min(x["wall_s"] for x in bigs)
     share = small_bytes * b_cpu / big_bytes
