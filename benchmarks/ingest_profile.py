@@ -2,12 +2,14 @@
 """Where the CPU time of one ingest goes, by stage and by statement kind.
 
     python benchmarks/ingest_profile.py benchmarks/data/qwen_1g.json [--top 15]
+    python benchmarks/ingest_profile.py benchmarks/data/small_100 [--top 15]   # a folder: one run of its files
 
 Runs ``tracesql.ingest`` in this process into a temporary dataset and measures CPU seconds (all threads of the
 process, ``time.process_time``; per statement, the calling thread's ``time.thread_time`` — the workers' DuckDB
 connections use one thread each, so a statement's work happens in the thread that runs it):
 
-- the whole ingest, the parse (splitting, hashing, the workers' reads and writes), the finish (routing of events
+- the whole ingest, the parse (splitting, hashing, the workers' reads and writes; for small files parsed in
+  groups, reading each file and the group's statements), the finish (routing of events
   without a category, ``ingest_issues``, the traces row) and the derived-table build;
 - in the workers: the chunk reads (``read_json`` into a temp table), the Parquet writes per table, the rest;
 - in the main thread: reading, hashing and splitting the text;
@@ -44,6 +46,9 @@ def kind_of(sql: str) -> str:
     m = re.search(r"TO '[^']*/([a-z_]+)/(?:part|\.part)-", s)
     if s.startswith("COPY") and m:
         return f"write {m.group(1)}"
+    m = re.search(r"TO '[^']*/([a-z_]+)' \(FORMAT parquet[^)]*PARTITION_BY", s)
+    if s.startswith("COPY") and m:
+        return f"write {m.group(1)} (one file per trace)"
     if "read_json(" in s:
         return "read chunk (read_json)"
     m = re.match(r"CREATE (?:OR REPLACE )?TEMP TABLE (\w+)", s)
@@ -104,6 +109,26 @@ def main(argv: list[str] | None = None) -> int:
             main_thread["cpu"] += time.thread_time() - t0
 
     parse_mod.TraceParser.run = run  # type: ignore[method-assign]
+    group_mod = importlib.import_module("tracesql.ingest.parse_group")
+    orig_add, orig_parse = group_mod.Group.add, group_mod.Group.parse
+
+    def add(self, *args):  # reading a small file whole, in the main thread
+        p0, t0 = time.process_time(), time.thread_time()
+        try:
+            return orig_add(self, *args)
+        finally:
+            stage_cpu["parse"] += time.process_time() - p0
+            main_thread["cpu"] += time.thread_time() - t0
+
+    def parse(self, *args):  # the group's statements (timed as the workers' are)
+        p0 = time.process_time()
+        try:
+            return orig_parse(self, *args)
+        finally:
+            stage_cpu["parse"] += time.process_time() - p0
+
+    group_mod.Group.add = add  # type: ignore[method-assign]
+    group_mod.Group.parse = parse  # type: ignore[method-assign]
     orig_build = ingest_mod.build_derived  # the name the ingest calls (tracesql/ingest/__init__.py)
 
     def build(*args, **kw):
@@ -118,14 +143,16 @@ def main(argv: list[str] | None = None) -> int:
         p0, w0 = time.process_time(), time.perf_counter()
         res = ingest_mod.ingest(str(a.trace), out=Path(d) / "ds")
         total, wall = time.process_time() - p0, time.perf_counter() - w0
-    if res[0].status != "ingested":
-        print(res[0].summary_line(), file=sys.stderr)
+    bad = [r for r in res if r.status != "ingested"]
+    if bad:
+        print(bad[0].summary_line(), file=sys.stderr)
         return 1
-    print(f"{a.trace.name}: {res[0].events_read:,} events; CPU {total:.2f} s (wall {wall:.2f} s)")
+    files = f"{len(res)} files, " if len(res) > 1 else ""
+    print(f"{a.trace.name}: {files}{sum(r.events_read for r in res):,} events; CPU {total:.2f} s (wall {wall:.2f} s)")
     print(f"  parse {stage_cpu['parse']:.2f} s, of which main thread (read, hash, split, orchestration) "
           f"{main_thread['cpu']:.2f} s")
     parse_stmt = sum(v for (s, _), v in stmt_cpu.items() if s == "parse")
-    print(f"    worker statements {parse_stmt:.2f} s; the rest (chunk files, Python in workers, idle spin) "
+    print(f"    worker and group statements {parse_stmt:.2f} s; the rest (chunk files, Python in workers, idle spin) "
           f"{stage_cpu['parse'] - main_thread['cpu'] - parse_stmt:.2f} s")
     for (s, k), v in sorted(stmt_cpu.items(), key=lambda kv: -kv[1]):
         if s == "parse" and v >= 0.05:
