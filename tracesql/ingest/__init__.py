@@ -402,13 +402,13 @@ def ingest_file(path: str, dataset: Path, salvage: bool = False, quiet: bool = T
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def _small(path: str) -> bool:
-    """Whether a file is parsed in a group with others (parse_group.py): its JSON text is small."""
-    try:
-        size = os.path.getsize(path)
-    except OSError:
-        return False
-    return os.path.isfile(path) and estimate_json_bytes(path, size) <= SMALL_FILE_JSON_BYTES
+def _small_json_bytes(path: str) -> int | None:
+    """The size of a file's JSON text when the file is parsed in a group with others (parse_group.py: its JSON
+    text is small), else None."""
+    if not os.path.isfile(path):
+        return None
+    n = estimate_json_bytes(path, os.path.getsize(path))
+    return n if n <= SMALL_FILE_JSON_BYTES else None
 
 
 def _ingest_group(paths: list[str], dataset: Path, salvage: bool, workers: Workers,
@@ -436,8 +436,9 @@ def _ingest_group(paths: list[str], dataset: Path, salvage: bool, workers: Worke
                 members[i] = len(members)
         parsed: list[ParsedTrace | TraceError | None] = []
         if len(members) > 1:
+            stagings[-1] = work = new_staging(dataset)  # the group's partitioned writes
             try:
-                parsed = group.parse(workers.con(), stagings.setdefault(-1, new_staging(dataset)))
+                parsed = group.parse(workers.con(), work)
             except OSError as e:
                 if os.environ.get("TRACESQL_DEBUG"):
                     print(f"tracesql: parsing {len(members)} files one by one: {e}", file=sys.stderr)
@@ -721,11 +722,12 @@ def _ingest_files(files: list[str], dataset: Path, out, salvage: bool, quiet: bo
             # small files are parsed in groups (parse_group.py), as many as one group holds
             group: list[str] = []
             size = 0
-            while (i + len(group) < len(files) and len(group) < GROUP_FILES and size < GROUP_JSON_BYTES
-                   and _small(files[i + len(group)])):
-                f = files[i + len(group)]
-                size += estimate_json_bytes(f, os.path.getsize(f))
-                group.append(f)
+            while i + len(group) < len(files) and len(group) < GROUP_FILES and size < GROUP_JSON_BYTES:
+                n = _small_json_bytes(files[i + len(group)])
+                if n is None:
+                    break
+                size += n
+                group.append(files[i + len(group)])
             if len(group) > 1:
                 if batch.staged and (len(batch.staged) + len(group) > BATCH_TRACES
                                      or batch.json_bytes + size > BATCH_JSON_BYTES):

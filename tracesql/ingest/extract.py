@@ -204,8 +204,11 @@ def copy_partitioned(con: duckdb.DuckDBPyConnection, out: Path, table: str, src:
                      partition: str) -> dict[str, tuple[Path, int]]:
     """Write the rows of ``src`` as one Parquet file per value of its column ``partition`` under ``out/table``;
     returns {value as text: (file, rows)}."""
-    d = out / table
-    cur = con.execute(table_copy(table, src, str(d), partition))
+    return partition_files(con.execute(table_copy(table, src, str(out / table), partition)), partition)
+
+
+def partition_files(cur: duckdb.DuckDBPyConnection, partition: str) -> dict[str, tuple[Path, int]]:
+    """What a partitioned COPY with RETURN_STATS wrote: {value of ``partition`` as text: (file, rows)}."""
     names = [c[0] for c in cur.description]
     rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
     return {str(r["partition_keys"][partition]): (Path(r["filename"]), int(r["count"])) for r in rows}

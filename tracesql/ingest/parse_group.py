@@ -28,7 +28,7 @@ import duckdb
 
 from tracesql.errors import TraceError
 from tracesql.escape import sql_str
-from tracesql.ingest.extract import copy_partitioned
+from tracesql.ingest.extract import copy_partitioned, partition_files
 from tracesql.ingest.jsonstream import ByteSource, TraceSplitter
 from tracesql.ingest.parse import EMPTY_EVENT, ROUTE_STATS, Issue, ParsedTrace, file_issues
 from tracesql.ingest.read import ReadMode, chunk_select, classify, rewrite
@@ -62,10 +62,6 @@ class Group:
     def __init__(self, salvage: bool):
         self.salvage = salvage
         self.members: list[_Member] = []
-        self.json_bytes = 0
-
-    def full(self) -> bool:
-        return self.json_bytes >= GROUP_JSON_BYTES or len(self.members) >= GROUP_FILES
 
     def add(self, path: str, staging: Path) -> bool:
         """Read ``path`` whole into the work area ``staging`` as a member of the group; False when the file is to
@@ -89,7 +85,6 @@ class Group:
             f.write(b"]")
         self.members.append(_Member(key=len(self.members), path=path, staging=staging, source=src,
                                     splitter=splitter, chunk_file=chunk_file, mode=mode, exact_text=exact))
-        self.json_bytes += src.json_bytes
         return True
 
     def parse(self, con: duckdb.DuckDBPyConnection, work: Path) -> list[ParsedTrace | TraceError | None]:
@@ -209,8 +204,5 @@ def _copy_pending(con: duckdb.DuckDBPyConnection, work: Path, src: str) -> dict[
     """Complete events without a category, as the chunk's columns (finalize.py routes them), one file per file of
     the group."""
     d = work / "pending"
-    cur = con.execute(f"COPY {src} TO {sql_str(str(d))} (FORMAT parquet, COMPRESSION lz4_raw, "
-                      "PARTITION_BY (trace_key), RETURN_STATS)")
-    names = [c[0] for c in cur.description]
-    rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-    return {str(r["partition_keys"]["trace_key"]): (Path(r["filename"]), int(r["count"])) for r in rows}
+    return partition_files(con.execute(f"COPY {src} TO {sql_str(str(d))} (FORMAT parquet, COMPRESSION lz4_raw, "
+                                       "PARTITION_BY (trace_key), RETURN_STATS)"), "trace_key")
