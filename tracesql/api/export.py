@@ -18,6 +18,7 @@ from pathlib import Path
 
 import orjson
 
+from tracesql.escape import sql_str
 from tracesql.render.perfetto import Written
 
 PROTO_SUFFIXES = (".pftrace", ".perfetto-trace")
@@ -93,12 +94,12 @@ def _prepare(ds, trace: str | None, overlays) -> tuple[list[str], list[str]]:
 def _sources(ids: list[str], names: list[str]) -> tuple[str, str | None]:
     """The queries of the document's events (export_chrome_events) and of its overlay events
     (export_chrome_overlays; None without overlays), with the columns part (0, 1), ordinal, event_id, event_json."""
-    lit = "[" + ", ".join("'" + i.replace("'", "''") + "'" for i in ids) + "]::VARCHAR[]"
+    lit = "[" + ", ".join(sql_str(i) for i in ids) + "]::VARCHAR[]"
     events = f"SELECT 0 AS part, ordinal, event_id, event_json FROM export_chrome_events({lit}, {'gpu' in names})"
     extra = [n for n in names if n != "gpu"]
     if not extra:
         return events, None
-    ov = "[" + ", ".join(f"'{n}'" for n in extra) + "]::VARCHAR[]"
+    ov = "[" + ", ".join(sql_str(n) for n in extra) + "]::VARCHAR[]"
     return events, f"SELECT 1 AS part, ordinal, NULL AS event_id, event_json FROM export_chrome_overlays({lit}, {ov})"
 
 
